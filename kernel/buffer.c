@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Buffers: pinned, zeroed pages, DMA-mapped for the NPU device.
+ *
+ * Pages come straight from the buddy allocator, so they are never on an LRU
+ * list: they cannot be swapped, and without __GFP_MOVABLE they cannot be
+ * migrated.  __GFP_ZERO clears each page exactly once, in the allocator, and
+ * __GFP_ACCOUNT charges the caller's memory cgroup.  Huge chunks are
+ * compound pages, so the CPU mapping can hand out their 4 KiB subpages to
+ * get_user_pages() (O_DIRECT, process_vm_readv) with the right refcounts,
+ * and the final put is deferred until the last such user lets go.
+ */
+#include <linux/dma-mapping.h>
+#include <linux/dma-map-ops.h>
+#include <linux/gfp.h>
+#include <linux/mm.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/capability.h>
+
+#include "npu_mem.h"
+
+/*
+ * Reclaim is off for the 2 MiB attempts: a huge page either is free now or
+ * the chunk falls back, and we never stall in compaction or wake the OOM
+ * killer for a page we can do without (as the system dma-heap does).
+ */
+#define HUGE_GFP	((GFP_HIGHUSER | __GFP_ZERO | __GFP_COMP | __GFP_NOWARN | \
+			  __GFP_NORETRY | __GFP_ACCOUNT) & ~__GFP_RECLAIM)
+/* HUGE_ONLY has no fallback, so it may try light reclaim/compaction once. */
+#define HUGE_ONLY_GFP	(GFP_HIGHUSER | __GFP_ZERO | __GFP_COMP | __GFP_NOWARN | \
+			 __GFP_NORETRY | __GFP_ACCOUNT)
+/* 4 KiB pages fail rather than invoke the OOM killer on the caller's behalf. */
+#define NORMAL_GFP	(GFP_HIGHUSER | __GFP_ZERO | __GFP_NOWARN | \
+			 __GFP_RETRY_MAYFAIL | __GFP_ACCOUNT)
+
+static int charge_pinned(struct mm_struct *mm, unsigned long npages)
+{
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	u64 pinned = atomic64_add_return(npages, &mm->pinned_vm);
+
+	/* Always counted (VmPin in /proc/pid/status), enforced as for mlock. */
+	if (pinned > limit && !capable(CAP_IPC_LOCK)) {
+		atomic64_sub(npages, &mm->pinned_vm);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int charge_global(u64 bytes)
+{
+	u64 limit = npu_mem_limit_bytes();
+
+	if (atomic64_add_return(bytes, &npu_mem_usage.bytes) > limit) {
+		atomic64_sub(bytes, &npu_mem_usage.bytes);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void free_chunks(struct npu_mem_buf *buf)
+{
+	unsigned int i;
+
+	/*
+	 * put_page(), not __free_pages(): a get_user_pages() user of the
+	 * mapping (an O_DIRECT read in flight) may still hold a reference.
+	 */
+	for (i = 0; i < buf->nr_chunks; i++) {
+		put_page(buf->chunks[i].page);
+		if (!(i & 1023))
+			cond_resched();
+	}
+}
+
+/* Fill buf->chunks for buf->size bytes under the buffer's policy. */
+static int alloc_chunks(struct npu_mem_buf *buf)
+{
+	u64 remaining = buf->size;
+	struct page *page;
+
+	while (remaining) {
+		unsigned int order = 0;
+
+		if (fatal_signal_pending(current))
+			return -EINTR;
+
+		page = NULL;
+		if (buf->policy != NPU_MEM_POLICY_NORMAL_ONLY &&
+		    remaining >= NPU_MEM_HUGE_SIZE) {
+			order = NPU_MEM_HUGE_ORDER;
+			page = alloc_pages(buf->policy == NPU_MEM_POLICY_HUGE_ONLY ?
+					   HUGE_ONLY_GFP : HUGE_GFP, order);
+			if (!page && buf->policy == NPU_MEM_POLICY_HUGE_ONLY)
+				return -ENOMEM;
+		}
+		if (!page) {
+			order = 0;
+			page = alloc_page(NORMAL_GFP);
+			if (!page)
+				return -ENOMEM;
+		}
+
+		buf->chunks[buf->nr_chunks].page = page;
+		buf->chunks[buf->nr_chunks].order = order;
+		buf->nr_chunks++;
+		if (order)
+			buf->nr_huge++;
+		else
+			buf->nr_normal++;
+		remaining -= PAGE_SIZE << order;
+		cond_resched();
+	}
+	return 0;
+}
+
+static int map_for_device(struct npu_mem_buf *buf)
+{
+	struct scatterlist *sg;
+	unsigned int i;
+	int ret;
+
+	ret = sg_alloc_table(&buf->sgt, buf->nr_chunks, GFP_KERNEL);
+	if (ret)
+		return ret;
+	for_each_sgtable_sg(&buf->sgt, sg, i)
+		sg_set_page(sg, buf->chunks[i].page,
+			    PAGE_SIZE << buf->chunks[i].order, 0);
+
+	/*
+	 * Not DMA_ATTR_SKIP_CPU_SYNC: on a non-coherent device the zeroes
+	 * written through the CPU cache must reach memory before the device
+	 * reads it.  Under an IOMMU, dma-iommu gives the list one IOVA range.
+	 */
+	ret = dma_map_sgtable(npu_mem_dma_dev(), &buf->sgt, DMA_BIDIRECTIONAL, 0);
+	if (ret) {
+		sg_free_table(&buf->sgt);
+		return ret;
+	}
+	if (buf->sgt.nents == 1)
+		buf->flags |= NPU_MEM_BUF_DEV_CONTIG;
+	return 0;
+}
+
+/**
+ * npu_mem_buf_alloc() - allocate, zero, pin and DMA-map a buffer
+ * @size: bytes wanted, non-zero
+ * @policy: enum npu_mem_policy, already validated
+ * @flags: NPU_MEM_ALLOC_*, already validated
+ *
+ * Return: the buffer with one reference, or an ERR_PTR (see the UAPI header).
+ */
+struct npu_mem_buf *npu_mem_buf_alloc(u64 size, u32 policy, u32 flags)
+{
+	u64 align = policy == NPU_MEM_POLICY_HUGE_ONLY ? NPU_MEM_HUGE_SIZE : PAGE_SIZE;
+	u64 max_chunks;
+	struct npu_mem_buf *buf;
+	int ret;
+
+	if (policy == NPU_MEM_POLICY_HUGE1G_ONLY)
+		return ERR_PTR(-EOPNOTSUPP);	/* alloc_contig_pages() is not exported */
+	if (size > U64_MAX - (align - 1))
+		return ERR_PTR(-E2BIG);
+	size = round_up(size, align);
+	if (size > npu_mem_limit_bytes())
+		return ERR_PTR(-E2BIG);
+
+	buf = kzalloc(sizeof(*buf), GFP_KERNEL_ACCOUNT);
+	if (!buf)
+		return ERR_PTR(-ENOMEM);
+	kref_init(&buf->ref);
+	buf->size = size;
+	buf->policy = policy;
+	if (flags & NPU_MEM_ALLOC_READONLY)
+		buf->flags |= NPU_MEM_BUF_READONLY;
+
+	ret = charge_global(size);
+	if (ret)
+		goto err_free_buf;
+
+	buf->mm = current->mm;
+	mmgrab(buf->mm);
+	ret = charge_pinned(buf->mm, size >> PAGE_SHIFT);
+	if (ret)
+		goto err_uncharge_global;
+
+	/* Worst case every 2 MiB chunk fell back to 4 KiB pages. */
+	max_chunks = size >> PAGE_SHIFT;
+	if (policy == NPU_MEM_POLICY_HUGE_ONLY)
+		max_chunks = size >> NPU_MEM_HUGE_SHIFT;
+	buf->chunks = kvmalloc_array(max_chunks, sizeof(*buf->chunks),
+				     GFP_KERNEL_ACCOUNT);
+	if (!buf->chunks) {
+		ret = -ENOMEM;
+		goto err_uncharge_pinned;
+	}
+
+	ret = alloc_chunks(buf);
+	if (ret)
+		goto err_free_chunks;
+
+	ret = map_for_device(buf);
+	if (ret)
+		goto err_free_chunks;
+
+	atomic64_add(buf->nr_huge, &npu_mem_usage.huge_pages);
+	atomic64_add(buf->nr_normal, &npu_mem_usage.normal_pages);
+	atomic64_inc(&npu_mem_usage.buffers);
+	return buf;
+
+err_free_chunks:
+	free_chunks(buf);
+	kvfree(buf->chunks);
+err_uncharge_pinned:
+	atomic64_sub(size >> PAGE_SHIFT, &buf->mm->pinned_vm);
+err_uncharge_global:
+	mmdrop(buf->mm);
+	atomic64_sub(size, &npu_mem_usage.bytes);
+err_free_buf:
+	kfree(buf);
+	return ERR_PTR(ret);
+}
+
+static void npu_mem_buf_release(struct kref *ref)
+{
+	struct npu_mem_buf *buf = container_of(ref, struct npu_mem_buf, ref);
+
+	dma_unmap_sgtable(npu_mem_dma_dev(), &buf->sgt, DMA_BIDIRECTIONAL, 0);
+	sg_free_table(&buf->sgt);
+	free_chunks(buf);
+	kvfree(buf->chunks);
+
+	atomic64_sub(buf->size >> PAGE_SHIFT, &buf->mm->pinned_vm);
+	mmdrop(buf->mm);
+	atomic64_sub(buf->nr_huge, &npu_mem_usage.huge_pages);
+	atomic64_sub(buf->nr_normal, &npu_mem_usage.normal_pages);
+	atomic64_dec(&npu_mem_usage.buffers);
+	atomic64_sub(buf->size, &npu_mem_usage.bytes);
+	kfree(buf);
+}
+
+void npu_mem_buf_put(struct npu_mem_buf *buf)
+{
+	kref_put(&buf->ref, npu_mem_buf_release);
+}
+
+void npu_mem_buf_describe(const struct npu_mem_buf *buf,
+			  struct npu_mem_buffer *out)
+{
+	bool hide = !(npu_mem_dev_flags() & NPU_MEM_DEV_IOMMU) &&
+		    !capable(CAP_SYS_ADMIN);
+
+	memset(out, 0, sizeof(*out));
+	out->size = buf->size;
+	out->mmap_offset = (u64)buf->pgoff << PAGE_SHIFT;
+	/* Without an IOMMU the DMA address is the physical one: root only. */
+	out->dev_addr = hide ? 0 : sg_dma_address(buf->sgt.sgl);
+	out->huge_pages = buf->nr_huge;
+	out->normal_pages = buf->nr_normal;
+	out->policy = buf->policy;
+	out->flags = buf->flags | (hide ? NPU_MEM_BUF_DEV_HIDDEN : 0);
+	out->dev_segments = buf->sgt.nents;
+}
+
+/*
+ * Cache maintenance on exactly [offset, offset + len): walk the DMA
+ * segments, which cover the buffer in order, and sync the overlap of each.
+ */
+int npu_mem_buf_sync(struct npu_mem_buf *buf, u64 offset, u64 len,
+		     enum dma_data_direction dir, bool for_cpu)
+{
+	struct device *dev = npu_mem_dma_dev();
+	struct scatterlist *sg;
+	u64 seg_start = 0, end;
+	unsigned int i;
+
+	if (!len || check_add_overflow(offset, len, &end) || end > buf->size)
+		return -EINVAL;
+
+	for_each_sgtable_dma_sg(&buf->sgt, sg, i) {
+		u64 seg_end = seg_start + sg_dma_len(sg);
+		u64 from = max(offset, seg_start), to = min(end, seg_end);
+
+		if (from < to) {
+			if (for_cpu)
+				dma_sync_single_range_for_cpu(dev, sg_dma_address(sg),
+							      from - seg_start,
+							      to - from, dir);
+			else
+				dma_sync_single_range_for_device(dev, sg_dma_address(sg),
+								 from - seg_start,
+								 to - from, dir);
+		}
+		if (seg_end >= end)
+			break;
+		seg_start = seg_end;
+	}
+	return 0;
+}
+
+/*
+ * Map the buffer from byte @offset into @vma with ordinary PTEs.  Kept as
+ * 4 KiB entries on purpose: PMD entries for device memory are PFN maps,
+ * which get_user_pages() refuses, and O_DIRECT into the buffer matters more
+ * than TLB reach (the CPU still enjoys the physically contiguous chunk).
+ */
+int npu_mem_buf_insert_pages(struct npu_mem_buf *buf,
+			     struct vm_area_struct *vma, u64 offset)
+{
+	unsigned long addr = vma->vm_start;
+	struct page *batch[64];
+	u64 chunk_start = 0;
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < buf->nr_chunks && addr < vma->vm_end; i++) {
+		const struct npu_mem_chunk *c = &buf->chunks[i];
+		u64 chunk_size = PAGE_SIZE << c->order;
+		unsigned long first, nr, j;
+
+		if (offset >= chunk_start + chunk_size) {
+			chunk_start += chunk_size;
+			continue;
+		}
+		first = (max(offset, chunk_start) - chunk_start) >> PAGE_SHIFT;
+		nr = min_t(unsigned long, (chunk_size >> PAGE_SHIFT) - first,
+			   (vma->vm_end - addr) >> PAGE_SHIFT);
+		for (j = 0; j < nr; ) {
+			unsigned long n = min_t(unsigned long, nr - j,
+						ARRAY_SIZE(batch));
+			unsigned long k, left = n;
+
+			for (k = 0; k < n; k++)
+				batch[k] = nth_page(c->page, first + j + k);
+			ret = vm_insert_pages(vma, addr, batch, &left);
+			if (ret)
+				return ret;
+			addr += n << PAGE_SHIFT;
+			j += n;
+		}
+		chunk_start += chunk_size;
+		cond_resched();
+	}
+	return 0;
+}

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Clients: one per open file.  A client owns its handles and its mmap
+ * offset space; both map to buffer references it holds.
+ */
+#include <linux/sched.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+
+#include "npu_mem.h"
+
+/*
+ * mmap offsets are page offsets below 2^32 pages so that 32-bit processes
+ * (mmap2 takes a 32-bit page offset) can reach every buffer.
+ */
+#define PGOFF_MIN	1UL
+#define PGOFF_MAX	(U32_MAX - 1UL)
+
+static atomic64_t next_client_id = ATOMIC64_INIT(0);
+
+struct npu_mem_client *npu_mem_client_create(void)
+{
+	struct npu_mem_client *client;
+
+	client = kzalloc(sizeof(*client), GFP_KERNEL_ACCOUNT);
+	if (!client)
+		return NULL;
+	mutex_init(&client->lock);
+	xa_init_flags(&client->handles, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
+	mt_init_flags(&client->offsets, MT_FLAGS_ALLOC_RANGE);
+	client->id = atomic64_inc_return(&next_client_id);
+	client->pid = task_tgid_nr(current);
+	get_task_comm(client->comm, current);
+
+	mutex_lock(&npu_mem_clients_lock);
+	list_add_tail(&client->node, &npu_mem_clients);
+	mutex_unlock(&npu_mem_clients_lock);
+	return client;
+}
+
+void npu_mem_client_destroy(struct npu_mem_client *client)
+{
+	struct npu_mem_buf *buf;
+	unsigned long handle;
+
+	mutex_lock(&npu_mem_clients_lock);
+	list_del(&client->node);
+	mutex_unlock(&npu_mem_clients_lock);
+
+	/* Last reference to the file: nobody else can reach these tables. */
+	xa_for_each(&client->handles, handle, buf) {
+		npu_mem_buf_put(buf);
+		cond_resched();
+	}
+	xa_destroy(&client->handles);
+	mtree_destroy(&client->offsets);
+	mutex_destroy(&client->lock);
+	kfree(client);
+}
+
+static void account(struct npu_mem_client *client, struct npu_mem_buf *buf,
+		    int sign)
+{
+	lockdep_assert_held(&client->lock);
+	client->nr_buffers += sign;
+	client->bytes += sign * (s64)buf->size;
+	client->huge_pages += sign * (s64)buf->nr_huge;
+	client->normal_pages += sign * (s64)buf->nr_normal;
+}
+
+/* Takes over the caller's reference to @buf on success. */
+int npu_mem_client_add(struct npu_mem_client *client, struct npu_mem_buf *buf,
+		       u32 *handle)
+{
+	unsigned long pgoff;
+	int ret;
+
+	mutex_lock(&client->lock);
+	ret = mtree_alloc_range(&client->offsets, &pgoff, buf,
+				buf->size >> PAGE_SHIFT, PGOFF_MIN, PGOFF_MAX,
+				GFP_KERNEL_ACCOUNT);
+	if (ret) {
+		ret = ret == -EBUSY ? -ENOSPC : ret;
+		goto out;
+	}
+	buf->pgoff = pgoff;
+	ret = xa_alloc(&client->handles, handle, buf, xa_limit_32b,
+		       GFP_KERNEL_ACCOUNT);
+	if (ret) {
+		mtree_erase(&client->offsets, pgoff);
+		goto out;
+	}
+	account(client, buf, 1);
+out:
+	mutex_unlock(&client->lock);
+	return ret;
+}
+
+int npu_mem_client_remove(struct npu_mem_client *client, u32 handle)
+{
+	struct npu_mem_buf *buf;
+
+	mutex_lock(&client->lock);
+	buf = xa_erase(&client->handles, handle);
+	if (buf) {
+		/* The offset dies with the handle; live mappings keep the buffer. */
+		mtree_erase(&client->offsets, buf->pgoff);
+		account(client, buf, -1);
+	}
+	mutex_unlock(&client->lock);
+	if (!buf)
+		return -ENOENT;
+	npu_mem_buf_put(buf);
+	return 0;
+}
+
+/* Returns a new reference, or NULL. */
+struct npu_mem_buf *npu_mem_client_lookup(struct npu_mem_client *client,
+					  u32 handle)
+{
+	struct npu_mem_buf *buf;
+
+	mutex_lock(&client->lock);
+	buf = xa_load(&client->handles, handle);
+	if (buf)
+		npu_mem_buf_get(buf);
+	mutex_unlock(&client->lock);
+	return buf;
+}
+
+/* Returns a new reference to the buffer whose offset range holds @pgoff. */
+struct npu_mem_buf *npu_mem_client_lookup_pgoff(struct npu_mem_client *client,
+						unsigned long pgoff)
+{
+	struct npu_mem_buf *buf;
+
+	mutex_lock(&client->lock);
+	buf = mtree_load(&client->offsets, pgoff);
+	if (buf)
+		npu_mem_buf_get(buf);
+	mutex_unlock(&client->lock);
+	return buf;
+}
+
+/* DRM-style "key: value" lines (Documentation/gpu/drm-usage-stats.rst). */
+void npu_mem_client_show_fdinfo(struct seq_file *m,
+				struct npu_mem_client *client)
+{
+	mutex_lock(&client->lock);
+	seq_printf(m, "npu-mem-client-id:\t%llu\n", client->id);
+	seq_printf(m, "npu-mem-buffers:\t%llu\n", client->nr_buffers);
+	seq_printf(m, "npu-mem-bytes:\t%llu\n", client->bytes);
+	seq_printf(m, "npu-mem-huge-pages:\t%llu\n", client->huge_pages);
+	seq_printf(m, "npu-mem-normal-pages:\t%llu\n", client->normal_pages);
+	mutex_unlock(&client->lock);
+}

@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * ioctl dispatch and handlers.
+ *
+ * Commands are dispatched by _IOC_NR; the size in the caller's command is
+ * the struct size it was built with (see the UAPI header for the rules).
+ * A handler that creates something userspace must learn about (a handle,
+ * an fd) leaves it "pending" so that a failed copy back to userspace can
+ * undo it instead of leaking it.
+ */
+#include <linux/dma-buf.h>
+#include <linux/fcntl.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/nospec.h>
+#include <linux/overflow.h>
+#include <linux/uaccess.h>
+#include <linux/vmstat.h>
+
+#include "npu_mem.h"
+
+struct npu_mem_pending {
+	u32 handle;		/* undo: free it */
+	int fd;			/* commit: install @file there; undo: release */
+	struct file *file;
+};
+
+union npu_mem_ioctl_arg {
+	struct npu_mem_info info;
+	struct npu_mem_alloc alloc;
+	struct npu_mem_free free;
+	struct npu_mem_query query;
+	struct npu_mem_sync sync;
+	struct npu_mem_export export;
+};
+
+static bool any_set(const void *p, size_t len)
+{
+	return memchr_inv(p, 0, len) != NULL;
+}
+
+static int npu_mem_get_info(struct npu_mem_client *client, void *data,
+			    struct npu_mem_pending *p)
+{
+	struct npu_mem_info *info = data;
+
+	if (info->flags || any_set(info->reserved, sizeof(info->reserved)))
+		return -EINVAL;
+
+	memset(info, 0, sizeof(*info));
+	info->abi_major = NPU_MEM_ABI_MAJOR;
+	info->abi_minor = NPU_MEM_ABI_MINOR;
+	info->dev_flags = npu_mem_dev_flags();
+	info->page_sizes = NPU_MEM_PAGE_4K | NPU_MEM_PAGE_2M;
+	info->total_ram = (u64)totalram_pages() << PAGE_SHIFT;
+	info->free_ram = (u64)global_zone_page_state(NR_FREE_PAGES) << PAGE_SHIFT;
+	info->limit_bytes = npu_mem_limit_bytes();
+	info->max_alloc = info->limit_bytes;
+	info->allocated_bytes = atomic64_read(&npu_mem_usage.bytes);
+	info->huge_pages = atomic64_read(&npu_mem_usage.huge_pages);
+	info->normal_pages = atomic64_read(&npu_mem_usage.normal_pages);
+	info->buffers = atomic64_read(&npu_mem_usage.buffers);
+
+	mutex_lock(&client->lock);
+	info->client_buffers = client->nr_buffers;
+	info->client_bytes = client->bytes;
+	mutex_unlock(&client->lock);
+	return 0;
+}
+
+static int npu_mem_alloc_ioctl(struct npu_mem_client *client, void *data,
+			       struct npu_mem_pending *p)
+{
+	struct npu_mem_alloc *args = data;
+	struct npu_mem_buf *buf;
+	int ret;
+
+	if (!args->size || args->policy >= NPU_MEM_POLICY_COUNT ||
+	    (args->flags & ~NPU_MEM_ALLOC_VALID) || args->pad)
+		return -EINVAL;
+
+	buf = npu_mem_buf_alloc(args->size, args->policy, args->flags);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+
+	ret = npu_mem_client_add(client, buf, &args->handle);
+	if (ret) {
+		npu_mem_buf_put(buf);
+		return ret;
+	}
+	/* The handle's reference keeps buf alive until FREE, which needs the lock. */
+	mutex_lock(&client->lock);
+	npu_mem_buf_describe(buf, &args->buf);
+	mutex_unlock(&client->lock);
+	p->handle = args->handle;
+	return 0;
+}
+
+static int npu_mem_free_ioctl(struct npu_mem_client *client, void *data,
+			      struct npu_mem_pending *p)
+{
+	struct npu_mem_free *args = data;
+
+	if (args->flags)
+		return -EINVAL;
+	return npu_mem_client_remove(client, args->handle);
+}
+
+static int npu_mem_query_ioctl(struct npu_mem_client *client, void *data,
+			       struct npu_mem_pending *p)
+{
+	struct npu_mem_query *args = data;
+	struct npu_mem_buf *buf;
+
+	if (args->flags)
+		return -EINVAL;
+	mutex_lock(&client->lock);
+	buf = xa_load(&client->handles, args->handle);
+	if (buf)
+		npu_mem_buf_describe(buf, &args->buf);
+	mutex_unlock(&client->lock);
+	return buf ? 0 : -ENOENT;
+}
+
+static int npu_mem_sync_ioctl(struct npu_mem_client *client, void *data,
+			      struct npu_mem_pending *p)
+{
+	struct npu_mem_sync *args = data;
+	struct npu_mem_buf *buf;
+	int ret = 0;
+
+	if (args->reserved || !args->length ||
+	    args->direction < NPU_MEM_SYNC_TO_DEVICE ||
+	    args->direction > NPU_MEM_SYNC_BIDIRECTIONAL)
+		return -EINVAL;
+
+	buf = npu_mem_client_lookup(client, args->handle);
+	if (!buf)
+		return -ENOENT;
+	/* Write back what the CPU wrote, then drop lines the device may change. */
+	if (args->direction & NPU_MEM_SYNC_TO_DEVICE)
+		ret = npu_mem_buf_sync(buf, args->offset, args->length,
+				       args->direction == NPU_MEM_SYNC_TO_DEVICE ?
+				       DMA_TO_DEVICE : DMA_BIDIRECTIONAL, false);
+	if (!ret && (args->direction & NPU_MEM_SYNC_FROM_DEVICE))
+		ret = npu_mem_buf_sync(buf, args->offset, args->length,
+				       args->direction == NPU_MEM_SYNC_FROM_DEVICE ?
+				       DMA_FROM_DEVICE : DMA_BIDIRECTIONAL, true);
+	npu_mem_buf_put(buf);
+	return ret;
+}
+
+static int npu_mem_export_ioctl(struct npu_mem_client *client, void *data,
+				struct npu_mem_pending *p)
+{
+	struct npu_mem_export *args = data;
+	struct npu_mem_buf *buf;
+	struct dma_buf *dmabuf;
+	int fd;
+
+	if ((args->flags & ~(O_CLOEXEC | O_RDWR)) || args->pad)
+		return -EINVAL;
+
+	buf = npu_mem_client_lookup(client, args->handle);
+	if (!buf)
+		return -ENOENT;
+	/* The dma-buf takes over the lookup's reference. */
+	dmabuf = npu_mem_dmabuf_export(buf, args->flags);
+	if (IS_ERR(dmabuf)) {
+		npu_mem_buf_put(buf);
+		return PTR_ERR(dmabuf);
+	}
+	fd = get_unused_fd_flags(args->flags & O_CLOEXEC);
+	if (fd < 0) {
+		dma_buf_put(dmabuf);
+		return fd;
+	}
+	args->fd = fd;
+	p->fd = fd;
+	p->file = dmabuf->file;
+	return 0;
+}
+
+struct npu_mem_ioctl_desc {
+	unsigned int cmd;
+	size_t min_size;	/* the struct's ABI v1 size: nothing older exists */
+	int (*fn)(struct npu_mem_client *client, void *data,
+		  struct npu_mem_pending *p);
+};
+
+/* When a struct grows, pass its v1 size here instead of _IOC_SIZE(_cmd). */
+#define NPU_MEM_IOCTL(_cmd, _fn) \
+	[_IOC_NR(_cmd)] = { .cmd = _cmd, .min_size = _IOC_SIZE(_cmd), .fn = _fn }
+
+static const struct npu_mem_ioctl_desc npu_mem_ioctls[] = {
+	NPU_MEM_IOCTL(NPU_MEM_IOCTL_GET_INFO, npu_mem_get_info),
+	NPU_MEM_IOCTL(NPU_MEM_IOCTL_ALLOC, npu_mem_alloc_ioctl),
+	NPU_MEM_IOCTL(NPU_MEM_IOCTL_FREE, npu_mem_free_ioctl),
+	NPU_MEM_IOCTL(NPU_MEM_IOCTL_QUERY, npu_mem_query_ioctl),
+	NPU_MEM_IOCTL(NPU_MEM_IOCTL_SYNC, npu_mem_sync_ioctl),
+	NPU_MEM_IOCTL(NPU_MEM_IOCTL_EXPORT, npu_mem_export_ioctl),
+};
+
+long npu_mem_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct npu_mem_client *client = file->private_data;
+	void __user *uptr = (void __user *)arg;
+	const struct npu_mem_ioctl_desc *desc;
+	struct npu_mem_pending pending = { .fd = -1 };
+	union npu_mem_ioctl_arg karg;
+	unsigned int nr = _IOC_NR(cmd);
+	size_t usize = _IOC_SIZE(cmd), ksize;
+	int ret;
+
+	if (_IOC_TYPE(cmd) != NPU_MEM_IOCTL_MAGIC ||
+	    nr >= ARRAY_SIZE(npu_mem_ioctls))
+		return -ENOTTY;
+	nr = array_index_nospec(nr, ARRAY_SIZE(npu_mem_ioctls));
+	desc = &npu_mem_ioctls[nr];
+	if (!desc->fn || _IOC_DIR(cmd) != _IOC_DIR(desc->cmd))
+		return -ENOTTY;
+
+	ksize = _IOC_SIZE(desc->cmd);
+	if (usize < desc->min_size)
+		return -EINVAL;
+	/* Zero-extends older structs, refuses newer ones with unknown bits set. */
+	ret = copy_struct_from_user(&karg, ksize, uptr, usize);
+	if (ret)
+		return ret == -E2BIG ? -EINVAL : ret;
+
+	ret = desc->fn(client, &karg, &pending);
+	if (ret)
+		return ret;
+
+	if ((_IOC_DIR(desc->cmd) & _IOC_READ) &&
+	    copy_to_user(uptr, &karg, min(usize, ksize))) {
+		if (pending.file) {
+			fput(pending.file);
+			put_unused_fd(pending.fd);
+		}
+		if (pending.handle)
+			npu_mem_client_remove(client, pending.handle);
+		return -EFAULT;
+	}
+	if (pending.file)
+		fd_install(pending.fd, pending.file);
+	return 0;
+}

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * npu-mem: pinned, zeroed, DMA-mapped memory for an NPU, for user space.
+ *
+ * /dev/npu-mem is a misc device; each open file is a client (client.c)
+ * owning buffers (buffer.c) that it maps with mmap (mmap.c), syncs and
+ * exports as dma-bufs (ioctl.c, dmabuf.c).  The module cannot be unloaded
+ * while any of them exists: open files, mappings (through vm_file) and
+ * dma-bufs (through their exporter owner) all pin it.
+ */
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/seq_file.h>
+
+#include "npu_mem.h"
+
+static unsigned long max_bytes;
+module_param(max_bytes, ulong, 0644);
+MODULE_PARM_DESC(max_bytes,
+		 "Cap on bytes in npu-mem buffers, all processes together (0: total RAM)");
+
+struct npu_mem_usage npu_mem_usage;
+DEFINE_MUTEX(npu_mem_clients_lock);
+LIST_HEAD(npu_mem_clients);
+
+u64 npu_mem_limit_bytes(void)
+{
+	u64 ram = (u64)totalram_pages() << PAGE_SHIFT;
+	u64 cap = READ_ONCE(max_bytes);
+
+	return cap && cap < ram ? cap : ram;
+}
+
+static int npu_mem_open(struct inode *inode, struct file *file)
+{
+	struct npu_mem_client *client = npu_mem_client_create();
+
+	if (!client)
+		return -ENOMEM;
+	file->private_data = client;
+	return 0;
+}
+
+static int npu_mem_release(struct inode *inode, struct file *file)
+{
+	npu_mem_client_destroy(file->private_data);
+	return 0;
+}
+
+static void npu_mem_show_fdinfo(struct seq_file *m, struct file *file)
+{
+	npu_mem_client_show_fdinfo(m, file->private_data);
+}
+
+static const struct file_operations npu_mem_fops = {
+	.owner = THIS_MODULE,
+	.open = npu_mem_open,
+	.release = npu_mem_release,
+	.unlocked_ioctl = npu_mem_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.mmap = npu_mem_mmap,
+	.show_fdinfo = npu_mem_show_fdinfo,
+	.llseek = noop_llseek,
+};
+
+static struct miscdevice npu_mem_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = NPU_MEM_DEVICE_NAME,
+	.fops = &npu_mem_fops,
+};
+
+static int __init npu_mem_init(void)
+{
+	int ret;
+
+	ret = npu_mem_device_init();
+	if (ret)
+		return ret;
+	npu_mem_debugfs_init();
+	ret = misc_register(&npu_mem_misc);
+	if (ret)
+		goto err_device;
+	pr_info("npu_mem: version %s, ABI %d.%d, /dev/%s\n", NPU_MEM_VERSION,
+		NPU_MEM_ABI_MAJOR, NPU_MEM_ABI_MINOR, NPU_MEM_DEVICE_NAME);
+	return 0;
+
+err_device:
+	npu_mem_debugfs_exit();
+	npu_mem_device_exit();
+	return ret;
+}
+
+static void __exit npu_mem_exit(void)
+{
+	misc_deregister(&npu_mem_misc);
+	npu_mem_debugfs_exit();
+	npu_mem_device_exit();
+}
+
+module_init(npu_mem_init);
+module_exit(npu_mem_exit);
+
+MODULE_DESCRIPTION("Pinned, DMA-mapped NPU memory for user space");
+MODULE_AUTHOR("npu-mem developers");
+MODULE_LICENSE("GPL");
+MODULE_VERSION(NPU_MEM_VERSION);

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * npu-mem internals.
+ *
+ * Objects:
+ *  - npu_mem_client: one per open file of /dev/npu-mem.  Owns a handle table
+ *    (xarray, handle -> buffer) and an mmap offset space (maple tree, page
+ *    offset range -> buffer).  Both hold one buffer reference per entry.
+ *  - npu_mem_buf: pinned pages, their sg_table DMA-mapped for the NPU device.
+ *    Reference counted: the handle, every VMA that maps it and every dma-buf
+ *    exported from it hold a reference; the last put frees the pages.
+ *
+ * Lock order: client->lock (handle table + offset space), then the mm's
+ * mmap lock is never taken under it (mmap runs with the mmap lock held and
+ * takes client->lock inside it; nothing takes them the other way round).
+ * npu_mem_clients_lock (the global client list, for debugfs) nests outside
+ * nothing and inside nothing.  Page allocation never runs under a lock.
+ */
+#ifndef _NPU_MEM_H
+#define _NPU_MEM_H
+
+#include <linux/dma-direction.h>
+#include <linux/kref.h>
+#include <linux/maple_tree.h>
+#include <linux/mutex.h>
+#include <linux/scatterlist.h>
+#include <linux/xarray.h>
+#include <linux/npu_mem.h>
+
+#include "compat.h"
+
+struct device;
+struct seq_file;
+
+/* One physically contiguous run of pages backing part of a buffer. */
+struct npu_mem_chunk {
+	struct page *page;
+	unsigned int order;
+};
+
+struct npu_mem_buf {
+	struct kref ref;
+	u64 size;
+	u32 policy;
+	u32 flags;			/* NPU_MEM_BUF_* */
+	unsigned int nr_chunks;
+	u32 nr_huge;
+	u32 nr_normal;
+	struct npu_mem_chunk *chunks;
+	struct sg_table sgt;		/* DMA-mapped for npu_mem_dma_dev() */
+	struct mm_struct *mm;		/* charged in pinned_vm */
+	unsigned long pgoff;		/* mmap offset (pages), valid while handle lives */
+};
+
+struct npu_mem_client {
+	struct mutex lock;		/* handles, offsets, usage below */
+	struct xarray handles;
+	struct maple_tree offsets;
+	u64 id;
+	pid_t pid;
+	char comm[TASK_COMM_LEN];
+	u64 nr_buffers;
+	u64 bytes;
+	u64 huge_pages;
+	u64 normal_pages;
+	struct list_head node;		/* npu_mem_clients */
+};
+
+/* Global usage, all clients, in atomics so page loops stay lock-free. */
+struct npu_mem_usage {
+	atomic64_t bytes;
+	atomic64_t huge_pages;
+	atomic64_t normal_pages;
+	atomic64_t buffers;
+};
+
+extern struct npu_mem_usage npu_mem_usage;
+extern struct mutex npu_mem_clients_lock;
+extern struct list_head npu_mem_clients;
+
+/* main.c */
+u64 npu_mem_limit_bytes(void);
+
+/* device.c: the device that stands for the NPU in the DMA API */
+int npu_mem_device_init(void);
+void npu_mem_device_exit(void);
+struct device *npu_mem_dma_dev(void);
+u32 npu_mem_dev_flags(void);
+void npu_mem_device_show(struct seq_file *m);
+
+/* buffer.c */
+struct npu_mem_buf *npu_mem_buf_alloc(u64 size, u32 policy, u32 flags);
+void npu_mem_buf_put(struct npu_mem_buf *buf);
+static inline void npu_mem_buf_get(struct npu_mem_buf *buf)
+{
+	kref_get(&buf->ref);
+}
+void npu_mem_buf_describe(const struct npu_mem_buf *buf,
+			  struct npu_mem_buffer *out);
+int npu_mem_buf_sync(struct npu_mem_buf *buf, u64 offset, u64 len,
+		     enum dma_data_direction dir, bool for_cpu);
+int npu_mem_buf_insert_pages(struct npu_mem_buf *buf,
+			     struct vm_area_struct *vma, u64 offset);
+
+/* client.c */
+struct npu_mem_client *npu_mem_client_create(void);
+void npu_mem_client_destroy(struct npu_mem_client *client);
+int npu_mem_client_add(struct npu_mem_client *client, struct npu_mem_buf *buf,
+		       u32 *handle);
+int npu_mem_client_remove(struct npu_mem_client *client, u32 handle);
+struct npu_mem_buf *npu_mem_client_lookup(struct npu_mem_client *client,
+					  u32 handle);
+struct npu_mem_buf *npu_mem_client_lookup_pgoff(struct npu_mem_client *client,
+						unsigned long pgoff);
+void npu_mem_client_show_fdinfo(struct seq_file *m,
+				struct npu_mem_client *client);
+
+/* mmap.c */
+int npu_mem_mmap(struct file *file, struct vm_area_struct *vma);
+int npu_mem_mmap_buf(struct npu_mem_buf *buf, struct vm_area_struct *vma,
+		     u64 offset);
+
+/* ioctl.c */
+long npu_mem_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
+
+/* dmabuf.c */
+struct dma_buf *npu_mem_dmabuf_export(struct npu_mem_buf *buf, u32 flags);
+
+/* debugfs.c */
+void npu_mem_debugfs_init(void);
+void npu_mem_debugfs_exit(void);
+
+#endif /* _NPU_MEM_H */

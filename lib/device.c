@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Device file access.  Every ioctl goes through aclmem_do_ioctl(), which
+ * restarts calls a signal interrupted (the driver returns -EINTR from long
+ * allocations when a signal is pending; nothing has been done then), as
+ * liburing and evdi do.
+ *
+ * Error mapping follows the CANN runtime: the driver rejecting an argument
+ * is ACL_ERROR_RT_PARAM_INVALID, lack of memory ACL_ERROR_RT_MEMORY_ALLOCATION,
+ * anything unexpected the driver's internal error.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "acl/acl_base.h"
+#include "device.h"
+
+const char *aclmem_device_path(void)
+{
+	/* secure_getenv: never let the environment redirect a setuid program. */
+	const char *p = secure_getenv("NPU_MEM_DEVICE");
+
+	return p && *p ? p : "/dev/" NPU_MEM_DEVICE_NAME;
+}
+
+int aclmem_device_open(void)
+{
+	int fd;
+
+	do {
+		fd = open(aclmem_device_path(), O_RDWR | O_CLOEXEC);
+	} while (fd < 0 && errno == EINTR);
+	return fd < 0 ? -errno : fd;
+}
+
+int aclmem_do_ioctl(int fd, unsigned long req, void *arg)
+{
+	int ret;
+
+	do {
+		ret = ioctl(fd, req, arg);
+	} while (ret < 0 && (errno == EINTR || errno == EAGAIN));
+	return ret < 0 ? -errno : ret;
+}
+
+int aclmem_open_errno_to_acl(int err)
+{
+	switch (err) {
+	case 0:
+		return ACL_SUCCESS;
+	case ENOENT:	/* module not loaded, or no node made */
+	case ENODEV:
+	case ENXIO:
+		return ACL_ERROR_RT_NO_DEVICE;
+	case EACCES:
+	case EPERM:
+		return ACL_ERROR_RT_NO_PERMISSION;
+	case ENOMEM:
+		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+	default:
+		return ACL_ERROR_RT_DRV_INTERNAL_ERROR;
+	}
+}
+
+int aclmem_ioctl_errno_to_acl(int err)
+{
+	switch (err) {
+	case 0:
+		return ACL_SUCCESS;
+	case EINVAL:	/* argument refused by the driver */
+	case ENOENT:	/* unknown handle */
+	case EFAULT:
+		return ACL_ERROR_RT_PARAM_INVALID;
+	case ENOMEM:	/* no memory, a cap, RLIMIT_MEMLOCK, no huge pages */
+	case E2BIG:	/* larger than the driver will ever allocate */
+		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+	case EOPNOTSUPP:	/* e.g. 1 GiB pages on this kernel */
+	case ENOTTY:	/* a module older than this library */
+		return ACL_ERROR_RT_FEATURE_NOT_SUPPORT;
+	case EACCES:
+	case EPERM:
+		return ACL_ERROR_RT_NO_PERMISSION;
+	case ENODEV:
+		return ACL_ERROR_RT_NO_DEVICE;
+	default:
+		return ACL_ERROR_RT_DRV_INTERNAL_ERROR;
+	}
+}
+
+int aclmem_mmap_errno_to_acl(int err)
+{
+	switch (err) {
+	case 0:
+		return ACL_SUCCESS;
+	case ENOMEM:	/* address space or vm.max_map_count exhausted */
+	case EAGAIN:	/* RLIMIT_MEMLOCK */
+		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+	case EACCES:
+	case EPERM:
+		return ACL_ERROR_RT_NO_PERMISSION;
+	default:
+		return ACL_ERROR_RT_DRV_INTERNAL_ERROR;
+	}
+}
+
+uint32_t aclmem_buffer_page_size(const struct npu_mem_buffer *buf)
+{
+	/* A buffer is as coarse as its finest pages: report those. */
+	if (buf->normal_pages)
+		return 4096;
+	if (buf->huge_pages)
+		return 2u << 20;
+	if (buf->giant_pages)
+		return 1u << 30;
+	return 4096;
+}

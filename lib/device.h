@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The device file: opening it, issuing ioctls, and turning errno values
+ * into ACL error codes.  The only place the library touches the kernel ABI
+ * besides mmap().
+ */
+#ifndef ACLMEM_DEVICE_H
+#define ACLMEM_DEVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/npu_mem.h>
+
+/* Path of the device node: $NPU_MEM_DEVICE, else /dev/npu-mem. */
+const char *aclmem_device_path(void);
+
+/* open() the node with O_RDWR | O_CLOEXEC: fd or -errno. */
+int aclmem_device_open(void);
+
+/* ioctl() restarted on EINTR/EAGAIN: 0 or -errno. */
+int aclmem_do_ioctl(int fd, unsigned long req, void *arg);
+
+/*
+ * errno (positive) -> ACL code, for failures of open(), of an ioctl or of
+ * mmap() on the device.  Pure functions, tested on the host.
+ */
+int aclmem_open_errno_to_acl(int err);
+int aclmem_ioctl_errno_to_acl(int err);
+int aclmem_mmap_errno_to_acl(int err);
+
+/* What the ACL API calls need to describe a buffer after mapping it. */
+uint32_t aclmem_buffer_page_size(const struct npu_mem_buffer *buf);
+
+#endif /* ACLMEM_DEVICE_H */

@@ -1,0 +1,52 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Install, from Debian's packages only, everything building and testing needs.
+# Idempotent: packages already present are skipped, and apt is not touched at
+# all when nothing is missing.  Adds bookworm-backports for the 6.12 kernel.
+set -euo pipefail
+
+[ "$(id -u)" = 0 ] || { echo "deps: must run as root (apt-get)" >&2; exit 1; }
+
+export DEBIAN_FRONTEND=noninteractive
+
+BASE_PKGS="build-essential gcc-multilib pkg-config make python3 python3-dev
+	qemu-system-x86 busybox-static cpio kmod check libdrm-dev sparse dwarves
+	linux-image-amd64 linux-headers-amd64 valgrind dkms udev"
+BPO_PKGS="linux-image-amd64 linux-headers-amd64"
+
+missing() {
+	local p out=""
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+			grep -q "install ok installed" || out="$out $p"
+	done
+	echo "$out"
+}
+
+bpo_list=/etc/apt/sources.list.d/bookworm-backports.list
+need_update=0
+if ! grep -rqs "bookworm-backports" /etc/apt/sources.list /etc/apt/sources.list.d/; then
+	echo "deb http://deb.debian.org/debian bookworm-backports main" >"$bpo_list"
+	need_update=1
+fi
+
+have_bpo_kernel() {
+	ls /lib/modules/6.1[2-9]*/build/Makefile >/dev/null 2>&1
+}
+
+todo=$(missing $BASE_PKGS)
+if [ -n "$todo" ] || ! have_bpo_kernel || [ "$need_update" = 1 ]; then
+	if [ "$need_update" = 1 ] || [ ! -d /var/lib/apt/lists ] ||
+	   [ -z "$(ls /var/lib/apt/lists/*bookworm-backports* 2>/dev/null)" ] ||
+	   [ -n "$todo" ]; then
+		apt-get update -qq
+	fi
+	[ -n "$todo" ] && apt-get install -y -qq --no-install-recommends $todo
+	if ! have_bpo_kernel; then
+		apt-get install -y -qq --no-install-recommends \
+			-t bookworm-backports $BPO_PKGS
+	fi
+fi
+# Kernels' vmlinuz must be readable by the (root) harness; nothing else to do.
+echo "deps: ok ($(ls -d /lib/modules/*/build | sed 's,/lib/modules/,,;s,/build,,' | tr '\n' ' '))"
