@@ -35,6 +35,62 @@
 #define NORMAL_GFP	(GFP_HIGHUSER | __GFP_ZERO | __GFP_NOWARN | \
 			 __GFP_RETRY_MAYFAIL | __GFP_ACCOUNT)
 
+/*
+ * Every live buffer, so a test DMA engine (edu.c) can refuse addresses that
+ * are not inside one.  Only touched once per buffer life, never per page.
+ */
+static LIST_HEAD(npu_mem_bufs);
+static DEFINE_MUTEX(npu_mem_bufs_lock);
+
+static bool dma_range_in_buf(const struct npu_mem_buf *buf, u64 addr, u64 len)
+{
+	struct scatterlist *sg;
+	unsigned int i;
+
+	for_each_sgtable_dma_sg(&buf->sgt, sg, i) {
+		u64 start = sg_dma_address(sg), seg_len = sg_dma_len(sg);
+
+		if (addr >= start && addr - start < seg_len &&
+		    len <= seg_len - (addr - start))
+			return true;
+	}
+	return false;
+}
+
+static bool dma_range_live(u64 addr, u64 len)
+{
+	struct npu_mem_buf *buf;
+
+	list_for_each_entry(buf, &npu_mem_bufs, node)
+		if (dma_range_in_buf(buf, addr, len))
+			return true;
+	return false;
+}
+
+/**
+ * npu_mem_dma_range_lock() - check two device ranges are inside live buffers
+ * @a: first range's device address
+ * @alen: its length
+ * @b: second range's device address
+ * @blen: its length
+ *
+ * On success the buffer registry stays locked, so no buffer can be unmapped
+ * until npu_mem_dma_range_unlock(); on failure (-EINVAL) it is unlocked.
+ */
+int npu_mem_dma_range_lock(u64 a, u64 alen, u64 b, u64 blen)
+{
+	mutex_lock(&npu_mem_bufs_lock);
+	if (dma_range_live(a, alen) && dma_range_live(b, blen))
+		return 0;
+	mutex_unlock(&npu_mem_bufs_lock);
+	return -EINVAL;
+}
+
+void npu_mem_dma_range_unlock(void)
+{
+	mutex_unlock(&npu_mem_bufs_lock);
+}
+
 static int charge_pinned(struct mm_struct *mm, unsigned long npages)
 {
 	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
@@ -207,6 +263,9 @@ struct npu_mem_buf *npu_mem_buf_alloc(u64 size, u32 policy, u32 flags)
 	atomic64_add(buf->nr_huge, &npu_mem_usage.huge_pages);
 	atomic64_add(buf->nr_normal, &npu_mem_usage.normal_pages);
 	atomic64_inc(&npu_mem_usage.buffers);
+	mutex_lock(&npu_mem_bufs_lock);
+	list_add(&buf->node, &npu_mem_bufs);
+	mutex_unlock(&npu_mem_bufs_lock);
 	return buf;
 
 err_free_chunks:
@@ -226,6 +285,9 @@ static void npu_mem_buf_release(struct kref *ref)
 {
 	struct npu_mem_buf *buf = container_of(ref, struct npu_mem_buf, ref);
 
+	mutex_lock(&npu_mem_bufs_lock);
+	list_del(&buf->node);
+	mutex_unlock(&npu_mem_bufs_lock);
 	dma_unmap_sgtable(npu_mem_dma_dev(), &buf->sgt, DMA_BIDIRECTIONAL, 0);
 	sg_free_table(&buf->sgt);
 	free_chunks(buf);

@@ -46,6 +46,11 @@ static int clients_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(clients);
 
+struct dentry *npu_mem_debugfs_dir(void)
+{
+	return npu_mem_debugfs;
+}
+
 void npu_mem_debugfs_init(void)
 {
 	/* debugfs failures are not errors: the driver works without it. */

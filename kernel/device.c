@@ -88,6 +88,7 @@ static int npu_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (ret)
 		return ret;
 	npu_pci_dev = pdev;
+	npu_mem_edu_probe(pdev, npu_mem_debugfs_dir());
 	dev_info(&pdev->dev, "npu-mem maps buffers for this device%s\n",
 		 translated_by_iommu(&pdev->dev) ? " (behind an IOMMU)" : "");
 	return 0;

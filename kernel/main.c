@@ -74,10 +74,10 @@ static int __init npu_mem_init(void)
 {
 	int ret;
 
+	npu_mem_debugfs_init();
 	ret = npu_mem_device_init();
 	if (ret)
-		return ret;
-	npu_mem_debugfs_init();
+		goto err_debugfs;
 	ret = misc_register(&npu_mem_misc);
 	if (ret)
 		goto err_device;
@@ -86,16 +86,17 @@ static int __init npu_mem_init(void)
 	return 0;
 
 err_device:
-	npu_mem_debugfs_exit();
 	npu_mem_device_exit();
+err_debugfs:
+	npu_mem_debugfs_exit();
 	return ret;
 }
 
 static void __exit npu_mem_exit(void)
 {
 	misc_deregister(&npu_mem_misc);
-	npu_mem_debugfs_exit();
 	npu_mem_device_exit();
+	npu_mem_debugfs_exit();
 }
 
 module_init(npu_mem_init);

@@ -29,6 +29,7 @@
 
 #include "compat.h"
 
+struct dentry;
 struct device;
 struct seq_file;
 
@@ -50,6 +51,7 @@ struct npu_mem_buf {
 	struct sg_table sgt;		/* DMA-mapped for npu_mem_dma_dev() */
 	struct mm_struct *mm;		/* charged in pinned_vm */
 	unsigned long pgoff;		/* mmap offset (pages), valid while handle lives */
+	struct list_head node;		/* all live buffers, for DMA range checks */
 };
 
 struct npu_mem_client {
@@ -102,6 +104,9 @@ int npu_mem_buf_sync(struct npu_mem_buf *buf, u64 offset, u64 len,
 int npu_mem_buf_insert_pages(struct npu_mem_buf *buf,
 			     struct vm_area_struct *vma, u64 offset);
 
+int npu_mem_dma_range_lock(u64 a, u64 alen, u64 b, u64 blen);
+void npu_mem_dma_range_unlock(void);
+
 /* client.c */
 struct npu_mem_client *npu_mem_client_create(void);
 void npu_mem_client_destroy(struct npu_mem_client *client);
@@ -126,7 +131,12 @@ long npu_mem_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 /* dmabuf.c */
 struct dma_buf *npu_mem_dmabuf_export(struct npu_mem_buf *buf, u32 flags);
 
+/* edu.c: QEMU's edu device as a test DMA engine */
+struct pci_dev;
+void npu_mem_edu_probe(struct pci_dev *pdev, struct dentry *debugfs_dir);
+
 /* debugfs.c */
+struct dentry *npu_mem_debugfs_dir(void);
 void npu_mem_debugfs_init(void);
 void npu_mem_debugfs_exit(void);
 

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * A real DMA engine for the tests: QEMU's "edu" PCI device (1234:11e8).
+ *
+ * When npu_pci binds the module to an edu device, debugfs gets
+ * npu_mem/dma_copy.  Writing "SRC DST LEN" (device addresses as ALLOC
+ * reports them, any base) makes the device copy LEN bytes from SRC to DST
+ * through its 4 KiB internal buffer: it reads SRC by DMA, then writes DST by
+ * DMA, both through the IOMMU when one translates for it.  This is a test
+ * interface, root only, and both ranges must lie inside live npu-mem
+ * buffers, so it cannot be used to reach other memory.
+ */
+#include <linux/debugfs.h>
+#include <linux/delay.h>
+#include <linux/io.h>
+#include <linux/io-64-nonatomic-lo-hi.h>
+#include <linux/pci.h>
+#include <linux/uaccess.h>
+
+#include "npu_mem.h"
+
+#define EDU_VENDOR		0x1234
+#define EDU_DEVICE		0x11e8
+#define EDU_REG_DMA_SRC		0x80
+#define EDU_REG_DMA_DST		0x88
+#define EDU_REG_DMA_COUNT	0x90
+#define EDU_REG_DMA_CMD		0x98
+#define EDU_CMD_START		0x1
+#define EDU_CMD_TO_RAM		0x2
+#define EDU_BUF_ADDR		0x40000
+#define EDU_BUF_SIZE		4096
+
+static void __iomem *edu_mmio;
+static DEFINE_MUTEX(edu_lock);	/* one transfer at a time: one engine */
+
+static int edu_dma(u64 src, u64 dst, u32 len, u32 cmd)
+{
+	unsigned long timeout = jiffies + 10 * HZ;
+
+	writeq(src, edu_mmio + EDU_REG_DMA_SRC);
+	writeq(dst, edu_mmio + EDU_REG_DMA_DST);
+	writeq(len, edu_mmio + EDU_REG_DMA_COUNT);
+	writel(cmd | EDU_CMD_START, edu_mmio + EDU_REG_DMA_CMD);
+	/* The model completes a transfer from a 100 ms timer: poll, sleeping. */
+	while (readl(edu_mmio + EDU_REG_DMA_CMD) & EDU_CMD_START) {
+		if (time_after(jiffies, timeout))
+			return -ETIMEDOUT;
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		usleep_range(1000, 2000);
+	}
+	return 0;
+}
+
+static int edu_copy(u64 src, u64 dst, u64 len)
+{
+	int ret = 0;
+
+	mutex_lock(&edu_lock);
+	while (len && !ret) {
+		u32 n = min_t(u64, len, EDU_BUF_SIZE);
+
+		ret = edu_dma(src, EDU_BUF_ADDR, n, 0);
+		if (!ret)
+			ret = edu_dma(EDU_BUF_ADDR, dst, n, EDU_CMD_TO_RAM);
+		src += n;
+		dst += n;
+		len -= n;
+	}
+	mutex_unlock(&edu_lock);
+	return ret;
+}
+
+static ssize_t dma_copy_write(struct file *file, const char __user *ubuf,
+			      size_t count, loff_t *ppos)
+{
+	char kbuf[96];
+	u64 src, dst, len;
+	int ret;
+
+	if (count >= sizeof(kbuf))
+		return -EINVAL;
+	if (copy_from_user(kbuf, ubuf, count))
+		return -EFAULT;
+	kbuf[count] = '\0';
+	if (sscanf(kbuf, "%lli %lli %lli", &src, &dst, &len) != 3 || !len)
+		return -EINVAL;
+
+	/* Holding the registry keeps both buffers mapped during the DMA. */
+	ret = npu_mem_dma_range_lock(src, len, dst, len);
+	if (ret)
+		return ret;
+	ret = edu_copy(src, dst, len);
+	npu_mem_dma_range_unlock();
+	return ret ? ret : count;
+}
+
+static const struct file_operations dma_copy_fops = {
+	.owner = THIS_MODULE,
+	.write = dma_copy_write,
+};
+
+void npu_mem_edu_probe(struct pci_dev *pdev, struct dentry *debugfs_dir)
+{
+	if (pdev->vendor != EDU_VENDOR || pdev->device != EDU_DEVICE)
+		return;
+	edu_mmio = pcim_iomap(pdev, 0, 0);
+	if (!edu_mmio) {
+		pci_warn(pdev, "edu: cannot map BAR0, no dma_copy\n");
+		return;
+	}
+	debugfs_create_file("dma_copy", 0200, debugfs_dir, NULL, &dma_copy_fops);
+}
