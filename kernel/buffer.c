@@ -171,6 +171,21 @@ static int alloc_chunks(struct npu_mem_buf *buf)
 	return 0;
 }
 
+/* True when the DMA segments abut: one range in device address space. */
+static bool dma_contiguous(struct sg_table *sgt)
+{
+	dma_addr_t next = sg_dma_address(sgt->sgl);
+	struct scatterlist *sg;
+	unsigned int i;
+
+	for_each_sgtable_dma_sg(sgt, sg, i) {
+		if (sg_dma_address(sg) != next)
+			return false;
+		next += sg_dma_len(sg);
+	}
+	return true;
+}
+
 static int map_for_device(struct npu_mem_buf *buf)
 {
 	struct scatterlist *sg;
@@ -194,7 +209,7 @@ static int map_for_device(struct npu_mem_buf *buf)
 		sg_free_table(&buf->sgt);
 		return ret;
 	}
-	if (buf->sgt.nents == 1)
+	if (dma_contiguous(&buf->sgt))
 		buf->flags |= NPU_MEM_BUF_DEV_CONTIG;
 	return 0;
 }

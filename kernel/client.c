@@ -10,11 +10,12 @@
 #include "npu_mem.h"
 
 /*
- * mmap offsets are page offsets below 2^32 pages so that 32-bit processes
- * (mmap2 takes a 32-bit page offset) can reach every buffer.
+ * mmap offsets are page offsets in [PGOFF_MIN, PGOFF_LIMIT), below 2^32
+ * pages so that 32-bit processes (mmap2 takes a 32-bit page offset) can
+ * reach every buffer.  Page 0 stays unused so no buffer sits at offset 0.
  */
-#define PGOFF_MIN	1UL
-#define PGOFF_MAX	(U32_MAX - 1UL)
+#define PGOFF_MIN	1ULL
+#define PGOFF_LIMIT	(1ULL << 32)
 
 static atomic64_t next_client_id = ATOMIC64_INIT(0);
 
@@ -27,7 +28,8 @@ struct npu_mem_client *npu_mem_client_create(void)
 		return NULL;
 	mutex_init(&client->lock);
 	xa_init_flags(&client->handles, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
-	mt_init_flags(&client->offsets, MT_FLAGS_ALLOC_RANGE);
+	mt_init(&client->offsets);
+	client->next_pgoff = PGOFF_MIN;
 	client->id = atomic64_inc_return(&next_client_id);
 	client->pid = task_tgid_nr(current);
 	get_task_comm(client->comm, current);
@@ -68,28 +70,61 @@ static void account(struct npu_mem_client *client, struct npu_mem_buf *buf,
 	client->normal_pages += sign * (s64)buf->nr_normal;
 }
 
+/*
+ * Offsets are handed out upwards, so the common case costs nothing; once
+ * the space is used up, free gaps between live buffers are reused (first
+ * fit).  mtree_alloc_range() would do this, but it misbehaves on 6.1.
+ */
+static int alloc_pgoff(struct npu_mem_client *client, u64 npages, u64 *pgoff)
+{
+	MA_STATE(mas, &client->offsets, 0, 0);
+	u64 start = PGOFF_MIN;
+	void *entry;
+
+	lockdep_assert_held(&client->lock);
+	if (npages <= PGOFF_LIMIT - client->next_pgoff) {
+		*pgoff = client->next_pgoff;
+		client->next_pgoff += npages;
+		return 0;
+	}
+
+	mas_lock(&mas);
+	mas_for_each(&mas, entry, PGOFF_LIMIT - 1) {
+		if (mas.index - start >= npages)
+			break;
+		start = mas.last + 1;
+	}
+	mas_unlock(&mas);
+	if (start >= PGOFF_LIMIT || PGOFF_LIMIT - start < npages)
+		return -ENOSPC;
+	*pgoff = start;
+	return 0;
+}
+
 /* Takes over the caller's reference to @buf on success. */
 int npu_mem_client_add(struct npu_mem_client *client, struct npu_mem_buf *buf,
 		       u32 *handle)
 {
-	unsigned long pgoff;
+	u64 npages = buf->size >> PAGE_SHIFT, pgoff;
 	int ret;
 
 	mutex_lock(&client->lock);
-	ret = mtree_alloc_range(&client->offsets, &pgoff, buf,
-				buf->size >> PAGE_SHIFT, PGOFF_MIN, PGOFF_MAX,
-				GFP_KERNEL_ACCOUNT);
-	if (ret) {
-		ret = ret == -EBUSY ? -ENOSPC : ret;
+	ret = alloc_pgoff(client, npages, &pgoff);
+	if (ret)
 		goto out;
-	}
+	ret = mtree_insert_range(&client->offsets, pgoff, pgoff + npages - 1,
+				 buf, GFP_KERNEL_ACCOUNT);
+	if (ret)
+		goto out;
 	buf->pgoff = pgoff;
-	ret = xa_alloc(&client->handles, handle, buf, xa_limit_32b,
-		       GFP_KERNEL_ACCOUNT);
-	if (ret) {
+	/* Cyclic, so a stale handle names nothing rather than a newer buffer. */
+	ret = xa_alloc_cyclic(&client->handles, handle, buf, xa_limit_32b,
+			      &client->next_handle, GFP_KERNEL_ACCOUNT);
+	if (ret < 0) {
 		mtree_erase(&client->offsets, pgoff);
 		goto out;
 	}
+	ret = 0;
 	account(client, buf, 1);
 out:
 	mutex_unlock(&client->lock);

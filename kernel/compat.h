@@ -8,6 +8,7 @@
 #define _NPU_MEM_COMPAT_H
 
 #include <linux/version.h>
+#include <linux/dma-mapping.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 
@@ -26,6 +27,23 @@ static inline void npu_vm_flags_clear(struct vm_area_struct *vma, vm_flags_t f)
 #define npu_vm_flags_set	vm_flags_set
 #define npu_vm_flags_clear	vm_flags_clear
 #endif
+
+/*
+ * Let an IOMMU merge a buffer into one device address segment (the default
+ * caps segments at 64 KiB).  The setters stopped returning errors in 6.11.
+ */
+static inline int npu_dma_set_seg_limits(struct device *dev)
+{
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 11, 0)
+	int ret = dma_set_max_seg_size(dev, UINT_MAX);
+
+	return ret ? ret : dma_set_seg_boundary(dev, ULONG_MAX);
+#else
+	dma_set_max_seg_size(dev, UINT_MAX);
+	dma_set_seg_boundary(dev, ULONG_MAX);
+	return 0;
+#endif
+}
 
 /* Symbol namespaces are strings from 6.13 on. */
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 13, 0)

@@ -85,6 +85,8 @@ static int npu_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
 	if (ret)
 		ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(32));
+	if (!ret)
+		ret = npu_dma_set_seg_limits(&pdev->dev);
 	if (ret)
 		return ret;
 	npu_pci_dev = pdev;
@@ -164,9 +166,17 @@ static int create_platform_device(void)
 		.dma_mask = DMA_BIT_MASK(64),
 	};
 
+	int ret;
+
 	npu_pdev = platform_device_register_full(&info);
 	if (IS_ERR(npu_pdev))
 		return PTR_ERR(npu_pdev);
+	ret = npu_dma_set_seg_limits(&npu_pdev->dev);
+	if (ret) {
+		platform_device_unregister(npu_pdev);
+		npu_pdev = NULL;
+		return ret;
+	}
 	npu_dev = &npu_pdev->dev;
 	return 0;
 }

@@ -58,6 +58,8 @@ struct npu_mem_client {
 	struct mutex lock;		/* handles, offsets, usage below */
 	struct xarray handles;
 	struct maple_tree offsets;
+	u32 next_handle;		/* xa_alloc_cyclic() cursor */
+	u64 next_pgoff;			/* first never-used mmap page offset */
 	u64 id;
 	pid_t pid;
 	char comm[TASK_COMM_LEN];

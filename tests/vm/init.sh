@@ -56,6 +56,7 @@ mount9p vmout /share "cache=none"
 . /share/.vm-run/job
 ST=/share/.vm-run/status
 status() { echo "$1=$2" >>"$ST"; }
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
 
 # The host root is read-only and does not change under us, so cache it
 # aggressively: python imports and dynamic linking over 9p are the slow part.
@@ -79,6 +80,7 @@ if ! mkdir -p "$R$VM_OUTDIR" || ! mount -o bind /share "$R$VM_OUTDIR"; then
 	die "cannot bind the results share on $VM_OUTDIR"
 fi
 status boot ok
+status t_boot "$(uptime_s)"
 
 in_root() { chroot "$R" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin "$@"; }
 
@@ -118,6 +120,7 @@ if [ "$rc_insmod" = 0 ]; then
 		chroot "$R" /bin/sh "$VM_OUTDIR/.vm-run/cmd" </dev/null
 	fi
 	status cmd $?
+	status t_cmd "$(uptime_s)"
 fi
 
 if [ -n "$VM_MODULE" ] && [ "$rc_insmod" = 0 ]; then
