@@ -62,3 +62,5 @@ clean:
 	-$(MAKE) -C tests clean
 
 .PHONY: all module modules-all sparse lib tests deps run check clean
+
+include mk/dkms.mk mk/install.mk

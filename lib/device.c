@@ -26,24 +26,31 @@ const char *aclmem_device_path(void)
 	return p && *p ? p : "/dev/" NPU_MEM_DEVICE_NAME;
 }
 
+/* Both return -errno and leave errno as they found it (liburing style). */
 int aclmem_device_open(void)
 {
-	int fd;
+	int saved = errno, fd;
 
 	do {
 		fd = open(aclmem_device_path(), O_RDWR | O_CLOEXEC);
 	} while (fd < 0 && errno == EINTR);
-	return fd < 0 ? -errno : fd;
+	if (fd < 0)
+		fd = -errno;
+	errno = saved;
+	return fd;
 }
 
 int aclmem_do_ioctl(int fd, unsigned long req, void *arg)
 {
-	int ret;
+	int saved = errno, ret;
 
 	do {
 		ret = ioctl(fd, req, arg);
 	} while (ret < 0 && (errno == EINTR || errno == EAGAIN));
-	return ret < 0 ? -errno : ret;
+	if (ret < 0)
+		ret = -errno;
+	errno = saved;
+	return ret;
 }
 
 int aclmem_open_errno_to_acl(int err)
@@ -108,12 +115,13 @@ int aclmem_mmap_errno_to_acl(int err)
 
 uint32_t aclmem_buffer_page_size(const struct npu_mem_buffer *buf)
 {
-	/* A buffer is as coarse as its finest pages: report those. */
-	if (buf->normal_pages)
-		return 4096;
-	if (buf->huge_pages)
-		return 2u << 20;
+	/*
+	 * The largest pages backing it: a huge-first buffer whose tail (or a
+	 * chunk that fell back) has small pages is still a huge-page buffer.
+	 */
 	if (buf->giant_pages)
 		return 1u << 30;
+	if (buf->huge_pages)
+		return 2u << 20;
 	return 4096;
 }

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Buffers and the table of live ones.
+ *
+ * A buffer is one npu-mem handle mapped once, whole, into the process; the
+ * address of that mapping is the device pointer ACL hands out.  The table
+ * maps start addresses to buffers so that range calls can take any pointer
+ * inside a live buffer.  A buffer's "end" for those calls is the size ACL
+ * reserved (CANN's rounding), not the page-rounded size behind it, so
+ * behaviour does not depend on the page policy.
+ *
+ * A freed buffer leaves the table at once; it is then either released
+ * (unmapped and freed in the driver) or, if the pool takes it, kept mapped
+ * for reuse by a later allocation of the same class.
+ */
+#ifndef ACLMEM_MEMORY_H
+#define ACLMEM_MEMORY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "addrtree.h"
+#include "policy.h"
+
+enum aclmem_buf_kind {
+	ACLMEM_BUF_DEVICE = 1,	/* aclrtMalloc* */
+	ACLMEM_BUF_HOST = 2,	/* aclrtMallocHost */
+};
+
+struct aclmem_buf {
+	struct addrtree_node node;	/* key: start address */
+	void *addr;			/* start of the mapping */
+	size_t size;			/* bytes reserved by ACL's rounding */
+	size_t map_len;			/* bytes mapped: the driver's size */
+	uint32_t handle;
+	uint32_t kpolicy;		/* enum npu_mem_policy asked for */
+	uint32_t kflags;		/* NPU_MEM_ALLOC_* asked for */
+	uint32_t page_size;		/* finest page size backing it */
+	uint8_t kind;			/* enum aclmem_buf_kind */
+	/* pool bookkeeping (pool.c), meaningless while in the table */
+	size_t pool_class;		/* size class it was allocated for */
+	struct aclmem_buf *cls_prev, *cls_next;
+	struct aclmem_buf *lru_prev, *lru_next;
+};
+
+/* What a range call learns about the buffer a range lies in. */
+struct aclmem_range {
+	uint32_t handle;
+	uint64_t offset;		/* from the start of the buffer */
+	uint32_t page_size;
+	uint8_t kind;
+	bool readonly;
+};
+
+/* Allocate for an ACL call; ACL code.  The current device is checked. */
+int aclmem_mem_alloc(enum aclmem_api api, void **ptr, size_t size,
+		     uint32_t policy);
+
+/* Free a buffer of this kind by its start address; ACL code. */
+int aclmem_mem_free(void *ptr, enum aclmem_buf_kind kind);
+
+enum aclmem_lookup {
+	ACLMEM_RANGE_INSIDE,	/* [p, p + len) lies inside one live buffer */
+	ACLMEM_RANGE_NONE,	/* p is in no live buffer */
+	ACLMEM_RANGE_OVERRUN,	/* p is in a buffer, p + len runs past its end */
+};
+
+/* Where [p, p + len) lies; *out (may be NULL) filled when INSIDE. */
+enum aclmem_lookup aclmem_mem_lookup(const void *p, size_t len,
+				     struct aclmem_range *out);
+
+/*
+ * Look up [p, p + len) (len may be 0: then just p): ACL_SUCCESS if it lies
+ * inside one live buffer of one of the kinds in kinds (a mask), else
+ * ACL_ERROR_RT_PARAM_INVALID.  *out may be NULL.
+ */
+int aclmem_mem_range(const void *p, size_t len, unsigned int kinds,
+		     struct aclmem_range *out);
+
+/* Unmap and free a buffer in the driver (pool eviction, teardown). */
+void aclmem_buf_release(struct aclmem_buf *buf);
+
+/* aclFinalize: release every buffer still live; returns how many. */
+size_t aclmem_mem_release_all(void);
+
+/* fork(): lock around it, and in the child forget the parent's buffers. */
+void aclmem_mem_atfork_prepare(void);
+void aclmem_mem_atfork_parent(void);
+void aclmem_mem_atfork_child(void);
+
+#endif /* ACLMEM_MEMORY_H */

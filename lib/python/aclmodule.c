@@ -1,0 +1,626 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The "acl" Python module: libaclmem's ACL API with pyACL's conventions.
+ *
+ *   ret = acl.init()                    acl.finalize()
+ *   ret = acl.rt.set_device(0)          acl.rt.reset_device(0)
+ *   dev_ptr, ret = acl.rt.malloc_cached(size, policy)   (also malloc,
+ *                                       malloc_align32; host_ptr, ret =
+ *                                       acl.rt.malloc_host(size))
+ *   ret = acl.rt.memcpy(dst, dest_max, src, count, kind)
+ *   free, total, ret = acl.rt.get_mem_info(attr)
+ *
+ * Pointers are ints; every call returns its outputs followed by ret, and an
+ * API failure is a non-zero ret (outputs are then 0), never an exception.
+ * Arguments of the wrong type raise TypeError; ints out of range for the C
+ * type raise OverflowError.  acl.util.bytes_to_ptr/ptr_to_bytes move data
+ * between Python objects and memory, as in pyACL.
+ *
+ * The GIL is released around every library call: copies and allocations
+ * can take long, and other Python threads should run meanwhile.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <limits.h>
+#include <stdint.h>
+
+#include "acl/acl.h"
+
+/* ---- argument converters: ints only, range-checked ---- */
+
+static int need_int(PyObject *o, const char *what)
+{
+	if (PyLong_Check(o))
+		return 1;
+	PyErr_Format(PyExc_TypeError, "%s must be int, not %.200s", what,
+		     Py_TYPE(o)->tp_name);
+	return 0;
+}
+
+static int conv_ptr(PyObject *o, void *out)
+{
+	unsigned long long v;
+
+	if (!need_int(o, "pointer"))
+		return 0;
+	v = PyLong_AsUnsignedLongLong(o);
+	if (v == (unsigned long long)-1 && PyErr_Occurred())
+		return 0;
+	if (v > UINTPTR_MAX) {
+		PyErr_SetString(PyExc_OverflowError, "pointer out of range");
+		return 0;
+	}
+	*(void **)out = (void *)(uintptr_t)v;
+	return 1;
+}
+
+static int conv_size(PyObject *o, void *out)
+{
+	size_t v;
+
+	if (!need_int(o, "size"))
+		return 0;
+	v = PyLong_AsSize_t(o);
+	if (v == (size_t)-1 && PyErr_Occurred())
+		return 0;
+	*(size_t *)out = v;
+	return 1;
+}
+
+/* int32_t arguments: device ids, fill values, enum values */
+static int conv_i32(PyObject *o, void *out)
+{
+	long v;
+
+	if (!need_int(o, "argument"))
+		return 0;
+	v = PyLong_AsLong(o);
+	if (v == -1 && PyErr_Occurred())
+		return 0;
+	if (v < INT32_MIN || v > INT32_MAX) {
+		PyErr_SetString(PyExc_OverflowError, "argument out of int32 range");
+		return 0;
+	}
+	*(int32_t *)out = (int32_t)v;
+	return 1;
+}
+
+/* ---- acl ---- */
+
+static PyObject *py_init(PyObject *self, PyObject *args)
+{
+	const char *path = NULL;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "|z:init", &path))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclInit(path);
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+static PyObject *py_finalize(PyObject *self, PyObject *args)
+{
+	aclError ret;
+
+	(void)self;
+	(void)args;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclFinalize();
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+/* ---- acl.rt: devices ---- */
+
+static PyObject *py_set_device(PyObject *self, PyObject *args)
+{
+	int32_t id;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&:set_device", conv_i32, &id))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtSetDevice(id);
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+static PyObject *py_reset_device(PyObject *self, PyObject *args)
+{
+	int32_t id;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&:reset_device", conv_i32, &id))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtResetDevice(id);
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+static PyObject *py_get_device(PyObject *self, PyObject *args)
+{
+	int32_t id = 0;
+	aclError ret;
+
+	(void)self;
+	(void)args;
+	ret = aclrtGetDevice(&id);
+	return Py_BuildValue("(ii)", ret ? 0 : (int)id, ret);
+}
+
+static PyObject *py_get_device_count(PyObject *self, PyObject *args)
+{
+	uint32_t n = 0;
+	aclError ret;
+
+	(void)self;
+	(void)args;
+	ret = aclrtGetDeviceCount(&n);
+	return Py_BuildValue("(Ii)", (unsigned int)n, ret);
+}
+
+static PyObject *py_get_run_mode(PyObject *self, PyObject *args)
+{
+	aclrtRunMode mode = ACL_HOST;
+	aclError ret;
+
+	(void)self;
+	(void)args;
+	ret = aclrtGetRunMode(&mode);
+	return Py_BuildValue("(ii)", (int)mode, ret);
+}
+
+static PyObject *py_synchronize_device(PyObject *self, PyObject *args)
+{
+	aclError ret;
+
+	(void)self;
+	(void)args;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtSynchronizeDevice();
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+/* ---- acl.rt: memory ---- */
+
+typedef aclError (*malloc_fn)(void **, size_t, aclrtMemMallocPolicy);
+
+static PyObject *do_malloc(PyObject *args, const char *fmt, malloc_fn fn)
+{
+	void *p = NULL;
+	size_t size;
+	int32_t policy;
+	aclError ret;
+
+	if (!PyArg_ParseTuple(args, fmt, conv_size, &size, conv_i32, &policy))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = fn(&p, size, (aclrtMemMallocPolicy)policy);
+	Py_END_ALLOW_THREADS
+	return Py_BuildValue("(Ki)", ret ? 0ULL : (unsigned long long)(uintptr_t)p,
+			     ret);
+}
+
+static PyObject *py_malloc(PyObject *self, PyObject *args)
+{
+	(void)self;
+	return do_malloc(args, "O&O&:malloc", aclrtMalloc);
+}
+
+static PyObject *py_malloc_cached(PyObject *self, PyObject *args)
+{
+	(void)self;
+	return do_malloc(args, "O&O&:malloc_cached", aclrtMallocCached);
+}
+
+static PyObject *py_malloc_align32(PyObject *self, PyObject *args)
+{
+	(void)self;
+	return do_malloc(args, "O&O&:malloc_align32", aclrtMallocAlign32);
+}
+
+static PyObject *py_malloc_host(PyObject *self, PyObject *args)
+{
+	void *p = NULL;
+	size_t size;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&:malloc_host", conv_size, &size))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtMallocHost(&p, size);
+	Py_END_ALLOW_THREADS
+	return Py_BuildValue("(Ki)", ret ? 0ULL : (unsigned long long)(uintptr_t)p,
+			     ret);
+}
+
+static PyObject *do_ptr_call(PyObject *args, const char *fmt,
+			     aclError (*fn)(void *))
+{
+	void *p;
+	aclError ret;
+
+	if (!PyArg_ParseTuple(args, fmt, conv_ptr, &p))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = fn(p);
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+static PyObject *py_free(PyObject *self, PyObject *args)
+{
+	(void)self;
+	return do_ptr_call(args, "O&:free", aclrtFree);
+}
+
+static PyObject *py_free_host(PyObject *self, PyObject *args)
+{
+	(void)self;
+	return do_ptr_call(args, "O&:free_host", aclrtFreeHost);
+}
+
+static PyObject *do_cache(PyObject *args, const char *fmt,
+			  aclError (*fn)(void *, size_t))
+{
+	void *p;
+	size_t size;
+	aclError ret;
+
+	if (!PyArg_ParseTuple(args, fmt, conv_ptr, &p, conv_size, &size))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = fn(p, size);
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+static PyObject *py_mem_flush(PyObject *self, PyObject *args)
+{
+	(void)self;
+	return do_cache(args, "O&O&:mem_flush", aclrtMemFlush);
+}
+
+static PyObject *py_mem_invalidate(PyObject *self, PyObject *args)
+{
+	(void)self;
+	return do_cache(args, "O&O&:mem_invalidate", aclrtMemInvalidate);
+}
+
+static PyObject *py_memset(PyObject *self, PyObject *args)
+{
+	void *p;
+	size_t max, count;
+	int32_t value;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&O&O&O&:memset", conv_ptr, &p,
+			      conv_size, &max, conv_i32, &value,
+			      conv_size, &count))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtMemset(p, max, value, count);
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+static PyObject *py_memcpy(PyObject *self, PyObject *args)
+{
+	void *dst, *src;
+	size_t max, count;
+	int32_t kind;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&O&O&O&O&:memcpy", conv_ptr, &dst,
+			      conv_size, &max, conv_ptr, &src,
+			      conv_size, &count, conv_i32, &kind))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtMemcpy(dst, max, src, count, (aclrtMemcpyKind)kind);
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+static PyObject *py_get_mem_info(PyObject *self, PyObject *args)
+{
+	size_t f = 0, t = 0;
+	int32_t attr;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&:get_mem_info", conv_i32, &attr))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtGetMemInfo((aclrtMemAttr)attr, &f, &t);
+	Py_END_ALLOW_THREADS
+	return Py_BuildValue("(nni)", (Py_ssize_t)f, (Py_ssize_t)t, ret);
+}
+
+static PyObject *py_pointer_get_attributes(PyObject *self, PyObject *args)
+{
+	aclrtPtrAttributes a = { { 0, ACL_MEM_LOCATION_TYPE_HOST }, 0, { 0 } };
+	void *p;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&:pointer_get_attributes", conv_ptr, &p))
+		return NULL;
+	ret = aclrtPointerGetAttributes(p, &a);
+	return Py_BuildValue("({s:I,s:i,s:I}i)", "id", (unsigned int)a.location.id,
+			     "type", (int)a.location.type,
+			     "page_size", (unsigned int)a.pageSize, ret);
+}
+
+/* ---- acl.rt: streams ---- */
+
+static PyObject *py_create_stream(PyObject *self, PyObject *args)
+{
+	aclrtStream s = NULL;
+	aclError ret;
+
+	(void)self;
+	(void)args;
+	ret = aclrtCreateStream(&s);
+	return Py_BuildValue("(Ki)", ret ? 0ULL : (unsigned long long)(uintptr_t)s,
+			     ret);
+}
+
+static PyObject *py_destroy_stream(PyObject *self, PyObject *args)
+{
+	void *s;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&:destroy_stream", conv_ptr, &s))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtDestroyStream(s);
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+static PyObject *py_synchronize_stream(PyObject *self, PyObject *args)
+{
+	void *s;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&:synchronize_stream", conv_ptr, &s))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtSynchronizeStream(s);
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+static PyObject *py_memcpy_async(PyObject *self, PyObject *args)
+{
+	void *dst, *src, *s;
+	size_t max, count;
+	int32_t kind;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&O&O&O&O&O&:memcpy_async", conv_ptr, &dst,
+			      conv_size, &max, conv_ptr, &src,
+			      conv_size, &count, conv_i32, &kind, conv_ptr, &s))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtMemcpyAsync(dst, max, src, count, (aclrtMemcpyKind)kind, s);
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+/* ---- acl.util ---- */
+
+static PyObject *py_bytes_to_ptr(PyObject *self, PyObject *args)
+{
+	Py_buffer view;
+	PyObject *obj;
+	void *p;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O:bytes_to_ptr", &obj))
+		return NULL;
+	if (!PyObject_CheckBuffer(obj)) {
+		PyErr_Format(PyExc_TypeError,
+			     "bytes_to_ptr needs bytes, bytearray or a buffer, not %.200s",
+			     Py_TYPE(obj)->tp_name);
+		return NULL;
+	}
+	if (PyObject_GetBuffer(obj, &view, PyBUF_SIMPLE))
+		return NULL;
+	/* Valid while obj lives unresized: the caller keeps it, as in pyACL. */
+	p = view.buf;
+	PyBuffer_Release(&view);
+	return PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)p);
+}
+
+static PyObject *py_ptr_to_bytes(PyObject *self, PyObject *args)
+{
+	void *p;
+	size_t size;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&O&:ptr_to_bytes", conv_ptr, &p,
+			      conv_size, &size))
+		return NULL;
+	if (size > PY_SSIZE_T_MAX) {
+		PyErr_SetString(PyExc_OverflowError, "size too large");
+		return NULL;
+	}
+	if (!p && size) {
+		PyErr_SetString(PyExc_ValueError, "NULL pointer");
+		return NULL;
+	}
+	return PyBytes_FromStringAndSize(p, (Py_ssize_t)size);
+}
+
+/* ---- tables ---- */
+
+static PyMethodDef acl_methods[] = {
+	{ "init", py_init, METH_VARARGS, "ret = init([config_path])" },
+	{ "finalize", py_finalize, METH_NOARGS, "ret = finalize()" },
+	{ NULL, NULL, 0, NULL },
+};
+
+static PyMethodDef rt_methods[] = {
+	{ "set_device", py_set_device, METH_VARARGS, "ret = set_device(id)" },
+	{ "reset_device", py_reset_device, METH_VARARGS, "ret = reset_device(id)" },
+	{ "get_device", py_get_device, METH_NOARGS, "id, ret = get_device()" },
+	{ "get_device_count", py_get_device_count, METH_NOARGS,
+	  "count, ret = get_device_count()" },
+	{ "get_run_mode", py_get_run_mode, METH_NOARGS,
+	  "mode, ret = get_run_mode()" },
+	{ "synchronize_device", py_synchronize_device, METH_NOARGS,
+	  "ret = synchronize_device()" },
+	{ "malloc", py_malloc, METH_VARARGS, "dev_ptr, ret = malloc(size, policy)" },
+	{ "malloc_cached", py_malloc_cached, METH_VARARGS,
+	  "dev_ptr, ret = malloc_cached(size, policy)" },
+	{ "malloc_align32", py_malloc_align32, METH_VARARGS,
+	  "dev_ptr, ret = malloc_align32(size, policy)" },
+	{ "malloc_host", py_malloc_host, METH_VARARGS,
+	  "host_ptr, ret = malloc_host(size)" },
+	{ "free", py_free, METH_VARARGS, "ret = free(dev_ptr)" },
+	{ "free_host", py_free_host, METH_VARARGS, "ret = free_host(host_ptr)" },
+	{ "mem_flush", py_mem_flush, METH_VARARGS, "ret = mem_flush(dev_ptr, size)" },
+	{ "mem_invalidate", py_mem_invalidate, METH_VARARGS,
+	  "ret = mem_invalidate(dev_ptr, size)" },
+	{ "memset", py_memset, METH_VARARGS,
+	  "ret = memset(dev_ptr, max_count, value, count)" },
+	{ "memcpy", py_memcpy, METH_VARARGS,
+	  "ret = memcpy(dst, dest_max, src, count, kind)" },
+	{ "get_mem_info", py_get_mem_info, METH_VARARGS,
+	  "free, total, ret = get_mem_info(attr)" },
+	{ "pointer_get_attributes", py_pointer_get_attributes, METH_VARARGS,
+	  "attrs, ret = pointer_get_attributes(ptr)" },
+	{ "create_stream", py_create_stream, METH_NOARGS,
+	  "stream, ret = create_stream()" },
+	{ "destroy_stream", py_destroy_stream, METH_VARARGS,
+	  "ret = destroy_stream(stream)" },
+	{ "synchronize_stream", py_synchronize_stream, METH_VARARGS,
+	  "ret = synchronize_stream(stream)" },
+	{ "memcpy_async", py_memcpy_async, METH_VARARGS,
+	  "ret = memcpy_async(dst, dest_max, src, count, kind, stream)" },
+	{ NULL, NULL, 0, NULL },
+};
+
+static PyMethodDef util_methods[] = {
+	{ "bytes_to_ptr", py_bytes_to_ptr, METH_VARARGS,
+	  "ptr = bytes_to_ptr(data): address of the object's buffer" },
+	{ "ptr_to_bytes", py_ptr_to_bytes, METH_VARARGS,
+	  "data = ptr_to_bytes(ptr, size): a copy of size bytes at ptr" },
+	{ NULL, NULL, 0, NULL },
+};
+
+static struct PyModuleDef acl_module = {
+	PyModuleDef_HEAD_INIT, "acl",
+	"ACL device memory API (libaclmem), pyACL conventions", -1,
+	acl_methods, NULL, NULL, NULL, NULL,
+};
+
+static struct PyModuleDef rt_module = {
+	PyModuleDef_HEAD_INIT, "acl.rt", "ACL runtime: devices and memory", -1,
+	rt_methods, NULL, NULL, NULL, NULL,
+};
+
+static struct PyModuleDef util_module = {
+	PyModuleDef_HEAD_INIT, "acl.util", "pointer helpers", -1,
+	util_methods, NULL, NULL, NULL, NULL,
+};
+
+#define C(name) { #name, (long)(name) }
+
+static const struct {
+	const char *name;
+	long value;
+} constants[] = {
+	C(ACL_SUCCESS), C(ACL_ERROR_NONE),
+	C(ACL_ERROR_INVALID_PARAM), C(ACL_ERROR_UNINITIALIZE),
+	C(ACL_ERROR_REPEAT_INITIALIZE), C(ACL_ERROR_INVALID_FILE),
+	C(ACL_ERROR_REPEAT_FINALIZE), C(ACL_ERROR_BAD_ALLOC),
+	C(ACL_ERROR_API_NOT_SUPPORT), C(ACL_ERROR_INVALID_DEVICE),
+	C(ACL_ERROR_MEMORY_ADDRESS_UNALIGNED), C(ACL_ERROR_FEATURE_UNSUPPORTED),
+	C(ACL_ERROR_STORAGE_OVER_LIMIT), C(ACL_ERROR_INTERNAL_ERROR),
+	C(ACL_ERROR_FAILURE), C(ACL_ERROR_RT_FAILURE), C(ACL_ERROR_DRV_FAILURE),
+	C(ACL_ERROR_RT_PARAM_INVALID), C(ACL_ERROR_RT_INVALID_DEVICEID),
+	C(ACL_ERROR_RT_CONTEXT_NULL), C(ACL_ERROR_RT_FEATURE_NOT_SUPPORT),
+	C(ACL_ERROR_RT_MEMORY_ALLOCATION), C(ACL_ERROR_RT_NO_DEVICE),
+	C(ACL_ERROR_RT_NO_PERMISSION), C(ACL_ERROR_RT_DRV_INTERNAL_ERROR),
+	C(ACL_MEM_MALLOC_HUGE_FIRST), C(ACL_MEM_MALLOC_HUGE_ONLY),
+	C(ACL_MEM_MALLOC_NORMAL_ONLY), C(ACL_MEM_MALLOC_HUGE_FIRST_P2P),
+	C(ACL_MEM_MALLOC_HUGE_ONLY_P2P), C(ACL_MEM_MALLOC_NORMAL_ONLY_P2P),
+	C(ACL_MEM_MALLOC_HUGE1G_ONLY), C(ACL_MEM_MALLOC_HUGE1G_ONLY_P2P),
+	C(ACL_MEM_TYPE_LOW_BAND_WIDTH), C(ACL_MEM_TYPE_HIGH_BAND_WIDTH),
+	C(ACL_MEM_ACCESS_USER_SPACE_READONLY),
+	C(ACL_MEMCPY_HOST_TO_HOST), C(ACL_MEMCPY_HOST_TO_DEVICE),
+	C(ACL_MEMCPY_DEVICE_TO_HOST), C(ACL_MEMCPY_DEVICE_TO_DEVICE),
+	C(ACL_MEMCPY_DEFAULT), C(ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE),
+	C(ACL_DDR_MEM), C(ACL_HBM_MEM), C(ACL_DDR_MEM_HUGE),
+	C(ACL_DDR_MEM_NORMAL), C(ACL_HBM_MEM_HUGE), C(ACL_HBM_MEM_NORMAL),
+	C(ACL_DDR_MEM_P2P_HUGE), C(ACL_DDR_MEM_P2P_NORMAL),
+	C(ACL_HBM_MEM_P2P_HUGE), C(ACL_HBM_MEM_P2P_NORMAL),
+	C(ACL_HBM_MEM_HUGE1G), C(ACL_HBM_MEM_P2P_HUGE1G), C(ACL_MEM_NORMAL),
+	C(ACL_MEM_HUGE), C(ACL_MEM_HUGE1G), C(ACL_MEM_P2P_NORMAL),
+	C(ACL_MEM_P2P_HUGE), C(ACL_MEM_P2P_HUGE1G),
+	C(ACL_DEVICE), C(ACL_HOST),
+	C(ACL_MEM_LOCATION_TYPE_HOST), C(ACL_MEM_LOCATION_TYPE_DEVICE),
+	C(ACL_MEM_LOCATION_TYPE_UNREGISTERED),
+};
+
+static int add_constants(PyObject *m)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(constants) / sizeof(constants[0]); i++)
+		if (PyModule_AddIntConstant(m, constants[i].name,
+					    constants[i].value))
+			return -1;
+	return 0;
+}
+
+/* Make "import acl.rt" and "from acl import rt" work for a single .so. */
+static int add_submodule(PyObject *parent, struct PyModuleDef *def,
+			 const char *attr)
+{
+	PyObject *m = PyModule_Create(def), *modules;
+
+	if (!m)
+		return -1;
+	if (add_constants(m))
+		goto err;
+	modules = PyImport_GetModuleDict();
+	if (PyDict_SetItemString(modules, def->m_name, m))
+		goto err;
+	if (PyModule_AddObject(parent, attr, m))
+		goto err;
+	return 0;
+err:
+	Py_DECREF(m);
+	return -1;
+}
+
+PyMODINIT_FUNC PyInit_acl(void)
+{
+	PyObject *m = PyModule_Create(&acl_module);
+
+	if (!m)
+		return NULL;
+	if (add_constants(m) || add_submodule(m, &rt_module, "rt") ||
+	    add_submodule(m, &util_module, "util")) {
+		Py_DECREF(m);
+		return NULL;
+	}
+	return m;
+}

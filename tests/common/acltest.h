@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * acltest: helpers for the libaclmem Check programs (tests/lib, tests/host).
+ * Only libc, Check and the UAPI header are used here: every program in
+ * tests/ links every .c file of tests/common, including ones that do not
+ * link libaclmem.
+ */
+#ifndef ACLTEST_H
+#define ACLTEST_H
+
+#include <check.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/npu_mem.h>
+
+/* Path the library opens: $NPU_MEM_DEVICE or /dev/npu-mem. */
+const char *acltest_device_path(void);
+
+/*
+ * Exit 77 (skip) with a message when the device node is genuinely absent
+ * (ENOENT); any other state of the node is the test's business.
+ */
+void acltest_require_device(void);
+
+/* One TCase per test, timeout in seconds (scaled by CK_TIMEOUT_MULTIPLIER). */
+void acltest_add(Suite *s, const TTest *t, double timeout_s);
+
+/* Run the suite; returns the exit status (0 when every test passed). */
+int acltest_run(Suite *s);
+
+/*
+ * The driver's global counters, read through a file of its own (so the
+ * library's state is not involved): allocated_bytes, buffers, pages.
+ */
+struct acltest_counters {
+	uint64_t allocated_bytes;
+	uint64_t buffers;
+	uint64_t huge_pages;
+	uint64_t normal_pages;
+	uint64_t giant_pages;
+};
+void acltest_counters(struct acltest_counters *c);
+/* GET_INFO through a file of its own; asserts success. */
+void acltest_driver_info(struct npu_mem_info *info);
+
+/*
+ * The module's max_bytes parameter (0: no cap but RAM), through sysfs;
+ * 0 or -errno.  The previous value is returned in *old when old is set.
+ */
+int acltest_set_max_bytes(uint64_t bytes, uint64_t *old);
+int acltest_get_max_bytes(uint64_t *bytes);
+
+/* Touch addr; 0 when it worked, else the signal (SIGSEGV/SIGBUS) raised. */
+int acltest_probe(volatile void *addr, bool write);
+
+/* Deterministic patterns. */
+void acltest_fill(void *p, size_t len, uint32_t seed);
+/* Offset of the first byte differing from acltest_fill(seed), or SIZE_MAX. */
+size_t acltest_verify(const void *p, size_t len, uint32_t seed);
+
+double acltest_now(void);
+
+#endif /* ACLTEST_H */

@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * nmtest_util: helpers shared by the /dev/npu-mem ioctl tests (tests/kernel/) and
+ * the UAPI layout tests (tests/host/).  Everything here is for Check test
+ * programs: assertion helpers report the caller's file and line.
+ *
+ * Conventions:
+ *  - nm_*() wrappers of the driver's ioctls return 0 or -errno, never assert;
+ *    the *_ok() variants assert success;
+ *  - nm_assert_ret(expr, -EFOO) for those, nm_assert_errno(expr, EFOO) for
+ *    raw syscalls (-1 and errno), nm_assert_mmap_errno() for mmap();
+ *  - a "sentinel" is an unrelated live, mapped, patterned buffer: after every
+ *    bad-input test, NM_SENTINEL_CHECK() proves its contents, its QUERY
+ *    answer and the driver's counters were not disturbed.
+ */
+#ifndef NMTEST_UTIL_H
+#define NMTEST_UTIL_H
+
+#include <check.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/types.h>
+#include <linux/npu_mem.h>
+
+#define NM_DEV_PATH	"/dev/" NPU_MEM_DEVICE_NAME
+#define NM_SYSMOD	"/sys/module/npu_mem"
+#define NM_DEBUGFS	"/sys/kernel/debug/npu_mem"
+
+#define NM_4K		4096ULL
+#define NM_2M		(2ULL << 20)
+#define NM_1G		(1ULL << 30)
+#define NM_KiB		1024ULL
+#define NM_MiB		(1ULL << 20)
+
+#define NM_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define NM_ALIGN(x, a)		(((x) + (a) - 1) & ~((uint64_t)(a) - 1))
+
+/* Raw command numbers, for tests that encode wrong sizes or directions. */
+#define NM_IOC(dir, nr, size)	_IOC((dir), NPU_MEM_IOCTL_MAGIC, (nr), (size))
+#define NM_IOC_RW		(_IOC_READ | _IOC_WRITE)
+
+/* The v1 ioctls, for tests that loop over all of them. */
+struct nm_ioctl_desc {
+	const char *name;
+	unsigned long cmd;
+	unsigned int nr;
+	unsigned int dir;
+	size_t size;		/* sizeof the v1 struct */
+};
+extern const struct nm_ioctl_desc nm_ioctls_v1[];
+extern const size_t nm_n_ioctls_v1;
+
+/* ------------------------------------------------------------------ */
+/* Suite plumbing (libevdev style: one TCase per test)                */
+
+enum nm_needs {
+	NM_NEEDS_NOTHING = 0,
+	NM_NEEDS_DEVICE = 1,	/* exit 77 when /dev/npu-mem is absent */
+};
+
+Suite *nm_suite(const char *name);
+/* One TCase named after the test, with its own timeout in seconds (Check
+ * multiplies it by CK_TIMEOUT_MULTIPLIER; the guest is slow under TCG). */
+void nm_add(Suite *s, const TTest *t, double timeout_s);
+/* Run the suite, print the summary, return the process exit status.
+ * With NM_NEEDS_DEVICE, exits 77 first when /dev/npu-mem does not exist. */
+int nm_run(Suite *s, enum nm_needs needs);
+void nm_require_device(void);
+
+/* ------------------------------------------------------------------ */
+/* Assertions                                                          */
+
+const char *nm_errname(int err);	/* "EINVAL", or "errno 1234" */
+const char *nm_retname(long ret);	/* "0", "-EINVAL", "17" */
+
+/* expr returns 0 or -errno (or a value); compare exactly. */
+#define nm_assert_ret(expr, want) do {					\
+	long _nm_r = (long)(expr);					\
+	long _nm_w = (long)(want);					\
+	ck_assert_msg(_nm_r == _nm_w, "%s: expected %s, got %s",	\
+		      #expr, nm_retname(_nm_w), nm_retname(_nm_r));	\
+} while (0)
+
+#define nm_assert_ok(expr) nm_assert_ret(expr, 0)
+
+/* expr is a syscall: -1 with errno == err. */
+#define nm_assert_errno(expr, err) do {					\
+	errno = 0;							\
+	long _nm_r = (long)(expr);					\
+	int _nm_e = errno;						\
+	ck_assert_msg(_nm_r == -1 && _nm_e == (err),			\
+		      "%s: expected -1/%s, got %ld/%s", #expr,		\
+		      nm_errname(err), _nm_r,				\
+		      _nm_r == -1 ? nm_errname(_nm_e) : "-");		\
+} while (0)
+
+/* expr is a syscall that must succeed (not -1). */
+#define nm_assert_sys(expr) ({						\
+	errno = 0;							\
+	long _nm_r = (long)(expr);					\
+	ck_assert_msg(_nm_r != -1, "%s failed: %s", #expr,		\
+		      nm_errname(errno));				\
+	_nm_r;								\
+})
+
+#define nm_assert_mmap_errno(expr, err) do {				\
+	errno = 0;							\
+	void *_nm_p = (expr);						\
+	int _nm_e = errno;						\
+	if (_nm_p != MAP_FAILED)					\
+		munmap(_nm_p, 4096);					\
+	ck_assert_msg(_nm_p == MAP_FAILED && _nm_e == (err),		\
+		      "%s: expected MAP_FAILED/%s, got %p/%s", #expr,	\
+		      nm_errname(err), _nm_p,				\
+		      _nm_p == MAP_FAILED ? nm_errname(_nm_e) : "-");	\
+} while (0)
+
+/* ------------------------------------------------------------------ */
+/* Device and ioctls                                                   */
+
+/* open(/dev/npu-mem, O_RDWR | O_CLOEXEC), asserting success. */
+int nm_open(void);
+
+int nm_ioctl(int fd, unsigned long cmd, void *arg);	/* 0 or -errno */
+int nm_get_info(int fd, struct npu_mem_info *info);
+int nm_alloc(int fd, uint64_t size, uint32_t policy, uint32_t flags,
+	     struct npu_mem_alloc *out);
+int nm_free(int fd, uint32_t handle);
+int nm_query(int fd, uint32_t handle, struct npu_mem_buffer *out);
+
+#define nm_get_info_ok(fd, info) \
+	_nm_get_info_ok((fd), (info), __FILE__, __LINE__)
+#define nm_alloc_ok(fd, size, policy, flags, out) \
+	_nm_alloc_ok((fd), (size), (policy), (flags), (out), __FILE__, __LINE__)
+#define nm_free_ok(fd, handle) _nm_free_ok((fd), (handle), __FILE__, __LINE__)
+void _nm_get_info_ok(int fd, struct npu_mem_info *info, const char *f, int l);
+uint32_t _nm_alloc_ok(int fd, uint64_t size, uint32_t policy, uint32_t flags,
+		      struct npu_mem_alloc *out, const char *f, int l);
+void _nm_free_ok(int fd, uint32_t handle, const char *f, int l);
+
+/* mmap(NULL, len, prot, MAP_SHARED, fd, off): MAP_FAILED and errno on error */
+void *nm_mmap(int fd, uint64_t off, size_t len, int prot);
+/* Map a whole buffer read/write (or prot), asserting success. */
+#define nm_map_ok(fd, a, prot) _nm_map_ok((fd), (a), (prot), __FILE__, __LINE__)
+void *_nm_map_ok(int fd, const struct npu_mem_alloc *a, int prot,
+		 const char *f, int l);
+
+const char *nm_policy_name(uint32_t policy);
+
+/* Every size/backing rule of the ABI for one ALLOC result. */
+#define nm_assert_buffer_sane(req, policy, flags, buf) \
+	_nm_assert_buffer_sane((req), (policy), (flags), (buf), __FILE__, __LINE__)
+void _nm_assert_buffer_sane(uint64_t req, uint32_t policy, uint32_t flags,
+			    const struct npu_mem_buffer *b, const char *f, int l);
+#define nm_assert_buf_eq(a, b) _nm_assert_buf_eq((a), (b), __FILE__, __LINE__)
+void _nm_assert_buf_eq(const struct npu_mem_buffer *a,
+		       const struct npu_mem_buffer *b, const char *f, int l);
+
+/* ------------------------------------------------------------------ */
+/* Counters                                                            */
+
+struct nm_counters {
+	uint64_t allocated_bytes;
+	uint64_t huge_pages;
+	uint64_t normal_pages;
+	uint64_t giant_pages;
+	uint64_t buffers;
+	uint64_t client_buffers;	/* of the fd they were read through */
+	uint64_t client_bytes;
+};
+
+#define nm_counters(fd, c) _nm_counters((fd), (c), __FILE__, __LINE__)
+void _nm_counters(int fd, struct nm_counters *c, const char *f, int l);
+/* All seven fields equal */
+#define nm_assert_counters_eq(a, b) \
+	_nm_assert_counters_eq((a), (b), true, __FILE__, __LINE__)
+/* Global fields only (different fds, or client fields known to differ) */
+#define nm_assert_global_eq(a, b) \
+	_nm_assert_counters_eq((a), (b), false, __FILE__, __LINE__)
+void _nm_assert_counters_eq(const struct nm_counters *a,
+			    const struct nm_counters *b, bool client,
+			    const char *f, int l);
+/* Re-read through fd and compare with *c */
+#define nm_assert_counters_now(fd, c) do {				\
+	struct nm_counters _nm_now;					\
+	nm_counters((fd), &_nm_now);					\
+	nm_assert_counters_eq((c), &_nm_now);				\
+} while (0)
+#define nm_assert_global_now(fd, c) do {				\
+	struct nm_counters _nm_now;					\
+	nm_counters((fd), &_nm_now);					\
+	nm_assert_global_eq((c), &_nm_now);				\
+} while (0)
+/* The counters a live buffer adds (c += b, or c -= b with sign -1). */
+void nm_counters_add(struct nm_counters *c, const struct npu_mem_buffer *b,
+		     int sign, bool client);
+void nm_counters_print(const char *tag, const struct nm_counters *c);
+
+/* ------------------------------------------------------------------ */
+/* Sentinel: an unrelated live buffer that bad input must not disturb  */
+
+struct nm_sentinel {
+	int fd;
+	struct npu_mem_alloc alloc[2];	/* one NORMAL_ONLY, one HUGE_FIRST */
+	uint8_t *map[2];
+	uint64_t seed;
+	struct nm_counters counters;	/* after the sentinel's allocations */
+};
+
+/* Allocate, map and fill the sentinel buffers in fd; snapshot counters. */
+void nm_sentinel_init(struct nm_sentinel *s, int fd);
+#define NM_SENTINEL_CHECK(s) nm_sentinel_check((s), __FILE__, __LINE__)
+void nm_sentinel_check(struct nm_sentinel *s, const char *f, int l);
+/* Take the counters again: for tests that keep buffers of their own live
+ * across the bad calls they check. */
+void nm_sentinel_resnap(struct nm_sentinel *s);
+/* Unmap and free (asserting), then counters are the pre-init ones. */
+void nm_sentinel_fini(struct nm_sentinel *s);
+
+/* ------------------------------------------------------------------ */
+/* Memory contents                                                      */
+
+void nm_fill(void *p, size_t len, uint64_t seed);
+/* Offset of the first byte that differs from nm_fill(seed), or SIZE_MAX */
+size_t nm_verify(const void *p, size_t len, uint64_t seed);
+/* Offset of the first non-zero byte, or SIZE_MAX */
+size_t nm_nonzero(const void *p, size_t len);
+/* Pattern relative to a base offset: the word at byte offset o of the whole
+ * buffer is the same whichever part of the buffer is mapped. */
+void nm_fill_at(void *p, size_t len, uint64_t seed, uint64_t base);
+size_t nm_verify_at(const void *p, size_t len, uint64_t seed, uint64_t base);
+
+/* Touch addr (read, or write when write is true) under a SIGSEGV/SIGBUS
+ * handler: 0 when it worked, else the signal number. */
+int nm_probe(volatile void *addr, bool write);
+
+/* ------------------------------------------------------------------ */
+/* Guard pages (tt-kmd style)                                           */
+
+struct nm_guard {
+	void *base;
+	size_t len;
+};
+/* Memory for an object of len bytes whose last `overhang` bytes are in a
+ * PROT_NONE page: overhang 0 puts the object flush at the end of a R/W page
+ * followed by a PROT_NONE page.  The object is zeroed. */
+void *nm_guard_place(struct nm_guard *g, size_t len, size_t overhang);
+/* Make the R/W page(s) read-only */
+void nm_guard_readonly(struct nm_guard *g);
+void nm_guard_release(struct nm_guard *g);
+/* An address that is certainly unmapped (mmap + munmap of 2 pages). */
+void *nm_unmapped_addr(void);
+
+/* ------------------------------------------------------------------ */
+/* Processes, files, system                                             */
+
+/* Wait for pid, assert it exited with status 0; msg names the child. */
+#define nm_wait_ok(pid, msg) _nm_wait_ok((pid), (msg), __FILE__, __LINE__)
+void _nm_wait_ok(pid_t pid, const char *msg, const char *f, int l);
+/* waitpid with a timeout: returns the status, or -1 (and kills the child
+ * with SIGKILL) when it did not end within timeout_s seconds. */
+int nm_wait_timeout(pid_t pid, double timeout_s);
+
+/* "VmPin:" of /proc/self/status, in bytes */
+uint64_t nm_vmpin_bytes(void);
+/* Integer value after "key:" in a "key: value" file; 0 or -errno/-ENOENT */
+int nm_kv_file(const char *path, const char *key, uint64_t *val);
+int nm_fdinfo(int fd, const char *key, uint64_t *val);
+/* Whole file into a malloc'd NUL-terminated string (NULL and errno) */
+char *nm_read_file(const char *path);
+int nm_write_file(const char *path, const char *text);
+/* Module parameter as an integer: 0 or -errno */
+int nm_param_get(const char *name, uint64_t *val);
+int nm_param_set(const char *name, uint64_t val);
+
+/* Drop capabilities (CAP_* numbers, as a mask of 1ULL << cap) from the
+ * effective, permitted and inheritable sets of the calling thread. */
+int nm_drop_caps(uint64_t caps);
+
+/* Mount debugfs in a private mount namespace of this process if it is not
+ * mounted; returns 0 or -errno. */
+int nm_debugfs_mount(void);
+
+/* Run `sh -c cmd` with stderr folded into stdout; returns the exit status
+ * (-1 when it could not run) and, when out is not NULL, the output in a
+ * malloc'd string. */
+int nm_shell(const char *cmd, char **out);
+
+double nm_now(void);			/* CLOCK_MONOTONIC seconds */
+uint64_t nm_env_u64(const char *name, uint64_t def);
+uint64_t nm_rand64(uint64_t *state);	/* splitmix64 */
+
+#endif /* NMTEST_UTIL_H */

@@ -1,0 +1,132 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# The DKMS path as a user takes it, on this host's real DKMS tree:
+#   host:  make dkms-remove (a clean start), dkms-add, dkms-build and
+#          dkms-install for every kernel with headers (timed); the module
+#          lands in /lib/modules/KVER/updates/dkms, depmod lists it so that
+#          modprobe would find it, and nothing loads it here;
+#          make dkms-add/dkms-install again succeed (idempotent);
+#   guest: each kernel booted with the DKMS-installed file (vm-run -m, .ko.xz
+#          on kernels that compress modules), which must be that build
+#          (srcversion), running the install-status test (npu-smi against a
+#          helper's allocations) and an ALLOC;
+#   end:   make dkms-remove leaves no /var/lib/dkms/npu-mem, no
+#          /usr/src/npu-mem-*, no module file or modules.dep entry.
+# Cleans up on any exit.  Needs root; exit 77 without it or without dkms.
+#   KVERS="..." limits the kernels; NO_VM=1 skips the guests.
+# Prints "N passed, N failed".
+set -uo pipefail
+
+TOP=$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)
+cd "$TOP" || exit 1
+VERSION=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
+NAME=npu-mem
+[ "$(id -u)" = 0 ] || { echo "needs root (dkms)"; exit 77; }
+command -v dkms >/dev/null || { echo "dkms not installed (scripts/deps.sh)"; exit 77; }
+
+pass=0 fail=0
+ok() { echo "ok   - $*"; pass=$((pass + 1)); }
+nok() { echo "FAIL - $*"; fail=$((fail + 1)); }
+check() {
+	local d=$1
+	shift
+	if "$@"; then ok "$d"; else nok "$d"; fi
+}
+RES=$TOP/build/test-results/dkms
+mkdir -p "$RES"
+MAKE=(make --no-print-directory)
+
+if [ -z "${KVERS:-}" ]; then
+	KVERS=$(for b in /lib/modules/*/build; do basename "$(dirname "$b")"; done | sort -V | tr '\n' ' ')
+fi
+# shellcheck disable=SC2206
+kvers=($KVERS)
+[ ${#kvers[@]} -gt 0 ] || { echo "no kernel headers in /lib/modules/*/build"; exit 77; }
+
+loaded_before=$(grep -c '^npu_mem ' /proc/modules)
+cleanup_done=0 remove_rc=""
+cleanup() {
+	[ "$cleanup_done" = 1 ] && return
+	cleanup_done=1
+	"${MAKE[@]}" dkms-remove >"$RES/remove.log" 2>&1
+	remove_rc=$?
+}
+trap cleanup EXIT
+
+# ---- host: add, build, install ----------------------------------------------------
+"${MAKE[@]}" dkms-remove >"$RES/remove-before.log" 2>&1
+check "make dkms-remove before starting" [ $? = 0 ]
+"${MAKE[@]}" dkms-add >"$RES/add.log" 2>&1
+check "make dkms-add" [ $? = 0 ]
+check "sources in /usr/src/$NAME-$VERSION" [ -f "/usr/src/$NAME-$VERSION/dkms.conf" ]
+check "dkms status: added" grep -q "$NAME/$VERSION" <(dkms status -m $NAME -v "$VERSION")
+"${MAKE[@]}" dkms-add >"$RES/add2.log" 2>&1
+check "make dkms-add again" [ $? = 0 ]
+
+declare -A kofile=()
+for k in "${kvers[@]}"; do
+	t0=$(date +%s.%N)
+	"${MAKE[@]}" dkms-build DKMS_KVERS="$k" >"$RES/build-$k.log" 2>&1
+	rc=$?
+	t=$(echo "$(date +%s.%N) - $t0" | bc)
+	check "$k: make dkms-build (${t%???????}s)" [ "$rc" = 0 ]
+	[ "$rc" = 0 ] || tail -n 30 "/var/lib/dkms/$NAME/$VERSION/build/make.log" 2>/dev/null
+	"${MAKE[@]}" dkms-install DKMS_KVERS="$k" >"$RES/install-$k.log" 2>&1
+	check "$k: make dkms-install" [ $? = 0 ]
+	check "$k: install log has no modprobe" bash -c "! grep -qi modprobe '$RES/install-$k.log'"
+	check "$k: dkms status says installed" \
+		grep -q "installed" <(dkms status -m $NAME -v "$VERSION" -k "$k")
+	f=$(ls /lib/modules/"$k"/updates/dkms/npu_mem.ko* 2>/dev/null | head -n1)
+	kofile[$k]=$f
+	check "$k: module file ${f:-missing}" [ -n "$f" ]
+	[ -n "$f" ] || continue
+	check "$k: modules.dep lists it (modprobe finds it)" \
+		grep -q '^updates/dkms/npu_mem\.ko[.a-z]*:' "/lib/modules/$k/modules.dep"
+	check "$k: modinfo -k resolves npu_mem to it" [ "$(modinfo -k "$k" -n npu_mem 2>/dev/null)" = "$f" ]
+	check "$k: vermagic $k" [ "$(modinfo -F vermagic "$f" | cut -d' ' -f1)" = "$k" ]
+	check "$k: version $VERSION" [ "$(modinfo -F version "$f")" = "$VERSION" ]
+done
+"${MAKE[@]}" dkms-install DKMS_KVERS="${kvers[0]}" >"$RES/install-again.log" 2>&1
+check "make dkms-install again (${kvers[0]})" [ $? = 0 ]
+check "nothing loaded npu_mem on the host" [ "$(grep -c '^npu_mem ' /proc/modules)" = "$loaded_before" ]
+
+# ---- guests booted with the DKMS-installed module ----------------------------------------
+if [ "${NO_VM:-}" = 1 ]; then
+	echo "NO_VM=1: guests skipped"
+else
+	"${MAKE[@]}" -C tests >"$RES/tests-build.log" 2>&1 ||
+		nok "building the test programs (see $RES/tests-build.log)"
+	for k in "${kvers[@]}"; do
+		f=${kofile[$k]:-}
+		[ -n "$f" ] || continue
+		[ -e "/boot/vmlinuz-$k" ] || { echo "skip guest $k: no /boot/vmlinuz-$k"; continue; }
+		src=$(modinfo -F srcversion "$f")
+		out=$RES/guest-$k
+		tests/vm/vm-run -q -t 300 -o "$out" -k "$k" -m "$f" -e "WANT_SRC=$src" -- sh -c '
+			got=$(cat /sys/module/npu_mem/srcversion)
+			echo "srcversion: $got (want $WANT_SRC)"
+			[ "$got" = "$WANT_SRC" ] || exit 10
+			build/tests/install/npu-hold 1M 2M:first </dev/null || exit 11
+			build/tools/npu-smi || exit 12
+			build/tests/kernel/install-status || exit 13' >"$out.log" 2>&1
+		rc=$?
+		case $rc in
+		0) ok "$k: guest with the DKMS module: srcversion, ALLOC, npu-smi, install-status" ;;
+		10) nok "$k: guest loaded another build than DKMS's (see $out/console.log)" ;;
+		*) nok "$k: guest smoke failed, exit $rc ($(tail -n1 "$out.log"); see $out/console.log)" ;;
+		esac
+	done
+fi
+
+# ---- remove ---------------------------------------------------------------------------------
+cleanup
+check "make dkms-remove" [ "$remove_rc" = 0 ]
+check "no /var/lib/dkms/$NAME" [ ! -e "/var/lib/dkms/$NAME" ]
+check "no /usr/src/$NAME-*" bash -c "! compgen -G '/usr/src/$NAME-*' >/dev/null"
+left=$(find /lib/modules/*/updates -name 'npu_mem.ko*' 2>/dev/null)
+check "no module file left${left:+: $left}" [ -z "$left" ]
+check "no modules.dep entry left" bash -c "! grep -q 'npu_mem' /lib/modules/*/modules.dep"
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]

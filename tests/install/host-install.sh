@@ -1,0 +1,149 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# make install / make uninstall into a DESTDIR, on the host (no device needed):
+#   - PREFIX=/usr installs exactly the expected files, links and modes, with
+#     a pkg-config file for /usr, and touches nothing outside DESTDIR (no
+#     group created);
+#   - examples/acl_demo.c builds against the staged tree with only
+#     "pkg-config --cflags --libs aclmem" (shared, and --static), and the
+#     Python module imports from the staged site directory;
+#   - PREFIX=/usr/local puts the udev rule and sysusers entry in /etc (where
+#     udev and systemd look) and Python's module where that python searches;
+#   - the man pages format without warnings;
+#   - make uninstall leaves no file behind.
+# Prints "N passed, N failed".
+set -uo pipefail
+
+TOP=$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)
+cd "$TOP" || exit 1
+PY=/usr/bin/python3
+pass=0 fail=0
+ok() { echo "ok   - $*"; pass=$((pass + 1)); }
+nok() { echo "FAIL - $*"; fail=$((fail + 1)); }
+check() {
+	local d=$1
+	shift
+	if "$@"; then ok "$d"; else nok "$d"; fi
+}
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+MAKE=(make --no-print-directory)
+
+# Everything a user gets, relative to DESTDIR, for PREFIX=/usr.
+PYEXT=$($PY-config --extension-suffix)
+UDEVDIR=$(pkg-config --variable=udevdir udev 2>/dev/null || echo /usr/lib/udev)
+expected() {
+	local p=$1 f
+	echo "$p/bin/npu-smi"
+	for f in libaclmem.so.1.0.0 libaclmem.so.1 libaclmem.so libaclmem.a pkgconfig/aclmem.pc; do
+		echo "$p/lib/$f"
+	done
+	(cd include && find acl aclmem -name '*.h') | sed "s|^|$p/include/|"
+	echo "$p/include/linux/npu_mem.h"
+	for f in doc/man/*.[1-9]; do echo "$p/share/man/man${f##*.}/$(basename "$f")"; done
+}
+list_files() { (cd "$1" && find . \( -type f -o -type l \) | sed 's|^\.||' | LC_ALL=C sort); }
+
+group_before=$(getent group npu || true)
+
+# ---- PREFIX=/usr ------------------------------------------------------------------
+D=$W/usr-root
+if "${MAKE[@]}" install DESTDIR="$D" PREFIX=/usr >"$W/install.log" 2>&1; then
+	ok "make install DESTDIR=... PREFIX=/usr"
+else
+	nok "make install DESTDIR=... PREFIX=/usr"; tail -n 30 "$W/install.log"
+fi
+{
+	expected /usr
+	echo "/usr/lib/python3/dist-packages/acl$PYEXT"
+	echo "$UDEVDIR/rules.d/60-npu-mem.rules"
+	echo "/usr/lib/sysusers.d/npu-mem.conf"
+} | LC_ALL=C sort >"$W/want"
+list_files "$D" >"$W/got"
+if diff -u "$W/want" "$W/got" >"$W/diff"; then
+	ok "installs exactly the $(wc -l <"$W/want") expected files"
+else
+	nok "installed files differ from the expected list:"; cat "$W/diff"
+fi
+check "libaclmem.so -> libaclmem.so.1 -> libaclmem.so.1.0.0" \
+	[ "$(readlink "$D/usr/lib/libaclmem.so"):$(readlink "$D/usr/lib/libaclmem.so.1")" = \
+	  "libaclmem.so.1:libaclmem.so.1.0.0" ]
+check "SONAME is libaclmem.so.1" \
+	grep -q 'SONAME.*\[libaclmem.so.1\]' <(readelf -d "$D/usr/lib/libaclmem.so.1.0.0")
+check "npu-smi mode 755, rule 644" \
+	[ "$(stat -c %a "$D/usr/bin/npu-smi") $(stat -c %a "$D$UDEVDIR/rules.d/60-npu-mem.rules")" = "755 644" ]
+check "aclmem.pc says prefix=/usr" grep -qx 'prefix=/usr' "$D/usr/lib/pkgconfig/aclmem.pc"
+check "sysusers entry creates group npu" grep -Eq '^g[[:space:]]+npu[[:space:]]' "$D/usr/lib/sysusers.d/npu-mem.conf"
+check "no group created with DESTDIR" [ "$(getent group npu || true)" = "$group_before" ]
+"${MAKE[@]}" install DESTDIR="$D" PREFIX=/usr >"$W/install2.log" 2>&1
+check "make install again (idempotent)" [ $? = 0 ]
+check "... same files" diff -q "$W/got" <(list_files "$D")
+
+# ---- building against it with pkg-config only ----------------------------------------
+export PKG_CONFIG_SYSROOT_DIR=$D PKG_CONFIG_LIBDIR=$D/usr/lib/pkgconfig
+flags=$(pkg-config --cflags --libs aclmem)
+check "pkg-config --cflags --libs aclmem ($flags)" [ -n "$flags" ]
+# shellcheck disable=SC2086 # flags are words
+gcc -std=c99 -Wall -Werror -o "$W/demo" examples/acl_demo.c $flags 2>"$W/cc.log"
+check "examples/acl_demo.c builds with the pkg-config flags only" [ $? = 0 ]
+[ -s "$W/cc.log" ] && cat "$W/cc.log"
+check "demo needs libaclmem.so.1" grep -q 'NEEDED.*\[libaclmem.so.1\]' <(readelf -d "$W/demo" 2>/dev/null)
+check "demo resolves libaclmem from DESTDIR" \
+	grep -q "$D/usr/lib/libaclmem.so.1" <(LD_LIBRARY_PATH=$D/usr/lib ldd "$W/demo" 2>/dev/null)
+# Without a device the demo must fail cleanly, not crash.
+NPU_MEM_DEVICE=$W/none LD_LIBRARY_PATH=$D/usr/lib timeout 20 "$W/demo" >"$W/demo.log" 2>&1
+rc=$?
+check "demo without a device exits cleanly (status $rc < 124)" [ "$rc" -lt 124 ]
+sflags=$(pkg-config --static --cflags --libs aclmem)
+# shellcheck disable=SC2086
+gcc -std=c99 -static -o "$W/demo-static" examples/acl_demo.c $sflags 2>"$W/cc.log"
+check "static build with pkg-config --static ($sflags)" [ $? = 0 ]
+check "static demo does not need libaclmem.so" \
+	bash -c "! readelf -d '$W/demo-static' 2>/dev/null | grep -q libaclmem"
+unset PKG_CONFIG_SYSROOT_DIR PKG_CONFIG_LIBDIR
+# The CPython module imports from the staged directory, and that directory
+# (less DESTDIR) is one this python searches.
+got=$(cd / && PYTHONPATH=$D/usr/lib/python3/dist-packages LD_LIBRARY_PATH=$D/usr/lib \
+	$PY -c 'import acl; print(acl.__file__)' 2>&1)
+check "python3 imports acl from DESTDIR ($got)" [ "$got" = "$D/usr/lib/python3/dist-packages/acl$PYEXT" ]
+check "/usr/lib/python3/dist-packages is on $PY's path" \
+	$PY -c 'import sys; sys.exit("/usr/lib/python3/dist-packages" not in sys.path)'
+
+# ---- man pages -------------------------------------------------------------------------
+for m in "$D"/usr/share/man/man*/*; do
+	LC_ALL=C groff -t -man -ww -z "$m" >"$W/groff.log" 2>&1
+	check "man page $(basename "$m") formats without warnings" [ ! -s "$W/groff.log" ]
+	[ -s "$W/groff.log" ] && cat "$W/groff.log"
+done
+
+# ---- uninstall ---------------------------------------------------------------------------
+"${MAKE[@]}" uninstall DESTDIR="$D" PREFIX=/usr >"$W/uninstall.log" 2>&1
+check "make uninstall DESTDIR=... PREFIX=/usr" [ $? = 0 ]
+left=$(list_files "$D")
+check "uninstall leaves no file${left:+ (left: $(echo $left))}" [ -z "$left" ]
+
+# ---- PREFIX=/usr/local (the default) --------------------------------------------------------
+D=$W/local-root
+"${MAKE[@]}" install DESTDIR="$D" >"$W/install3.log" 2>&1
+check "make install DESTDIR=... (PREFIX=/usr/local)" [ $? = 0 ]
+pydir=$($PY -c 'import sys; print([p for p in sys.path if p.startswith("/usr/local/lib/python3") and p.endswith("-packages")][0])')
+{
+	expected /usr/local
+	echo "$pydir/acl$PYEXT"
+	echo "/etc/udev/rules.d/60-npu-mem.rules"
+	echo "/etc/sysusers.d/npu-mem.conf"
+} | LC_ALL=C sort >"$W/want"
+list_files "$D" >"$W/got"
+if diff -u "$W/want" "$W/got" >"$W/diff"; then
+	ok "/usr/local: rule and group entry in /etc, python module in $pydir"
+else
+	nok "/usr/local: installed files differ:"; cat "$W/diff"
+fi
+check "/usr/local: aclmem.pc says prefix=/usr/local" grep -qx 'prefix=/usr/local' "$D/usr/local/lib/pkgconfig/aclmem.pc"
+"${MAKE[@]}" uninstall DESTDIR="$D" >"$W/uninstall3.log" 2>&1
+left=$(list_files "$D")
+check "/usr/local: uninstall leaves no file${left:+ (left: $(echo $left))}" [ -z "$left" ]
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]

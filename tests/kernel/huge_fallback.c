@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * huge_fallback: what the policies do when 2 MiB pages run out.
+ *
+ * HUGE_ONLY 2 MiB buffers are allocated until ALLOC says ENOMEM (bounded by
+ * total_ram / 2 MiB, and stopping early when free_ram < 96 MiB so that the
+ * guest's OOM killer never picks this test).  If the floor comes first, the
+ * 2 MiB blocks are exhausted the other way: most of memory is taken in
+ * 16 KiB NORMAL_ONLY buffers and 15 of every 16 are freed again, which
+ * leaves plenty of free memory but (nearly) no free 2 MiB block; then
+ * HUGE_ONLY is allocated until ENOMEM again.  With 2 MiB pages exhausted:
+ *  - HUGE_FIRST 8 MiB succeeds, with normal_pages > 0 and
+ *    huge*2M + normal*4K == 8 MiB, and its memory is zeroed and usable;
+ *  - HUGE_ONLY 2 MiB and 8 MiB fail with ENOMEM and leave the counters
+ *    unchanged; with one 2 MiB chunk freed, HUGE_ONLY 4 MiB still fails
+ *    with nothing left allocated;
+ * and closing everything brings the counters back to the start values.
+ */
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "nmtest_util.h"
+
+#define FLOOR	(96 * NM_MiB)
+
+static uint64_t free_ram(int fd)
+{
+	struct npu_mem_info info;
+
+	nm_get_info_ok(fd, &info);
+	return info.free_ram;
+}
+
+/* HUGE_ONLY 2 MiB into fd until ENOMEM (true) or the floor/bound (false) */
+static bool exhaust_huge(int fd, uint32_t *handles, size_t max, size_t *n)
+{
+	while (*n < max) {
+		struct npu_mem_alloc a;
+		int r;
+
+		if (free_ram(fd) < FLOOR)
+			return false;
+		r = nm_alloc(fd, NM_2M, NPU_MEM_POLICY_HUGE_ONLY, 0, &a);
+		if (r == -ENOMEM)
+			return true;
+		ck_assert_msg(r == 0, "HUGE_ONLY 2 MiB #%zu: %s", *n,
+			      nm_retname(r));
+		nm_assert_buffer_sane(NM_2M, NPU_MEM_POLICY_HUGE_ONLY, 0,
+				      &a.buf);
+		handles[(*n)++] = a.handle;
+	}
+	return false;
+}
+
+START_TEST(huge_first_falls_back)
+{
+	struct nm_counters start, c;
+	struct npu_mem_info info;
+	struct npu_mem_alloc hf, x;
+	int obs = nm_open(), hfd = nm_open(), ffd = -1;
+	uint32_t *huge;
+	size_t nhuge = 0, max;
+	bool exhausted;
+	cpu_set_t one;
+
+	/* one CPU: freed 2 MiB pages stay in reach of this CPU's lists */
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	sched_setaffinity(0, sizeof(one), &one);
+
+	nm_get_info_ok(obs, &info);
+	nm_counters(obs, &start);
+	max = info.total_ram / NM_2M;
+	huge = calloc(max, sizeof(*huge));
+	ck_assert(huge);
+
+	exhausted = exhaust_huge(hfd, huge, max, &nhuge);
+	printf("phase 1: %zu HUGE_ONLY chunks, %s, free_ram %llu MiB\n", nhuge,
+	       exhausted ? "then ENOMEM" : "stopped at the free_ram floor",
+	       (unsigned long long)(free_ram(obs) / NM_MiB));
+	if (!exhausted) {
+		/* Fragment: take memory in 16 KiB buffers, give 15/16 back. */
+		uint32_t *small;
+		size_t nsmall = 0, maxsmall, kept = 0;
+
+		close(hfd);
+		hfd = nm_open();
+		nhuge = 0;
+		ffd = nm_open();
+		maxsmall = info.total_ram / (16 * NM_KiB);
+		small = calloc(maxsmall, sizeof(*small));
+		ck_assert(small);
+		while (nsmall < maxsmall) {
+			if (nsmall % 256 == 0 &&
+			    free_ram(obs) < 256 * NM_MiB)
+				break;
+			small[nsmall++] = nm_alloc_ok(ffd, 16 * NM_KiB,
+						      NPU_MEM_POLICY_NORMAL_ONLY,
+						      0, &x);
+		}
+		for (size_t i = 0; i < nsmall; i++) {
+			if (i % 16 == 0)
+				kept++;
+			else
+				nm_free_ok(ffd, small[i]);
+		}
+		free(small);
+		printf("fragmenting: %zu x 16 KiB allocated, %zu kept, "
+		       "free_ram %llu MiB\n", nsmall, kept,
+		       (unsigned long long)(free_ram(obs) / NM_MiB));
+		exhausted = exhaust_huge(hfd, huge, max, &nhuge);
+		printf("phase 2: %zu HUGE_ONLY chunks, %s, free_ram %llu MiB\n",
+		       nhuge, exhausted ? "then ENOMEM" :
+		       "stopped at the free_ram floor",
+		       (unsigned long long)(free_ram(obs) / NM_MiB));
+	}
+	ck_assert_msg(exhausted, "could not exhaust 2 MiB pages above the "
+		      "%llu MiB free_ram floor", (unsigned long long)
+		      (FLOOR / NM_MiB));
+
+	/*
+	 * HUGE_FIRST falls back to 4 KiB pages.  A failed 2 MiB allocation
+	 * wakes kcompactd, which may make a new 2 MiB block a moment later:
+	 * re-exhaust right before each attempt, a few times.
+	 */
+	for (int attempt = 0; attempt < 5; attempt++) {
+		if (attempt) {
+			nm_free_ok(hfd, hf.handle);
+			exhaust_huge(hfd, huge, max, &nhuge);
+		}
+		nm_alloc_ok(hfd, 8 * NM_MiB, NPU_MEM_POLICY_HUGE_FIRST, 0,
+			    &hf);
+		nm_assert_buffer_sane(8 * NM_MiB, NPU_MEM_POLICY_HUGE_FIRST, 0,
+				      &hf.buf);
+		printf("HUGE_FIRST 8 MiB: %u huge + %u normal pages\n",
+		       hf.buf.huge_pages, hf.buf.normal_pages);
+		if (hf.buf.normal_pages > 0)
+			break;
+	}
+	ck_assert_msg(hf.buf.normal_pages > 0,
+		      "HUGE_FIRST with 2 MiB pages exhausted got %u huge, %u "
+		      "normal pages", hf.buf.huge_pages, hf.buf.normal_pages);
+	{
+		uint8_t *p = nm_map_ok(hfd, &hf, PROT_READ | PROT_WRITE);
+
+		ck_assert_uint_eq(nm_nonzero(p, hf.buf.size), SIZE_MAX);
+		nm_fill(p, hf.buf.size, 99);
+		ck_assert_uint_eq(nm_verify(p, hf.buf.size, 99), SIZE_MAX);
+		munmap(p, hf.buf.size);
+	}
+
+	/* HUGE_ONLY fails cleanly: ENOMEM leaves the counters unchanged
+	 * (chunks compaction made meanwhile are taken first) */
+	for (int sz = 2; sz <= 8; sz += 6) {
+		int r;
+
+		exhaust_huge(hfd, huge, max, &nhuge);
+		nm_counters(obs, &c);
+		r = nm_alloc(hfd, sz * NM_MiB, NPU_MEM_POLICY_HUGE_ONLY, 0, &x);
+		if (r == 0) {
+			printf("note: HUGE_ONLY %d MiB found new chunks\n", sz);
+			nm_free_ok(hfd, x.handle);
+			continue;
+		}
+		ck_assert_msg(r == -ENOMEM, "HUGE_ONLY %d MiB: %s", sz,
+			      nm_retname(r));
+		nm_assert_counters_now(obs, &c);
+	}
+	if (nhuge) {
+		/* one chunk free: a 2-chunk HUGE_ONLY gets at most it, fails
+		 * on the second, and must give the first back */
+		int r;
+
+		nm_free_ok(hfd, huge[--nhuge]);
+		nm_counters(obs, &c);
+		r = nm_alloc(hfd, 4 * NM_MiB, NPU_MEM_POLICY_HUGE_ONLY, 0, &x);
+		printf("HUGE_ONLY 4 MiB with one chunk freed: %s\n",
+		       nm_retname(r));
+		if (r == 0) {
+			nm_assert_buffer_sane(4 * NM_MiB,
+					      NPU_MEM_POLICY_HUGE_ONLY, 0,
+					      &x.buf);
+			nm_free_ok(hfd, x.handle);
+		} else {
+			ck_assert_int_eq(r, -ENOMEM);
+			nm_assert_counters_now(obs, &c);
+		}
+	}
+	close(hfd);
+	if (ffd >= 0)
+		close(ffd);
+	nm_assert_counters_now(obs, &start);
+	free(huge);
+	close(obs);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = nm_suite("huge_fallback");
+
+	nm_add(s, huge_first_falls_back, 600);
+	return nm_run(s, NM_NEEDS_DEVICE);
+}

@@ -1,0 +1,186 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# The test runner of "make check", run after everything is built:
+#   1. build/tests/host/* on this machine;
+#   2. one QEMU guest per (kernel, configuration) of the matrix below, which
+#      runs tests/guest/run-suites.sh with the driver loaded, and fails on
+#      kernel reports, rmmod failure or timeout (tests/vm/vm-run);
+#   3. self-tests proving that vm-run really fails on a kernel WARNING and on
+#      a module that cannot be unloaded.
+# The last line is "N passed, N failed, N skipped"; exit status 1 if anything
+# failed.  Per-program logs, guest dmesg and console: build/test-results/.
+#
+# Environment:
+#   KVERS                 only these kernels (default: every /lib/modules/*/build
+#                         with a /boot/vmlinuz)
+#   VM_TIMEOUT            hard limit per guest, seconds (default 420)
+#   NPU_MEM_TEST_TIMEOUT  limit per test program, seconds (default 120)
+#   RUN_ALL_BUDGET        limit for all guests together (default 840): guests
+#                         that would start later are counted as failed, so
+#                         make check ends within 15 minutes whatever hangs
+set -uo pipefail
+
+# Configurations (tests/vm/configs/), the kernels each runs on, and the
+# suites it runs.  Kernels: "all", "newest", or version prefixes ("6.1"
+# selects 6.1.0-*, not 6.12.*), comma-separated.
+MATRIX=(
+	# config            kernels      suites
+	"x86_64             all          kernel lib python"
+	"x86_64-iommu-edu   newest,6.1   kernel lib"
+)
+
+TOP=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
+cd "$TOP" || exit 1
+RES=$TOP/build/test-results
+VMRUN=$TOP/tests/vm/vm-run
+SUITES=$TOP/tests/guest/run-suites.sh
+export NPU_MEM_TEST_TIMEOUT=${NPU_MEM_TEST_TIMEOUT:-120}
+vm_timeout=${VM_TIMEOUT:-420}
+deadline=$(($(date +%s) + ${RUN_ALL_BUDGET:-840}))
+
+rm -rf "$RES"
+mkdir -p "$RES"
+
+tot_p=0 tot_f=0 tot_s=0
+summary=()
+
+# add LABEL PASSED FAILED SKIPPED [NOTE]
+add() {
+	tot_p=$((tot_p + $2)) tot_f=$((tot_f + $3)) tot_s=$((tot_s + $4))
+	summary+=("$(printf '%-40s %3d passed, %3d failed, %3d skipped  %s' "$1" "$2" "$3" "$4" "${5:-}")")
+}
+
+# Sum of a run-suites results file: "passed failed skipped".
+tally() {
+	awk '{ p += $1; f += $2; s += $3 } END { printf "%d %d %d\n", p, f, s }' "$1" 2>/dev/null ||
+		echo "0 0 0"
+}
+
+vm_failure() {
+	case $1 in
+	240) echo "vm-run: host-side error" ;;
+	241) echo "vm-run: guest did not boot" ;;
+	242) echo "vm-run: guest timed out" ;;
+	243) echo "vm-run: insmod failed" ;;
+	244) echo "vm-run: rmmod failed" ;;
+	245) echo "vm-run: kernel reported problems" ;;
+	246) echo "vm-run: guest died" ;;
+	*) ;;
+	esac
+}
+
+banner() { printf '\n==== %s ====\n' "$*"; }
+
+# ---- 1. host ---------------------------------------------------------------
+banner "host tests"
+mkdir -p "$RES/host"
+"$SUITES" -r "$RES/host/results.txt" host
+read -r p f s < <(tally "$RES/host/results.txt")
+add host "$p" "$f" "$s"
+
+# ---- 2. guests ---------------------------------------------------------------
+kernels=()
+for b in /lib/modules/*/build; do
+	v=$(basename "$(dirname "$b")")
+	[ -e "/boot/vmlinuz-$v" ] || continue
+	if [ -n "${KVERS:-}" ] && [[ " $KVERS " != *" $v "* ]]; then continue; fi
+	kernels+=("$v")
+done
+mapfile -t kernels < <(printf '%s\n' "${kernels[@]}" | sort -V | sed '/^$/d')
+newest=""
+if [ "${#kernels[@]}" -gt 0 ]; then newest=${kernels[${#kernels[@]} - 1]}; fi
+if [ -z "$newest" ]; then
+	add "guests" 0 1 0 "no kernel with /lib/modules/*/build and /boot/vmlinuz-*"
+fi
+
+selected() { # selected KVER SELECTORS
+	local sel
+	for sel in ${2//,/ }; do
+		case $sel in
+		all) return 0 ;;
+		newest) [ "$1" = "$newest" ] && return 0 ;;
+		*) [[ $1 == "$sel" || $1 == "$sel".* || $1 == "$sel"-* ]] && return 0 ;;
+		esac
+	done
+	return 1
+}
+
+# guest LABEL OUTDIR VM-RUN-ARGS... -- CMD...: vm-run with the time budget;
+# sets $rc.
+guest() {
+	local label=$1 out=$2 left t
+	shift 2
+	left=$((deadline - $(date +%s)))
+	if [ "$left" -lt 60 ]; then
+		echo "run-all: no time left in RUN_ALL_BUDGET for $label"
+		rc=242
+		return
+	fi
+	t=$vm_timeout
+	[ "$left" -lt "$t" ] && t=$left
+	rm -rf "$out"
+	mkdir -p "$out"
+	"$VMRUN" -t "$t" -o "$out" "$@"
+	rc=$?
+}
+
+for k in "${kernels[@]}"; do
+	for row in "${MATRIX[@]}"; do
+		read -r config sel suites <<<"$row"
+		selected "$k" "$sel" || continue
+		label="$k $config"
+		out=$RES/$k-$config
+		banner "$label: $suites"
+		t0=$(date +%s)
+		# shellcheck disable=SC2086 # $suites is a list
+		guest "$label" "$out" -c "$config" -k "$k" -- \
+			"$SUITES" -r "$out/results.txt" $suites
+		read -r p f s < <(tally "$out/results.txt")
+		note=$(vm_failure "$rc")
+		if [ "$rc" = 245 ] && grep -q 'kernel reports in dmesg' "$out/results.txt" 2>/dev/null; then
+			: # run-suites already failed the program that caused them
+		elif [ -n "$note" ]; then
+			f=$((f + 1))
+		elif [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+			# run-suites fails only when it counted a failure.
+			f=1 note="guest command exited $rc"
+		fi
+		add "$label" "$p" "$f" "$s" "$note ($(($(date +%s) - t0))s)"
+	done
+done
+
+# ---- 3. self-tests of the harness -------------------------------------------
+# One guest: the command writes a WARNING into the kernel log and leaves a
+# process holding /dev/npu-mem, so vm-run must report the dmesg line and a
+# failed rmmod.  fd 3 is opened before the background child forks, so the
+# reference is held by the time the command returns.
+if [ -n "$newest" ]; then
+	banner "self-test of vm-run (must fail) on $newest"
+	out=$RES/selftest
+	log=$RES/selftest.log
+	guest "self-test" "$out" -q -k "$newest" -- sh -c '
+		echo "<4>WARNING: npu-mem scanner self-test" >/dev/kmsg
+		[ -c /dev/npu-mem ] || { echo "no /dev/npu-mem"; exit 77; }
+		exec 3<>/dev/npu-mem
+		sleep 600 <&3 &
+		exit 0' 2>"$log"
+	result=$(cat "$out/.vm-run/result" 2>/dev/null)
+	echo "vm-run exit $rc: $result"
+
+	if [ "$rc" = 245 ] && grep -q 'WARNING: npu-mem scanner self-test' "$log"; then
+		add "self-test: dmesg WARNING detected" 1 0 0
+	else
+		add "self-test: dmesg WARNING detected" 0 1 0 "vm-run exit $rc, see $log"
+	fi
+	case " $result " in
+	*" cmd=77 "*) add "self-test: rmmod failure detected" 0 0 1 "module has no /dev/npu-mem" ;;
+	*" rmmod=1 "*) add "self-test: rmmod failure detected" 1 0 0 ;;
+	*) add "self-test: rmmod failure detected" 0 1 0 "vm-run exit $rc, see $log" ;;
+	esac
+fi
+
+banner "summary"
+printf '%s\n' "${summary[@]}"
+echo "$tot_p passed, $tot_f failed, $tot_s skipped"
+[ "$tot_f" = 0 ]
