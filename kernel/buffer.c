@@ -160,6 +160,8 @@ static int alloc_chunks(struct npu_mem_buf *buf)
 
 		buf->chunks[buf->nr_chunks].page = page;
 		buf->chunks[buf->nr_chunks].order = order;
+		buf->chunks[buf->nr_chunks].first =
+			(buf->size - remaining) >> PAGE_SHIFT;
 		buf->nr_chunks++;
 		if (order)
 			buf->nr_huge++;
@@ -374,6 +376,22 @@ int npu_mem_buf_sync(struct npu_mem_buf *buf, u64 offset, u64 len,
 		seg_start = seg_end;
 	}
 	return 0;
+}
+
+/* The 4 KiB page at @index of the buffer: binary search over the chunks. */
+struct page *npu_mem_buf_page(const struct npu_mem_buf *buf, u64 index)
+{
+	unsigned int lo = 0, hi = buf->nr_chunks;
+
+	while (hi - lo > 1) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (buf->chunks[mid].first <= index)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return nth_page(buf->chunks[lo].page, index - buf->chunks[lo].first);
 }
 
 /*

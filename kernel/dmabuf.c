@@ -81,7 +81,7 @@ static int npu_mem_dmabuf_mmap(struct dma_buf *dmabuf,
 			       struct vm_area_struct *vma)
 {
 	return npu_mem_mmap_buf(dmabuf->priv, vma,
-				(u64)vma->vm_pgoff << PAGE_SHIFT);
+				(u64)vma->vm_pgoff << PAGE_SHIFT, true);
 }
 
 static int npu_mem_dmabuf_vmap(struct dma_buf *dmabuf, struct iosys_map *map)

@@ -23,10 +23,39 @@ static void npu_mem_vm_close(struct vm_area_struct *vma)
 	npu_mem_buf_put(vma->vm_private_data);
 }
 
+/*
+ * Every page is inserted at mmap time; a fault only comes after the user
+ * zapped PTEs (MADV_DONTNEED and friends).  Put the same page back, as a
+ * normal page so get_user_pages() keeps working on it.
+ */
+static vm_fault_t fault_at(struct vm_fault *vmf, u64 index)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct npu_mem_buf *buf = vma->vm_private_data;
+	int ret;
+
+	if (index >= buf->size >> PAGE_SHIFT)
+		return VM_FAULT_SIGBUS;
+	ret = vm_insert_page(vma, vmf->address, npu_mem_buf_page(buf, index));
+	if (ret == -ENOMEM)
+		return VM_FAULT_OOM;
+	if (ret && ret != -EBUSY)
+		return VM_FAULT_SIGBUS;
+	return VM_FAULT_NOPAGE;
+}
+
+/* Device-file mappings: page offsets are in the client's offset space. */
 static vm_fault_t npu_mem_vm_fault(struct vm_fault *vmf)
 {
-	/* Every page was inserted at mmap time; nothing else is ours. */
-	return VM_FAULT_SIGBUS;
+	struct npu_mem_buf *buf = vmf->vma->vm_private_data;
+
+	return fault_at(vmf, vmf->pgoff - buf->pgoff);
+}
+
+/* dma-buf mappings: page offsets are from the buffer's start. */
+static vm_fault_t npu_mem_dmabuf_vm_fault(struct vm_fault *vmf)
+{
+	return fault_at(vmf, vmf->pgoff);
 }
 
 static const struct vm_operations_struct npu_mem_vm_ops = {
@@ -35,16 +64,27 @@ static const struct vm_operations_struct npu_mem_vm_ops = {
 	.fault = npu_mem_vm_fault,
 };
 
+static const struct vm_operations_struct npu_mem_dmabuf_vm_ops = {
+	.open = npu_mem_vm_open,
+	.close = npu_mem_vm_close,
+	.fault = npu_mem_dmabuf_vm_fault,
+};
+
+static vm_fault_t npu_mem_vm_sigbus(struct vm_fault *vmf)
+{
+	return VM_FAULT_SIGBUS;
+}
+
 static const struct vm_operations_struct npu_mem_vm_failed_ops = {
-	.fault = npu_mem_vm_fault,
+	.fault = npu_mem_vm_sigbus,
 };
 
 /*
  * Map @buf from byte @offset into @vma.  Shared by the device file and by
- * dma-bufs; takes its own buffer reference for the VMA.
+ * dma-bufs (@dmabuf); takes its own buffer reference for the VMA.
  */
 int npu_mem_mmap_buf(struct npu_mem_buf *buf, struct vm_area_struct *vma,
-		     u64 offset)
+		     u64 offset, bool dmabuf)
 {
 	unsigned long len = vma->vm_end - vma->vm_start;
 	int ret;
@@ -63,7 +103,7 @@ int npu_mem_mmap_buf(struct npu_mem_buf *buf, struct vm_area_struct *vma,
 			 VM_MIXEDMAP);
 	npu_mem_buf_get(buf);
 	vma->vm_private_data = buf;
-	vma->vm_ops = &npu_mem_vm_ops;
+	vma->vm_ops = dmabuf ? &npu_mem_dmabuf_vm_ops : &npu_mem_vm_ops;
 
 	ret = npu_mem_buf_insert_pages(buf, vma, offset);
 	if (ret) {
@@ -89,7 +129,8 @@ int npu_mem_mmap(struct file *file, struct vm_area_struct *vma)
 	if (!buf)
 		return -EINVAL;
 	ret = npu_mem_mmap_buf(buf, vma,
-			       (u64)(vma->vm_pgoff - buf->pgoff) << PAGE_SHIFT);
+			       (u64)(vma->vm_pgoff - buf->pgoff) << PAGE_SHIFT,
+			       false);
 	npu_mem_buf_put(buf);
 	return ret;
 }

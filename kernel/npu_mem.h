@@ -36,7 +36,8 @@ struct seq_file;
 /* One physically contiguous run of pages backing part of a buffer. */
 struct npu_mem_chunk {
 	struct page *page;
-	unsigned int order;
+	u16 order;
+	u32 first;			/* index of its first 4 KiB page in the buffer */
 };
 
 struct npu_mem_buf {
@@ -103,6 +104,7 @@ void npu_mem_buf_describe(const struct npu_mem_buf *buf,
 			  struct npu_mem_buffer *out);
 int npu_mem_buf_sync(struct npu_mem_buf *buf, u64 offset, u64 len,
 		     enum dma_data_direction dir, bool for_cpu);
+struct page *npu_mem_buf_page(const struct npu_mem_buf *buf, u64 index);
 int npu_mem_buf_insert_pages(struct npu_mem_buf *buf,
 			     struct vm_area_struct *vma, u64 offset);
 
@@ -125,7 +127,7 @@ void npu_mem_client_show_fdinfo(struct seq_file *m,
 /* mmap.c */
 int npu_mem_mmap(struct file *file, struct vm_area_struct *vma);
 int npu_mem_mmap_buf(struct npu_mem_buf *buf, struct vm_area_struct *vma,
-		     u64 offset);
+		     u64 offset, bool dmabuf);
 
 /* ioctl.c */
 long npu_mem_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
