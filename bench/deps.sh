@@ -6,7 +6,8 @@
 # already installed.
 set -euo pipefail
 
-if python3 -c 'import matplotlib' 2>/dev/null; then
+# Debian's python3, whatever else is first in PATH (as lib/Makefile).
+if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
 	exit 0
 fi
 [ "$(id -u)" = 0 ] || { echo "bench-deps: need root for apt-get (python3-matplotlib)" >&2; exit 1; }

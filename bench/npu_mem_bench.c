@@ -11,8 +11,8 @@
  *               targets.csv, meta.txt and summary.txt there
  *   -m SIZE     largest allocation (default 1G, capped at MemAvailable/4)
  *   -b MS       time budget per (method, size) cell, which sets the repeat
- *               count (default 200): small sizes get many repeats, large
- *               ones at least 3
+ *               count (default 200): small sizes get many repeats (up to
+ *               1000), large ones at least 5 (3 with -q)
  *   -n N        a fixed repeat count instead
  *   -2          sizes in powers of 2 (default: powers of 4, 4 KiB upwards)
  *   -q          quick: -m 64M -b 40 -B 32M -L 32M -N 10000
@@ -116,7 +116,7 @@ static struct {
 } opt = {
 	.max_size = GiB,
 	.budget_ns = 200e6,
-	.nmin = 3,
+	.nmin = 5,
 	.nmax = 1000,
 	.bw_bytes = 256 * MiB,
 	.lat_bytes = 256 * MiB,
@@ -328,6 +328,46 @@ static void drop_caches(void)
 	sync();
 	write_file("/proc/sys/vm/drop_caches", "3");
 	write_file("/proc/sys/vm/compact_memory", "1");
+}
+
+/*
+ * Kernel tracing around chosen npu-mem cycles (bench/trace.sh sets up the
+ * function_graph tracer, NPU_MEM_BENCH_TRACE=1 asks for this): tracing is
+ * switched on only for those cycles, each announced in the trace.
+ */
+static int trace_on_fd = -1, trace_marker_fd = -1;
+
+static void trace_init(void)
+{
+	if (!getenv("NPU_MEM_BENCH_TRACE"))
+		return;
+	trace_on_fd = open("/sys/kernel/tracing/tracing_on", O_WRONLY | O_CLOEXEC);
+	trace_marker_fd = open("/sys/kernel/tracing/trace_marker",
+			       O_WRONLY | O_CLOEXEC);
+	if (trace_on_fd < 0 || trace_marker_fd < 0)
+		note("tracing requested but /sys/kernel/tracing is not usable");
+}
+
+static void trace_begin(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void trace_begin(const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+	int n;
+
+	if (trace_on_fd < 0 || trace_marker_fd < 0)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (write(trace_on_fd, "1", 1) == 1 && n > 0)
+		write(trace_marker_fd, buf, strlen(buf));
+}
+
+static void trace_end(void)
+{
+	if (trace_on_fd >= 0 && write(trace_on_fd, "0", 1) != 1)
+		trace_on_fd = -1;
 }
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
@@ -554,9 +594,16 @@ static void *npu_map_buffer(uint64_t size, uint32_t policy, uint64_t *maplen,
 
 /* ---- allocation methods --------------------------------------------------- */
 
+/* npu-mem cycles also time each step. */
+enum { PH_ALLOC, PH_MMAP, PH_TOUCH, PH_MUNMAP, PH_FREE, NPHASES };
+static const char *const phase_names[NPHASES] = {
+	"ALLOC ioctl", "mmap", "touch", "munmap", "FREE ioctl",
+};
+
 struct sample {
 	uint64_t get;		/* ns: allocate + map + first touch */
 	uint64_t rel;		/* ns: unmap + free */
+	uint64_t phase[NPHASES];
 };
 
 struct method;
@@ -579,6 +626,9 @@ struct method {
 	long hugetlb_saved;
 	uint32_t huge, normal;	/* npu-mem: page mix of the last buffer */
 	bool active;
+	bool warm;		/* untimed cycle before each timed one */
+	bool trace;		/* trace the next cycle (npu-mem rows) */
+	bool warms_itself;	/* once() does the warm cycle (child) */
 	char na[96];		/* why the method is n/a */
 };
 
@@ -586,6 +636,7 @@ struct cell {
 	int status;		/* 0 ok, else -errno of the first failure */
 	unsigned int n;
 	double med, min, max, get, rel;
+	double phase[NPHASES];		/* npu-mem rows: median per step */
 	uint32_t huge_min, normal_max;	/* npu-mem rows: worst page mix seen */
 	char note[160];
 };
@@ -605,15 +656,22 @@ static int npu_setup(struct method *m)
 
 static int npu_once(struct method *m, uint64_t size, struct sample *s)
 {
+	uint64_t t[NPHASES + 1];
 	struct npu_mem_alloc a;
-	uint64_t t0, t1, t2;
+	unsigned int i;
 	void *p;
 	int ret;
 
-	t0 = now_ns();
+	if (m->trace)
+		trace_begin("bench: %s cycle of %llu bytes", m->key,
+			    (unsigned long long)size);
+	t[0] = now_ns();
 	ret = npu_alloc(npu_fd, size, m->policy, &a);
-	if (ret)
+	if (ret) {
+		trace_end();
 		return ret;
+	}
+	t[1] = now_ns();
 	p = mmap(NULL, a.buf.size, PROT_READ | PROT_WRITE, MAP_SHARED, npu_fd,
 		 a.buf.mmap_offset);
 	if (p == MAP_FAILED) {
@@ -621,13 +679,19 @@ static int npu_once(struct method *m, uint64_t size, struct sample *s)
 		npu_free(npu_fd, a.handle);
 		return ret;
 	}
+	t[2] = now_ns();
 	touch(p, size);
-	t1 = now_ns();
+	t[3] = now_ns();
 	munmap(p, a.buf.size);
+	t[4] = now_ns();
 	npu_free(npu_fd, a.handle);
-	t2 = now_ns();
-	s->get = t1 - t0;
-	s->rel = t2 - t1;
+	t[5] = now_ns();
+	if (m->trace)
+		trace_end();
+	s->get = t[3] - t[0];
+	s->rel = t[5] - t[3];
+	for (i = 0; i < NPHASES; i++)
+		s->phase[i] = t[i + 1] - t[i];
 	m->huge = a.buf.huge_pages;
 	m->normal = a.buf.normal_pages;
 	return 0;
@@ -648,6 +712,11 @@ static struct {
 	__typeof__(aclrtMallocCached) *malloc_cached;
 	__typeof__(aclrtFree) *free;
 } acl;
+
+struct acl_req {
+	uint64_t size;		/* 0: exit */
+	uint64_t warm;		/* run an untimed cycle first */
+};
 
 struct acl_resp {
 	int ret;
@@ -674,7 +743,7 @@ static int acl_load(char *why, size_t len)
 	acl.free = dlsym(acl.dl, "aclrtFree");
 	if (!acl.init || !acl.set_device || !acl.malloc_cached || !acl.free) {
 		snprintf(why, len, "libaclmem lacks the ACL calls");
-		return -ENOSYS;
+		return -EOPNOTSUPP;
 	}
 	if (acl.init(NULL) != ACL_SUCCESS || acl.set_device(0) != ACL_SUCCESS) {
 		snprintf(why, len, "aclInit/aclrtSetDevice failed");
@@ -708,18 +777,21 @@ static void __attribute__((noreturn)) acl_child(struct method *m, int req,
 						int resp)
 {
 	struct acl_resp r = { 0 };
-	uint64_t size;
+	struct acl_req q;
 
 	if (m->pool)
 		setenv(POOL_ENV, m->pool, 1);
 	r.ret = acl_load(r.why, sizeof(r.why));
 	if (write_full(resp, &r, sizeof(r)) || r.ret)
 		_exit(0);
-	while (!read_full(req, &size, sizeof(size)) && size) {
+	while (!read_full(req, &q, sizeof(q)) && q.size) {
 		struct sample s = { 0 };
 
 		memset(&r, 0, sizeof(r));
-		r.ret = acl_cycle(size, &s);
+		if (q.warm)
+			r.ret = acl_cycle(q.size, &s);
+		if (!r.ret)
+			r.ret = acl_cycle(q.size, &s);
 		r.get = s.get;
 		r.rel = s.rel;
 		if (write_full(resp, &r, sizeof(r)))
@@ -768,9 +840,10 @@ static int acl_setup(struct method *m)
 
 static int acl_once(struct method *m, uint64_t size, struct sample *s)
 {
+	struct acl_req q = { .size = size, .warm = m->warm };
 	struct acl_resp r;
 
-	if (write_full(m->req, &size, sizeof(size)) ||
+	if (write_full(m->req, &q, sizeof(q)) ||
 	    read_full(m->resp, &r, sizeof(r)))
 		return -ECHILD;
 	s->get = r.get;
@@ -780,11 +853,11 @@ static int acl_once(struct method *m, uint64_t size, struct sample *s)
 
 static void acl_teardown(struct method *m)
 {
-	uint64_t zero = 0;
+	struct acl_req q = { 0 };
 
 	if (!m->child)
 		return;
-	write_full(m->req, &zero, sizeof(zero));
+	write_full(m->req, &q, sizeof(q));
 	close(m->req);
 	close(m->resp);
 	waitpid(m->child, NULL, 0);
@@ -840,7 +913,7 @@ static int hugetlb_setup(struct method *m)
 	m->hugetlb_saved = hugetlb_count();
 	if (m->hugetlb_saved < 0) {
 		snprintf(m->na, sizeof(m->na), "no hugetlb");
-		return -ENOSYS;
+		return -EOPNOTSUPP;
 	}
 	return 0;
 }
@@ -892,7 +965,7 @@ static int thp_setup(struct method *m)
 {
 	if (!strcmp(thp_mode, "never") || !strcmp(thp_mode, "unknown")) {
 		snprintf(m->na, sizeof(m->na), "THP %s", thp_mode);
-		return -ENOSYS;
+		return -EOPNOTSUPP;
 	}
 	return 0;
 }
@@ -1131,9 +1204,11 @@ static struct method methods[NMETHODS] = {
 	[M_NPU_NO] = { "npu_normal_only", "npu-mem ioctl NORMAL_ONLY",
 		npu_setup, NULL, npu_once, .policy = NPU_MEM_POLICY_NORMAL_ONLY },
 	[M_ACL_OFF] = { "acl_pool_off", "aclrtMallocCached, pool off",
-		acl_setup, NULL, acl_once, NULL, acl_teardown, .pool = "off" },
+		acl_setup, NULL, acl_once, NULL, acl_teardown, .pool = "off",
+		.warms_itself = true },
 	[M_ACL_ON] = { "acl_pool_on", "aclrtMallocCached, pool on",
-		acl_setup, NULL, acl_once, NULL, acl_teardown },
+		acl_setup, NULL, acl_once, NULL, acl_teardown,
+		.warms_itself = true },
 	[M_ANON] = { "anon_populate_mlock", anon_label,
 		.once = anon_once, .alternative = true },
 	[M_ANON4K] = { "anon_populate_mlock_4k", "mmap POPULATE+mlock, THP off",
@@ -1196,12 +1271,21 @@ static void finish_size(void)
  * One size: prepare every method, one warm-up cycle each (it also tells
  * the cost), then N rounds, each running every method once in a random
  * order.  N comes from the time budget: many for small sizes, few for large.
+ *
+ * A method whose cycle is short runs an untimed cycle right before each
+ * timed one.  Under TCG the switch to and from the libaclmem children
+ * flushes the emulated TLB, and the first cycle after it costs up to 2x
+ * more at small sizes; an application allocating in a loop does not pay
+ * that.  Long cycles (large sizes) do not notice, and skip it.
  */
+#define WARM_BELOW_NS	20000000ULL
+
 static void run_size(unsigned int j)
 {
 	uint64_t size = sizes[j], est = 0, t_start = now_ns();
 	uint64_t *tot[NMETHODS] = { 0 }, *get[NMETHODS] = { 0 }, *rel[NMETHODS] = { 0 };
-	unsigned int order[NMETHODS], live = 0, i, k, r, n;
+	uint64_t *ph[NPHASES] = { 0 }, *ph_all;
+	unsigned int order[NMETHODS], live = 0, i, k, q, r, n;
 	bool on[NMETHODS] = { 0 }, prepared[NMETHODS] = { 0 };
 	char sz[24], why[160];
 	struct sample s;
@@ -1223,8 +1307,11 @@ static void run_size(unsigned int j)
 		m->na[0] = 0;
 		ret = m->prepare ? m->prepare(m, size) : 0;
 		prepared[i] = !ret;
+		/* Warm-up; a second one if short, the first pays one-time costs. */
 		if (!ret)
-			ret = m->once(m, size, &s);	/* warm-up */
+			ret = m->once(m, size, &s);
+		if (!ret && s.get + s.rel < 100000000ULL)
+			ret = m->once(m, size, &s);
 		if (ret) {
 			snprintf(why, sizeof(why), "n/a: %s",
 				 !prepared[i] && m->na[0] ? m->na : strerror(-ret));
@@ -1235,11 +1322,20 @@ static void run_size(unsigned int j)
 		on[i] = true;
 		order[live++] = i;
 		est += s.get + s.rel;
+		m->warm = s.get + s.rel < WARM_BELOW_NS;
+		if (m->warm)
+			est += s.get + s.rel;
 	}
 	n = repeats_for(opt.budget_ns * live, est, opt.nmin, opt.nmax);
+	ph_all = calloc((size_t)n * NPHASES * NMETHODS, sizeof(uint64_t));
 	for (i = 0; i < NMETHODS; i++) {
 		if (!on[i])
 			continue;
+		if (!ph_all) {
+			cell_fail(&cells[i][j], -ENOMEM, "n/a: out of memory");
+			on[i] = false;
+			continue;
+		}
 		tot[i] = calloc(n, sizeof(uint64_t));
 		get[i] = calloc(n, sizeof(uint64_t));
 		rel[i] = calloc(n, sizeof(uint64_t));
@@ -1256,7 +1352,13 @@ static void run_size(unsigned int j)
 
 			if (!on[order[k]])
 				continue;
-			ret = m->once(m, size, &s);
+			ret = 0;
+			if (m->warm && !m->warms_itself)
+				ret = m->once(m, size, &s);
+			m->trace = !r && is_npu(order[k]);
+			if (!ret)
+				ret = m->once(m, size, &s);
+			m->trace = false;
 			if (ret) {
 				snprintf(why, sizeof(why), "n/a: %s in round %u",
 					 strerror(-ret), r);
@@ -1268,6 +1370,9 @@ static void run_size(unsigned int j)
 			get[order[k]][r] = s.get;
 			rel[order[k]][r] = s.rel;
 			if (is_npu(order[k])) {
+				for (q = 0; q < NPHASES; q++)
+					ph_all[((size_t)order[k] * NPHASES + q) * n + r] =
+						s.phase[q];
 				if (m->huge < c->huge_min)
 					c->huge_min = m->huge;
 				if (m->normal > c->normal_max)
@@ -1287,6 +1392,10 @@ static void run_size(unsigned int j)
 			c->get = median_u64(get[i], n);
 			c->rel = median_u64(rel[i], n);
 			c->note[0] = 0;
+			for (k = 0; is_npu(i) && k < NPHASES; k++) {
+				ph[k] = ph_all + ((size_t)i * NPHASES + k) * n;
+				c->phase[k] = median_u64(ph[k], n);
+			}
 		}
 		if (prepared[i] && methods[i].finish)
 			methods[i].finish(&methods[i]);
@@ -1294,6 +1403,7 @@ static void run_size(unsigned int j)
 		free(get[i]);
 		free(rel[i]);
 	}
+	free(ph_all);
 	finish_size();
 	note("%6s: %u methods x %u rounds in %.1f s", sz, live, n,
 	     (now_ns() - t_start) / 1e9);
@@ -1345,6 +1455,7 @@ struct bw_buf {
 	char why[96];
 	char pages[48];
 	double med_ns[ARRAY_SIZE(bw_ops)];
+	double best_ns[ARRAY_SIZE(bw_ops)];
 	unsigned int n;
 };
 
@@ -1423,7 +1534,7 @@ static void run_bandwidth(void)
 			order[nord++] = i * ARRAY_SIZE(bw_ops) + o;
 		}
 	}
-	n = repeats_for(opt.budget_ns * 2 * nord, est, 5, 64);
+	n = repeats_for(opt.budget_ns * 2 * nord, est, opt.nmin > 3 ? 11 : 5, 64);
 	for (i = 0; i < nbw; i++)
 		for (o = 0; o < ARRAY_SIZE(bw_ops); o++)
 			t[i][o] = calloc(n, sizeof(uint64_t));
@@ -1441,6 +1552,7 @@ static void run_bandwidth(void)
 		for (o = 0; o < ARRAY_SIZE(bw_ops); o++) {
 			if (b->p && t[i][o]) {
 				b->med_ns[o] = median_u64(t[i][o], n);
+				b->best_ns[o] = (double)t[i][o][0];
 				b->n = n;
 			}
 			free(t[i][o]);
@@ -1571,7 +1683,7 @@ static void run_latency(void)
 		order[nord++] = k;
 	}
 	free(perm);
-	n = repeats_for(opt.budget_ns * 2 * nord, est, 5, 15);
+	n = repeats_for(opt.budget_ns * 2 * nord, est, opt.nmin > 3 ? 7 : 5, 15);
 	for (k = 0; k < nlat; k++)
 		t[k] = calloc(n, sizeof(uint64_t));
 	for (r = 0; r < n; r++) {
@@ -1659,9 +1771,15 @@ static void live_point(int fd, unsigned long live, const char *tag)
 	for (i = 0; i < 20 && !ret; i++)	/* warm-up */
 		for (o = 0; o < ARRAY_SIZE(live_ops) && !ret; o++)
 			ret = live_cycle(fd, o, &ns);
-	for (i = 0; i < n && !ret; i++)
-		for (o = 0; o < ARRAY_SIZE(live_ops) && !ret; o++)
+	for (i = 0; i < n && !ret; i++) {
+		for (o = 0; o < ARRAY_SIZE(live_ops) && !ret; o++) {
+			if (i < 5)
+				trace_begin("bench: live %lu %s", live, live_ops[o]);
 			ret = live_cycle(fd, o, &t[o][i]);
+			if (i < 5)
+				trace_end();
+		}
+	}
 	if (ret) {
 		r->status = ret;
 		note("live %lu: %s", live, strerror(-ret));
@@ -1780,9 +1898,9 @@ static const char *alloc_mark(unsigned int i, unsigned int j, char *buf,
 			if (methods[k].alternative && ok(&cells[k][j]) &&
 			    cells[k][j].med < c->med)
 				lost++;
-		snprintf(buf, len, "%s %.2fx floor (<=1.3); %s: %u faster",
+		snprintf(buf, len, "%s %.2fx floor (<=1.3); %s: %u faster; 2M x%u + 4K x%u",
 			 r <= 1.3 ? "PASS" : "MISS", r, lost ? "MISS" : "PASS",
-			 lost);
+			 lost, c->huge_min, c->normal_max);
 	} else if (i == M_ACL_ON && sizes[j] <= MiB && ok(c) && ok(hf)) {
 		r = hf->med / c->med;
 		snprintf(buf, len, "%s %.1fx faster than ioctl (>=20)",
@@ -1874,7 +1992,9 @@ static void report_alloc(void)
 	    "n", "median_us", "get_us", "rel_us", "x_npu", "x_floor", "x_kclr",
 	    "target (issue 9) / notes");
 	if (csv)
-		fprintf(csv, "method,label,size,n,median_ns,min_ns,max_ns,get_ns,release_ns,ratio_npu,ratio_floor,ratio_kclear,huge_pages,normal_pages,status\n");
+		fprintf(csv, "method,label,size,n,median_ns,min_ns,max_ns,get_ns,"
+			"release_ns,ratio_npu,ratio_floor,ratio_kclear,huge_pages,"
+			"normal_pages,status\n");
 	for (j = 0; j < nsizes; j++) {
 		const struct cell *hf = &cells[M_NPU_HF][j];
 		const struct cell *fl = &cells[M_FLOOR][j];
@@ -1942,6 +2062,49 @@ static void report_alloc(void)
 	}
 }
 
+/* Where an npu-mem cycle spends its time: medians of each step. */
+static void report_phases(void)
+{
+	static const unsigned int which[] = { M_NPU_HF, M_NPU_HO, M_NPU_NO };
+	FILE *csv = open_out("npu_phases.csv");
+	unsigned int w, j, k;
+	char sz[24];
+
+	out("\n== npu-mem cycle by step, median us (x_kclr: ALLOC / kernel clear_page floor) ==\n");
+	out("%-5s %-26s", "size", "policy");
+	for (k = 0; k < NPHASES; k++)
+		out(" %11s", phase_names[k]);
+	out(" %7s\n", "x_kclr");
+	if (csv)
+		fprintf(csv, "method,size,alloc_ns,mmap_ns,touch_ns,munmap_ns,free_ns,kclear_ns\n");
+	for (j = 0; j < nsizes; j++) {
+		const struct cell *kc = &cells[M_KCLEAR][j];
+
+		size_str(sizes[j], sz, sizeof(sz));
+		for (w = 0; w < ARRAY_SIZE(which); w++) {
+			const struct cell *c = &cells[which[w]][j];
+
+			if (!ok(c))
+				continue;
+			out("%-5s %-26s", sz, methods[which[w]].label);
+			for (k = 0; k < NPHASES; k++)
+				out(" %11.1f", c->phase[k] / 1e3);
+			if (ok(kc))
+				out(" %7.2f\n", c->phase[PH_ALLOC] / kc->med);
+			else
+				out(" %7s\n", "-");
+			if (csv)
+				fprintf(csv, "%s,%" PRIu64 ",%.0f,%.0f,%.0f,%.0f,%.0f,%.0f\n",
+					methods[which[w]].key, sizes[j],
+					c->phase[0], c->phase[1], c->phase[2],
+					c->phase[3], c->phase[4],
+					ok(kc) ? kc->med : 0);
+		}
+	}
+	if (csv)
+		fclose(csv);
+}
+
 static void report_bw(void)
 {
 	FILE *csv = open_out("bandwidth.csv");
@@ -1955,31 +2118,35 @@ static void report_bw(void)
 			ref = &bw[i];
 	out("\n== CPU bandwidth over a %llu MiB buffer, median of N interleaved rounds ==\n",
 	    (unsigned long long)(opt.bw_bytes / MiB));
-	out("%-16s %-13s %3s %10s %8s %8s  %-26s %s\n", "memory", "op", "n",
-	    "median_ms", "GB/s", "x_malloc", "backing", "target (issue 9)");
+	out("%-16s %-13s %3s %10s %8s %8s %8s  %-26s %s\n", "memory", "op", "n",
+	    "median_ms", "GB/s", "x_malloc", "best_x", "backing",
+	    "target (issue 9, on medians)");
 	if (csv)
-		fprintf(csv, "memory,op,bytes,n,median_ns,gbps,ratio_malloc,backing,status\n");
+		fprintf(csv, "memory,op,bytes,n,median_ns,best_ns,gbps,ratio_malloc,ratio_malloc_best,backing,status\n");
 	for (i = 0; i < nbw; i++) {
 		const struct bw_buf *b = &bw[i];
 
 		for (o = 0; o < ARRAY_SIZE(bw_ops); o++) {
 			double bytes = o == 2 ? opt.bw_bytes / 2.0 : opt.bw_bytes;
-			char ratio[16] = "-", mark[64] = "", row[80];
+			char ratio[16] = "-", best[16] = "-", mark[64] = "", row[80];
 			double v;
 
 			if (!b->n) {
-				out("%-16s %-13s %3s %10s %8s %8s  %s\n", b->name,
-				    bw_ops[o], "-", "n/a", "", "", b->why);
+				out("%-16s %-13s %3s %10s %8s %8s %8s  %s\n", b->name,
+				    bw_ops[o], "-", "n/a", "", "", "", b->why);
 				if (csv)
-					fprintf(csv, "%s,%s,%llu,0,,,,,\"%s\"\n",
+					fprintf(csv, "%s,%s,%llu,0,,,,,,,\"%s\"\n",
 						b->name, bw_ops[o],
 						(unsigned long long)opt.bw_bytes,
 						b->why);
 				continue;
 			}
 			v = ref ? ref->med_ns[o] / b->med_ns[o] : 0;
-			if (ref)
+			if (ref) {
 				snprintf(ratio, sizeof(ratio), "%.3f", v);
+				snprintf(best, sizeof(best), "%.3f",
+					 ref->best_ns[o] / b->best_ns[o]);
+			}
 			if (ref && !strcmp(b->name, "npu_huge_first")) {
 				snprintf(row, sizeof(row), "%s %s / malloc",
 					 b->name, bw_ops[o]);
@@ -1988,15 +2155,16 @@ static void report_bw(void)
 				snprintf(mark, sizeof(mark), "%s %.3fx malloc (>=0.95)",
 					 v >= 0.95 ? "PASS" : "MISS", v);
 			}
-			out("%-16s %-13s %3u %10.2f %8.3f %8s  %-26s %s\n",
+			out("%-16s %-13s %3u %10.2f %8.3f %8s %8s  %-26s %s\n",
 			    b->name, bw_ops[o], b->n, b->med_ns[o] / 1e6,
-			    bytes / b->med_ns[o], ratio, b->pages, mark);
+			    bytes / b->med_ns[o], ratio, best, b->pages, mark);
 			if (csv)
-				fprintf(csv, "%s,%s,%llu,%u,%.0f,%.4f,%s,\"%s\",ok\n",
+				fprintf(csv, "%s,%s,%llu,%u,%.0f,%.0f,%.4f,%s,%s,\"%s\",ok\n",
 					b->name, bw_ops[o],
 					(unsigned long long)opt.bw_bytes, b->n,
-					b->med_ns[o], bytes / b->med_ns[o],
-					ref ? ratio : "", b->pages);
+					b->med_ns[o], b->best_ns[o],
+					bytes / b->med_ns[o], ref ? ratio : "",
+					ref ? best : "", b->pages);
 		}
 	}
 	if (csv)
@@ -2149,13 +2317,12 @@ static void write_meta(double secs)
 	if (!f)
 		return;
 	uname(&u);
-	if (!read_file("/proc/cpuinfo", buf, sizeof(buf)) &&
-	    (p = strstr(buf, "model name"))) {
-		p = strchr(p, ':');
-		if (p) {
-			snprintf(cpu, sizeof(cpu), "%s", p + 2);
-			cpu[strcspn(cpu, "\n")] = 0;
-		}
+	p = read_file("/proc/cpuinfo", buf, sizeof(buf)) ? NULL :
+	    strstr(buf, "model name");
+	p = p ? strchr(p, ':') : NULL;
+	if (p) {
+		snprintf(cpu, sizeof(cpu), "%s", p + 2);
+		cpu[strcspn(cpu, "\n")] = 0;
 	}
 	if (npu_fd >= 0)
 		ioctl(npu_fd, NPU_MEM_IOCTL_GET_INFO, &info);
@@ -2211,6 +2378,7 @@ int main(int argc, char **argv)
 		case 'q':
 			opt.max_size = 64 * MiB;
 			opt.budget_ns = 40e6;
+			opt.nmin = 3;
 			opt.bw_bytes = 32 * MiB;
 			opt.lat_bytes = 32 * MiB;
 			opt.max_live = 10000;
@@ -2270,6 +2438,7 @@ int main(int argc, char **argv)
 
 	read_thp_mode();
 	pick_kclear();
+	trace_init();
 	snprintf(anon_label, sizeof(anon_label), "mmap POPULATE+mlock, THP %s",
 		 thp_mode);
 	npu_fd = open("/dev/" NPU_MEM_DEVICE_NAME, O_RDWR | O_CLOEXEC);
@@ -2294,8 +2463,10 @@ int main(int argc, char **argv)
 	    (unsigned long long)(opt.max_size / MiB));
 	if (getenv("VM_RUN"))
 		out("QEMU TCG guest: absolute times are not hardware times; compare ratios within this run.\n");
-	if (section_on("alloc"))
+	if (section_on("alloc")) {
 		report_alloc();
+		report_phases();
+	}
 	report_bw();
 	report_lat();
 	report_live();

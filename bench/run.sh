@@ -35,7 +35,7 @@ rc=$?
 set -e
 
 if [ -s "$res/alloc.csv" ]; then
-	python3 bench/plot.py "$res" ||
+	/usr/bin/python3 bench/plot.py "$res" ||
 		echo "bench: no plot (python3-matplotlib: make bench-deps)" >&2
 fi
 echo "bench: results in $res (summary.txt, *.csv, alloc.png)" >&2

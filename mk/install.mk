@@ -21,7 +21,7 @@ endif
 # The python3 the module is built for (lib/Makefile), and the directory it
 # searches for PREFIX: Debian's dist-packages layout when it is Debian's.
 PYTHON ?= /usr/bin/python3
-PYEXT := $(shell $(PYTHON)-config --extension-suffix 2>/dev/null)
+PYEXT = $(shell $(PYTHON)-config --extension-suffix 2>/dev/null)
 PYTHONDIR ?= $(shell $(PYTHON) -c 'import sys; p = "$(PREFIX)"; \
 	deb = "/usr/lib/python3/dist-packages" in sys.path; \
 	v = "%d.%d" % sys.version_info[:2]; \

@@ -117,6 +117,13 @@ int acltest_set_max_bytes(uint64_t bytes, uint64_t *old)
 	return ret;
 }
 
+bool acltest_under_valgrind(void)
+{
+	const char *v = getenv("ACLTEST_VALGRIND");
+
+	return v && *v && strcmp(v, "0");
+}
+
 static sigjmp_buf probe_env;
 
 static void probe_handler(int sig)

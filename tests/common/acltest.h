@@ -51,6 +51,13 @@ void acltest_driver_info(struct npu_mem_info *info);
 int acltest_set_max_bytes(uint64_t bytes, uint64_t *old);
 int acltest_get_max_bytes(uint64_t *bytes);
 
+/*
+ * True under tests/lib/run.sh's valgrind pass (ACLTEST_VALGRIND=1): tests
+ * then skip deliberate touches of unmapped memory, which memcheck would
+ * rightly count as errors.
+ */
+bool acltest_under_valgrind(void);
+
 /* Touch addr; 0 when it worked, else the signal (SIGSEGV/SIGBUS) raised. */
 int acltest_probe(volatile void *addr, bool write);
 

@@ -151,11 +151,16 @@ void *_nm_map_ok(int fd, const struct npu_mem_alloc *a, int prot,
 
 const char *nm_policy_name(uint32_t policy);
 
-/* Every size/backing rule of the ABI for one ALLOC result. */
+/* Every size/backing/flag rule of the ABI for one ALLOC result, except the
+ * DEV_CONTIG <-> dev_segments == 1 relation (nm_assert_dev_contig, checked
+ * on its own in alloc_policy so that one rule does not mask the others). */
 #define nm_assert_buffer_sane(req, policy, flags, buf) \
 	_nm_assert_buffer_sane((req), (policy), (flags), (buf), __FILE__, __LINE__)
 void _nm_assert_buffer_sane(uint64_t req, uint32_t policy, uint32_t flags,
 			    const struct npu_mem_buffer *b, const char *f, int l);
+#define nm_assert_dev_contig(buf) _nm_assert_dev_contig((buf), __FILE__, __LINE__)
+void _nm_assert_dev_contig(const struct npu_mem_buffer *b, const char *f,
+			   int l);
 #define nm_assert_buf_eq(a, b) _nm_assert_buf_eq((a), (b), __FILE__, __LINE__)
 void _nm_assert_buf_eq(const struct npu_mem_buffer *a,
 		       const struct npu_mem_buffer *b, const char *f, int l);
@@ -207,6 +212,7 @@ struct nm_sentinel {
 	int fd;
 	struct npu_mem_alloc alloc[2];	/* one NORMAL_ONLY, one HUGE_FIRST */
 	uint8_t *map[2];
+	uint8_t *expect[2];		/* what map[] must hold */
 	uint64_t seed;
 	struct nm_counters counters;	/* after the sentinel's allocations */
 };

@@ -6,7 +6,8 @@
 #
 #   tests/guest/run-suites.sh [-t SECS] [-r RESULTS] SUITE...
 #
-#   SUITE      kernel, lib, host: every executable in build/tests/SUITE/;
+#   SUITE      kernel, lib, host: every executable in build/tests/SUITE/,
+#              or SUITE/GLOB: those matching GLOB (kernel/dmabuf*);
 #              python: python3 -m unittest discover -s tests/python
 #   -t SECS    per-program time limit (default $NPU_MEM_TEST_TIMEOUT or 300)
 #   -r FILE    append one line per program to FILE (default
@@ -177,18 +178,22 @@ run_python() {
 }
 
 [ $# -ge 1 ] || { echo "run-suites: no suite given" >&2; exit 2; }
-for suite in "$@"; do
-	case $suite in
+for arg in "$@"; do
+	suite=${arg%%/*}
+	case $arg in
 	python) run_python ;;
 	*)
+		# SUITE or SUITE/GLOB (e.g. kernel/dmabuf*)
+		pat='*'
+		if [ "$suite" != "$arg" ]; then pat=${arg#*/}; fi
 		dir=build/tests/$suite
 		found=0
-		for prog in "$dir"/*; do
+		for prog in "$dir"/$pat; do
 			if [ ! -f "$prog" ] || [ ! -x "$prog" ]; then continue; fi
 			found=1
 			run_check_prog "$prog" "$suite"
 		done
-		if [ "$found" = 0 ]; then echo "SKIP $suite: no programs in $dir"; fi
+		if [ "$found" = 0 ]; then echo "SKIP $arg: no programs in $dir"; fi
 		;;
 	esac
 done

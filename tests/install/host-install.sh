@@ -145,5 +145,63 @@ check "/usr/local: aclmem.pc says prefix=/usr/local" grep -qx 'prefix=/usr/local
 left=$(list_files "$D")
 check "/usr/local: uninstall leaves no file${left:+ (left: $(echo $left))}" [ -z "$left" ]
 
+# ---- a real install, without DESTDIR, in a private mount namespace ------------------------
+# /usr/local and /etc get overlays on a tmpfs, so what make install does to
+# the running system (group, ldconfig, files where the system looks) is
+# seen from inside and thrown away with the namespace.  The user's view:
+# python3 imports acl, the example builds with pkg-config alone and runs,
+# npu-smi is on PATH, man finds the pages; then make uninstall.
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null &&
+   unshare -m sh -c "mount -t tmpfs tmpfs '$W' 2>/dev/null" 2>/dev/null; then
+	N=$W/ns
+	mkdir -p "$N"
+	unshare -m bash -s "$TOP" "$N" "$PY" >"$W/ns.log" 2>&1 <<'EOS'
+set -u
+TOP=$1 N=$2 PY=$3
+cd "$TOP" || exit 1
+mount -t tmpfs tmpfs "$N" || exit 1
+for d in /usr/local /etc; do
+	u=$N/$(echo "$d" | tr / _)
+	mkdir -p "$u/up" "$u/work"
+	mount -t overlay overlay -o "lowerdir=$d,upperdir=$u/up,workdir=$u/work" "$d" || exit 1
+done
+r() { if "${@:2}"; then echo "ok   - ns: $1"; else echo "FAIL - ns: $1"; fi; }
+had_group=$(getent group npu >/dev/null && echo yes || echo no)
+make --no-print-directory install >"$N/install.log" 2>&1
+r "make install (PREFIX=/usr/local, no DESTDIR)" [ $? = 0 ]
+[ "$had_group" = yes ] || r "group npu created" getent group npu
+r "ldconfig knows libaclmem.so.1" grep -q 'libaclmem.so.1 .*=> /usr/local/lib/libaclmem.so.1' <(ldconfig -p)
+r "python3 imports acl with no PYTHONPATH" \
+	env -u PYTHONPATH -u LD_LIBRARY_PATH $PY -c 'import acl' 
+cp examples/acl_demo.c "$N/app.c"
+(cd "$N" && env -u PKG_CONFIG_PATH -u PKG_CONFIG_LIBDIR \
+	gcc -o app app.c $(pkg-config --cflags --libs aclmem)) 
+r "app builds with pkg-config --cflags --libs aclmem alone" [ -x "$N/app" ]
+env -u LD_LIBRARY_PATH NPU_MEM_DEVICE=$N/none "$N/app" >/dev/null 2>&1
+rc=$?
+r "app runs, libaclmem found by ld.so (status $rc < 124)" [ "$rc" -lt 124 ]
+PATH=/usr/local/bin:/usr/bin:/bin npu-smi -d "$N/none" >/dev/null 2>&1
+rc=$?
+r "npu-smi on PATH, exit 9 with no device (got $rc)" [ "$rc" = 9 ]
+r "man finds npu-smi(1) and aclrtMalloc(3)" \
+	bash -c 'man -w npu-smi | grep -q /usr/local/ && man -w 3 aclrtMalloc | grep -q /usr/local/'
+r "udev rule in /etc/udev/rules.d" [ -f /etc/udev/rules.d/60-npu-mem.rules ]
+make --no-print-directory uninstall >"$N/uninstall.log" 2>&1
+r "make uninstall" [ $? = 0 ]
+r "ldconfig forgot libaclmem" bash -c '! ldconfig -p | grep -q libaclmem'
+left=$(cd "$N" && find _usr_local/up _etc/up \( -type f -o -type l \) \
+	\( -name '*aclmem*' -o -name '*npu*' -o -name 'acl.*' -o -name 'acl*.[1-9]' -o -name '*.h' \) 2>/dev/null)
+r "uninstall leaves none of our files${left:+ (left: $(echo $left))}" [ -z "$left" ]
+EOS
+	cat "$W/ns.log"
+	pass=$((pass + $(grep -c '^ok ' "$W/ns.log"))) fail=$((fail + $(grep -c '^FAIL ' "$W/ns.log")))
+	grep -q '^ok   - ns: make install' "$W/ns.log" || nok "namespace install did not run"
+	check "host untouched by the namespace install" \
+		bash -c '[ ! -e /usr/local/bin/npu-smi ] && [ ! -e /usr/local/lib/libaclmem.so.1 ] &&
+			[ ! -e /etc/udev/rules.d/60-npu-mem.rules ] && [ "$(getent group npu || true)" = "$1" ]' _ "$group_before"
+else
+	echo "skip: real install in a mount namespace (needs root and unshare -m)"
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -202,6 +202,13 @@ START_TEST(alloc_output_fields_not_inputs)
 }
 END_TEST
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 START_TEST(handles_nonzero_unique)
 {
 	enum { N = 2000 };
@@ -228,16 +235,7 @@ START_TEST(handles_nonzero_unique)
 			static uint32_t sorted[N];
 
 			memcpy(sorted, h, sizeof(h));
-			for (int i = 1; i < N; i++) {	/* insertion sort */
-				uint32_t v = sorted[i];
-				int j = i - 1;
-
-				while (j >= 0 && sorted[j] > v) {
-					sorted[j + 1] = sorted[j];
-					j--;
-				}
-				sorted[j + 1] = v;
-			}
+			qsort(sorted, N, sizeof(sorted[0]), cmp_u32);
 			for (int i = 1; i < N; i++)
 				ck_assert_msg(sorted[i] != sorted[i - 1],
 					      "handle %u given out twice",

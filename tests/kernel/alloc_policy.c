@@ -9,9 +9,11 @@
  *  - HUGE1G_ONLY: 1 GiB pages, or ENOMEM/EOPNOTSUPP (consistent with
  *    page_sizes), counters unchanged on failure;
  *  - handle never 0, QUERY == ALLOC, policy and READONLY reported, dev_addr
- *    non-zero and page aligned for root, DEV_CONTIG exactly when
- *    dev_segments == 1, device ranges and mmap offset ranges of live buffers
- *    disjoint, all buffers contiguous under an IOMMU;
+ *    non-zero and page aligned for root, device ranges (of DEV_CONTIG
+ *    buffers) and mmap offset ranges of live buffers disjoint, a single
+ *    page or chunk always DEV_CONTIG, every buffer DEV_CONTIG under an
+ *    IOMMU;
+ *  - DEV_CONTIG exactly when dev_segments == 1 (its own test);
  *  - without CAP_SYS_ADMIN a physical dev_addr is withheld (DEV_HIDDEN, 0).
  */
 #include <stdio.h>
@@ -211,18 +213,14 @@ START_TEST(dev_addr_and_offsets)
 			      "dev_addr hidden from root");
 		ck_assert_uint_ne(a[i].buf.dev_addr, 0);
 		if (info.dev_flags & NPU_MEM_DEV_IOMMU)
-			ck_assert_msg(a[i].buf.dev_segments == 1,
+			ck_assert_msg(a[i].buf.flags & NPU_MEM_BUF_DEV_CONTIG,
 				      "under an IOMMU a buffer must be one "
-				      "device range; %u segments",
-				      a[i].buf.dev_segments);
-		if (policy == NPU_MEM_POLICY_HUGE_ONLY &&
-		    a[i].buf.huge_pages == 1)
-			ck_assert_msg(a[i].buf.dev_segments == 1,
-				      "one 2 MiB chunk in %u segments",
-				      a[i].buf.dev_segments);
+				      "device range; %u segments, flags %#x",
+				      a[i].buf.dev_segments, a[i].buf.flags);
 		if (a[i].buf.normal_pages + a[i].buf.huge_pages == 1)
-			ck_assert_uint_eq(a[i].buf.dev_segments, 1);
-		if (a[i].buf.dev_segments == 1)
+			ck_assert_msg(a[i].buf.flags & NPU_MEM_BUF_DEV_CONTIG,
+				      "one page or chunk is not DEV_CONTIG");
+		if (a[i].buf.flags & NPU_MEM_BUF_DEV_CONTIG)
 			dev[nd++] = (struct range){ a[i].buf.dev_addr,
 						    a[i].buf.size,
 						    a[i].handle };
@@ -235,6 +233,27 @@ START_TEST(dev_addr_and_offsets)
 	       info.dev_flags);
 	for (int i = 0; i < N; i++)
 		nm_free_ok(fd, a[i].handle);
+	close(fd);
+}
+END_TEST
+
+START_TEST(dev_contig_iff_one_segment)
+{
+	/* "dev_segments: contiguous device address ranges the buffer
+	 * occupies"; DEV_CONTIG: "one contiguous device address range".
+	 * So DEV_CONTIG is set exactly when dev_segments == 1. */
+	int fd = nm_open();
+
+	for (int i = 0; i < 60; i++) {
+		struct npu_mem_alloc a;
+		uint32_t policy = i % 3 == 0 ? NPU_MEM_POLICY_NORMAL_ONLY :
+				  i % 3 == 1 ? NPU_MEM_POLICY_HUGE_ONLY :
+					       NPU_MEM_POLICY_HUGE_FIRST;
+
+		check_one(fd, (uint64_t)(i + 1) * 29 * NM_4K, policy, 0, &a);
+		nm_assert_dev_contig(&a.buf);
+		nm_free_ok(fd, a.handle);
+	}
 	close(fd);
 }
 END_TEST
@@ -295,6 +314,7 @@ int main(void)
 	nm_add(s, huge1g_only, 180);
 	nm_add(s, readonly_reported, 30);
 	nm_add(s, dev_addr_and_offsets, 60);
+	nm_add(s, dev_contig_iff_one_segment, 60);
 	nm_add(s, dev_addr_hidden_without_cap_sys_admin, 30);
 	return nm_run(s, NM_NEEDS_DEVICE);
 }

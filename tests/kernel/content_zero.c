@@ -42,21 +42,21 @@ static void zero_fresh(uint64_t size, uint32_t policy)
 
 START_TEST(zero_normal_only)
 {
-	zero_fresh(64 * NM_MiB + 5, NPU_MEM_POLICY_NORMAL_ONLY);
+	zero_fresh(32 * NM_MiB + 5, NPU_MEM_POLICY_NORMAL_ONLY);
 	zero_fresh(1, NPU_MEM_POLICY_NORMAL_ONLY);
 }
 END_TEST
 
 START_TEST(zero_huge_only)
 {
-	zero_fresh(64 * NM_MiB - 5, NPU_MEM_POLICY_HUGE_ONLY);
+	zero_fresh(32 * NM_MiB - 5, NPU_MEM_POLICY_HUGE_ONLY);
 	zero_fresh(1, NPU_MEM_POLICY_HUGE_ONLY);	/* the rounded tail */
 }
 END_TEST
 
 START_TEST(zero_huge_first)
 {
-	zero_fresh(65 * NM_MiB + 3 * NM_4K + 1, NPU_MEM_POLICY_HUGE_FIRST);
+	zero_fresh(33 * NM_MiB + 3 * NM_4K + 1, NPU_MEM_POLICY_HUGE_FIRST);
 	zero_fresh(NM_4K, NPU_MEM_POLICY_HUGE_FIRST);
 }
 END_TEST

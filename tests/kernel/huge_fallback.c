@@ -2,13 +2,13 @@
 /*
  * huge_fallback: what the policies do when 2 MiB pages run out.
  *
- * HUGE_ONLY 2 MiB buffers are allocated until ALLOC says ENOMEM (bounded by
- * total_ram / 2 MiB, and stopping early when free_ram < 96 MiB so that the
- * guest's OOM killer never picks this test).  If the floor comes first, the
- * 2 MiB blocks are exhausted the other way: most of memory is taken in
- * 16 KiB NORMAL_ONLY buffers and 15 of every 16 are freed again, which
- * leaves plenty of free memory but (nearly) no free 2 MiB block; then
- * HUGE_ONLY is allocated until ENOMEM again.  With 2 MiB pages exhausted:
+ * Memory is fragmented first: most of it taken in 64 KiB NORMAL_ONLY
+ * buffers, 7 of every 8 freed again, which leaves plenty of free memory but
+ * few free 2 MiB blocks.  Then HUGE_ONLY 2 MiB buffers are allocated until
+ * ALLOC says ENOMEM (bounded by total_ram / 2 MiB, and stopping when
+ * free_ram < 96 MiB so that the guest's OOM killer never picks this test;
+ * without the fragmenting, a 2 GiB guest reaches that floor first).  With
+ * 2 MiB pages exhausted:
  *  - HUGE_FIRST 8 MiB succeeds, with normal_pages > 0 and
  *    huge*2M + normal*4K == 8 MiB, and its memory is zeroed and usable;
  *  - HUGE_ONLY 2 MiB and 8 MiB fail with ENOMEM and leave the counters
@@ -77,46 +77,43 @@ START_TEST(huge_first_falls_back)
 	huge = calloc(max, sizeof(*huge));
 	ck_assert(huge);
 
-	exhausted = exhaust_huge(hfd, huge, max, &nhuge);
-	printf("phase 1: %zu HUGE_ONLY chunks, %s, free_ram %llu MiB\n", nhuge,
-	       exhausted ? "then ENOMEM" : "stopped at the free_ram floor",
-	       (unsigned long long)(free_ram(obs) / NM_MiB));
-	if (!exhausted) {
-		/* Fragment: take memory in 16 KiB buffers, give 15/16 back. */
+	/*
+	 * Fragment first: take most of memory in 64 KiB buffers and give 7 of
+	 * every 8 back.  The kept ones sit in (nearly) every 2 MiB block, so
+	 * those blocks cannot merge again; the blocks that escaped are what
+	 * HUGE_ONLY then takes until ENOMEM, with lots of memory still free.
+	 */
+	{
 		uint32_t *small;
 		size_t nsmall = 0, maxsmall, kept = 0;
 
-		close(hfd);
-		hfd = nm_open();
-		nhuge = 0;
 		ffd = nm_open();
-		maxsmall = info.total_ram / (16 * NM_KiB);
+		maxsmall = info.total_ram / (64 * NM_KiB);
 		small = calloc(maxsmall, sizeof(*small));
 		ck_assert(small);
 		while (nsmall < maxsmall) {
-			if (nsmall % 256 == 0 &&
+			if (nsmall % 128 == 0 &&
 			    free_ram(obs) < 256 * NM_MiB)
 				break;
-			small[nsmall++] = nm_alloc_ok(ffd, 16 * NM_KiB,
+			small[nsmall++] = nm_alloc_ok(ffd, 64 * NM_KiB,
 						      NPU_MEM_POLICY_NORMAL_ONLY,
 						      0, &x);
 		}
 		for (size_t i = 0; i < nsmall; i++) {
-			if (i % 16 == 0)
+			if (i % 8 == 0)
 				kept++;
 			else
 				nm_free_ok(ffd, small[i]);
 		}
 		free(small);
-		printf("fragmenting: %zu x 16 KiB allocated, %zu kept, "
+		printf("fragmenting: %zu x 64 KiB allocated, %zu kept, "
 		       "free_ram %llu MiB\n", nsmall, kept,
 		       (unsigned long long)(free_ram(obs) / NM_MiB));
-		exhausted = exhaust_huge(hfd, huge, max, &nhuge);
-		printf("phase 2: %zu HUGE_ONLY chunks, %s, free_ram %llu MiB\n",
-		       nhuge, exhausted ? "then ENOMEM" :
-		       "stopped at the free_ram floor",
-		       (unsigned long long)(free_ram(obs) / NM_MiB));
 	}
+	exhausted = exhaust_huge(hfd, huge, max, &nhuge);
+	printf("%zu HUGE_ONLY chunks, %s, free_ram %llu MiB\n", nhuge,
+	       exhausted ? "then ENOMEM" : "stopped at the free_ram floor",
+	       (unsigned long long)(free_ram(obs) / NM_MiB));
 	ck_assert_msg(exhausted, "could not exhaust 2 MiB pages above the "
 		      "%llu MiB free_ram floor", (unsigned long long)
 		      (FLOOR / NM_MiB));

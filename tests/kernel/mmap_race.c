@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * mmap_race: concurrent operations on one buffer from two threads, many
- * times over (NPU_MEM_RACE_LOOPS, default 2000, bounded by
- * NPU_MEM_RACE_SECONDS, default 20 s, per test):
+ * times over (NPU_MEM_RACE_LOOPS, default 500, bounded by
+ * NPU_MEM_RACE_SECONDS, default 5 s, per test):
  *  - FREE vs mmap of the same handle: each mmap either succeeds with a valid
  *    mapping of the (zeroed) buffer or fails with EINVAL; no crash;
  *  - close(fd) vs mmap: the mmap either succeeds (the mapping then keeps the
@@ -35,12 +35,12 @@ enum { FREE_VS_MMAP, CLOSE_VS_MMAP, FREE_VS_MUNMAP, QUERY_VS_FREE };
 
 static uint64_t loops(void)
 {
-	return nm_env_u64("NPU_MEM_RACE_LOOPS", 2000);
+	return nm_env_u64("NPU_MEM_RACE_LOOPS", 500);
 }
 
 static double seconds(void)
 {
-	return (double)nm_env_u64("NPU_MEM_RACE_SECONDS", 20);
+	return (double)nm_env_u64("NPU_MEM_RACE_SECONDS", 5);
 }
 
 /* Thread B: the "other" operation of each round. */

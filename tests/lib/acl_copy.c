@@ -287,7 +287,8 @@ START_TEST(mem_info)
 	ck_assert_int_eq(aclrtMalloc(&p, 64 * MiB, ACL_MEM_MALLOC_HUGE_ONLY), 0);
 	ck_assert_int_eq(aclrtGetMemInfo(ACL_DDR_MEM, &f1, &t1), ACL_SUCCESS);
 	ck_assert_uint_eq(t1, t0);
-	ck_assert_uint_le(f1 + 60 * MiB, f0);
+	/* Per-CPU page lists blur the RAM figure by a few MiB. */
+	ck_assert_uint_le(f1 + 48 * MiB, f0);
 	ck_assert_int_eq(aclrtFree(p), 0);
 }
 END_TEST

@@ -314,7 +314,8 @@ START_TEST(freed_memory_is_unmapped)
 	ck_assert_int_eq(acltest_probe(p, true), 0);
 	ck_assert_int_eq(aclrtFree(p), 0);
 	/* Nothing else was mapped there in between: the access faults. */
-	ck_assert_int_ne(acltest_probe(p, false), 0);
+	if (!acltest_under_valgrind())
+		ck_assert_int_ne(acltest_probe(p, false), 0);
 	ck_assert_int_eq(aclrtMemset(p, 1, 0, 1), ACL_ERROR_RT_PARAM_INVALID);
 }
 END_TEST

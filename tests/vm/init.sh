@@ -7,10 +7,11 @@
 # cached initramfs never has to be rebuilt for a new command.
 #
 # Protocol with the host (all in the vmout share, see vm-run):
-#   .vm-run/job      sourced here: VM_OUTDIR VM_CWD VM_MODULE VM_MODNAME
-#                    VM_MODDEPS VM_MODPARAMS VM_KMEMLEAK_WAIT VM_INTERACTIVE
+#   .vm-run/job      sourced here: VM_OUTDIR VM_MODULE VM_MODNAME VM_MODDEPS
+#                    VM_MODPARAMS VM_KMEMLEAK_WAIT VM_INTERACTIVE VM_TIMEOUT
 #   .vm-run/cmd      run with /bin/sh inside the chroot (env, cd, exec CMD)
-#   .vm-run/status   written here, key=value lines: boot insmod cmd rmmod done
+#   .vm-run/status   written here, key=value lines: boot insmod cmd
+#                    cmd_timeout rmmod done, and uptimes t_boot t_cmd
 #   dmesg.txt        the guest's full kernel log
 # Anything missing from status tells the host how far the guest got.
 
@@ -115,16 +116,36 @@ if [ -n "$VM_MODULE" ]; then
 fi
 
 if [ "$rc_insmod" = 0 ]; then
+	# Our own deadline, ahead of the host's hard one, so that a hung
+	# command still leaves a full dmesg (hung-task reports, stalls) and an
+	# rmmod attempt behind.  The margin covers rmmod, kmemleak, dmesg.
+	watchdog=""
+	if [ "${VM_TIMEOUT:-0}" -gt 0 ]; then
+		limit=$((VM_TIMEOUT - ${VM_TIMEOUT_MARGIN:-40} - $(cut -d. -f1 /proc/uptime)))
+		[ "$limit" -lt 10 ] && limit=10
+		(
+			sleep "$limit" || exit
+			say "command timed out after ${limit}s: killing every process"
+			status cmd_timeout "$limit"
+			kill -TERM -1
+			sleep 2
+			kill -KILL -1
+		) &
+		watchdog=$!
+	fi
 	if [ "$VM_INTERACTIVE" = 1 ]; then
 		# A real tty (not /dev/console) so the shell gets job control.
 		tty=/dev/$(sed -n 's/.*console=\([a-zA-Z0-9]*\).*/\1/p' /proc/cmdline)
 		# shellcheck disable=SC2094 # a tty, not a file
 		chroot "$R" /usr/bin/setsid -c /bin/sh "$VM_OUTDIR/.vm-run/cmd" \
-			<"$tty" >"$tty" 2>&1
+			<"$tty" >"$tty" 2>&1 &
 	else
-		chroot "$R" /bin/sh "$VM_OUTDIR/.vm-run/cmd" </dev/null
+		chroot "$R" /bin/sh "$VM_OUTDIR/.vm-run/cmd" </dev/null &
 	fi
+	wait $!
 	status cmd $?
+	# The watchdog's sleep lingers harmlessly; the subshell must not fire.
+	[ -n "$watchdog" ] && kill "$watchdog" 2>/dev/null
 	status t_cmd "$(uptime_s)"
 fi
 

@@ -1,0 +1,643 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * edu_dma: a real DMA engine behind an IOMMU.  In the x86_64-iommu-edu guest
+ * the module is bound to QEMU's edu device (npu_pci=1234:11e8) behind
+ * intel-iommu, and debugfs npu_mem/dma_copy makes the device copy bytes
+ * between two device addresses (kernel/edu.c: "SRC DST LEN", root only,
+ * through its 4 KiB internal buffer, ~100 ms per 4 KiB DMA, so transfers
+ * here are a few KiB).  Elsewhere the program exits 77.
+ *  - data the CPU wrote into buffer A, copied by the device A -> B, reads
+ *    back correctly in B through the CPU mapping (SYNC TO_DEVICE on both
+ *    ranges before, FROM_DEVICE on B's after), and nothing else in B
+ *    changes: normal buffers across 4 KiB and 2 MiB boundaries, huge
+ *    buffers across their 2 MiB chunk boundary, and between a huge chunk
+ *    and the 4 KiB pages of HUGE_FIRST buffers, both ways;
+ *  - the device's writes show through a dma-buf mapping of B (with
+ *    DMA_BUF_IOCTL_SYNC), and a buffer whose handle is freed but which a
+ *    dma-buf still holds stays a valid DMA target until the dma-buf goes;
+ *  - with the IOMMU on (dev_flags IOMMU): every buffer is one device range
+ *    (DEV_CONTIG, dev_segments 1) even when its pages are scattered, and
+ *    device addresses are IOVAs: dev_addr is not the physical address of
+ *    the first page (/proc/self/pagemap), and a physical address is not
+ *    accepted as a device address;
+ *  - dma_copy refuses (EINVAL) ranges outside every live buffer, ranges
+ *    running past a buffer's end or from one buffer into the next, the
+ *    address of a freed buffer, length 0, lengths that overflow, and
+ *    malformed or over-long input; non-root cannot open it (EACCES).
+ * After refused copies: the target buffer, an unrelated live buffer and the
+ * counters are unchanged.
+ */
+#include <fcntl.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "nmtest_dmabuf.h"
+
+#define RW	(PROT_READ | PROT_WRITE)
+
+static int dma_copy(uint64_t src, uint64_t dst, uint64_t len)
+{
+	char text[96];
+
+	snprintf(text, sizeof(text), "%#llx %#llx %#llx",
+		 (unsigned long long)src, (unsigned long long)dst,
+		 (unsigned long long)len);
+	return nm_write_file(NM_DMA_COPY, text);
+}
+
+/*
+ * Largest length one write to dma_copy gets here.  QEMU before 8.2.1 (the
+ * 7.2 of Debian 12 included) has an off-by-one in the edu model's range
+ * check (hw/misc/edu.c edu_check_range(), fixed by "edu: fix DMA range
+ * upper bound check"): a transfer that ends on the last byte of the
+ * device's 4 KiB buffer is a "hardware error" that aborts QEMU.  kernel/
+ * edu.c moves 4096 bytes per DMA, so any copy of 4 KiB or more kills the
+ * guest there.  Until edu.c moves at most 4095 (or 2048) bytes at a time,
+ * longer copies are made of several writes; 0 means no limit.
+ */
+#define EDU_MAX_WRITE	4000
+
+/* dma_copy in writes of at most EDU_MAX_WRITE bytes */
+static int dma_copy_long(uint64_t src, uint64_t dst, uint64_t len)
+{
+	int ret = 0;
+
+	while (len && !ret) {
+		uint64_t n = EDU_MAX_WRITE && len > EDU_MAX_WRITE ?
+			     EDU_MAX_WRITE : len;
+
+		ret = dma_copy(src, dst, n);
+		src += n;
+		dst += n;
+		len -= n;
+	}
+	return ret;
+}
+
+struct ctx {
+	int fd;
+	struct nm_sentinel s;
+	struct nm_counters base;
+	uint32_t dev_flags;
+};
+
+static void ctx_init(struct ctx *c)
+{
+	struct npu_mem_info info;
+
+	c->fd = nm_open();
+	nm_sentinel_init(&c->s, c->fd);
+	c->base = c->s.counters;
+	nm_get_info_ok(c->fd, &info);
+	c->dev_flags = info.dev_flags;
+	if (!strcmp(nm_vm_config(), "x86_64-iommu-edu"))
+		ck_assert_msg((c->dev_flags & (NPU_MEM_DEV_IOMMU | NPU_MEM_DEV_PCI))
+			      == (NPU_MEM_DEV_IOMMU | NPU_MEM_DEV_PCI),
+			      "edu guest without IOMMU|PCI: dev_flags %#x",
+			      c->dev_flags);
+}
+
+static void ctx_resnap(struct ctx *c)
+{
+	nm_counters(c->fd, &c->s.counters);
+}
+
+static void ctx_fini(struct ctx *c)
+{
+	c->s.counters = c->base;
+	NM_SENTINEL_CHECK(&c->s);
+	nm_sentinel_fini(&c->s);
+	close(c->fd);
+}
+
+struct tbuf {
+	struct npu_mem_alloc a;
+	uint8_t *map;
+	uint64_t seed;
+};
+
+static void tbuf_new(struct tbuf *t, struct ctx *c, uint64_t size,
+		     uint32_t policy)
+{
+	nm_alloc_ok(c->fd, size, policy, 0, &t->a);
+	ctx_resnap(c);
+	t->seed = 0xed0 ^ ((uint64_t)t->a.handle << 36) ^ size;
+	t->map = nm_map_ok(c->fd, &t->a, RW);
+	nm_fill(t->map, t->a.buf.size, t->seed);
+	ck_assert_msg(!(t->a.buf.flags & NPU_MEM_BUF_DEV_HIDDEN) &&
+		      t->a.buf.dev_addr, "device address hidden from root");
+	if (c->dev_flags & NPU_MEM_DEV_IOMMU)
+		ck_assert_msg((t->a.buf.flags & NPU_MEM_BUF_DEV_CONTIG) &&
+			      t->a.buf.dev_segments == 1,
+			      "%s %llu under an IOMMU: flags %#x, %u device "
+			      "segments, want DEV_CONTIG and 1",
+			      nm_policy_name(policy),
+			      (unsigned long long)t->a.buf.size, t->a.buf.flags,
+			      t->a.buf.dev_segments);
+}
+
+static void tbuf_free(struct tbuf *t, struct ctx *c)
+{
+	munmap(t->map, t->a.buf.size);
+	nm_free_ok(c->fd, t->a.handle);
+	ctx_resnap(c);
+}
+
+static uint64_t dev(const struct tbuf *t, uint64_t off)
+{
+	ck_assert_msg(t->a.buf.flags & NPU_MEM_BUF_DEV_CONTIG,
+		      "offsets need one contiguous device range");
+	return t->a.buf.dev_addr + off;
+}
+
+/* B is everywhere its own pattern except [off, off+len) */
+static void assert_untouched_except(const struct tbuf *b, uint64_t off,
+				    uint64_t len)
+{
+	size_t bad = nm_verify(b->map, off, b->seed);
+
+	ck_assert_msg(bad == SIZE_MAX, "target changed at %zu, before the "
+		      "copied range at %llu", bad, (unsigned long long)off);
+	bad = nm_verify_at(b->map + off + len, b->a.buf.size - off - len,
+			   b->seed, off + len);
+	ck_assert_msg(bad == SIZE_MAX, "target changed at %llu, after the "
+		      "copied range [%llu, %llu)",
+		      (unsigned long long)(off + len + bad),
+		      (unsigned long long)off, (unsigned long long)(off + len));
+}
+
+/* CPU writes A, device copies A+aoff -> B+boff, CPU reads B. */
+static void copy_and_check(struct ctx *c, struct tbuf *A, uint64_t aoff,
+			   struct tbuf *B, uint64_t boff, uint64_t len)
+{
+	uint64_t bsize = B->a.buf.size;
+	uint8_t *want = malloc(bsize);
+	size_t bad;
+	double t0;
+
+	ck_assert(want);
+	/* fresh bytes in the source range, written by the CPU just now */
+	A->seed += 0x100;
+	nm_fill_at(A->map + aoff, len, A->seed, aoff);
+	/* B afterwards: as it is now, with A's bytes in [boff, boff+len) */
+	memcpy(want, B->map, bsize);
+	memcpy(want + boff, A->map + aoff, len);
+	nm_sync_ok(c->fd, A->a.handle, NPU_MEM_SYNC_TO_DEVICE, aoff, len);
+	nm_sync_ok(c->fd, B->a.handle, NPU_MEM_SYNC_TO_DEVICE, boff, len);
+	t0 = nm_now();
+	nm_assert_ok(dma_copy_long(dev(A, aoff), dev(B, boff), len));
+	nm_sync_ok(c->fd, B->a.handle, NPU_MEM_SYNC_FROM_DEVICE, boff, len);
+	printf("copied %llu bytes %s+%#llx (dev %#llx) -> %s+%#llx (dev %#llx)"
+	       " in %.2f s\n", (unsigned long long)len,
+	       nm_policy_name(A->a.buf.policy), (unsigned long long)aoff,
+	       (unsigned long long)dev(A, aoff),
+	       nm_policy_name(B->a.buf.policy), (unsigned long long)boff,
+	       (unsigned long long)dev(B, boff), nm_now() - t0);
+	bad = nm_cmp(B->map, want, bsize);
+	ck_assert_msg(bad == SIZE_MAX, "B byte %zu is %#x, want %#x (%s the "
+		      "copied range [%llu, %llu))", bad, B->map[bad], want[bad],
+		      bad < boff ? "before" : bad < boff + len ? "inside" :
+		      "after", (unsigned long long)boff,
+		      (unsigned long long)(boff + len));
+	/* the source is only read */
+	ck_assert_uint_eq(nm_verify_at(A->map + aoff, len, A->seed, aoff),
+			  SIZE_MAX);
+	free(want);
+}
+
+START_TEST(copy_normal_cross_4k)
+{
+	struct ctx c;
+	struct tbuf a, b;
+
+	ctx_init(&c);
+	tbuf_new(&a, &c, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY);
+	tbuf_new(&b, &c, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY);
+	/* both ranges cross a 4 KiB page boundary, at different offsets */
+	copy_and_check(&c, &a, NM_4K - 100, &b, 3 * NM_4K - 300, NM_4K + 200);
+	/* page aligned, two whole pages */
+	copy_and_check(&c, &a, 5 * NM_4K, &b, 9 * NM_4K, 2 * NM_4K);
+	tbuf_free(&a, &c);
+	tbuf_free(&b, &c);
+	ctx_fini(&c);
+}
+END_TEST
+
+START_TEST(copy_huge_cross_2m)
+{
+	struct ctx c;
+	struct tbuf a, b;
+
+	ctx_init(&c);
+	tbuf_new(&a, &c, 4 * NM_MiB, NPU_MEM_POLICY_HUGE_ONLY);
+	tbuf_new(&b, &c, 4 * NM_MiB, NPU_MEM_POLICY_HUGE_ONLY);
+	ck_assert_uint_eq(a.a.buf.huge_pages, 2);
+	/* from across A's chunk boundary to across B's */
+	copy_and_check(&c, &a, NM_2M - 3000, &b, NM_2M - 5000, 8000);
+	tbuf_free(&a, &c);
+	tbuf_free(&b, &c);
+	ctx_fini(&c);
+}
+END_TEST
+
+START_TEST(copy_normal_cross_2m)
+{
+	struct ctx c;
+	struct tbuf a, b;
+
+	ctx_init(&c);
+	tbuf_new(&a, &c, NM_2M + 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY);
+	tbuf_new(&b, &c, NM_2M + 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY);
+	copy_and_check(&c, &a, NM_2M - NM_4K, &b, NM_2M - 2 * NM_KiB,
+		       2 * NM_4K);
+	tbuf_free(&a, &c);
+	tbuf_free(&b, &c);
+	ctx_fini(&c);
+}
+END_TEST
+
+START_TEST(copy_huge_normal_seams)
+{
+	struct ctx c;
+	struct tbuf h, n, m;
+
+	ctx_init(&c);
+	tbuf_new(&h, &c, NM_2M, NPU_MEM_POLICY_HUGE_ONLY);
+	tbuf_new(&n, &c, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY);
+	/* a 2 MiB chunk followed by 4 KiB pages */
+	tbuf_new(&m, &c, NM_2M + 16 * NM_KiB, NPU_MEM_POLICY_HUGE_FIRST);
+	printf("mixed buffer: %u huge, %u normal\n", m.a.buf.huge_pages,
+	       m.a.buf.normal_pages);
+	/* huge -> normal, normal -> huge */
+	copy_and_check(&c, &h, NM_2M - 6000, &n, NM_4K + 10, 5000);
+	copy_and_check(&c, &n, 7 * NM_4K + 1, &h, NM_2M / 2 - 77, 4500);
+	/* across the huge/normal seam of the mixed buffer, both ways */
+	copy_and_check(&c, &h, 1000, &m, NM_2M - 2500, 5000);
+	copy_and_check(&c, &m, NM_2M - 3000, &n, 20 * NM_KiB, 6000);
+	tbuf_free(&h, &c);
+	tbuf_free(&n, &c);
+	tbuf_free(&m, &c);
+	ctx_fini(&c);
+}
+END_TEST
+
+START_TEST(copy_seen_through_dmabuf)
+{
+	struct ctx c;
+	struct tbuf a, b, g;
+	uint8_t *d, *dg;
+	uint64_t gdev, gsize;
+	int dfd, gfd;
+
+	ctx_init(&c);
+	tbuf_new(&a, &c, NM_2M, NPU_MEM_POLICY_HUGE_ONLY);
+	tbuf_new(&b, &c, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY);
+	dfd = nm_export_ok(c.fd, b.a.handle, O_RDWR | O_CLOEXEC);
+	d = nm_dmabuf_map_ok(dfd, 0, b.a.buf.size, RW);
+	nm_fill_at(a.map + 100, NM_4K, a.seed + 7, 100);
+	nm_sync_ok(c.fd, a.a.handle, NPU_MEM_SYNC_TO_DEVICE, 100, NM_4K);
+	nm_dmabuf_sync_ok(dfd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
+	nm_assert_ok(dma_copy_long(dev(&a, 100), dev(&b, 2 * NM_4K - 50),
+				   NM_4K));
+	nm_dmabuf_sync_ok(dfd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ);
+	nm_dmabuf_sync_ok(dfd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
+	ck_assert_uint_eq(nm_verify_at(d + 2 * NM_4K - 50, NM_4K, a.seed + 7,
+				       100), SIZE_MAX);
+	nm_dmabuf_sync_ok(dfd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ);
+	munmap(d, b.a.buf.size);
+	close(dfd);
+
+	/* G: handle freed, a dma-buf holds it: still a DMA target */
+	tbuf_new(&g, &c, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY);
+	gdev = g.a.buf.dev_addr;
+	gsize = g.a.buf.size;
+	gfd = nm_export_ok(c.fd, g.a.handle, O_RDWR | O_CLOEXEC);
+	dg = nm_dmabuf_map_ok(gfd, 0, gsize, RW);
+	tbuf_free(&g, &c);
+	nm_assert_ok(dma_copy_long(dev(&a, 100), gdev + NM_4K, NM_4K));
+	nm_dmabuf_sync_ok(gfd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
+	ck_assert_uint_eq(nm_verify_at(dg + NM_4K, NM_4K, a.seed + 7, 100),
+			  SIZE_MAX);
+	ck_assert_uint_eq(nm_verify(dg, NM_4K, g.seed), SIZE_MAX);
+	nm_dmabuf_sync_ok(gfd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ);
+	/* fd closed, mapping left: still live */
+	close(gfd);
+	nm_assert_ok(dma_copy(gdev, dev(&b, 0), 64));
+	/* mapping gone: the buffer, and its device range, are gone */
+	munmap(dg, gsize);
+	nm_assert_ret(dma_copy(dev(&a, 100), gdev + NM_4K, 256), -EINVAL);
+	nm_assert_ret(dma_copy(gdev, dev(&b, 0), 64), -EINVAL);
+	tbuf_free(&a, &c);
+	tbuf_free(&b, &c);
+	ctx_fini(&c);
+}
+END_TEST
+
+START_TEST(iova_not_physical)
+{
+	static const struct {
+		uint64_t size;
+		uint32_t policy;
+	} spec[] = {
+		{ 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY },
+		{ 8 * NM_MiB, NPU_MEM_POLICY_NORMAL_ONLY },
+		{ 4 * NM_MiB, NPU_MEM_POLICY_HUGE_ONLY },
+		{ 2 * NM_MiB + 12 * NM_KiB, NPU_MEM_POLICY_HUGE_FIRST },
+	};
+	struct tbuf t[NM_ARRAY_SIZE(spec)];
+	struct ctx c;
+	unsigned int max_runs = 0;
+
+	ctx_init(&c);
+	if (!(c.dev_flags & NPU_MEM_DEV_IOMMU)) {
+		printf("no IOMMU translates for the device (dev_flags %#x): "
+		       "device addresses are physical, nothing to show\n",
+		       c.dev_flags);
+		ctx_fini(&c);
+		return;
+	}
+	for (size_t i = 0; i < NM_ARRAY_SIZE(spec); i++) {
+		unsigned int runs = 0;
+		uint64_t phys = 0;
+		int ret;
+
+		tbuf_new(&t[i], &c, spec[i].size, spec[i].policy);
+		ret = nm_phys_runs(t[i].map, t[i].a.buf.size, &phys, &runs);
+		ck_assert_msg(ret == 0, "pagemap: %s (root reads PFNs)",
+			      nm_retname(ret));
+		printf("%s %llu: dev_addr %#llx, dev_segments %u, flags %#x; "
+		       "first page at physical %#llx, pages in %u physical "
+		       "ranges\n", nm_policy_name(spec[i].policy),
+		       (unsigned long long)t[i].a.buf.size,
+		       (unsigned long long)t[i].a.buf.dev_addr,
+		       t[i].a.buf.dev_segments, t[i].a.buf.flags,
+		       (unsigned long long)phys, runs);
+		ck_assert_msg(t[i].a.buf.dev_addr != phys,
+			      "dev_addr %#llx is the physical address: not an "
+			      "IOVA", (unsigned long long)phys);
+		if (runs > max_runs)
+			max_runs = runs;
+	}
+	/* scattered pages, one device range: the IOMMU made it so */
+	ck_assert_msg(max_runs > 1, "every buffer happened to be physically "
+		      "contiguous; cannot show the IOMMU joining pages");
+	for (size_t i = 0; i < NM_ARRAY_SIZE(spec); i++)
+		tbuf_free(&t[i], &c);
+	ctx_fini(&c);
+}
+END_TEST
+
+/* Is [addr, addr+len) inside any of these buffers' device ranges? */
+static bool inside_any(const struct tbuf *const *b, size_t n,
+		       const struct nm_sentinel *s, uint64_t addr, uint64_t len)
+{
+	for (size_t i = 0; i < n + 2; i++) {
+		const struct npu_mem_buffer *x = i < n ? &b[i]->a.buf :
+						 &s->alloc[i - n].buf;
+
+		if (addr + len > x->dev_addr && addr < x->dev_addr + x->size)
+			return true;
+	}
+	return false;
+}
+
+START_TEST(physical_address_refused)
+{
+	struct ctx c;
+	struct tbuf a, b;
+	const struct tbuf *all[2] = { &a, &b };
+	uint64_t phys;
+
+	ctx_init(&c);
+	if (!(c.dev_flags & NPU_MEM_DEV_IOMMU)) {
+		printf("no IOMMU: physical addresses are device addresses\n");
+		ctx_fini(&c);
+		return;
+	}
+	tbuf_new(&a, &c, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY);
+	tbuf_new(&b, &c, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY);
+	nm_assert_ok(nm_virt_to_phys(a.map, &phys));
+	if (inside_any(all, 2, &c.s, phys, NM_4K)) {
+		printf("physical %#llx happens to be an IOVA in use; skipped\n",
+		       (unsigned long long)phys);
+	} else {
+		nm_assert_ret(dma_copy(phys, dev(&b, 0), 256), -EINVAL);
+		nm_assert_ret(dma_copy(dev(&b, 0), phys, 256), -EINVAL);
+		assert_untouched_except(&b, 0, 0);
+		NM_SENTINEL_CHECK(&c.s);
+	}
+	tbuf_free(&a, &c);
+	tbuf_free(&b, &c);
+	ctx_fini(&c);
+}
+END_TEST
+
+START_TEST(copy_bad_ranges)
+{
+	struct ctx c;
+	struct tbuf a, b;
+	const struct tbuf *all[2] = { &a, &b };
+	uint64_t out[4], A, B, asz;
+	int n_out = 0;
+
+	ctx_init(&c);
+	tbuf_new(&a, &c, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY);
+	tbuf_new(&b, &c, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY);
+	A = dev(&a, 0);
+	B = dev(&b, 0);
+	asz = a.a.buf.size;
+	{
+		const uint64_t cand[] = {
+			A + asz, A - NM_4K, 0x1000, 0xdead00000000ULL,
+			UINT64_MAX & ~(NM_4K - 1),
+		};
+
+		for (size_t i = 0; i < NM_ARRAY_SIZE(cand) && n_out < 4; i++)
+			if (!inside_any(all, 2, &c.s, cand[i], NM_4K))
+				out[n_out++] = cand[i];
+	}
+	ck_assert_int_ge(n_out, 2);
+#define REFUSED(src, dst, len) do {					\
+	nm_assert_ret(dma_copy((src), (dst), (len)), -EINVAL);		\
+	assert_untouched_except(&b, 0, 0);				\
+	NM_SENTINEL_CHECK(&c.s);					\
+} while (0)
+	for (int i = 0; i < n_out; i++) {
+		REFUSED(out[i], B, 64);			/* source outside */
+		REFUSED(A, out[i], 64);			/* target outside */
+		REFUSED(out[i], out[i], 64);
+	}
+	REFUSED(A + asz - 100, B, 200);		/* source runs past A's end */
+	REFUSED(A, B + b.a.buf.size - 100, 200);	/* target past B's */
+	REFUSED(A, B, asz + 1);
+	REFUSED(A, B, 0);				/* length 0 */
+	REFUSED(A, B, 1ULL << 63);
+	REFUSED(A, B, UINT64_MAX);			/* end overflows */
+	REFUSED(A + 8, B, UINT64_MAX - 6);
+	REFUSED(UINT64_MAX - 10, B, 64);
+	/* input that is not "SRC DST LEN" */
+	{
+		const char *junk[] = {
+			"garbage", "1 2", "0x1000", " ", "\n",
+			"0x1000 0x2000 -", "one two three",
+		};
+		char big[200];
+
+		for (size_t i = 0; i < NM_ARRAY_SIZE(junk); i++)
+			nm_assert_ret(nm_write_file(NM_DMA_COPY, junk[i]),
+				      -EINVAL);
+		memset(big, ' ', sizeof(big) - 1);
+		big[sizeof(big) - 1] = 0;
+		snprintf(big + 100, sizeof(big) - 100, "%#llx %#llx 64",
+			 (unsigned long long)A, (unsigned long long)B);
+		nm_assert_ret(nm_write_file(NM_DMA_COPY, big), -EINVAL);
+		NM_SENTINEL_CHECK(&c.s);
+	}
+#undef REFUSED
+	tbuf_free(&a, &c);
+	tbuf_free(&b, &c);
+	ctx_fini(&c);
+}
+END_TEST
+
+/* A range from the end of one buffer into the start of the next one,
+ * adjacent in device address space, is not inside one buffer. */
+START_TEST(copy_across_buffer_seam)
+{
+	enum { N = 8 };
+	struct ctx c;
+	struct tbuf dst, t[N], *lo = NULL, *hi = NULL;
+	int n = 0;
+
+	ctx_init(&c);
+	tbuf_new(&dst, &c, 16 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY);
+	/* IOVAs are handed out downwards: neighbours are likely */
+	while (n < N && !lo) {
+		tbuf_new(&t[n], &c, 16 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY);
+		for (int j = 0; j < n && !lo; j++) {
+			struct tbuf *x = &t[j], *y = &t[n];
+
+			if (x->a.buf.dev_addr + x->a.buf.size == y->a.buf.dev_addr) {
+				lo = x;
+				hi = y;
+			} else if (y->a.buf.dev_addr + y->a.buf.size ==
+				   x->a.buf.dev_addr) {
+				lo = y;
+				hi = x;
+			}
+		}
+		n++;
+	}
+	if (!lo) {
+		printf("no two of %d buffers abut in device address space: "
+		       "nothing to show\n", N);
+	} else {
+		uint64_t seam = hi->a.buf.dev_addr;
+
+		printf("buffers at %#llx and %#llx abut\n",
+		       (unsigned long long)lo->a.buf.dev_addr,
+		       (unsigned long long)seam);
+		nm_assert_ret(dma_copy(seam - 64, dev(&dst, 0), 128), -EINVAL);
+		nm_assert_ret(dma_copy(dev(&dst, 0), seam - 64, 128), -EINVAL);
+		assert_untouched_except(lo, 0, 0);
+		assert_untouched_except(hi, 0, 0);
+		assert_untouched_except(&dst, 0, 0);
+		NM_SENTINEL_CHECK(&c.s);
+		/* each side on its own is fine */
+		nm_assert_ok(dma_copy(seam - 64, dev(&dst, 0), 64));
+		nm_assert_ok(dma_copy(seam, dev(&dst, 64), 64));
+		nm_sync_ok(c.fd, dst.a.handle, NPU_MEM_SYNC_FROM_DEVICE, 0, 128);
+		ck_assert_uint_eq(nm_cmp(dst.map, lo->map + lo->a.buf.size - 64,
+					 64), SIZE_MAX);
+		ck_assert_uint_eq(nm_cmp(dst.map + 64, hi->map, 64), SIZE_MAX);
+	}
+	for (int k = 0; k < n; k++)
+		tbuf_free(&t[k], &c);
+	tbuf_free(&dst, &c);
+	ctx_fini(&c);
+}
+END_TEST
+
+START_TEST(copy_freed_buffer)
+{
+	struct ctx c;
+	struct tbuf a, b, f;
+	uint64_t fdev, fsize;
+
+	ctx_init(&c);
+	tbuf_new(&a, &c, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY);
+	tbuf_new(&b, &c, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY);
+	tbuf_new(&f, &c, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY);
+	fdev = dev(&f, 0);
+	fsize = f.a.buf.size;
+	/* live: works */
+	nm_assert_ok(dma_copy(fdev, dev(&b, NM_4K), 256));
+	nm_sync_ok(c.fd, b.a.handle, NPU_MEM_SYNC_FROM_DEVICE, NM_4K, 256);
+	ck_assert_uint_eq(nm_verify(b.map + NM_4K, 256, f.seed), SIZE_MAX);
+	nm_fill_at(b.map + NM_4K, 256, b.seed, NM_4K);
+	tbuf_free(&f, &c);
+	/* freed (and unmapped): its device addresses are nobody's */
+	nm_assert_ret(dma_copy(fdev, dev(&b, 0), 256), -EINVAL);
+	nm_assert_ret(dma_copy(dev(&a, 0), fdev, 256), -EINVAL);
+	nm_assert_ret(dma_copy(fdev + fsize - NM_4K, dev(&b, 0), 64), -EINVAL);
+	assert_untouched_except(&b, 0, 0);
+	NM_SENTINEL_CHECK(&c.s);
+	tbuf_free(&a, &c);
+	tbuf_free(&b, &c);
+	ctx_fini(&c);
+}
+END_TEST
+
+START_TEST(dma_copy_root_only)
+{
+	pid_t pid;
+	int st;
+
+	fflush(stdout);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int fd;
+
+		if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			_exit(3);
+		fd = open(NM_DMA_COPY, O_WRONLY | O_CLOEXEC);
+		if (fd >= 0)
+			_exit(4);
+		_exit(errno == EACCES ? 0 : 5);
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		      "as nobody, open(dma_copy): status %#x (3: setuid failed, "
+		      "4: opened, 5: not EACCES)", st);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = nm_suite("edu_dma");
+
+	nm_require_device();
+	if (access(NM_DMA_COPY, F_OK)) {
+		printf("SKIP: no edu device: run in the x86_64-iommu-edu guest "
+		       "(%s: %s)\n", NM_DMA_COPY, strerror(errno));
+		return 77;
+	}
+	nm_add(s, copy_normal_cross_4k, 60);
+	nm_add(s, copy_huge_cross_2m, 60);
+	nm_add(s, copy_normal_cross_2m, 60);
+	nm_add(s, copy_huge_normal_seams, 60);
+	nm_add(s, copy_seen_through_dmabuf, 60);
+	nm_add(s, iova_not_physical, 60);
+	nm_add(s, physical_address_refused, 30);
+	nm_add(s, copy_bad_ranges, 60);
+	nm_add(s, copy_across_buffer_seam, 60);
+	nm_add(s, copy_freed_buffer, 60);
+	nm_add(s, dma_copy_root_only, 30);
+	return nm_run(s, NM_NEEDS_DEVICE);
+}
