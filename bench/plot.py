@@ -39,15 +39,29 @@ def read_meta(path):
     return meta
 
 
+# One colour per method, the same in every plot.
+COLORS = {
+    "npu_huge_first": "#1f77b4", "npu_huge_only": "#ff7f0e",
+    "npu_normal_only": "#2ca02c", "acl_pool_off": "#d62728",
+    "acl_pool_on": "#9467bd", "anon_populate_mlock": "#8c564b",
+    "anon_populate_mlock_4k": "#e377c2", "hugetlb": "#7f7f7f",
+    "thp_madvise": "#bcbd22", "vgem": "#17becf", "dma_heap_system": "#393b79",
+    "udmabuf": "#e7969c",
+}
+
+
 def style(key):
     if key.startswith("floor"):
         return {"color": "black", "linestyle": "--" if key == "floor" else ":",
                 "linewidth": 1.5, "marker": None}
+    kw = {"color": COLORS.get(key)}
     if key.startswith("npu_"):
-        return {"linewidth": 2.6, "marker": "o", "markersize": 4}
-    if key.startswith("acl_"):
-        return {"linewidth": 2.0, "marker": "s", "markersize": 4}
-    return {"linewidth": 1.2, "marker": ".", "markersize": 5, "alpha": 0.85}
+        kw.update(linewidth=2.6, marker="o", markersize=4)
+    elif key.startswith("acl_"):
+        kw.update(linewidth=2.0, marker="s", markersize=4)
+    else:
+        kw.update(linewidth=1.2, marker=".", markersize=5, alpha=0.85)
+    return kw
 
 
 def main():

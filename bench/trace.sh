@@ -10,7 +10,8 @@
 #
 #   tests/vm/vm-run -c x86_64-bench -o DIR -- sh bench/trace.sh \
 #           -s alloc -M npu_huge_first,npu_huge_only -m 64M -n 1
-#   (DEPTH=N, default 4: call depth below the entry points, via -e DEPTH=N)
+#   (DEPTH=N, default 4: call depth below the entry points, via -e DEPTH=N;
+#    -e KPROBES="fn ..." times those functions with kprobes instead)
 #
 # Function tracing costs a lot per traced call, more so under TCG: use the
 # trace for where time goes, the benchmark for how much.
@@ -23,14 +24,30 @@ echo 0 >$T/tracing_on
 echo nop >$T/current_tracer
 echo >$T/trace
 echo 65536 >$T/buffer_size_kb
-echo "npu_mem_ioctl npu_mem_mmap __x64_sys_munmap" >$T/set_graph_function
-echo "${DEPTH:-4}" >$T/max_graph_depth
-echo funcgraph-proc >$T/trace_options 2>/dev/null
-echo function_graph >$T/current_tracer
+echo >$T/kprobe_events
+if [ -n "${KPROBES:-}" ]; then
+	# Entry/return probes instead: they also reach functions that
+	# function tracing cannot (lib/ helpers such as the maple tree's).
+	for f in $KPROBES; do
+		echo "p:kp_$f $f" >>$T/kprobe_events &&
+		echo "r:kr_$f $f" >>$T/kprobe_events ||
+		echo "trace: no kprobe on $f" >&2
+	done
+	echo 1 >$T/events/kprobes/enable
+else
+	echo "npu_mem_ioctl npu_mem_mmap __x64_sys_munmap" >$T/set_graph_function
+	echo "${DEPTH:-4}" >$T/max_graph_depth
+	echo funcgraph-proc >$T/trace_options 2>/dev/null
+	echo function_graph >$T/current_tracer
+fi
 NPU_MEM_BENCH_TRACE=1 "$BIN" -o "$VM_OUTDIR" "$@"
 rc=$?
 echo 0 >$T/tracing_on
 cat $T/trace >"$VM_OUTDIR/ftrace.txt"
 echo nop >$T/current_tracer
+if [ -n "${KPROBES:-}" ]; then
+	echo 0 >$T/events/kprobes/enable
+	echo >$T/kprobe_events
+fi
 echo "trace: $(wc -l <"$VM_OUTDIR/ftrace.txt") lines in $VM_OUTDIR/ftrace.txt" >&2
 exit $rc

@@ -1119,9 +1119,8 @@ static void op_touch(struct thr *t)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	probe_jmp = NULL;
 	pthread_mutex_unlock(&st.lock);
-	/* A readable or writable mapping that faults was zapped by
-	 * MADV_DONTNEED (the driver inserts pages only at mmap time) or is
-	 * PROT_NONE/write-only: counted, not a finding. */
+	/* PROT_NONE mappings fault, and so may a range another thread
+	 * mprotect()ed a moment ago: counted, not a finding. */
 	record(OP_TOUCH, sig ? -1 : 0, sig, NULL, "touch");
 }
 

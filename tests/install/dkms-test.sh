@@ -9,8 +9,8 @@
 #          make dkms-add/dkms-install again succeed (idempotent);
 #   guest: each kernel booted with the DKMS-installed file (vm-run -m, .ko.xz
 #          on kernels that compress modules), which must be that build
-#          (srcversion), running the install-status test (npu-smi against a
-#          helper's allocations) and an ALLOC;
+#          (srcversion), making an ALLOC and running npu-smi (DKMS_FULL=1:
+#          also the whole install-status test);
 #   end:   make dkms-remove leaves no /var/lib/dkms/npu-mem, no
 #          /usr/src/npu-mem-*, no module file or modules.dep entry.
 # Cleans up on any exit.  Needs root; exit 77 without it or without dkms.
@@ -79,7 +79,7 @@ for k in "${kvers[@]}"; do
 	check "$k: install log has no modprobe" bash -c "! grep -qi modprobe '$RES/install-$k.log'"
 	check "$k: dkms status says installed" \
 		grep -q "installed" <(dkms status -m $NAME -v "$VERSION" -k "$k" 2>/dev/null)
-	f=$(ls /lib/modules/"$k"/updates/dkms/npu_mem.ko* 2>/dev/null | head -n1)
+	f=$(find "/lib/modules/$k/updates/dkms" -name 'npu_mem.ko*' 2>/dev/null | head -n1)
 	kofile[$k]=$f
 	check "$k: module file ${f:-missing}" [ -n "$f" ]
 	[ -n "$f" ] || continue
@@ -107,16 +107,19 @@ else
 		[ -e "/boot/vmlinuz-$k" ] || { echo "skip guest $k: no /boot/vmlinuz-$k"; continue; }
 		src=$(modinfo -F srcversion "$f")
 		out=$RES/guest-$k
-		tests/vm/vm-run -q -t 300 -o "$out" -k "$k" -m "$f" -e "WANT_SRC=$src" -- sh -c '
+		# shellcheck disable=SC2016 # expanded in the guest
+		tests/vm/vm-run -q -t 300 -o "$out" -k "$k" -m "$f" -e "WANT_SRC=$src" \
+			-e "DKMS_FULL=${DKMS_FULL:-0}" -- sh -c '
 			got=$(cat /sys/module/npu_mem/srcversion)
 			echo "srcversion: $got (want $WANT_SRC)"
 			[ "$got" = "$WANT_SRC" ] || exit 10
 			build/tests/install/npu-hold 1M 2M:first </dev/null || exit 11
 			build/tools/npu-smi || exit 12
-			build/tests/kernel/install-status || exit 13' >"$out.log" 2>&1
+			if [ "$DKMS_FULL" = 1 ]; then build/tests/kernel/install-status || exit 13; fi
+			' >"$out.log" 2>&1
 		rc=$?
 		case $rc in
-		0) ok "$k: guest with the DKMS module: srcversion, ALLOC, npu-smi, install-status" ;;
+		0) ok "$k: guest with the DKMS module: srcversion, ALLOC, npu-smi${DKMS_FULL:+, install-status}" ;;
 		10) nok "$k: guest loaded another build than DKMS's (see $out/console.log)" ;;
 		*) nok "$k: guest smoke failed, exit $rc ($(tail -n1 "$out.log"); see $out/console.log)" ;;
 		esac

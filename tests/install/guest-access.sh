@@ -139,7 +139,8 @@ exec 7>"$W/in"
 for _ in $(seq 100); do grep -q '^ready\|^open\|^ALLOC' "$W/hold.out" && break; sleep 0.1; done
 line=$(cat "$W/hold.out")
 if [[ $line == ready* ]]; then
-	eval "${line#ready }"
+	kv() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<<"$line"; }
+	pid=$(kv pid) buffers=$(kv buffers) bytes=$(kv bytes)
 	as_member "$SMI" --json >"$W/j" 2>"$W/e"
 	check "member: npu-smi --json exit 0" [ $? = 0 ]
 	got=$($PY -c 'import json,sys; d=json.load(open(sys.argv[1]))

@@ -16,7 +16,7 @@ PY=/usr/bin/python3
 [ -x $PY ] || PY=python3
 [ "$(id -u)" = 0 ] || { echo "needs root"; exit 77; }
 [ -c /dev/npu-mem ] || { echo "no /dev/npu-mem (driver not loaded)"; exit 77; }
-[ -x "$SMI" ] && [ -x "$HOLD" ] || { echo "build first: $SMI $HOLD"; exit 1; }
+if [ ! -x "$SMI" ] || [ ! -x "$HOLD" ]; then echo "build first: $SMI $HOLD"; exit 1; fi
 unset NPU_MEM_DEVICE NPU_MEM_DEBUGFS
 
 pass=0 fail=0
@@ -48,55 +48,69 @@ if [[ $line != ready* ]]; then
 	echo "$pass passed, $fail failed"
 	exit 1
 fi
-eval "${line#ready }"	# pid= buffers= bytes= huge_pages= normal_pages=
-h_pid=$pid h_buf=$buffers h_bytes=$bytes h_huge=$huge_pages h_normal=$normal_pages
+kv() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<<"$line"; }
+h_pid=$(kv pid) h_buf=$(kv buffers) h_bytes=$(kv bytes)
+h_huge=$(kv huge_pages) h_normal=$(kv normal_pages)
 
 # ---- JSON, from debugfs (root) ----------------------------------------------
+# One python3 per document (it starts slowly in a TCG guest): flatten it to
+# "a.b.c=value" lines, processes keyed by pid, then query with sed.
+jflat() {
+	$PY - "$1" >"$1.flat" 2>"$1.err" <<'EOF_PY'
+import json, sys
+def walk(path, v):
+    if isinstance(v, dict):
+        for k, x in v.items():
+            walk(path + [k], x)
+    elif path == ["processes"]:
+        for x in v:
+            walk(path + [str(x["pid"])], x)
+    else:
+        print(".".join(path) + "=" + (v if isinstance(v, str) else json.dumps(v)))
+walk([], json.load(open(sys.argv[1])))
+EOF_PY
+}
+jv() { sed -n "s/^$2=//p" "$1.flat"; }		# jv FILE KEY: values of KEY
+jn() { grep -c "^$2=" "$1.flat"; }		# jn FILE KEY-REGEX: how many
+
 "$SMI" --json >"$W/j1" 2>"$W/e1"
 rc=$?
 check "npu-smi --json exits 0 (got $rc)" [ "$rc" = 0 ]
-check "--json output parses" $PY -c 'import json,sys; json.load(open(sys.argv[1]))' "$W/j1"
-
-# jq-less queries: jget FILE EXPR, EXPR a Python expression over d (the doc)
-jget() { $PY -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2" 2>/dev/null; }
-proc() { # proc FILE PID FIELD
-	jget "$1" "[p['$3'] for p in d['processes'] if p['pid'] == $2]"
-}
+check "--json output parses" jflat "$W/j1"
+P=processes.$h_pid
 check "driver version is /sys/module/npu_mem/version" \
-	[ "$(jget "$W/j1" "d['driver']['version']")" = "$(cat /sys/module/npu_mem/version)" ]
-check "ABI compatible" [ "$(jget "$W/j1" "d['driver']['abi_compatible']")" = True ]
-check "processes from debugfs" [ "$(jget "$W/j1" "d['processes_source']")" = debugfs ]
-check "helper pid listed once" [ "$(proc "$W/j1" "$h_pid" pid)" = "[$h_pid]" ]
-check "helper command" [ "$(proc "$W/j1" "$h_pid" command)" = "['npu-hold']" ]
-check "helper buffers = $h_buf" [ "$(proc "$W/j1" "$h_pid" buffers)" = "[$h_buf]" ]
-check "helper bytes = $h_bytes" [ "$(proc "$W/j1" "$h_pid" bytes)" = "[$h_bytes]" ]
-check "helper huge pages = $h_huge" [ "$(proc "$W/j1" "$h_pid" huge_pages)" = "[$h_huge]" ]
-check "helper normal pages = $h_normal" [ "$(proc "$W/j1" "$h_pid" normal_pages)" = "[$h_normal]" ]
-check "tool does not list itself" \
-	[ "$(jget "$W/j1" "len([p for p in d['processes'] if p['command'] == 'npu-smi'])")" = 0 ]
-check "global allocated_bytes >= helper's" \
-	[ "$(jget "$W/j1" "d['memory']['allocated_bytes'] >= $h_bytes")" = True ]
-check "global buffers >= helper's" \
-	[ "$(jget "$W/j1" "d['memory']['buffers'] >= $h_buf")" = True ]
-check "limit_bytes <= total_ram, > 0" \
-	[ "$(jget "$W/j1" "0 < d['limits']['limit_bytes'] <= d['memory']['total_ram']")" = True ]
+	[ "$(jv "$W/j1" driver.version)" = "$(cat /sys/module/npu_mem/version)" ]
+check "ABI compatible" [ "$(jv "$W/j1" driver.abi_compatible)" = true ]
+check "processes from debugfs" [ "$(jv "$W/j1" processes_source)" = debugfs ]
+check "helper pid listed once" [ "$(jn "$W/j1" "$P\.pid")" = 1 ]
+check "helper command" [ "$(jv "$W/j1" "$P.command")" = npu-hold ]
+check "helper buffers = $h_buf" [ "$(jv "$W/j1" "$P.buffers")" = "$h_buf" ]
+check "helper bytes = $h_bytes" [ "$(jv "$W/j1" "$P.bytes")" = "$h_bytes" ]
+check "helper huge pages = $h_huge" [ "$(jv "$W/j1" "$P.huge_pages")" = "$h_huge" ]
+check "helper normal pages = $h_normal" [ "$(jv "$W/j1" "$P.normal_pages")" = "$h_normal" ]
+check "tool does not list itself" [ "$(grep -c '^processes\.[0-9]*\.command=npu-smi$' "$W/j1.flat")" = 0 ]
+check "global allocated_bytes >= helper's" [ "$(jv "$W/j1" memory.allocated_bytes)" -ge "$h_bytes" ]
+check "global buffers >= helper's" [ "$(jv "$W/j1" memory.buffers)" -ge "$h_buf" ]
+lb=$(jv "$W/j1" limits.limit_bytes) tr=$(jv "$W/j1" memory.total_ram)
+check "0 < limit_bytes ($lb) <= total_ram ($tr)" test "${lb:-0}" -gt 0 -a "${lb:-0}" -le "${tr:-0}"
 dev=/sys/kernel/debug/npu_mem/device
 if [ -r $dev ]; then
-	want_coh=$([ "$(sed -n 's/^coherent:\t//p' $dev)" = yes ] && echo True || echo False)
-	want_iommu=$([ "$(sed -n 's/^iommu:\t//p' $dev)" = yes ] && echo True || echo False)
-	check "coherent matches debugfs ($want_coh)" [ "$(jget "$W/j1" "d['device']['coherent']")" = "$want_coh" ]
-	check "iommu matches debugfs ($want_iommu)" [ "$(jget "$W/j1" "d['device']['iommu']")" = "$want_iommu" ]
+	want_coh=$([ "$(sed -n 's/^coherent:\t//p' $dev)" = yes ] && echo true || echo false)
+	want_iommu=$([ "$(sed -n 's/^iommu:\t//p' $dev)" = yes ] && echo true || echo false)
+	check "coherent matches debugfs ($want_coh)" [ "$(jv "$W/j1" device.coherent)" = "$want_coh" ]
+	check "iommu matches debugfs ($want_iommu)" [ "$(jv "$W/j1" device.iommu)" = "$want_iommu" ]
 	check "device name matches debugfs" \
-		[ "$(jget "$W/j1" "d['device']['bus'] + ' ' + d['device']['name']")" = "$(sed -n 's/^device:\t//p' $dev)" ]
+		[ "$(jv "$W/j1" device.bus) $(jv "$W/j1" device.name)" = "$(sed -n 's/^device:\t//p' $dev)" ]
 fi
 
 # ---- the fdinfo fallback (what a non-root user gets) -------------------------
 NPU_MEM_DEBUGFS=$W/nonexistent "$SMI" --json >"$W/j2" 2>"$W/e2"
 check "fallback: exit 0" [ $? = 0 ]
-check "fallback: processes from fdinfo" [ "$(jget "$W/j2" "d['processes_source']")" = fdinfo ]
-check "fallback: helper buffers = $h_buf" [ "$(proc "$W/j2" "$h_pid" buffers)" = "[$h_buf]" ]
-check "fallback: helper bytes = $h_bytes" [ "$(proc "$W/j2" "$h_pid" bytes)" = "[$h_bytes]" ]
-check "fallback: helper command" [ "$(proc "$W/j2" "$h_pid" command)" = "['npu-hold']" ]
+jflat "$W/j2"
+check "fallback: processes from fdinfo" [ "$(jv "$W/j2" processes_source)" = fdinfo ]
+check "fallback: helper buffers = $h_buf" [ "$(jv "$W/j2" "$P.buffers")" = "$h_buf" ]
+check "fallback: helper bytes = $h_bytes" [ "$(jv "$W/j2" "$P.bytes")" = "$h_bytes" ]
+check "fallback: helper command" [ "$(jv "$W/j2" "$P.command")" = npu-hold ]
 
 # ---- the human table ----------------------------------------------------------
 "$SMI" info >"$W/t" 2>&1
@@ -113,7 +127,8 @@ exec 7>&-
 wait "$holder"
 holder=""
 "$SMI" --json >"$W/j3"
-check "helper gone after exit" [ "$(proc "$W/j3" "$h_pid" pid)" = "[]" ]
+jflat "$W/j3"
+check "helper gone after exit" [ "$(jn "$W/j3" "$P\.pid")" = 0 ]
 
 # ---- exit statuses --------------------------------------------------------------
 NPU_MEM_DEVICE=$W/no-such-node "$SMI" >/dev/null 2>"$W/e4"
@@ -121,8 +136,8 @@ rc=$?
 check "no device node: exit 9 (got $rc)" [ "$rc" = 9 ]
 check "no device node: says why" grep -q "not loaded\|node is missing" "$W/e4"
 NPU_MEM_DEVICE=$W/no-such-node "$SMI" --json >"$W/j4" 2>/dev/null
-check "no device node: --json error object" \
-	[ "$(jget "$W/j4" "d['exit_status']")" = 9 ]
+jflat "$W/j4"
+check "no device node: --json error object" [ "$(jv "$W/j4" exit_status)" = 9 ]
 "$SMI" -d /dev/null >/dev/null 2>&1
 rc=$?
 check "not an npu-mem node: exit 6 (got $rc)" [ "$rc" = 6 ]

@@ -121,7 +121,7 @@ done
 "${MAKE[@]}" uninstall DESTDIR="$D" PREFIX=/usr >"$W/uninstall.log" 2>&1
 check "make uninstall DESTDIR=... PREFIX=/usr" [ $? = 0 ]
 left=$(list_files "$D")
-check "uninstall leaves no file${left:+ (left: $(echo $left))}" [ -z "$left" ]
+check "uninstall leaves no file${left:+ (left: ${left//$'\n'/ })}" [ -z "$left" ]
 
 # ---- PREFIX=/usr/local (the default) --------------------------------------------------------
 D=$W/local-root
@@ -143,7 +143,7 @@ fi
 check "/usr/local: aclmem.pc says prefix=/usr/local" grep -qx 'prefix=/usr/local' "$D/usr/local/lib/pkgconfig/aclmem.pc"
 "${MAKE[@]}" uninstall DESTDIR="$D" >"$W/uninstall3.log" 2>&1
 left=$(list_files "$D")
-check "/usr/local: uninstall leaves no file${left:+ (left: $(echo $left))}" [ -z "$left" ]
+check "/usr/local: uninstall leaves no file${left:+ (left: ${left//$'\n'/ })}" [ -z "$left" ]
 
 # ---- a real install, without DESTDIR, in a private mount namespace ------------------------
 # /usr/local and /etc get overlays on a tmpfs, so what make install does to
@@ -169,7 +169,7 @@ r() { if "${@:2}"; then echo "ok   - ns: $1"; else echo "FAIL - ns: $1"; fi; }
 had_group=$(getent group npu >/dev/null && echo yes || echo no)
 make --no-print-directory install >"$N/install.log" 2>&1
 r "make install (PREFIX=/usr/local, no DESTDIR)" [ $? = 0 ]
-[ "$had_group" = yes ] || r "group npu created" getent group npu
+[ "$had_group" = yes ] || r "group npu created" bash -c "getent group npu >/dev/null"
 r "ldconfig knows libaclmem.so.1" grep -q 'libaclmem.so.1 .*=> /usr/local/lib/libaclmem.so.1' <(ldconfig -p)
 r "python3 imports acl with no PYTHONPATH" \
 	env -u PYTHONPATH -u LD_LIBRARY_PATH $PY -c 'import acl' 
@@ -196,6 +196,7 @@ EOS
 	cat "$W/ns.log"
 	pass=$((pass + $(grep -c '^ok ' "$W/ns.log"))) fail=$((fail + $(grep -c '^FAIL ' "$W/ns.log")))
 	grep -q '^ok   - ns: make install' "$W/ns.log" || nok "namespace install did not run"
+	# shellcheck disable=SC2016 # $1 is bash -c's
 	check "host untouched by the namespace install" \
 		bash -c '[ ! -e /usr/local/bin/npu-smi ] && [ ! -e /usr/local/lib/libaclmem.so.1 ] &&
 			[ ! -e /etc/udev/rules.d/60-npu-mem.rules ] && [ "$(getent group npu || true)" = "$1" ]' _ "$group_before"

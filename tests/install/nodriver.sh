@@ -11,8 +11,10 @@ set -uo pipefail
 TOP=$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)
 SMI=$TOP/build/tools/npu-smi
 PROBE=$TOP/build/tests/install/acl-probe
-[ ! -e /dev/npu-mem ] && [ ! -d /sys/module/npu_mem ] ||
-	{ echo "npu_mem is loaded: not the no-driver case"; exit 77; }
+if [ -e /dev/npu-mem ] || [ -d /sys/module/npu_mem ]; then
+	echo "npu_mem is loaded: not the no-driver case"
+	exit 77
+fi
 unset NPU_MEM_DEVICE NPU_MEM_LOG
 pass=0 fail=0
 check() {

@@ -254,6 +254,21 @@ START_TEST(dev_contig_iff_one_segment)
 		nm_assert_dev_contig(&a.buf);
 		nm_free_ok(fd, a.handle);
 	}
+	/* many-chunk buffers: physically adjacent chunks are likely, which is
+	 * where "abutting segments" and "one segment" can differ */
+	for (int i = 0; i < 16; i++) {
+		struct npu_mem_alloc a;
+		uint32_t policy = i % 2 ? NPU_MEM_POLICY_HUGE_ONLY :
+					  NPU_MEM_POLICY_HUGE_FIRST;
+
+		check_one(fd, 32 * NM_MiB + (i % 2 ? 0 : 3 * NM_4K), policy, 0,
+			  &a);
+		printf("%s 32 MiB: %u segments, flags %#x\n",
+		       nm_policy_name(policy), a.buf.dev_segments,
+		       a.buf.flags);
+		nm_assert_dev_contig(&a.buf);
+		nm_free_ok(fd, a.handle);
+	}
 	close(fd);
 }
 END_TEST

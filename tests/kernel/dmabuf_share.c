@@ -19,7 +19,6 @@
  */
 #include <dirent.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +59,7 @@ enum msg {
 	}								\
 } while (0)
 
+/* Open fds that are dma-bufs (their fdinfo names an exporter). */
 static int dmabuf_fds(void)
 {
 	DIR *d = opendir("/proc/self/fd");
@@ -69,16 +69,14 @@ static int dmabuf_fds(void)
 	if (!d)
 		return -1;
 	while ((e = readdir(d))) {
-		char path[300], link[PATH_MAX];
-		ssize_t l;
+		char *exp;
 
-		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
-		l = readlink(path, link, sizeof(link) - 1);
-		if (l <= 0)
+		if (e->d_name[0] == '.' || atoi(e->d_name) == dirfd(d))
 			continue;
-		link[l] = 0;
-		if (strstr(link, "dmabuf"))
+		exp = nm_dmabuf_exp_name(atoi(e->d_name));
+		if (exp)
 			n++;
+		free(exp);
 	}
 	closedir(d);
 	return n;

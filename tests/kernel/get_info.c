@@ -147,6 +147,9 @@ START_TEST(kernel_fills_every_field)
 	ck_assert_uint_eq(p.client_bytes, 0);
 	ck_assert_uint_ne(p.abi_major, POISON32);
 	ck_assert_uint_ne(p.dev_flags, POISON32);
+	/* no 1 GiB pages can exist where the module cannot make them */
+	if (!(p.page_sizes & NPU_MEM_PAGE_1G))
+		ck_assert_uint_eq(p.giant_pages, 0);
 
 	/* and with a buffer live */
 	nm_alloc_ok(fd, 3 * NM_4K, NPU_MEM_POLICY_NORMAL_ONLY, 0, &a);

@@ -15,6 +15,9 @@
  *    without MREMAP_MAYMOVE; the mapping is intact afterwards;
  *  - partial munmap (also inside a 2 MiB chunk) keeps the rest valid and
  *    the hole unmapped;
+ *  - MADV_DONTNEED (part of a chunk, a chunk, all) loses nothing: the
+ *    bytes fault back in; mprotect of a writable buffer's mapping works
+ *    both ways;
  *  - which page-table level 2 MiB chunks get is reported (informational).
  * Every refused mmap leaves an unrelated live buffer and the counters alone.
  */
@@ -412,6 +415,75 @@ START_TEST(partial_munmap_whole_huge_chunk)
 }
 END_TEST
 
+START_TEST(madv_dontneed_keeps_contents)
+{
+	/* MADV_DONTNEED on a shared device mapping only drops page table
+	 * entries: the next access faults the same bytes back in. */
+	int fd = nm_open();
+
+	for (size_t i = 0; i < NM_ARRAY_SIZE(policies); i++) {
+		struct npu_mem_alloc a;
+		uint8_t *p;
+
+		nm_alloc_ok(fd, 6 * NM_MiB, policies[i], 0, &a);
+		p = nm_map_ok(fd, &a, PROT_READ | PROT_WRITE);
+		nm_fill(p, a.buf.size, 300 + i);
+		/* one page inside a 2 MiB chunk, a whole chunk, everything */
+		ck_assert_int_eq(madvise(p + NM_2M + 5 * NM_4K, NM_4K,
+					 MADV_DONTNEED), 0);
+		ck_assert_uint_eq(nm_verify(p, a.buf.size, 300 + i), SIZE_MAX);
+		ck_assert_int_eq(madvise(p + NM_2M, NM_2M, MADV_DONTNEED), 0);
+		ck_assert_uint_eq(nm_verify(p, a.buf.size, 300 + i), SIZE_MAX);
+		ck_assert_int_eq(madvise(p, a.buf.size, MADV_DONTNEED), 0);
+		nm_fill(p, a.buf.size, 400 + i);	/* write faults */
+		ck_assert_int_eq(madvise(p, a.buf.size, MADV_DONTNEED), 0);
+		ck_assert_uint_eq(nm_verify(p, a.buf.size, 400 + i), SIZE_MAX);
+		/* and the same bytes through a second mapping */
+		{
+			uint8_t *q = nm_map_ok(fd, &a, PROT_READ);
+
+			ck_assert_int_eq(memcmp(p, q, a.buf.size), 0);
+			munmap(q, a.buf.size);
+		}
+		munmap(p, a.buf.size);
+		nm_free_ok(fd, a.handle);
+	}
+	close(fd);
+}
+END_TEST
+
+START_TEST(mprotect_writable_buffer)
+{
+	struct npu_mem_alloc a;
+	int fd = nm_open();
+	uint8_t *p;
+
+	nm_alloc_ok(fd, NM_2M + NM_4K, NPU_MEM_POLICY_HUGE_FIRST, 0, &a);
+	p = nm_map_ok(fd, &a, PROT_READ | PROT_WRITE);
+	p[0] = 1;
+	ck_assert_int_eq(mprotect(p, a.buf.size, PROT_READ), 0);
+	ck_assert_int_eq(nm_probe(p, true), SIGSEGV);
+	ck_assert_uint_eq(p[0], 1);
+	ck_assert_int_eq(mprotect(p, a.buf.size, PROT_READ | PROT_WRITE), 0);
+	p[a.buf.size - 1] = 2;
+	ck_assert_uint_eq(p[a.buf.size - 1], 2);
+	/* mapped read-only first, made writable later: allowed for a
+	 * writable buffer */
+	{
+		uint8_t *q = nm_map_ok(fd, &a, PROT_READ);
+
+		ck_assert_int_eq(mprotect(q, a.buf.size,
+					  PROT_READ | PROT_WRITE), 0);
+		q[1] = 3;
+		ck_assert_uint_eq(p[1], 3);
+		munmap(q, a.buf.size);
+	}
+	munmap(p, a.buf.size);
+	nm_free_ok(fd, a.handle);
+	close(fd);
+}
+END_TEST
+
 START_TEST(pmd_mapping_report)
 {
 	/* Informational: how the kernel maps a 2 MiB chunk (one PMD or 512
@@ -470,6 +542,8 @@ int main(void)
 	nm_add(s, partial_munmap_normal, 30);
 	nm_add(s, partial_munmap_inside_huge_chunk, 60);
 	nm_add(s, partial_munmap_whole_huge_chunk, 60);
+	nm_add(s, madv_dontneed_keeps_contents, 60);
+	nm_add(s, mprotect_writable_buffer, 30);
 	nm_add(s, pmd_mapping_report, 30);
 	return nm_run(s, NM_NEEDS_DEVICE);
 }

@@ -8,6 +8,7 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -17,6 +18,23 @@
 #include "acl/acl.h"
 
 #define MiB ((size_t)1 << 20)
+
+/*
+ * End a forked child with this status.  Threads that were inside the
+ * library at the fork leave their half-made allocations behind in the child
+ * (their stacks did not come along): under valgrind, leave by exec so that
+ * this inherent loss is not counted as a leak of the test.
+ */
+static void child_exit(int status)
+{
+	char cmd[32];
+
+	if (acltest_under_valgrind()) {
+		snprintf(cmd, sizeof(cmd), "exit %d", status);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+	}
+	_exit(status);
+}
 
 static int child_checks(unsigned char *parent_buf)
 {
@@ -149,8 +167,8 @@ START_TEST(fork_while_threads_allocate)
 			/* Every lock the library holds must be usable here. */
 			if (aclrtSetDevice(0) || aclrtMalloc(&p, 8192, 2) ||
 			    aclrtMemset(p, 8192, 0, 8192) || aclrtFree(p))
-				_exit(1);
-			_exit(0);
+				child_exit(1);
+			child_exit(0);
 		}
 		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,

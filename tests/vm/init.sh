@@ -149,23 +149,46 @@ if [ "$rc_insmod" = 0 ]; then
 	status t_cmd "$(uptime_s)"
 fi
 
+save_dmesg() { in_root dmesg >/share/dmesg.txt 2>&1 || dmesg >/share/dmesg.txt; }
+
+# bounded SECS CMD...: CMD's status, or 124 if it is still running after
+# SECS (it may be stuck in the kernel, unkillable: leave it behind).
+bounded() {
+	secs=$1 ticks=0
+	shift
+	"$@" &
+	pid=$!
+	while kill -0 "$pid" 2>/dev/null; do
+		ticks=$((ticks + 1))
+		[ "$ticks" -gt $((secs * 10)) ] && return 124
+		usleep 100000
+	done
+	wait "$pid"
+}
+
+# If what follows hangs in the kernel, the host still gets the log so far.
+save_dmesg
+
 if [ -n "$VM_MODULE" ] && [ "$rc_insmod" = 0 ]; then
 	# Children of the command that are still exiting can hold a reference
 	# for a moment; a reference held after that is a real failure.
 	rc_rmmod=1
 	for try in 1 2 3 4; do
-		if err=$(in_root rmmod "$VM_MODNAME" 2>&1); then
+		bounded 30 in_root rmmod "$VM_MODNAME" >/share/.vm-run/rmmod.err 2>&1
+		rc=$?
+		if [ "$rc" = 0 ]; then
 			rc_rmmod=0
 			break
 		fi
+		[ "$rc" = 124 ] && { say "rmmod $VM_MODNAME hangs"; break; }
 		[ "$try" = 4 ] || sleep 1
 	done
 	if [ "$rc_rmmod" != 0 ]; then
-		say "rmmod failed $try times: $err"
+		say "rmmod failed: $(cat /share/.vm-run/rmmod.err)"
 		say "/proc/modules: $(grep "^$VM_MODNAME " /proc/modules)"
 		say "processes still running:"
 		# shellcheck disable=SC2009 # busybox has no pgrep -a
-		ps -o pid,ppid,args | grep -v -e ' \[' -e 'ps -o'
+		ps -o pid,ppid,stat,args | grep -v -e ' \[' -e 'ps -o'
 	fi
 	status rmmod "$rc_rmmod"
 fi
@@ -179,7 +202,7 @@ if [ -w "$KMEMLEAK" ]; then
 	cat "$KMEMLEAK" >/share/kmemleak.txt
 fi
 
-in_root dmesg >/share/dmesg.txt 2>&1 || dmesg >/share/dmesg.txt
+save_dmesg
 status "done" 1
 sync
 poweroff -f
