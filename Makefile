@@ -10,7 +10,8 @@
 #                        debug kernel (KASAN, kmemleak, lockdep; built once)
 #   make bench           benchmark against the alternatives in a guest
 #                        (KVER=, BENCH_ARGS=-q): build/bench/results/
-#   make install/uninstall (DESTDIR, PREFIX)
+#   make install/uninstall (DESTDIR, PREFIX; mk/install.mk)
+#   make dkms-add, dkms-build, dkms-install, dkms-remove (mk/dkms.mk)
 TOP := $(CURDIR)
 VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 KVERS ?= $(notdir $(patsubst %/build,%,$(wildcard /lib/modules/*/build)))

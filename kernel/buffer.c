@@ -23,17 +23,48 @@
 
 /*
  * Reclaim is off for the 2 MiB attempts: a huge page either is free now or
- * the chunk falls back, and we never stall in compaction or wake the OOM
- * killer for a page we can do without (as the system dma-heap does).
+ * the chunk falls back (HUGE_FIRST) or the call fails (HUGE_ONLY), and we
+ * never stall in compaction or wake the OOM killer for one (as the system
+ * dma-heap does).  Under memory pressure, direct compaction for order 9 is
+ * what turned a test guest's HUGE_ONLY loop into soft lockups.
  */
 #define HUGE_GFP	((GFP_HIGHUSER | __GFP_ZERO | __GFP_COMP | __GFP_NOWARN | \
 			  __GFP_NORETRY | __GFP_ACCOUNT) & ~__GFP_RECLAIM)
-/* HUGE_ONLY has no fallback, so it may try light reclaim/compaction once. */
-#define HUGE_ONLY_GFP	(GFP_HIGHUSER | __GFP_ZERO | __GFP_COMP | __GFP_NOWARN | \
-			 __GFP_NORETRY | __GFP_ACCOUNT)
 /* 4 KiB pages fail rather than invoke the OOM killer on the caller's behalf. */
 #define NORMAL_GFP	(GFP_HIGHUSER | __GFP_ZERO | __GFP_NOWARN | \
 			 __GFP_RETRY_MAYFAIL | __GFP_ACCOUNT)
+
+/*
+ * Device address ranges: DMA segments that abut count as one range.  The
+ * callback sees each maximal range once, in buffer order; it returns true
+ * to stop the walk.
+ */
+static bool for_each_dma_range(const struct npu_mem_buf *buf,
+			       bool (*fn)(u64 start, u64 len, void *arg),
+			       void *arg)
+{
+	u64 start = 0, len = 0;
+	struct scatterlist *sg;
+	unsigned int i;
+
+	for_each_sgtable_dma_sg(&buf->sgt, sg, i) {
+		if (len && sg_dma_address(sg) == start + len) {
+			len += sg_dma_len(sg);
+			continue;
+		}
+		if (len && fn(start, len, arg))
+			return true;
+		start = sg_dma_address(sg);
+		len = sg_dma_len(sg);
+	}
+	return len && fn(start, len, arg);
+}
+
+static bool count_range(u64 start, u64 len, void *arg)
+{
+	(*(u32 *)arg)++;
+	return false;
+}
 
 /*
  * Every live buffer, so a test DMA engine (edu.c) can refuse addresses that
@@ -42,19 +73,24 @@
 static LIST_HEAD(npu_mem_bufs);
 static DEFINE_MUTEX(npu_mem_bufs_lock);
 
+struct dma_span {
+	u64 addr;
+	u64 len;
+};
+
+static bool range_holds(u64 start, u64 len, void *arg)
+{
+	const struct dma_span *want = arg;
+
+	return want->addr >= start && want->addr - start < len &&
+	       want->len <= len - (want->addr - start);
+}
+
 static bool dma_range_in_buf(const struct npu_mem_buf *buf, u64 addr, u64 len)
 {
-	struct scatterlist *sg;
-	unsigned int i;
+	struct dma_span want = { addr, len };
 
-	for_each_sgtable_dma_sg(&buf->sgt, sg, i) {
-		u64 start = sg_dma_address(sg), seg_len = sg_dma_len(sg);
-
-		if (addr >= start && addr - start < seg_len &&
-		    len <= seg_len - (addr - start))
-			return true;
-	}
-	return false;
+	return for_each_dma_range(buf, range_holds, &want);
 }
 
 static bool dma_range_live(u64 addr, u64 len)
@@ -146,8 +182,7 @@ static int alloc_chunks(struct npu_mem_buf *buf)
 		if (buf->policy != NPU_MEM_POLICY_NORMAL_ONLY &&
 		    remaining >= NPU_MEM_HUGE_SIZE) {
 			order = NPU_MEM_HUGE_ORDER;
-			page = alloc_pages(buf->policy == NPU_MEM_POLICY_HUGE_ONLY ?
-					   HUGE_ONLY_GFP : HUGE_GFP, order);
+			page = alloc_pages(HUGE_GFP, order);
 			if (!page && buf->policy == NPU_MEM_POLICY_HUGE_ONLY)
 				return -ENOMEM;
 		}
@@ -173,21 +208,6 @@ static int alloc_chunks(struct npu_mem_buf *buf)
 	return 0;
 }
 
-/* True when the DMA segments abut: one range in device address space. */
-static bool dma_contiguous(struct sg_table *sgt)
-{
-	dma_addr_t next = sg_dma_address(sgt->sgl);
-	struct scatterlist *sg;
-	unsigned int i;
-
-	for_each_sgtable_dma_sg(sgt, sg, i) {
-		if (sg_dma_address(sg) != next)
-			return false;
-		next += sg_dma_len(sg);
-	}
-	return true;
-}
-
 static int map_for_device(struct npu_mem_buf *buf)
 {
 	struct scatterlist *sg;
@@ -211,7 +231,8 @@ static int map_for_device(struct npu_mem_buf *buf)
 		sg_free_table(&buf->sgt);
 		return ret;
 	}
-	if (dma_contiguous(&buf->sgt))
+	for_each_dma_range(buf, count_range, &buf->dev_ranges);
+	if (buf->dev_ranges == 1)
 		buf->flags |= NPU_MEM_BUF_DEV_CONTIG;
 	return 0;
 }
@@ -231,13 +252,13 @@ struct npu_mem_buf *npu_mem_buf_alloc(u64 size, u32 policy, u32 flags)
 	struct npu_mem_buf *buf;
 	int ret;
 
-	if (policy == NPU_MEM_POLICY_HUGE1G_ONLY)
-		return ERR_PTR(-EOPNOTSUPP);	/* alloc_contig_pages() is not exported */
 	if (size > U64_MAX - (align - 1))
 		return ERR_PTR(-E2BIG);
 	size = round_up(size, align);
 	if (size > npu_mem_limit_bytes())
 		return ERR_PTR(-E2BIG);
+	if (policy == NPU_MEM_POLICY_HUGE1G_ONLY)
+		return ERR_PTR(-EOPNOTSUPP);	/* alloc_contig_pages() is not exported */
 
 	buf = kzalloc(sizeof(*buf), GFP_KERNEL_ACCOUNT);
 	if (!buf)
@@ -339,7 +360,7 @@ void npu_mem_buf_describe(const struct npu_mem_buf *buf,
 	out->normal_pages = buf->nr_normal;
 	out->policy = buf->policy;
 	out->flags = buf->flags | (hide ? NPU_MEM_BUF_DEV_HIDDEN : 0);
-	out->dev_segments = buf->sgt.nents;
+	out->dev_segments = buf->dev_ranges;
 }
 
 /*

@@ -29,6 +29,11 @@
 #define EDU_CMD_TO_RAM		0x2
 #define EDU_BUF_ADDR		0x40000
 #define EDU_BUF_SIZE		4096
+/*
+ * QEMU before 8.2.1 refuses a transfer ending at the buffer's last byte
+ * (off-by-one in edu_check_range) and stops the machine: move half at a time.
+ */
+#define EDU_XFER_MAX		(EDU_BUF_SIZE / 2)
 
 static void __iomem *edu_mmio;
 static DEFINE_MUTEX(edu_lock);	/* one transfer at a time: one engine */
@@ -58,7 +63,7 @@ static int edu_copy(u64 src, u64 dst, u64 len)
 
 	mutex_lock(&edu_lock);
 	while (len && !ret) {
-		u32 n = min_t(u64, len, EDU_BUF_SIZE);
+		u32 n = min_t(u64, len, EDU_XFER_MAX);
 
 		ret = edu_dma(src, EDU_BUF_ADDR, n, 0);
 		if (!ret)

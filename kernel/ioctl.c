@@ -165,6 +165,10 @@ static int npu_mem_export_ioctl(struct npu_mem_client *client, void *data,
 	buf = npu_mem_client_lookup(client, args->handle);
 	if (!buf)
 		return -ENOENT;
+	if ((buf->flags & NPU_MEM_BUF_READONLY) && (args->flags & O_RDWR)) {
+		npu_mem_buf_put(buf);
+		return -EACCES;
+	}
 	/* The dma-buf takes over the lookup's reference. */
 	dmabuf = npu_mem_dmabuf_export(buf, args->flags);
 	if (IS_ERR(dmabuf)) {

@@ -89,7 +89,8 @@ int npu_mem_mmap_buf(struct npu_mem_buf *buf, struct vm_area_struct *vma,
 	unsigned long len = vma->vm_end - vma->vm_start;
 	int ret;
 
-	if (!(vma->vm_flags & VM_SHARED))
+	/* VM_MAYSHARE: read-only files' shared mappings lack VM_SHARED. */
+	if (!(vma->vm_flags & VM_MAYSHARE))
 		return -EINVAL;
 	if (offset > buf->size || len > buf->size - offset)
 		return -EINVAL;

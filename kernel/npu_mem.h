@@ -48,6 +48,7 @@ struct npu_mem_buf {
 	unsigned int nr_chunks;
 	u32 nr_huge;
 	u32 nr_normal;
+	u32 dev_ranges;			/* contiguous device address ranges */
 	struct npu_mem_chunk *chunks;
 	struct sg_table sgt;		/* DMA-mapped for npu_mem_dma_dev() */
 	struct mm_struct *mm;		/* charged in pinned_vm */

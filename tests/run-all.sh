@@ -67,7 +67,7 @@ vm_failure() {
 	case $1 in
 	240) echo "vm-run: host-side error" ;;
 	241) echo "vm-run: guest did not boot" ;;
-	242) echo "vm-run: guest timed out" ;;
+	242) echo "vm-run: timed out" ;;
 	243) echo "vm-run: insmod failed" ;;
 	244) echo "vm-run: rmmod failed" ;;
 	245) echo "vm-run: kernel reported problems" ;;

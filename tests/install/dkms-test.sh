@@ -13,7 +13,9 @@
 #          also the whole install-status test);
 #   end:   make dkms-remove leaves no /var/lib/dkms/npu-mem, no
 #          /usr/src/npu-mem-*, no module file or modules.dep entry.
-# Cleans up on any exit.  Needs root; exit 77 without it or without dkms.
+# Cleans up on any exit, and starts with make dkms-remove: an npu-mem of
+# this version installed through DKMS before the test is gone after it.
+# Needs root; exit 77 without it or without dkms.
 #   KVERS="..." limits the kernels; NO_VM=1 skips the guests.
 # Prints "N passed, N failed".
 set -uo pipefail

@@ -55,19 +55,28 @@ h_huge=$(kv huge_pages) h_normal=$(kv normal_pages)
 # ---- JSON, from debugfs (root) ----------------------------------------------
 # One python3 per document (it starts slowly in a TCG guest): flatten it to
 # "a.b.c=value" lines, processes keyed by pid, then query with sed.
+# jflat FILE... writes FILE.flat for each; fails if any does not parse.
 jflat() {
-	$PY - "$1" >"$1.flat" 2>"$1.err" <<'EOF_PY'
+	$PY - "$@" <<'EOF_PY'
 import json, sys
-def walk(path, v):
+def walk(out, path, v):
     if isinstance(v, dict):
         for k, x in v.items():
-            walk(path + [k], x)
+            walk(out, path + [k], x)
     elif path == ["processes"]:
         for x in v:
-            walk(path + [str(x["pid"])], x)
+            walk(out, path + [str(x["pid"])], x)
     else:
-        print(".".join(path) + "=" + (v if isinstance(v, str) else json.dumps(v)))
-walk([], json.load(open(sys.argv[1])))
+        print(".".join(path) + "=" + (v if isinstance(v, str) else json.dumps(v)), file=out)
+bad = 0
+for name in sys.argv[1:]:
+    with open(name + ".flat", "w") as out:
+        try:
+            walk(out, [], json.load(open(name)))
+        except ValueError as e:
+            print(name, e, file=sys.stderr)
+            bad = 1
+sys.exit(bad)
 EOF_PY
 }
 jv() { sed -n "s/^$2=//p" "$1.flat"; }		# jv FILE KEY: values of KEY
@@ -75,8 +84,11 @@ jn() { grep -c "^$2=" "$1.flat"; }		# jn FILE KEY-REGEX: how many
 
 "$SMI" --json >"$W/j1" 2>"$W/e1"
 rc=$?
+# The fallback's document is made now too, to parse both in one go.
+NPU_MEM_DEBUGFS=$W/nonexistent "$SMI" --json >"$W/j2" 2>"$W/e2"
+rc2=$?
 check "npu-smi --json exits 0 (got $rc)" [ "$rc" = 0 ]
-check "--json output parses" jflat "$W/j1"
+check "--json output parses (both views)" jflat "$W/j1" "$W/j2"
 P=processes.$h_pid
 check "driver version is /sys/module/npu_mem/version" \
 	[ "$(jv "$W/j1" driver.version)" = "$(cat /sys/module/npu_mem/version)" ]
@@ -104,9 +116,7 @@ if [ -r $dev ]; then
 fi
 
 # ---- the fdinfo fallback (what a non-root user gets) -------------------------
-NPU_MEM_DEBUGFS=$W/nonexistent "$SMI" --json >"$W/j2" 2>"$W/e2"
-check "fallback: exit 0" [ $? = 0 ]
-jflat "$W/j2"
+check "fallback: exit 0 (got $rc2)" [ "$rc2" = 0 ]
 check "fallback: processes from fdinfo" [ "$(jv "$W/j2" processes_source)" = fdinfo ]
 check "fallback: helper buffers = $h_buf" [ "$(jv "$W/j2" "$P.buffers")" = "$h_buf" ]
 check "fallback: helper bytes = $h_bytes" [ "$(jv "$W/j2" "$P.bytes")" = "$h_bytes" ]
@@ -127,8 +137,6 @@ exec 7>&-
 wait "$holder"
 holder=""
 "$SMI" --json >"$W/j3"
-jflat "$W/j3"
-check "helper gone after exit" [ "$(jn "$W/j3" "$P\.pid")" = 0 ]
 
 # ---- exit statuses --------------------------------------------------------------
 NPU_MEM_DEVICE=$W/no-such-node "$SMI" >/dev/null 2>"$W/e4"
@@ -136,7 +144,8 @@ rc=$?
 check "no device node: exit 9 (got $rc)" [ "$rc" = 9 ]
 check "no device node: says why" grep -q "not loaded\|node is missing" "$W/e4"
 NPU_MEM_DEVICE=$W/no-such-node "$SMI" --json >"$W/j4" 2>/dev/null
-jflat "$W/j4"
+jflat "$W/j3" "$W/j4"
+check "helper gone after exit" [ "$(jn "$W/j3" "$P\.pid")" = 0 ]
 check "no device node: --json error object" [ "$(jv "$W/j4" exit_status)" = 9 ]
 "$SMI" -d /dev/null >/dev/null 2>&1
 rc=$?

@@ -49,35 +49,6 @@ static int dma_copy(uint64_t src, uint64_t dst, uint64_t len)
 	return nm_write_file(NM_DMA_COPY, text);
 }
 
-/*
- * Largest length one write to dma_copy gets here.  QEMU before 8.2.1 (the
- * 7.2 of Debian 12 included) has an off-by-one in the edu model's range
- * check (hw/misc/edu.c edu_check_range(), fixed by "edu: fix DMA range
- * upper bound check"): a transfer that ends on the last byte of the
- * device's 4 KiB buffer is a "hardware error" that aborts QEMU.  kernel/
- * edu.c moves 4096 bytes per DMA, so any copy of 4 KiB or more kills the
- * guest there.  Until edu.c moves at most 4095 (or 2048) bytes at a time,
- * longer copies are made of several writes; 0 means no limit.
- */
-#define EDU_MAX_WRITE	4000
-
-/* dma_copy in writes of at most EDU_MAX_WRITE bytes */
-static int dma_copy_long(uint64_t src, uint64_t dst, uint64_t len)
-{
-	int ret = 0;
-
-	while (len && !ret) {
-		uint64_t n = EDU_MAX_WRITE && len > EDU_MAX_WRITE ?
-			     EDU_MAX_WRITE : len;
-
-		ret = dma_copy(src, dst, n);
-		src += n;
-		dst += n;
-		len -= n;
-	}
-	return ret;
-}
-
 struct ctx {
 	int fd;
 	struct nm_sentinel s;
@@ -189,7 +160,7 @@ static void copy_and_check(struct ctx *c, struct tbuf *A, uint64_t aoff,
 	nm_sync_ok(c->fd, A->a.handle, NPU_MEM_SYNC_TO_DEVICE, aoff, len);
 	nm_sync_ok(c->fd, B->a.handle, NPU_MEM_SYNC_TO_DEVICE, boff, len);
 	t0 = nm_now();
-	nm_assert_ok(dma_copy_long(dev(A, aoff), dev(B, boff), len));
+	nm_assert_ok(dma_copy(dev(A, aoff), dev(B, boff), len));
 	nm_sync_ok(c->fd, B->a.handle, NPU_MEM_SYNC_FROM_DEVICE, boff, len);
 	printf("copied %llu bytes %s+%#llx (dev %#llx) -> %s+%#llx (dev %#llx)"
 	       " in %.2f s\n", (unsigned long long)len,
@@ -301,7 +272,7 @@ START_TEST(copy_seen_through_dmabuf)
 	nm_fill_at(a.map + 100, NM_4K, a.seed + 7, 100);
 	nm_sync_ok(c.fd, a.a.handle, NPU_MEM_SYNC_TO_DEVICE, 100, NM_4K);
 	nm_dmabuf_sync_ok(dfd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
-	nm_assert_ok(dma_copy_long(dev(&a, 100), dev(&b, 2 * NM_4K - 50),
+	nm_assert_ok(dma_copy(dev(&a, 100), dev(&b, 2 * NM_4K - 50),
 				   NM_4K));
 	nm_dmabuf_sync_ok(dfd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ);
 	nm_dmabuf_sync_ok(dfd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
@@ -318,7 +289,7 @@ START_TEST(copy_seen_through_dmabuf)
 	gfd = nm_export_ok(c.fd, g.a.handle, O_RDWR | O_CLOEXEC);
 	dg = nm_dmabuf_map_ok(gfd, 0, gsize, RW);
 	tbuf_free(&g, &c);
-	nm_assert_ok(dma_copy_long(dev(&a, 100), gdev + NM_4K, NM_4K));
+	nm_assert_ok(dma_copy(dev(&a, 100), gdev + NM_4K, NM_4K));
 	nm_dmabuf_sync_ok(gfd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
 	ck_assert_uint_eq(nm_verify_at(dg + NM_4K, NM_4K, a.seed + 7, 100),
 			  SIZE_MAX);

@@ -70,7 +70,6 @@ enum npu_mem_policy {
  * @abi_minor: out: NPU_MEM_ABI_MINOR of the running module
  * @page_sizes: out: bitmask of NPU_MEM_PAGE_* the module can back buffers with
  * @dev_flags: out: NPU_MEM_DEV_*
- * @pad: must be 0
  * @total_ram: out: bytes of RAM the kernel manages
  * @free_ram: out: bytes of RAM free now
  * @limit_bytes: out: global cap on bytes in npu-mem buffers (module
@@ -127,7 +126,7 @@ struct npu_mem_info {
  * @policy: the npu_mem_policy it was allocated with
  * @flags: NPU_MEM_BUF_*
  * @dev_segments: contiguous device address ranges the buffer occupies
- * @pad: 0
+ *	(1 with NPU_MEM_BUF_DEV_CONTIG)
  */
 struct npu_mem_buffer {
 	__u64 size;
@@ -195,6 +194,7 @@ enum npu_mem_sync_dir {
  * @direction: in: enum npu_mem_sync_dir
  * @offset: in: first byte, from the buffer's start
  * @length: in: bytes, > 0; offset + length must not pass the buffer's end
+ * @reserved: must be 0
  *
  * -EINVAL for length 0, an unknown direction, or a range outside the buffer
  * (including one whose end overflows); -ENOENT for an unknown handle.
@@ -210,7 +210,8 @@ struct npu_mem_sync {
 /**
  * struct npu_mem_export - NPU_MEM_IOCTL_EXPORT: a dma-buf for a buffer
  * @handle: in: the buffer
- * @flags: in: O_CLOEXEC and/or O_RDWR, nothing else
+ * @flags: in: O_CLOEXEC and/or O_RDWR, nothing else (-EINVAL); O_RDWR on
+ *	a NPU_MEM_ALLOC_READONLY buffer gives -EACCES
  * @fd: out: the dma-buf file descriptor
  * @pad: must be 0
  */
