@@ -496,8 +496,15 @@ START_TEST(mmap_access_rules)
 	munmap(p, size);
 	close(dfd);
 
-	/* O_RDWR export of a READONLY buffer: the buffer's rule wins */
-	dfd = nm_export_ok(c.fd, ro.a.handle, O_RDWR | O_CLOEXEC);
+	/* a READONLY buffer cannot become a writable dma-buf at all ... */
+	{
+		struct npu_mem_export e = { .handle = ro.a.handle,
+					    .flags = O_RDWR | O_CLOEXEC };
+
+		nm_assert_errno(ioctl(c.fd, NPU_MEM_IOCTL_EXPORT, &e), EACCES);
+	}
+	/* ... and its read-only export maps read-only */
+	dfd = nm_export_ok(c.fd, ro.a.handle, O_CLOEXEC);
 	nm_assert_mmap_errno(mmap(NULL, size, RW, MAP_SHARED, dfd, 0), EACCES);
 	p = nm_dmabuf_map_ok(dfd, 0, size, PROT_READ);
 	ck_assert_uint_eq(nm_nonzero(p, size), SIZE_MAX);
