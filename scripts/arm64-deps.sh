@@ -1,0 +1,125 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Everything the arm64 build and guests need (issue 7), from Debian's
+# packages only.  Idempotent: what is present is skipped, and apt-get update
+# runs only when a package it needs is unknown to apt.
+#
+#   scripts/arm64-deps.sh                install/extract what is missing
+#   scripts/arm64-deps.sh --print-dir    print the cache directory only
+#   scripts/arm64-deps.sh --kvers        print the arm64 kernel releases
+#                                        extracted (one a line)
+#
+# Host packages: gcc-aarch64-linux-gnu, qemu-system-arm (qemu-system-aarch64).
+# Extracted, never installed (dpkg -x), into
+#   ${NPU_MEM_ARM64_CACHE:-/var/cache/npu-mem/arm64}/
+#     kernel/<kver>/    linux-image-<abi>-arm64 + linux-headers-<abi>-arm64:
+#                       boot/vmlinuz-<kver>, lib/modules/<kver>/,
+#                       usr/src/linux-headers-<kver>/ (kbuild: the host's
+#                       linux-kbuild-<ver>, same as for amd64)
+#     sysroot/          check, libsubunit, libdrm-dev, libdrm2 and
+#                       busybox-static, arm64 (static libraries and busybox
+#                       for the initramfs)
+# Kernels: the arm64 flavour of every installed amd64 Debian kernel
+# (/lib/modules/*-amd64/build), found at run time; one Debian has no arm64
+# package for is skipped with a note.  NPU_MEM_ARM64_KABIS="6.1.0-56 ..."
+# restricts to these ABI names.
+set -euo pipefail
+
+CACHE=${NPU_MEM_ARM64_CACHE:-/var/cache/npu-mem/arm64}
+case ${1:-} in
+--print-dir) echo "$CACHE"; exit 0 ;;
+--kvers)
+	for d in "$CACHE"/kernel/*/.done; do
+		[ -e "$d" ] && basename "$(dirname "$d")"
+	done | sort -V
+	exit 0 ;;
+"") ;;
+*) sed -n '/^#   scripts/s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+esac
+
+[ "$(id -u)" = 0 ] || { echo "arm64-deps: must run as root (apt-get)" >&2; exit 1; }
+export DEBIAN_FRONTEND=noninteractive
+msg() { echo "arm64-deps: $*" >&2; }
+
+HOST_PKGS="gcc-aarch64-linux-gnu qemu-system-arm"
+SYSROOT_PKGS="check libsubunit-dev libsubunit0 libdrm-dev libdrm2 busybox-static"
+
+installed() {
+	dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"
+}
+updated=0
+update_once() {
+	[ "$updated" = 1 ] && return
+	msg "apt-get update"
+	apt-get update -qq
+	updated=1
+}
+known() { apt-cache show "$1" >/dev/null 2>&1; }
+
+if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+	dpkg --add-architecture arm64
+	update_once
+fi
+
+todo=""
+for p in $HOST_PKGS; do installed "$p" || todo="$todo $p"; done
+todo=${todo# }
+if [ -n "$todo" ]; then
+	known "${todo%% *}" || update_once
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $todo
+fi
+
+# download_extract DEST PKG...: dpkg -x each PKG (arch-qualified) into DEST.
+download_extract() {
+	local dest=$1 dl p
+	shift
+	for p in "$@"; do known "$p" || update_once; done
+	dl=$(mktemp -d "$CACHE/.dl.XXXXXX")
+	# shellcheck disable=SC2064
+	trap "rm -rf '$dl'" RETURN
+	(cd "$dl" && apt-get download -qq "$@") || return 1
+	for p in "$dl"/*.deb; do dpkg -x "$p" "$dest"; done
+}
+
+mkdir -p "$CACHE/kernel"
+
+# ---- sysroot ---------------------------------------------------------------
+sr=$CACHE/sysroot
+if [ ! -e "$sr/.done" ]; then
+	msg "extracting the arm64 sysroot ($SYSROOT_PKGS)"
+	rm -rf "$sr"
+	mkdir -p "$sr"
+	# shellcheck disable=SC2046
+	download_extract "$sr" $(printf '%s:arm64 ' $SYSROOT_PKGS)
+	touch "$sr/.done"
+fi
+
+# ---- kernels ---------------------------------------------------------------
+abis=${NPU_MEM_ARM64_KABIS:-$(for b in /lib/modules/*-amd64/build; do
+	[ -e "$b" ] || continue
+	v=$(basename "$(dirname "$b")")
+	echo "${v%-amd64}"
+done)}
+[ -n "$abis" ] || { msg "no amd64 Debian kernel installed (scripts/deps.sh)"; exit 1; }
+for abi in $abis; do
+	kver=$abi-arm64
+	dir=$CACHE/kernel/$kver
+	[ -e "$dir/.done" ] && continue
+	img=linux-image-$kver:arm64 hdr=linux-headers-$kver:arm64
+	if ! known "$img"; then update_once; fi
+	if ! known "$img" || ! known "$hdr"; then
+		msg "note: Debian has no arm64 $img/$hdr: skipped"
+		continue
+	fi
+	msg "extracting arm64 kernel $kver"
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	download_extract "$dir" "$img" "$hdr"
+	# The headers' "common" part is arch-all: the amd64 kernel's, installed.
+	[ -d "$dir/usr/src/linux-headers-$kver" ] || { msg "no headers in $hdr"; exit 1; }
+	[ -r "$dir/boot/vmlinuz-$kver" ] || { msg "no vmlinuz in $img"; exit 1; }
+	touch "$dir/.done"
+done
+msg "ok: $CACHE ($("$0" --kvers | tr '\n' ' '))"
