@@ -190,6 +190,18 @@ for row in "${MATRIX[@]}"; do
 	done
 done
 
+# ---- 4. installation: make install into a DESTDIR, DKMS for every kernel and
+# guests booted with the DKMS-installed module (tests/install/run.sh)
+banner "installation tests"
+log=$RES/install.log
+bash "$TOP/tests/install/run.sh" 2>&1 | tee "$log"
+read -r p f < <(tail -n 1 "$log" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/p')
+if [ -n "${p:-}" ]; then
+	add "install (dkms, make install, no driver)" "$p" "$f" 0
+else
+	add "install (dkms, make install, no driver)" 0 1 0 "no summary line, see $log"
+fi
+
 banner "summary"
 printf '%s\n' "${summary[@]}"
 echo "$tot_p passed, $tot_f failed, $tot_s skipped"
