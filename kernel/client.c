@@ -28,7 +28,7 @@ struct npu_mem_client *npu_mem_client_create(void)
 		return NULL;
 	mutex_init(&client->lock);
 	xa_init_flags(&client->handles, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
-	mt_init(&client->offsets);
+	client->offsets = RB_ROOT;
 	client->next_pgoff = PGOFF_MIN;
 	client->id = atomic64_inc_return(&next_client_id);
 	client->pid = task_tgid_nr(current);
@@ -55,7 +55,6 @@ void npu_mem_client_destroy(struct npu_mem_client *client)
 		cond_resched();
 	}
 	xa_destroy(&client->handles);
-	mtree_destroy(&client->offsets);
 	mutex_destroy(&client->lock);
 	kfree(client);
 }
@@ -70,16 +69,50 @@ static void account(struct npu_mem_client *client, struct npu_mem_buf *buf,
 	client->normal_pages += sign * (s64)buf->nr_normal;
 }
 
+static inline u64 buf_pages(const struct npu_mem_buf *buf)
+{
+	return buf->size >> PAGE_SHIFT;
+}
+
+static bool offset_less(struct rb_node *a, const struct rb_node *b)
+{
+	return rb_entry(a, struct npu_mem_buf, offset_node)->pgoff <
+	       rb_entry(b, struct npu_mem_buf, offset_node)->pgoff;
+}
+
+/*
+ * The offset space is an rbtree of the buffers themselves, so adding and
+ * removing one allocates nothing and costs O(log n) whatever the history.
+ */
+static struct npu_mem_buf *offset_lookup(struct npu_mem_client *client,
+					 u64 pgoff)
+{
+	struct rb_node *n = client->offsets.rb_node;
+
+	lockdep_assert_held(&client->lock);
+	while (n) {
+		struct npu_mem_buf *buf = rb_entry(n, struct npu_mem_buf,
+						   offset_node);
+
+		if (pgoff < buf->pgoff)
+			n = n->rb_left;
+		else if (pgoff - buf->pgoff >= buf_pages(buf))
+			n = n->rb_right;
+		else
+			return buf;
+	}
+	return NULL;
+}
+
 /*
  * Offsets are handed out upwards, so the common case costs nothing; once
  * the space is used up, free gaps between live buffers are reused (first
- * fit).  mtree_alloc_range() would do this, but it misbehaves on 6.1.
+ * fit, a walk that only a client with 16 TiB of history ever pays for).
  */
 static int alloc_pgoff(struct npu_mem_client *client, u64 npages, u64 *pgoff)
 {
-	MA_STATE(mas, &client->offsets, 0, 0);
 	u64 start = PGOFF_MIN;
-	void *entry;
+	struct rb_node *n;
 
 	lockdep_assert_held(&client->lock);
 	if (npages <= PGOFF_LIMIT - client->next_pgoff) {
@@ -88,13 +121,14 @@ static int alloc_pgoff(struct npu_mem_client *client, u64 npages, u64 *pgoff)
 		return 0;
 	}
 
-	mas_lock(&mas);
-	mas_for_each(&mas, entry, PGOFF_LIMIT - 1) {
-		if (mas.index - start >= npages)
+	for (n = rb_first(&client->offsets); n; n = rb_next(n)) {
+		struct npu_mem_buf *buf = rb_entry(n, struct npu_mem_buf,
+						   offset_node);
+
+		if (buf->pgoff - start >= npages)
 			break;
-		start = mas.last + 1;
+		start = buf->pgoff + buf_pages(buf);
 	}
-	mas_unlock(&mas);
 	if (start >= PGOFF_LIMIT || PGOFF_LIMIT - start < npages)
 		return -ENOSPC;
 	*pgoff = start;
@@ -105,26 +139,21 @@ static int alloc_pgoff(struct npu_mem_client *client, u64 npages, u64 *pgoff)
 int npu_mem_client_add(struct npu_mem_client *client, struct npu_mem_buf *buf,
 		       u32 *handle)
 {
-	u64 npages = buf->size >> PAGE_SHIFT, pgoff;
+	u64 pgoff;
 	int ret;
 
 	mutex_lock(&client->lock);
-	ret = alloc_pgoff(client, npages, &pgoff);
+	ret = alloc_pgoff(client, buf_pages(buf), &pgoff);
 	if (ret)
 		goto out;
-	ret = mtree_insert_range(&client->offsets, pgoff, pgoff + npages - 1,
-				 buf, GFP_KERNEL_ACCOUNT);
-	if (ret)
-		goto out;
-	buf->pgoff = pgoff;
 	/* Cyclic, so a stale handle names nothing rather than a newer buffer. */
 	ret = xa_alloc_cyclic(&client->handles, handle, buf, xa_limit_32b,
 			      &client->next_handle, GFP_KERNEL_ACCOUNT);
-	if (ret < 0) {
-		mtree_erase(&client->offsets, pgoff);
+	if (ret < 0)
 		goto out;
-	}
 	ret = 0;
+	buf->pgoff = pgoff;
+	rb_add(&buf->offset_node, &client->offsets, offset_less);
 	account(client, buf, 1);
 out:
 	mutex_unlock(&client->lock);
@@ -139,7 +168,7 @@ int npu_mem_client_remove(struct npu_mem_client *client, u32 handle)
 	buf = xa_erase(&client->handles, handle);
 	if (buf) {
 		/* The offset dies with the handle; live mappings keep the buffer. */
-		mtree_erase(&client->offsets, buf->pgoff);
+		rb_erase(&buf->offset_node, &client->offsets);
 		account(client, buf, -1);
 	}
 	mutex_unlock(&client->lock);
@@ -170,7 +199,7 @@ struct npu_mem_buf *npu_mem_client_lookup_pgoff(struct npu_mem_client *client,
 	struct npu_mem_buf *buf;
 
 	mutex_lock(&client->lock);
-	buf = mtree_load(&client->offsets, pgoff);
+	buf = offset_lookup(client, pgoff);
 	if (buf)
 		npu_mem_buf_get(buf);
 	mutex_unlock(&client->lock);

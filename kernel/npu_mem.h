@@ -4,8 +4,8 @@
  *
  * Objects:
  *  - npu_mem_client: one per open file of /dev/npu-mem.  Owns a handle table
- *    (xarray, handle -> buffer) and an mmap offset space (maple tree, page
- *    offset range -> buffer).  Both hold one buffer reference per entry.
+ *    (xarray, handle -> buffer) and an mmap offset space (rbtree of the
+ *    buffers by page offset).  The handle holds one buffer reference.
  *  - npu_mem_buf: pinned pages, their sg_table DMA-mapped for the NPU device.
  *    Reference counted: the handle, every VMA that maps it and every dma-buf
  *    exported from it hold a reference; the last put frees the pages.
@@ -13,15 +13,16 @@
  * Lock order: client->lock (handle table + offset space), then the mm's
  * mmap lock is never taken under it (mmap runs with the mmap lock held and
  * takes client->lock inside it; nothing takes them the other way round).
- * npu_mem_clients_lock (the global client list, for debugfs) nests outside
- * nothing and inside nothing.  Page allocation never runs under a lock.
+ * npu_mem_clients_lock (the global client list) is taken before a client's
+ * lock (debugfs), never after it.  npu_mem_bufs_lock (the live-buffer
+ * registry) nests inside nothing.  Page allocation never runs under a lock.
  */
 #ifndef _NPU_MEM_H
 #define _NPU_MEM_H
 
 #include <linux/dma-direction.h>
 #include <linux/kref.h>
-#include <linux/maple_tree.h>
+#include <linux/rbtree.h>
 #include <linux/mutex.h>
 #include <linux/scatterlist.h>
 #include <linux/xarray.h>
@@ -52,14 +53,15 @@ struct npu_mem_buf {
 	struct npu_mem_chunk *chunks;
 	struct sg_table sgt;		/* DMA-mapped for npu_mem_dma_dev() */
 	struct mm_struct *mm;		/* charged in pinned_vm */
-	unsigned long pgoff;		/* mmap offset (pages), valid while handle lives */
+	u64 pgoff;			/* mmap offset (pages), valid while handle lives */
+	struct rb_node offset_node;	/* in the owning client's offsets */
 	struct list_head node;		/* all live buffers, for DMA range checks */
 };
 
 struct npu_mem_client {
 	struct mutex lock;		/* handles, offsets, usage below */
 	struct xarray handles;
-	struct maple_tree offsets;
+	struct rb_root offsets;		/* buffers with a handle, by pgoff */
 	u32 next_handle;		/* xa_alloc_cyclic() cursor */
 	u64 next_pgoff;			/* first never-used mmap page offset */
 	u64 id;

@@ -77,6 +77,8 @@ download_extract() {
 	shift
 	for p in "$@"; do known "$p" || update_once; done
 	dl=$(mktemp -d "$CACHE/.dl.XXXXXX")
+	# apt-get download drops to _apt, which must be able to write here.
+	chmod 755 "$dl"; chown _apt "$dl" 2>/dev/null || true
 	# shellcheck disable=SC2064
 	trap "rm -rf '$dl'" RETURN
 	(cd "$dl" && apt-get download -qq "$@") || return 1
@@ -120,6 +122,15 @@ for abi in $abis; do
 	# The headers' "common" part is arch-all: the amd64 kernel's, installed.
 	[ -d "$dir/usr/src/linux-headers-$kver" ] || { msg "no headers in $hdr"; exit 1; }
 	[ -r "$dir/boot/vmlinuz-$kver" ] || { msg "no vmlinuz in $img"; exit 1; }
+	# Its scripts/ and tools/ links are relative (../../lib/linux-kbuild-X):
+	# point them at the host's linux-kbuild-X, installed with the amd64
+	# headers of the same version.
+	for l in "$dir/usr/src/linux-headers-$kver"/scripts; do
+		kb=$(readlink "$l"); kb=${kb#../../lib/}; kb=${kb%%/*}
+		[ -d "/usr/lib/$kb" ] || { msg "no /usr/lib/$kb (amd64 headers of this version)"; exit 1; }
+		mkdir -p "$dir/usr/lib"
+		ln -sfn "/usr/lib/$kb" "$dir/usr/lib/$kb"
+	done
 	touch "$dir/.done"
 done
 msg "ok: $CACHE ($("$0" --kvers | tr '\n' ' '))"
