@@ -8,6 +8,10 @@
 #   make sparse          sparse (C=2) over the module for every kernel
 #   make check-debug     the suites, fault injection and the fuzzer on the
 #                        debug kernel (KASAN, kmemleak, lockdep; built once)
+#   make arm64           cross-build for arm64 (issue 7): the module for each
+#                        Debian arm64 kernel (build/kmod-arm64/<ver>/) and the
+#                        kernel test programs, static (build/tests-arm64/)
+#   make check-arm64     make arm64, then the suites in arm64 guests
 #   make bench           benchmark against the alternatives in a guest
 #                        (KVER=, BENCH_ARGS=-q): build/bench/results/
 #   make install/uninstall (DESTDIR, PREFIX; mk/install.mk)
@@ -106,8 +110,49 @@ clean:
 	-$(MAKE) -C tests clean
 	-$(MAKE) -C bench clean
 
+# ---- arm64 (issue 7) --------------------------------------------------------
+# Cross-built with gcc-aarch64-linux-gnu against Debian's arm64 kernels and
+# libraries, extracted (not installed) by scripts/arm64-deps.sh into
+# $(ARM64_CACHE): kernel/<ver>/ (image, modules, headers) and sysroot/
+# (static libcheck, libsubunit, libdrm; busybox and bash for the guests).
+ARM64_CACHE := $(or $(NPU_MEM_ARM64_CACHE),/var/cache/npu-mem/arm64)
+ARM64_KVERS ?= $(notdir $(patsubst %/.done,%,$(wildcard $(ARM64_CACHE)/kernel/*/.done)))
+ARM64_CROSS := aarch64-linux-gnu-
+ARM64_SYSROOT := $(ARM64_CACHE)/sysroot
+# Every kernel test program but compat32, whose 32-bit helpers are x86
+# (-m32) programs.
+ARM64_KTESTS := $(filter-out compat32,$(basename $(notdir $(wildcard tests/kernel/*.c))))
+
+arm64-deps:
+	bash scripts/arm64-deps.sh
+
+build/kmod-arm64/%/npu_mem.ko: $(KSRC) dkms.conf
+	@mkdir -p $(@D)
+	cp kernel/*.c kernel/*.h kernel/Kbuild $(@D)/
+	$(MAKE) -C $(ARM64_CACHE)/kernel/$*/usr/src/linux-headers-$* \
+		M=$(TOP)/$(@D) NPU_MEM_TOP=$(TOP) ARCH=arm64 \
+		CROSS_COMPILE=$(ARM64_CROSS) W=1 modules
+
+arm64-modules: $(foreach v,$(ARM64_KVERS),build/kmod-arm64/$(v)/npu_mem.ko)
+
+# tests/Makefile unchanged: the arm64 pkg-config files give the sysroot's
+# flags, -static links everything in (the guest's root has no libc).
+arm64-tests:
+	PKG_CONFIG_LIBDIR=$(ARM64_SYSROOT)/usr/lib/aarch64-linux-gnu/pkgconfig \
+	PKG_CONFIG_SYSROOT_DIR=$(ARM64_SYSROOT) \
+	$(MAKE) -C tests B=$(TOP)/build/tests-arm64 CC="$(ARM64_CROSS)gcc -static" \
+		$(patsubst %,$(TOP)/build/tests-arm64/kernel/%,$(ARM64_KTESTS))
+
+# A second make, so that ARM64_KVERS sees what arm64-deps extracted.
+arm64: arm64-deps
+	$(MAKE) arm64-modules arm64-tests
+
+check-arm64: arm64
+	bash tests/run-arm64.sh
+
 .PHONY: all module modules-all sparse lib tests deps run check clean \
 	debug-kernel debug-module check-debug check-debug-if-cached \
-	bench bench-build bench-deps
+	bench bench-build bench-deps \
+	arm64 arm64-deps arm64-modules arm64-tests check-arm64
 
 include mk/dkms.mk mk/install.mk

@@ -17,9 +17,9 @@
 #                       boot/vmlinuz-<kver>, lib/modules/<kver>/,
 #                       usr/src/linux-headers-<kver>/ (kbuild: the host's
 #                       linux-kbuild-<ver>, same as for amd64)
-#     sysroot/          check, libsubunit, libdrm-dev, libdrm2 and
-#                       busybox-static, arm64 (static libraries and busybox
-#                       for the initramfs)
+#     sysroot/          check, libsubunit, libdrm-dev, libdrm2, busybox-static
+#                       and bash-static, arm64 (static libraries; busybox and
+#                       bash for the guest's root, tests/vm/arm64-root.sh)
 # Kernels: the arm64 flavour of every installed amd64 Debian kernel
 # (/lib/modules/*-amd64/build), found at run time; one Debian has no arm64
 # package for is skipped with a note.  NPU_MEM_ARM64_KABIS="6.1.0-56 ..."
@@ -42,8 +42,11 @@ esac
 export DEBIAN_FRONTEND=noninteractive
 msg() { echo "arm64-deps: $*" >&2; }
 
-HOST_PKGS="gcc-aarch64-linux-gnu qemu-system-arm"
-SYSROOT_PKGS="check libsubunit-dev libsubunit0 libdrm-dev libdrm2 busybox-static"
+# libc6-dev-arm64-cross is only a Recommends of the compiler: without it
+# the cross gcc silently reads the host's /usr/include.
+HOST_PKGS="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm"
+SYSROOT_PKGS="check libsubunit-dev libsubunit0 libdrm-dev libdrm2 busybox-static
+	bash-static"
 
 installed() {
 	dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"
@@ -131,6 +134,9 @@ for abi in $abis; do
 		mkdir -p "$dir/usr/lib"
 		ln -sfn "/usr/lib/$kb" "$dir/usr/lib/$kb"
 	done
+	# Debian ships no modules.dep: the harness resolves the 9p/virtio chain
+	# with modinfo -b, which needs it.
+	depmod -b "$dir" "$kver"
 	touch "$dir/.done"
 done
 msg "ok: $CACHE ($("$0" --kvers | tr '\n' ' '))"

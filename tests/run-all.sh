@@ -190,6 +190,26 @@ for row in "${MATRIX[@]}"; do
 	done
 done
 
+# ---- 3b. libaclmem's Check programs under valgrind, newest kernel only
+# (slow under TCG; the library is the same on every kernel)
+if [ -n "$newest" ]; then
+	banner "$newest valgrind: libaclmem tests"
+	out=$RES/$newest-valgrind
+	t0=$(date +%s)
+	guest "valgrind" "$out" -q -k "$newest" -e ACLTEST_VALGRIND=only -- \
+		"$TOP/tests/lib/guest-run.sh" >"$RES/valgrind.log" 2>&1
+	cat "$RES/valgrind.log"
+	read -r p f s < <(grep -E '^[0-9]+ passed, [0-9]+ failed' "$RES/valgrind.log" |
+		tail -n 1 | sed 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\).*/\1 \2 \3/')
+	note=$(vm_failure "$rc")
+	if [ -z "${p:-}" ]; then
+		p=0 f=1 s=0 note="${note:-no summary line}"
+	elif [ -n "$note" ]; then
+		f=$((f + 1))
+	fi
+	add "$newest valgrind" "$p" "$f" "$s" "$note ($(($(date +%s) - t0))s)"
+fi
+
 # ---- 4. installation: make install into a DESTDIR, DKMS for every kernel and
 # guests booted with the DKMS-installed module (tests/install/run.sh)
 banner "installation tests"

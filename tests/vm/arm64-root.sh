@@ -1,0 +1,44 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Stage the root file system of the arm64 guests (configs/arm64.conf):
+# build/arm64/root/, which vm-run shares read-only with the guest (HOSTROOT).
+# It holds the arm64 static busybox (with its applets, /usr/bin/env among
+# them) and bash from scripts/arm64-deps.sh's sysroot, and, at the same
+# paths as in this tree, tests/guest/run-suites.sh, tests/vm/report-patterns
+# and the cross-built test programs: build/tests-arm64/SUITE/* appear as
+# build/tests/SUITE/*, so run-suites.sh runs unchanged in the guest.
+# Rebuilt from scratch each time (a few MB, well under a second).
+set -euo pipefail
+TOP=$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)
+SR=$("$TOP/scripts/arm64-deps.sh" --print-dir)/sysroot
+ROOT=$TOP/build/arm64/root
+[ -x "$SR/bin/busybox" ] && [ -x "$SR/bin/bash-static" ] ||
+	{ echo "arm64-root: no arm64 sysroot (scripts/arm64-deps.sh)" >&2; exit 1; }
+
+rm -rf "$ROOT.new"
+mkdir -p "$ROOT.new"
+cd "$ROOT.new"
+mkdir -p bin sbin usr/bin usr/sbin proc sys dev tmp run etc lib/modules
+cp "$SR/bin/busybox" bin/busybox
+cp "$SR/bin/bash-static" bin/bash
+# The host's busybox is the same Debian version: same applets.
+for a in $(/bin/busybox --list); do
+	case $a in busybox | bash) continue ;; esac
+	ln -s busybox "bin/$a"
+done
+ln -s ../../bin/busybox usr/bin/env
+echo "root:x:0:0:root:/tmp:/bin/sh" >etc/passwd
+echo "root:x:0:" >etc/group
+
+t=.$TOP
+mkdir -p "$t/tests/guest" "$t/tests/vm" "$t/build"
+cp "$TOP/tests/guest/run-suites.sh" "$t/tests/guest/"
+cp "$TOP/tests/vm/report-patterns" "$t/tests/vm/"
+if [ -d "$TOP/build/tests-arm64" ]; then
+	cp -a "$TOP/build/tests-arm64" "$t/build/tests"
+fi
+cd "$TOP"
+rm -rf "$ROOT"
+mv "$ROOT.new" "$ROOT"
+echo "arm64-root: $ROOT ($(du -sh "$ROOT" | cut -f1))"
