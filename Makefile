@@ -5,7 +5,8 @@
 #   make modules-all     the module for every installed kernel, in build/kmod/<ver>/
 #   make run             boot a guest with the driver loaded and run the demo
 #   make check           install what is missing, build, run every test suite
-#   make sparse          sparse (C=2) over the module for every kernel
+#   make sparse          sparse (C=2) and W=1 over the module, every kernel;
+#                        fails on any warning
 #   make check-debug     the suites, fault injection and the fuzzer on the
 #                        debug kernel (KASAN, kmemleak, lockdep; built once)
 #   make arm64           cross-build for arm64 (issue 7): the module for each
@@ -43,7 +44,7 @@ sparse:
 		d=build/sparse/$$v; mkdir -p $$d; \
 		cp kernel/*.c kernel/*.h kernel/Kbuild $$d/; \
 		$(MAKE) -C /lib/modules/$$v/build M=$(TOP)/$$d NPU_MEM_TOP=$(TOP) \
-			C=2 modules 2>&1 | tee $$d/sparse.log; \
+			C=2 W=1 modules 2>&1 | tee $$d/sparse.log; \
 		! grep -E 'warning|error' $$d/sparse.log || exit 1; \
 	done
 

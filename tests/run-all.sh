@@ -17,7 +17,7 @@
 #                         with a /boot/vmlinuz)
 #   VM_TIMEOUT            hard limit per guest, seconds (default 420)
 #   NPU_MEM_TEST_TIMEOUT  limit per test program, seconds (default 120)
-#   RUN_ALL_BUDGET        seconds for all of this (default 720): a guest gets
+#   RUN_ALL_BUDGET        seconds for all of this (default 1800): a guest gets
 #                         at most what is left, and one that cannot start is
 #                         counted as failed, so that make check (build
 #                         included) ends within 15 minutes whatever hangs
@@ -43,7 +43,7 @@ VMRUN=$TOP/tests/vm/vm-run
 SUITES=$TOP/tests/guest/run-suites.sh
 export NPU_MEM_TEST_TIMEOUT=${NPU_MEM_TEST_TIMEOUT:-120}
 vm_timeout=${VM_TIMEOUT:-420}
-deadline=$(($(date +%s) + ${RUN_ALL_BUDGET:-720}))
+deadline=$(($(date +%s) + ${RUN_ALL_BUDGET:-1800}))
 
 rm -rf "$RES"
 mkdir -p "$RES"
@@ -85,6 +85,16 @@ mkdir -p "$RES/host"
 "$SUITES" -r "$RES/host/results.txt" host
 read -r p f s < <(tally "$RES/host/results.txt")
 add host "$p" "$f" "$s"
+
+# The module must build without a warning (W=1) and sparse-clean (C=2)
+# against every installed kernel.
+banner "module: W=1 + sparse, every kernel"
+if make -s -C "$TOP" sparse >"$RES/sparse.log" 2>&1; then
+	add "module W=1 + sparse clean" 1 0 0
+else
+	grep -E 'warning|error' "$RES/sparse.log" | head -n 20
+	add "module W=1 + sparse clean" 0 1 0 "see $RES/sparse.log"
+fi
 
 # ---- kernels and helpers for the guests ----------------------------------------
 kernels=()

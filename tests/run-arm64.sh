@@ -1,0 +1,63 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# The test runner of "make check-arm64" (issue 7), run after make arm64: the
+# kernel suite (build/tests-arm64/kernel/, static arm64 programs) in one
+# arm64 QEMU guest per Debian arm64 kernel extracted by scripts/arm64-deps.sh
+# (tests/vm/configs/arm64.conf), counted by tests/guest/run-suites.sh as on
+# x86_64.  Not run there: compat32 (its 32-bit helpers are x86 programs),
+# lib and python (no arm64 libaclmem or python in the guest's root yet).
+# The last line is "N passed, N failed, N skipped"; exit status 1 if
+# anything failed.  Logs: build/test-results/arm64/<kver>/.
+#
+# Environment:
+#   ARM64_KVERS           only these kernels (default: all extracted)
+#   VM_TIMEOUT            hard limit per guest, seconds (default 600)
+#   NPU_MEM_TEST_TIMEOUT  limit per test program, seconds (default 120)
+set -uo pipefail
+
+TOP=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
+cd "$TOP" || exit 1
+RES=$TOP/build/test-results/arm64
+export NPU_MEM_TEST_TIMEOUT=${NPU_MEM_TEST_TIMEOUT:-120}
+vm_timeout=${VM_TIMEOUT:-600}
+
+rm -rf "$RES"
+mkdir -p "$RES"
+bash tests/vm/arm64-root.sh || exit 1
+
+kvers=${ARM64_KVERS:-$(bash scripts/arm64-deps.sh --kvers)}
+tot_p=0 tot_f=0 tot_s=0
+summary=()
+add() {
+	tot_p=$((tot_p + $2)) tot_f=$((tot_f + $3)) tot_s=$((tot_s + $4))
+	summary+=("$(printf '%-40s %3d passed, %3d failed, %3d skipped  %s' "$1" "$2" "$3" "$4" "${5:-}")")
+}
+[ -n "$kvers" ] || add "arm64 guests" 0 1 0 "no arm64 kernel (scripts/arm64-deps.sh)"
+
+for k in $(printf '%s\n' $kvers | sort -rV); do
+	label="$k arm64"
+	out=$RES/$k
+	mkdir -p "$out"
+	printf '\n==== %s: kernel ====\n' "$label"
+	t0=$(date +%s)
+	tests/vm/vm-run -c arm64 -k "$k" -t "$vm_timeout" -o "$out" -- \
+		"$TOP/tests/guest/run-suites.sh" -r "$out/results.txt" kernel
+	rc=$?
+	read -r p f s < <(awk '{ p += $1; f += $2; s += $3 }
+		END { printf "%d %d %d\n", p, f, s }' "$out/results.txt" 2>/dev/null || echo "0 0 0")
+	note=""
+	if [ "$rc" = 245 ] && grep -q 'kernel reports in dmesg' "$out/results.txt" 2>/dev/null; then
+		: # run-suites already failed the program that caused them
+	elif [ "$rc" -ge 240 ] && [ "$rc" -le 246 ]; then
+		f=$((f + 1)) note="vm-run exit $rc"
+	elif [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+		f=1 note="guest command exited $rc"
+	fi
+	add "$label" "$p" "$f" "$s" "$note ($(($(date +%s) - t0))s)"
+done
+
+printf '\n==== summary (arm64) ====\n'
+printf '%s\n' "${summary[@]}"
+echo "$tot_p passed, $tot_f failed, $tot_s skipped"
+[ "$tot_f" = 0 ]
