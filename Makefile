@@ -118,6 +118,9 @@ clean:
 # (static libcheck, libsubunit, libdrm; busybox and bash for the guests).
 ARM64_CACHE := $(or $(NPU_MEM_ARM64_CACHE),/var/cache/npu-mem/arm64)
 ARM64_KVERS ?= $(notdir $(patsubst %/.done,%,$(wildcard $(ARM64_CACHE)/kernel/*/.done)))
+# The extracted cross toolchain (scripts/arm64-deps.sh says why), first in
+# PATH: 6.12's headers force CROSS_COMPILE=aarch64-linux-gnu-.
+ARM64_BIN := $(ARM64_CACHE)/toolchain/usr/bin
 ARM64_CROSS := aarch64-linux-gnu-
 ARM64_SYSROOT := $(ARM64_CACHE)/sysroot
 # Every kernel test program but compat32, whose 32-bit helpers are x86
@@ -130,6 +133,7 @@ arm64-deps:
 build/kmod-arm64/%/npu_mem.ko: $(KSRC) dkms.conf
 	@mkdir -p $(@D)
 	cp kernel/*.c kernel/*.h kernel/Kbuild $(@D)/
+	PATH=$(ARM64_BIN):$$PATH \
 	$(MAKE) -C $(ARM64_CACHE)/kernel/$*/usr/src/linux-headers-$* \
 		M=$(TOP)/$(@D) NPU_MEM_TOP=$(TOP) ARCH=arm64 \
 		CROSS_COMPILE=$(ARM64_CROSS) W=1 modules
@@ -141,7 +145,8 @@ arm64-modules: $(foreach v,$(ARM64_KVERS),build/kmod-arm64/$(v)/npu_mem.ko)
 arm64-tests:
 	PKG_CONFIG_LIBDIR=$(ARM64_SYSROOT)/usr/lib/aarch64-linux-gnu/pkgconfig \
 	PKG_CONFIG_SYSROOT_DIR=$(ARM64_SYSROOT) \
-	$(MAKE) -C tests B=$(TOP)/build/tests-arm64 CC="$(ARM64_CROSS)gcc -static" \
+	$(MAKE) -C tests B=$(TOP)/build/tests-arm64 \
+		CC="$(ARM64_BIN)/$(ARM64_CROSS)gcc -static" \
 		$(patsubst %,$(TOP)/build/tests-arm64/kernel/%,$(ARM64_KTESTS))
 
 # A second make, so that ARM64_KVERS sees what arm64-deps extracted.

@@ -166,6 +166,36 @@ static void free_chunks(struct npu_mem_buf *buf)
 	}
 }
 
+/* Chunks @size bytes take when every 2 MiB piece the policy allows is huge. */
+static u64 chunks_if_huge(u64 size, u32 policy)
+{
+	if (policy == NPU_MEM_POLICY_NORMAL_ONLY)
+		return size >> PAGE_SHIFT;
+	return (size >> NPU_MEM_HUGE_SHIFT) +
+	       ((size & (NPU_MEM_HUGE_SIZE - 1)) >> PAGE_SHIFT);
+}
+
+/*
+ * The chunk array is sized for the expected case (every 2 MiB piece huge)
+ * and grows only when pieces fall back to 4 KiB pages, so a 1 GiB buffer
+ * does not pay for a 4 MiB worst-case array.
+ */
+static int grow_chunks(struct npu_mem_buf *buf, u64 remaining)
+{
+	u64 want = buf->nr_chunks + (remaining >> PAGE_SHIFT);
+	struct npu_mem_chunk *chunks;
+
+	want = min(want, (u64)buf->max_chunks * 2 + 512);
+	chunks = kvmalloc_array(want, sizeof(*chunks), GFP_KERNEL_ACCOUNT);
+	if (!chunks)
+		return -ENOMEM;
+	memcpy(chunks, buf->chunks, buf->nr_chunks * sizeof(*chunks));
+	kvfree(buf->chunks);
+	buf->chunks = chunks;
+	buf->max_chunks = want;
+	return 0;
+}
+
 /* Fill buf->chunks for buf->size bytes under the buffer's policy. */
 static int alloc_chunks(struct npu_mem_buf *buf)
 {
@@ -177,6 +207,8 @@ static int alloc_chunks(struct npu_mem_buf *buf)
 
 		if (fatal_signal_pending(current))
 			return -EINTR;
+		if (buf->nr_chunks == buf->max_chunks && grow_chunks(buf, remaining))
+			return -ENOMEM;
 
 		page = NULL;
 		if (buf->policy != NPU_MEM_POLICY_NORMAL_ONLY &&
@@ -248,7 +280,6 @@ static int map_for_device(struct npu_mem_buf *buf)
 struct npu_mem_buf *npu_mem_buf_alloc(u64 size, u32 policy, u32 flags)
 {
 	u64 align = policy == NPU_MEM_POLICY_HUGE_ONLY ? NPU_MEM_HUGE_SIZE : PAGE_SIZE;
-	u64 max_chunks;
 	struct npu_mem_buf *buf;
 	int ret;
 
@@ -279,11 +310,8 @@ struct npu_mem_buf *npu_mem_buf_alloc(u64 size, u32 policy, u32 flags)
 	if (ret)
 		goto err_uncharge_global;
 
-	/* Worst case every 2 MiB chunk fell back to 4 KiB pages. */
-	max_chunks = size >> PAGE_SHIFT;
-	if (policy == NPU_MEM_POLICY_HUGE_ONLY)
-		max_chunks = size >> NPU_MEM_HUGE_SHIFT;
-	buf->chunks = kvmalloc_array(max_chunks, sizeof(*buf->chunks),
+	buf->max_chunks = chunks_if_huge(size, policy);
+	buf->chunks = kvmalloc_array(buf->max_chunks, sizeof(*buf->chunks),
 				     GFP_KERNEL_ACCOUNT);
 	if (!buf->chunks) {
 		ret = -ENOMEM;

@@ -47,6 +47,7 @@ struct npu_mem_buf {
 	u32 policy;
 	u32 flags;			/* NPU_MEM_BUF_* */
 	unsigned int nr_chunks;
+	unsigned int max_chunks;	/* room in @chunks */
 	u32 nr_huge;
 	u32 nr_normal;
 	u32 dev_ranges;			/* contiguous device address ranges */

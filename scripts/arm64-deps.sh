@@ -10,9 +10,13 @@
 #   scripts/arm64-deps.sh --kvers        print the arm64 kernel releases
 #                                        extracted (one a line)
 #
-# Host packages: gcc-aarch64-linux-gnu, qemu-system-arm (qemu-system-aarch64).
+# Host package: qemu-system-arm (qemu-system-aarch64); nothing else is
+# installed, so the amd64 toolchain (gcc-multilib) is left alone.
 # Extracted, never installed (dpkg -x), into
 #   ${NPU_MEM_ARM64_CACHE:-/var/cache/npu-mem/arm64}/
+#     toolchain/usr/bin/aarch64-linux-gnu-{gcc,gcc-12,ld,...}: gcc 12 and
+#                       binutils for arm64 with the arm64 libc (extracted:
+#                       gcc-multilib conflicts with the installed cross gcc)
 #     kernel/<kver>/    linux-image-<abi>-arm64 + linux-headers-<abi>-arm64:
 #                       boot/vmlinuz-<kver>, lib/modules/<kver>/,
 #                       usr/src/linux-headers-<kver>/ (kbuild: the host's
@@ -42,9 +46,15 @@ esac
 export DEBIAN_FRONTEND=noninteractive
 msg() { echo "arm64-deps: $*" >&2; }
 
-# libc6-dev-arm64-cross is only a Recommends of the compiler: without it
-# the cross gcc silently reads the host's /usr/include.
-HOST_PKGS="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm"
+HOST_PKGS="qemu-system-arm"
+# The cross compiler is extracted, not installed: Debian's gcc-multilib (the
+# project's -m32 tests need it) Conflicts with gcc-12-aarch64-linux-gnu, so
+# installing one removes the other.  GCC is relocatable: run from
+# toolchain/usr/bin it finds its cc1, binutils, libgcc and the arm64 libc
+# in the same tree.
+TOOLCHAIN_PKGS="gcc-12-aarch64-linux-gnu cpp-12-aarch64-linux-gnu
+	binutils-aarch64-linux-gnu libgcc-12-dev-arm64-cross libc6-dev-arm64-cross
+	libc6-arm64-cross linux-libc-dev-arm64-cross"
 SYSROOT_PKGS="check libsubunit-dev libsubunit0 libdrm-dev libdrm2 busybox-static
 	bash-static"
 
@@ -90,13 +100,30 @@ download_extract() {
 
 mkdir -p "$CACHE/kernel"
 
+# ---- cross toolchain ---------------------------------------------------------
+tc=$CACHE/toolchain
+if [ ! -e "$tc/.done" ]; then
+	msg "extracting the arm64 cross toolchain"
+	rm -rf "$tc"
+	mkdir -p "$tc"
+	# shellcheck disable=SC2086
+	download_extract "$tc" $TOOLCHAIN_PKGS
+	# Debian's unversioned names (the kernel's Makefile wants gcc-12).
+	ln -sf aarch64-linux-gnu-gcc-12 "$tc/usr/bin/aarch64-linux-gnu-gcc"
+	echo 'int main(void) { return 0; }' >"$tc/t.c"
+	"$tc/usr/bin/aarch64-linux-gnu-gcc-12" -static -o "$tc/t" "$tc/t.c" ||
+		{ msg "the extracted cross compiler does not work"; exit 1; }
+	rm -f "$tc/t" "$tc/t.c"
+	touch "$tc/.done"
+fi
+
 # ---- sysroot ---------------------------------------------------------------
 sr=$CACHE/sysroot
 if [ ! -e "$sr/.done" ]; then
 	msg "extracting the arm64 sysroot ($SYSROOT_PKGS)"
 	rm -rf "$sr"
 	mkdir -p "$sr"
-	# shellcheck disable=SC2046
+	# shellcheck disable=SC2046,SC2086
 	download_extract "$sr" $(printf '%s:arm64 ' $SYSROOT_PKGS)
 	touch "$sr/.done"
 fi
@@ -128,12 +155,11 @@ for abi in $abis; do
 	# Its scripts/ and tools/ links are relative (../../lib/linux-kbuild-X):
 	# point them at the host's linux-kbuild-X, installed with the amd64
 	# headers of the same version.
-	for l in "$dir/usr/src/linux-headers-$kver"/scripts; do
-		kb=$(readlink "$l"); kb=${kb#../../lib/}; kb=${kb%%/*}
-		[ -d "/usr/lib/$kb" ] || { msg "no /usr/lib/$kb (amd64 headers of this version)"; exit 1; }
-		mkdir -p "$dir/usr/lib"
-		ln -sfn "/usr/lib/$kb" "$dir/usr/lib/$kb"
-	done
+	kb=$(readlink "$dir/usr/src/linux-headers-$kver/scripts")
+	kb=${kb#../../lib/} kb=${kb%%/*}
+	[ -d "/usr/lib/$kb" ] || { msg "no /usr/lib/$kb (amd64 headers of this version)"; exit 1; }
+	mkdir -p "$dir/usr/lib"
+	ln -sfn "/usr/lib/$kb" "$dir/usr/lib/$kb"
 	# Debian ships no modules.dep: the harness resolves the 9p/virtio chain
 	# with modinfo -b, which needs it.
 	depmod -b "$dir" "$kver"

@@ -35,6 +35,7 @@ add() {
 }
 [ -n "$kvers" ] || add "arm64 guests" 0 1 0 "no arm64 kernel (scripts/arm64-deps.sh)"
 
+# shellcheck disable=SC2086 # one release a word
 for k in $(printf '%s\n' $kvers | sort -rV); do
 	label="$k arm64"
 	out=$RES/$k

@@ -596,6 +596,16 @@ size_t nm_nonzero(const void *p, size_t len)
 	return SIZE_MAX;
 }
 
+size_t nm_first_not(const void *p, size_t len, uint8_t v)
+{
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < len; i++)
+		if (b[i] != v)
+			return i;
+	return SIZE_MAX;
+}
+
 /* volatile: the stores around the probing access must not be elided or moved */
 static __thread sigjmp_buf *volatile nm_probe_jmp;
 

@@ -87,6 +87,14 @@ const char *nm_retname(long ret);	/* "0", "-EINVAL", "17" */
 
 #define nm_assert_ok(expr) nm_assert_ret(expr, 0)
 
+/* ck_assert*() records a "mark point" (a write to Check's pipe) for every
+ * assertion that holds, which under TCG costs more than most of what the
+ * tests do: in loops of thousands use NM_REQUIRE, free until it fails. */
+#define NM_REQUIRE(cond, ...) do {					\
+	if (!(cond))							\
+		ck_abort_msg(__VA_ARGS__);				\
+} while (0)
+
 /* expr is a syscall: -1 with errno == err. */
 #define nm_assert_errno(expr, err) do {					\
 	errno = 0;							\
@@ -235,6 +243,8 @@ void nm_fill(void *p, size_t len, uint64_t seed);
 size_t nm_verify(const void *p, size_t len, uint64_t seed);
 /* Offset of the first non-zero byte, or SIZE_MAX */
 size_t nm_nonzero(const void *p, size_t len);
+/* Offset of the first byte that is not v, or SIZE_MAX */
+size_t nm_first_not(const void *p, size_t len, uint8_t v);
 /* Pattern relative to a base offset: the word at byte offset o of the whole
  * buffer is the same whichever part of the buffer is mapped. */
 void nm_fill_at(void *p, size_t len, uint64_t seed, uint64_t base);

@@ -223,23 +223,22 @@ START_TEST(handles_nonzero_unique)
 				continue;	/* still live from before */
 			h[i] = nm_alloc_ok(c.fd, NM_4K,
 					   NPU_MEM_POLICY_NORMAL_ONLY, 0, &a);
-			ck_assert_uint_ne(h[i], 0);
 		}
 		/* all live handles distinct (and distinct from the
-		 * sentinel's) */
-		for (int i = 0; i < N; i++) {
-			ck_assert_uint_ne(h[i], c.s.alloc[0].handle);
-			ck_assert_uint_ne(h[i], c.s.alloc[1].handle);
-		}
+		 * sentinel's); nm_alloc_ok checked they are not 0 */
+		for (int i = 0; i < N; i++)
+			NM_REQUIRE(h[i] != c.s.alloc[0].handle &&
+				   h[i] != c.s.alloc[1].handle,
+				   "handle %u is also a sentinel's", h[i]);
 		{
 			static uint32_t sorted[N];
 
 			memcpy(sorted, h, sizeof(h));
 			qsort(sorted, N, sizeof(sorted[0]), cmp_u32);
 			for (int i = 1; i < N; i++)
-				ck_assert_msg(sorted[i] != sorted[i - 1],
-					      "handle %u given out twice",
-					      sorted[i]);
+				NM_REQUIRE(sorted[i] != sorted[i - 1],
+					   "handle %u given out twice",
+					   sorted[i]);
 		}
 		/* free the even ones, keep the odd ones for the next round */
 		for (int i = 0; i < N; i += 2)

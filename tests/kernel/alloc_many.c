@@ -44,9 +44,9 @@ static uint32_t *alloc_all(int fd, size_t n, struct npu_mem_buffer *sample)
 	for (size_t i = 0; i < n; i++) {
 		int r = nm_alloc(fd, NM_4K, NPU_MEM_POLICY_NORMAL_ONLY, 0, &a);
 
-		ck_assert_msg(r == 0, "ALLOC #%zu of %zu: %s", i, n,
-			      nm_retname(r));
-		ck_assert_uint_ne(a.handle, 0);
+		NM_REQUIRE(r == 0, "ALLOC #%zu of %zu: %s", i, n,
+			   nm_retname(r));
+		NM_REQUIRE(a.handle != 0, "ALLOC #%zu: handle 0", i);
 		h[i] = a.handle;
 		if (i == n / 2)
 			*sample = a.buf;
@@ -64,8 +64,8 @@ static uint32_t *alloc_all(int fd, size_t n, struct npu_mem_buffer *sample)
 	memcpy(sorted, h, n * sizeof(*h));
 	qsort(sorted, n, sizeof(*sorted), cmp_u32);
 	for (size_t i = 1; i < n; i++)
-		ck_assert_msg(sorted[i] != sorted[i - 1],
-			      "handle %u given out twice", sorted[i]);
+		NM_REQUIRE(sorted[i] != sorted[i - 1],
+			   "handle %u given out twice", sorted[i]);
 	free(sorted);
 	/* lookups anywhere in the table */
 	for (size_t i = 0; i < n; i += n / 97 + 1) {

@@ -202,12 +202,15 @@ START_TEST(unknown_nr)
 				unsigned long cmd = NM_IOC(dirs[i], nrs[n],
 							   sizes[s]);
 
+				int r;
+
 				memset(arg, 0, sizeof(arg));
-				nm_assert_ret(raw(&c, cmd, arg), -ENOTTY);
-				for (size_t k = 0; k < sizeof(arg); k++)
-					ck_assert_msg(!arg[k], "unknown ioctl "
-						      "%#lx wrote to its "
-						      "argument", cmd);
+				r = raw(&c, cmd, arg);
+				NM_REQUIRE(r == -ENOTTY, "unknown ioctl %#lx: %s",
+					   cmd, nm_retname(r));
+				NM_REQUIRE(nm_nonzero(arg, sizeof(arg)) ==
+					   SIZE_MAX, "unknown ioctl %#lx wrote "
+					   "to its argument", cmd);
 			}
 	NM_SENTINEL_CHECK(&c.sent);
 	/* A plain _IO with the magic and nothing else. */
@@ -285,10 +288,14 @@ START_TEST(size_smaller)
 			after(&c, d, NULL, raw(&c, NM_IOC(d->dir, d->nr, us),
 					       arg), -EINVAL,
 			      "with a size smaller than v1");
-			for (size_t k = us; k < sizeof(arg); k++)
-				ck_assert_msg(arg[k] == GUARD_BYTE,
-					      "%s size %zu wrote byte %zu",
-					      d->name, us, k);
+			{
+				size_t k = nm_first_not(arg + us,
+							sizeof(arg) - us,
+							GUARD_BYTE);
+
+				ck_assert_msg(k == SIZE_MAX, "%s size %zu wrote "
+					      "byte %zu", d->name, us, us + k);
+			}
 		}
 	}
 	ctx_fini(&c);
@@ -317,15 +324,20 @@ START_TEST(size_larger_zero)
 			after(&c, d, arg, raw(&c, NM_IOC(d->dir, d->nr, us),
 					      arg), 0,
 			      "with a larger size, extra bytes zero");
-			for (size_t k = d->size; k < us; k++)
-				ck_assert_msg(arg[k] == 0, "%s size %zu: extra "
-					      "byte %zu became %#x", d->name,
-					      us, k, arg[k]);
-			for (size_t k = us; k < sizeof(arg); k++)
-				ck_assert_msg(arg[k] == GUARD_BYTE,
-					      "%s size %zu wrote byte %zu "
-					      "past the caller's size",
-					      d->name, us, k);
+			{
+				size_t k = nm_nonzero(arg + d->size,
+						      us - d->size);
+
+				ck_assert_msg(k == SIZE_MAX, "%s size %zu: "
+					      "extra byte %zu became %#x",
+					      d->name, us, d->size + k,
+					      arg[d->size + k]);
+				k = nm_first_not(arg + us, sizeof(arg) - us,
+						 GUARD_BYTE);
+				ck_assert_msg(k == SIZE_MAX, "%s size %zu wrote "
+					      "byte %zu past the caller's size",
+					      d->name, us, us + k);
+			}
 		}
 	}
 	ctx_fini(&c);

@@ -113,8 +113,8 @@ static void run(int kind)
 			struct npu_mem_buffer q;
 			int qr = nm_query(r.fd, r.a.handle, &q);
 
-			ck_assert_msg(qr == 0 || qr == -ENOENT,
-				      "QUERY racing FREE: %s", nm_retname(qr));
+			NM_REQUIRE(qr == 0 || qr == -ENOENT,
+				   "QUERY racing FREE: %s", nm_retname(qr));
 			if (!qr)
 				nm_assert_buf_eq(&r.a.buf, &q);
 			r.map_err = -qr;
@@ -127,24 +127,26 @@ static void run(int kind)
 		switch (kind) {
 		case FREE_VS_MMAP:
 		case CLOSE_VS_MMAP:
-			ck_assert_msg(r.op_ret == 0, "%s: %s",
+			NM_REQUIRE(r.op_ret == 0, "%s: %s",
 				      kind == CLOSE_VS_MMAP ? "close" : "FREE",
 				      nm_retname(r.op_ret));
 			if (r.map != MAP_FAILED) {
 				uint8_t *m = r.map;
 
-				ck_assert_uint_eq(nm_nonzero(m, r.a.buf.size),
-						  SIZE_MAX);
+				NM_REQUIRE(nm_nonzero(m, r.a.buf.size) ==
+					   SIZE_MAX, "round %llu: mapping "
+					   "not zero", (unsigned long long)i);
 				m[0] = 1;
 				m[r.a.buf.size - 1] = 2;
-				ck_assert_uint_eq(m[0] + m[r.a.buf.size - 1],
-						  3);
+				NM_REQUIRE(m[0] + m[r.a.buf.size - 1] == 3,
+					   "round %llu: mapping not writable",
+					   (unsigned long long)i);
 				munmap(m, r.a.buf.size);
 				ok++;
 			} else {
-				ck_assert_msg(r.map_err ==
-					      (kind == CLOSE_VS_MMAP ? EBADF :
-								       EINVAL),
+				NM_REQUIRE(r.map_err ==
+					   (kind == CLOSE_VS_MMAP ? EBADF :
+								    EINVAL),
 					      "mmap racing %s: %s",
 					      kind == CLOSE_VS_MMAP ? "close" :
 								      "FREE",
@@ -153,12 +155,15 @@ static void run(int kind)
 			}
 			break;
 		case FREE_VS_MUNMAP:
-			ck_assert_int_eq(r.op_ret, 0);
-			ck_assert_int_eq(r.map_err, 0);
+			NM_REQUIRE(r.op_ret == 0 && r.map_err == 0,
+				   "FREE %s / munmap %s racing",
+				   nm_retname(r.op_ret),
+				   nm_errname(r.map_err));
 			ok++;
 			break;
 		case QUERY_VS_FREE:
-			ck_assert_int_eq(r.op_ret, 0);
+			NM_REQUIRE(r.op_ret == 0, "FREE racing QUERY: %s",
+				   nm_retname(r.op_ret));
 			if (r.map_err)
 				failed++;
 			else

@@ -13,8 +13,10 @@ set -euo pipefail
 TOP=$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)
 SR=$("$TOP/scripts/arm64-deps.sh" --print-dir)/sysroot
 ROOT=$TOP/build/arm64/root
-[ -x "$SR/bin/busybox" ] && [ -x "$SR/bin/bash-static" ] ||
-	{ echo "arm64-root: no arm64 sysroot (scripts/arm64-deps.sh)" >&2; exit 1; }
+if [ ! -x "$SR/bin/busybox" ] || [ ! -x "$SR/bin/bash-static" ]; then
+	echo "arm64-root: no arm64 sysroot (scripts/arm64-deps.sh)" >&2
+	exit 1
+fi
 
 rm -rf "$ROOT.new"
 mkdir -p "$ROOT.new"
@@ -38,6 +40,37 @@ cp "$TOP/tests/vm/report-patterns" "$t/tests/vm/"
 if [ -d "$TOP/build/tests-arm64" ]; then
 	cp -a "$TOP/build/tests-arm64" "$t/build/tests"
 fi
+# Kernel modules the tests load themselves (dmabuf_vgem: modprobe vgem),
+# with their dependencies, uncompressed (busybox), for every extracted
+# kernel; depmod writes the modules.dep busybox modprobe reads.
+MODULES=${NPU_MEM_ARM64_ROOT_MODULES:-vgem}
+kroot=$(dirname "$SR")/kernel
+for k in $("$TOP/scripts/arm64-deps.sh" --kvers); do
+	declare -A seen=()
+	chain() {
+		local m=$1 d f
+		[ -n "${seen[$m]:-}" ] && return
+		seen[$m]=1
+		for d in $(modinfo -b "$kroot/$k" -k "$k" -F depends "$m" | tr ',' ' '); do
+			chain "$d"
+		done
+		f=$(modinfo -b "$kroot/$k" -k "$k" -n "$m") || return 0
+		[ "$f" = "(builtin)" ] || echo "$f"
+	}
+	mkdir -p "lib/modules/$k/kernel"
+	cp "$kroot/$k/lib/modules/$k"/modules.{order,builtin,builtin.modinfo} "lib/modules/$k/" 2>/dev/null || true
+	for f in $(for m in $MODULES; do chain "$m"; done); do
+		rel=${f#"$kroot/$k/lib/modules/$k/"}
+		mkdir -p "lib/modules/$k/$(dirname "$rel")"
+		case $f in
+		*.ko.xz) xz -dc "$f" >"lib/modules/$k/${rel%.xz}" ;;
+		*) cp "$f" "lib/modules/$k/$rel" ;;
+		esac
+	done
+	depmod -b "$ROOT.new" "$k"
+	unset seen
+done
+
 cd "$TOP"
 rm -rf "$ROOT"
 mv "$ROOT.new" "$ROOT"

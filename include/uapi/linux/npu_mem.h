@@ -3,7 +3,9 @@
  * npu-mem: pinned, DMA-mapped memory for an NPU, exposed through /dev/npu-mem.
  *
  * Object model: every open file of /dev/npu-mem is a client with its own
- * table of buffers.  A buffer is a set of physically backed, zeroed, pinned
+ * table of buffers.  A CPU mapping holds the file open (as in DRM), so the
+ * client's handles are released at the last close() or munmap(), whichever
+ * comes later.  A buffer is a set of physically backed, zeroed, pinned
  * pages, DMA-mapped for the NPU device when it is allocated.  A handle names
  * a buffer inside one open file only.  A buffer lives while its handle, any
  * CPU mapping of it, or any dma-buf exported from it exists.
@@ -13,10 +15,11 @@
  *  - "pad" and "reserved" fields must be zero on input (-EINVAL otherwise),
  *    and unknown bits in any flags word are refused with -EINVAL;
  *  - the size encoded in the ioctl number is the size userspace was built
- *    with: a smaller (older) struct is zero-extended by the kernel, a larger
- *    (newer) one is accepted when the bytes the kernel does not know are
- *    zero (-EINVAL otherwise).  Output is truncated to the caller's size.
- *    Structs therefore only ever grow at their end;
+ *    with: a struct smaller than its ABI 1.0 size is refused (-EINVAL); once
+ *    a struct has grown, an older (smaller) one is zero-extended by the
+ *    kernel; a larger (newer) one is accepted when the bytes the kernel does
+ *    not know are zero (-EINVAL otherwise).  Output is truncated to the
+ *    caller's size.  Structs therefore only ever grow at their end;
  *  - bad user pointers give -EFAULT, unknown ioctl numbers -ENOTTY.
  *
  * Errors of NPU_MEM_IOCTL_ALLOC, documented once here:
