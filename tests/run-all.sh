@@ -206,8 +206,10 @@ if [ -n "$newest" ]; then
 	banner "$newest valgrind: libaclmem tests"
 	out=$RES/$newest-valgrind
 	t0=$(date +%s)
+	vm_timeout=$((vm_timeout * 2)) # valgrind under TCG
 	guest "valgrind" "$out" -q -k "$newest" -e ACLTEST_VALGRIND=only -- \
 		"$TOP/tests/lib/guest-run.sh" >"$RES/valgrind.log" 2>&1
+	vm_timeout=$((vm_timeout / 2))
 	cat "$RES/valgrind.log"
 	read -r p f s < <(grep -E '^[0-9]+ passed, [0-9]+ failed' "$RES/valgrind.log" |
 		tail -n 1 | sed 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\).*/\1 \2 \3/')
