@@ -112,7 +112,7 @@ clean:
 	-$(MAKE) -C bench clean
 
 # ---- arm64 (issue 7) --------------------------------------------------------
-# Cross-built with gcc-aarch64-linux-gnu against Debian's arm64 kernels and
+# Cross-built with Debian's arm64 cross gcc 12 against its arm64 kernels and
 # libraries, extracted (not installed) by scripts/arm64-deps.sh into
 # $(ARM64_CACHE): kernel/<ver>/ (image, modules, headers) and sysroot/
 # (static libcheck, libsubunit, libdrm; busybox and bash for the guests).

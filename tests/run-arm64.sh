@@ -5,10 +5,11 @@
 # kernel suite (build/tests-arm64/kernel/, static arm64 programs) in one
 # arm64 QEMU guest per Debian arm64 kernel extracted by scripts/arm64-deps.sh
 # (tests/vm/configs/arm64.conf), counted by tests/guest/run-suites.sh as on
-# x86_64.  Not run there: compat32 (its 32-bit helpers are x86 programs),
+# x86_64; then, on the newest, the device-dependent programs with the edu
+# DMA engine behind an SMMUv3 (configs/arm64-iommu-edu.conf).  Not run there: compat32 (its 32-bit helpers are x86 programs),
 # lib and python (no arm64 libaclmem or python in the guest's root yet).
 # The last line is "N passed, N failed, N skipped"; exit status 1 if
-# anything failed.  Logs: build/test-results/arm64/<kver>/.
+# anything failed.  Logs: build/test-results/arm64/<kver>-<config>/.
 #
 # Environment:
 #   ARM64_KVERS           only these kernels (default: all extracted)
@@ -35,15 +36,16 @@ add() {
 }
 [ -n "$kvers" ] || add "arm64 guests" 0 1 0 "no arm64 kernel (scripts/arm64-deps.sh)"
 
-# shellcheck disable=SC2086 # one release a word
-for k in $(printf '%s\n' $kvers | sort -rV); do
-	label="$k arm64"
-	out=$RES/$k
+# guest CONFIG KVER SUITE...: one guest, its tally added to the summary.
+guest() {
+	local config=$1 k=$2 label out rc p f s note t0
+	shift 2
+	label="$k $config" out=$RES/$k-$config
 	mkdir -p "$out"
-	printf '\n==== %s: kernel ====\n' "$label"
+	printf '\n==== %s: %s ====\n' "$label" "$*"
 	t0=$(date +%s)
-	tests/vm/vm-run -c arm64 -k "$k" -t "$vm_timeout" -o "$out" -- \
-		"$TOP/tests/guest/run-suites.sh" -r "$out/results.txt" kernel
+	tests/vm/vm-run -c "$config" -k "$k" -t "$vm_timeout" -o "$out" -- \
+		"$TOP/tests/guest/run-suites.sh" -r "$out/results.txt" "$@"
 	rc=$?
 	read -r p f s < <(awk '{ p += $1; f += $2; s += $3 }
 		END { printf "%d %d %d\n", p, f, s }' "$out/results.txt" 2>/dev/null || echo "0 0 0")
@@ -56,6 +58,18 @@ for k in $(printf '%s\n' $kvers | sort -rV); do
 		f=1 note="guest command exited $rc"
 	fi
 	add "$label" "$p" "$f" "$s" "$note ($(($(date +%s) - t0))s)"
+}
+
+# shellcheck disable=SC2086 # one release a word
+sorted=$(printf '%s\n' $kvers | sort -rV)
+for k in $sorted; do
+	guest arm64 "$k" kernel
+done
+# The edu DMA engine behind an SMMUv3, newest kernel only (as on x86_64,
+# only the programs whose behaviour depends on the device).
+for k in $(echo "$sorted" | head -n1); do
+	guest arm64-iommu-edu "$k" kernel/edu_dma kernel/sync kernel/get_info \
+		kernel/alloc_policy 'kernel/dmabuf*'
 done
 
 printf '\n==== summary (arm64) ====\n'

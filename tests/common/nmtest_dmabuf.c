@@ -424,10 +424,30 @@ uint32_t nm_expected_dev_flags(char *why, size_t len)
 		type = trimmed_file(path);
 		if (type && (!strcmp(type, "DMA") || !strcmp(type, "DMA-FQ")))
 			flags |= NPU_MEM_DEV_IOMMU;
+#if !defined(__x86_64__) && !defined(__i386__)
+		/*
+		 * Elsewhere (arm64) a PCI device is DMA-coherent when its host
+		 * bridge's device-tree node says "dma-coherent" (QEMU's virt
+		 * PCIe does); the driver's platform device never is.
+		 */
+		snprintf(path, sizeof(path), NM_PCI_DRV "/%s", bdf);
+		char *real = realpath(path, NULL), *slash;
+
+		while (real && (slash = strrchr(real, '/')) && slash != real) {
+			*slash = 0;
+			snprintf(path, sizeof(path), "%s/of_node/dma-coherent",
+				 real);
+			if (!access(path, F_OK)) {
+				flags |= NPU_MEM_DEV_COHERENT;
+				break;
+			}
+		}
+		free(real);
+#endif
 	}
 	if (why)
 		snprintf(why, len, "%s%s%s%s, IOMMU group type %s",
-			 flags & NPU_MEM_DEV_COHERENT ? "x86 (coherent), " : "",
+			 flags & NPU_MEM_DEV_COHERENT ? "coherent, " : "",
 			 bdf[0] ? "PCI device " : "platform device",
 			 bdf, bdf[0] ? " bound to npu_mem" : "",
 			 type ? type : "(none)");

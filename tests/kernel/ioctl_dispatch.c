@@ -402,11 +402,21 @@ START_TEST(efault_unmapped)
 {
 	const struct nm_ioctl_desc *d;
 	struct ctx c;
-	void *bad[] = { nm_unmapped_addr(), (void *)(uintptr_t)-4096,
-			(void *)(uintptr_t)0x1000,
-			(void *)(uintptr_t)(1ULL << 47) /* non-canonical */ };
+	void *none, *bad[4];
 
+	/*
+	 * Addresses are taken after ctx_init(): its mappings could otherwise
+	 * land in a hole picked earlier (seen on arm64).  A PROT_NONE mapping
+	 * stays unreadable whatever else gets mapped.
+	 */
 	ctx_init(&c);
+	none = mmap(NULL, 2 * NM_4K, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+		    -1, 0);
+	ck_assert(none != MAP_FAILED);
+	bad[0] = (uint8_t *)none + 64;
+	bad[1] = nm_unmapped_addr();
+	bad[2] = (void *)(uintptr_t)-4096;
+	bad[3] = (void *)(uintptr_t)0x1000;
 	FOR_EACH_DESC(d) {
 		for (size_t i = 0; i < NM_ARRAY_SIZE(bad); i++) {
 			before(&c, d);
@@ -414,6 +424,7 @@ START_TEST(efault_unmapped)
 			      "unmapped");
 		}
 	}
+	munmap(none, 2 * NM_4K);
 	ctx_fini(&c);
 }
 END_TEST
