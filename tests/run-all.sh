@@ -208,10 +208,12 @@ if [ -n "$newest" ]; then
 	t0=$(date +%s)
 	vm_timeout=$((vm_timeout * 2)) # valgrind under TCG
 	guest "valgrind" "$out" -q -k "$newest" -e ACLTEST_VALGRIND=only -- \
-		"$TOP/tests/lib/guest-run.sh" >"$RES/valgrind.log" 2>&1
+		"$TOP/tests/lib/guest-run.sh" 2>"$RES/valgrind.log"
 	vm_timeout=$((vm_timeout / 2))
+	# -q keeps the guest's output out of the terminal: it is in console.log.
+	grep -E '^(PASS|FAIL|SKIP) |^    ' "$out/console.log" 2>/dev/null
 	cat "$RES/valgrind.log"
-	read -r p f s < <(grep -E '^[0-9]+ passed, [0-9]+ failed' "$RES/valgrind.log" |
+	read -r p f s < <(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out/console.log" 2>/dev/null |
 		tail -n 1 | sed 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\).*/\1 \2 \3/')
 	note=$(vm_failure "$rc")
 	if [ -z "${p:-}" ]; then
