@@ -186,7 +186,9 @@ static int grow_chunks(struct npu_mem_buf *buf, u64 remaining)
 	struct npu_mem_chunk *chunks;
 
 	want = min(want, (u64)buf->max_chunks * 2 + 512);
-	chunks = kvmalloc_array(want, sizeof(*chunks), GFP_KERNEL_ACCOUNT);
+	/* User-sized: a failure is an -ENOMEM for the caller, not a splat. */
+	chunks = kvmalloc_array(want, sizeof(*chunks),
+				GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!chunks)
 		return -ENOMEM;
 	memcpy(chunks, buf->chunks, buf->nr_chunks * sizeof(*chunks));
@@ -312,7 +314,7 @@ struct npu_mem_buf *npu_mem_buf_alloc(u64 size, u32 policy, u32 flags)
 
 	buf->max_chunks = chunks_if_huge(size, policy);
 	buf->chunks = kvmalloc_array(buf->max_chunks, sizeof(*buf->chunks),
-				     GFP_KERNEL_ACCOUNT);
+				     GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!buf->chunks) {
 		ret = -ENOMEM;
 		goto err_uncharge_pinned;

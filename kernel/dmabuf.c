@@ -92,7 +92,7 @@ static int npu_mem_dmabuf_vmap(struct dma_buf *dmabuf, struct iosys_map *map)
 	unsigned int i, j;
 	void *vaddr;
 
-	pages = kvmalloc_array(npages, sizeof(*pages), GFP_KERNEL);
+	pages = kvmalloc_array(npages, sizeof(*pages), GFP_KERNEL | __GFP_NOWARN);
 	if (!pages)
 		return -ENOMEM;
 	for (i = 0; i < buf->nr_chunks; i++)

@@ -18,7 +18,7 @@
 #   NPU_MEM_FUZZ_SEED     fuzzer seed (default 1: every run replays)
 #   NPU_MEM_TEST_TIMEOUT  limit per test program, seconds (default 900)
 #   DEBUG_VM_TIMEOUT      limit for the whole guest, seconds (default 5400)
-#   DEBUG_PHASES          guest phases, default "suites fault fuzz"
+#   DEBUG_PHASES          guest phases, default "suites fuzz fault"
 set -uo pipefail
 
 TOP=$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)

@@ -63,16 +63,18 @@
 #define DBG		"/sys/kernel/debug"
 #define PAGE		4096ULL
 #define HUGE		(2ULL << 20)
+#define BIG		1000000U	/* "never": fail-nth for counting */
 
 static int quiet;
 static int violations;
+static char attempt_desc[64];	/* which injection, for the reports */
 
 static void violation(const char *path, const char *fmt, ...)
 {
 	va_list ap;
 
 	violations++;
-	printf("VIOLATION: %s: ", path);
+	printf("VIOLATION: %s [%s]: ", path, attempt_desc);
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
@@ -583,7 +585,7 @@ static bool errno_ok(const int *list, int err)
  * 2: random with make-it-fail (probabilities set by the caller).  Returns
  * the fail-nth count left (mode 1), or 0.
  */
-static unsigned int attempt(struct path *p, const struct snapshot *base, int mode,
+static unsigned int attempt(struct path *p, struct snapshot *base, int mode,
 			    unsigned int arg, bool *injected, long *result)
 {
 	struct snapshot after;
@@ -592,6 +594,15 @@ static unsigned int attempt(struct path *p, const struct snapshot *base, int mod
 	long r;
 	int err;
 
+	if (mode == 1 && arg == BIG)
+		snprintf(attempt_desc, sizeof(attempt_desc), "counting run");
+	else if (mode == 1)
+		snprintf(attempt_desc, sizeof(attempt_desc), "failing point %u", arg);
+	else if (mode == 2)
+		snprintf(attempt_desc, sizeof(attempt_desc), "random, probability %ld%%",
+			 read_long(DBG "/failslab/probability"));
+	else
+		snprintf(attempt_desc, sizeof(attempt_desc), "clean");
 	err = prepare(p, &c);
 	if (err) {
 		violation(p->name, "preparing the path failed: %s", strerror(-err));
@@ -646,6 +657,8 @@ static unsigned int attempt(struct path *p, const struct snapshot *base, int mod
 	release(&c);
 
 	snap(&after);
+	/* After a report, judge what follows against the new state, so that
+	 * one leak is reported once, not by every later attempt. */
 	if (memcmp(&after.k, &base->k, sizeof(after.k)))
 		violation(p->name, "counters not back after %s: %llu bytes %llu huge %llu normal %llu buffers, were %llu %llu %llu %llu",
 			  r ? "a failed call" : "a successful call",
@@ -658,6 +671,7 @@ static unsigned int attempt(struct path *p, const struct snapshot *base, int mod
 			  (unsigned long long)base->pin);
 	if (after.fds != base->fds)
 		violation(p->name, "%d fds open, were %d", after.fds, base->fds);
+	*base = after;
 	return left;
 }
 
@@ -679,9 +693,8 @@ static void count_result(struct path *p, long r, bool injected)
 		p->n_other++;
 }
 
-#define BIG 1000000U
 
-static void sweep_nth(struct path *p, const struct snapshot *base)
+static void sweep_nth(struct path *p, struct snapshot *base)
 {
 	unsigned int n, left, t, stride;
 	bool inj;
@@ -721,7 +734,7 @@ static long times_used(void)
 	       read_long(DBG "/fail_page_alloc/times");
 }
 
-static void sweep_random(struct path *p, const struct snapshot *base, unsigned int runs)
+static void sweep_random(struct path *p, struct snapshot *base, unsigned int runs)
 {
 	static const char *const probs[] = { "5", "25", "100" };
 	unsigned int i, k;
@@ -758,7 +771,7 @@ static void sweep_random(struct path *p, const struct snapshot *base, unsigned i
  * (it would return -EINTR to a survivor) and unwinds; exit then releases
  * the client.  Nothing may stay counted.
  */
-static void kill_during_alloc(const struct snapshot *base, unsigned int runs,
+static void kill_during_alloc(struct snapshot *base, unsigned int runs,
 			      unsigned int *killed_mid, unsigned int *done_first)
 {
 	const uint64_t size = 96ULL << 20;
@@ -828,10 +841,13 @@ static void kill_during_alloc(const struct snapshot *base, unsigned int runs,
 				break;
 			usleep(100000);
 		}
-		if (memcmp(&after.k, &base->k, sizeof(after.k)))
+		snprintf(attempt_desc, sizeof(attempt_desc), "kill %u", i);
+		if (memcmp(&after.k, &base->k, sizeof(after.k))) {
 			violation("kill-during-alloc", "counters not back after the child was killed: %llu bytes %llu buffers",
 				  (unsigned long long)after.k.bytes,
 				  (unsigned long long)after.k.buffers);
+			base->k = after.k;
+		}
 	}
 	printf("kill-during-alloc: %u MiB NORMAL_ONLY takes %.2f s here; %u kills landed mid-ALLOC, %u after it\n",
 	       (unsigned int)(size >> 20), full, *killed_mid, *done_first);
@@ -873,7 +889,8 @@ static void build_paths(void)
 	unsigned int i, j;
 	char name[48];
 
-	add_path("open", 0, call_open, verify_open, E_MEM, 0, 0);
+	/* open: ENOMEM, or EFAULT when copying the path name fails */
+	add_path("open", 0, call_open, verify_open, E_MEM_FAULT, 0, 0);
 	for (i = 0; i < 3; i++)
 		for (j = 0; j < 4; j++) {
 			snprintf(name, sizeof(name), "alloc %s %llu", pol_name(pols[i]),

@@ -287,7 +287,7 @@ static void record(enum op op, long ret, int err, const int *allowed,
 
 /* Errnos per call.  ENOMEM is always possible (the cap, real memory). */
 static const int E_IOCTL[] = { EINVAL, ENOENT, ENOTTY, EFAULT, ENOMEM, E2BIG,
-			       EOPNOTSUPP, EBADF, EINTR, EMFILE, 0 };
+			       EOPNOTSUPP, EBADF, EINTR, EMFILE, EACCES, 0 };
 static const int E_MMAP[] = { EINVAL, EACCES, ENOMEM, EBADF, ENODEV, EPERM,
 			      EAGAIN, EOVERFLOW, 0 };
 static const int E_MM[] = { EINVAL, ENOMEM, EFAULT, EACCES, EAGAIN, EPERM,
@@ -808,6 +808,8 @@ static void add_map(uint8_t *p, size_t len, int prot)
 {
 	int i;
 
+	/* What the kernel mapped: whole pages. */
+	len = (len + PAGE - 1) & ~(PAGE - 1);
 	pthread_mutex_lock(&st.lock);
 	for (i = 0; i < MAX_MAPS && st.maps[i].used; i++)
 		;
@@ -1566,12 +1568,20 @@ int main(int argc, char **argv)
 			break;
 		usleep(100000);
 	}
-	if (info.buffers || info.allocated_bytes || info.huge_pages || info.normal_pages)
+	if (info.buffers || info.allocated_bytes || info.huge_pages || info.normal_pages) {
 		finding("after closing everything: %llu buffers, %llu bytes, %llu huge, %llu normal pages still counted",
 			(unsigned long long)info.buffers,
 			(unsigned long long)info.allocated_bytes,
 			(unsigned long long)info.huge_pages,
 			(unsigned long long)info.normal_pages);
+		/* Who holds them: a client (open file), a mapping, an fd? */
+		fflush(stdout);
+		if (system("echo '-- clients:'; cat /sys/kernel/debug/npu_mem/clients; "
+			   "echo '-- mappings of npu-mem and dma-bufs:'; "
+			   "grep -e npu-mem -e dmabuf /proc/$PPID/maps | head -20; "
+			   "echo '-- fds:'; ls -l /proc/$PPID/fd") != 0)
+			printf("(diagnostics failed)\n");
+	}
 	close(fd);
 	pin1 = vmpin_kb();
 	if (pin1 != pin0)
