@@ -297,6 +297,8 @@ struct npu_mem_buf *npu_mem_buf_alloc(u64 size, u32 policy, u32 flags)
 	if (!buf)
 		return ERR_PTR(-ENOMEM);
 	kref_init(&buf->ref);
+	mutex_init(&buf->imports_lock);
+	INIT_LIST_HEAD(&buf->imports);
 	buf->size = size;
 	buf->policy = policy;
 	if (flags & NPU_MEM_ALLOC_READONLY)
@@ -345,6 +347,7 @@ err_uncharge_global:
 	mmdrop(buf->mm);
 	atomic64_sub(size, &npu_mem_usage.bytes);
 err_free_buf:
+	mutex_destroy(&buf->imports_lock);
 	kfree(buf);
 	return ERR_PTR(ret);
 }
@@ -367,6 +370,7 @@ static void npu_mem_buf_release(struct kref *ref)
 	atomic64_sub(buf->nr_normal, &npu_mem_usage.normal_pages);
 	atomic64_dec(&npu_mem_usage.buffers);
 	atomic64_sub(buf->size, &npu_mem_usage.bytes);
+	mutex_destroy(&buf->imports_lock);
 	kfree(buf);
 }
 

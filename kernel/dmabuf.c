@@ -3,7 +3,7 @@
  * dma-buf export.  The dma-buf holds one buffer reference, so the buffer
  * outlives its handle for as long as any importer or fd has the dma-buf.
  * Importers get their own DMA mapping of the same pages; begin/end CPU
- * access are the cache-maintenance points for DMA_BUF_IOCTL_SYNC.
+ * access (DMA_BUF_IOCTL_SYNC) sync the NPU device's mapping and theirs.
  */
 #include <linux/dma-buf.h>
 #include <linux/dma-mapping.h>
@@ -15,35 +15,81 @@
 
 NPU_MEM_IMPORT_NS_DMA_BUF();
 
+/* One importer's DMA mapping of the buffer, on the buffer's imports list. */
+struct npu_mem_import {
+	struct sg_table sgt;
+	struct device *dev;
+	enum dma_data_direction dir;
+	struct list_head node;
+};
+
+/*
+ * The importer's table, its entries cut to what its device takes in one
+ * segment: the buffer's 2 MiB chunks are longer than many devices' default
+ * 64 KiB (vgem's among them).
+ */
+static int npu_mem_import_table(struct npu_mem_buf *buf, struct device *dev,
+				struct sg_table *sgt)
+{
+	unsigned int max_seg = max_t(unsigned int, PAGE_SIZE,
+				     round_down(dma_get_max_seg_size(dev), PAGE_SIZE));
+	struct scatterlist *src, *dst;
+	unsigned int i, nents = 0;
+	int ret;
+
+	for_each_sgtable_sg(&buf->sgt, src, i)
+		nents += DIV_ROUND_UP(src->length, max_seg);
+	ret = sg_alloc_table(sgt, nents, GFP_KERNEL | __GFP_NOWARN);
+	if (ret)
+		return ret;
+	dst = sgt->sgl;
+	for_each_sgtable_sg(&buf->sgt, src, i) {
+		unsigned int off;
+
+		for (off = 0; off < src->length; off += max_seg) {
+			sg_set_page(dst, nth_page(sg_page(src), off >> PAGE_SHIFT),
+				    min(src->length - off, max_seg), 0);
+			dst = sg_next(dst);
+		}
+	}
+	return 0;
+}
+
+/*
+ * Mapped with DMA_ATTR_SKIP_CPU_SYNC, then synced: the pages are already
+ * mapped for the NPU device, and DMA-API debugging takes a second cacheable
+ * mapping of the same cache lines for a bug unless the mapping skips its own
+ * CPU sync (as DRM PRIME's exporters do).  The explicit sync is the cache
+ * maintenance the mapping skipped.
+ */
 static struct sg_table *npu_mem_dmabuf_map(struct dma_buf_attachment *att,
 					   enum dma_data_direction dir)
 {
 	struct npu_mem_buf *buf = att->dmabuf->priv;
-	struct scatterlist *src, *dst;
-	struct sg_table *sgt;
-	unsigned int i;
+	struct npu_mem_import *imp;
 	int ret;
 
-	sgt = kzalloc(sizeof(*sgt), GFP_KERNEL);
-	if (!sgt)
+	imp = kzalloc(sizeof(*imp), GFP_KERNEL);
+	if (!imp)
 		return ERR_PTR(-ENOMEM);
-	ret = sg_alloc_table(sgt, buf->sgt.orig_nents, GFP_KERNEL);
+	ret = npu_mem_import_table(buf, att->dev, &imp->sgt);
 	if (ret)
 		goto err_free;
-	dst = sgt->sgl;
-	for_each_sgtable_sg(&buf->sgt, src, i) {
-		sg_set_page(dst, sg_page(src), src->length, src->offset);
-		dst = sg_next(dst);
-	}
-	ret = dma_map_sgtable(att->dev, sgt, dir, 0);
+	ret = dma_map_sgtable(att->dev, &imp->sgt, dir, DMA_ATTR_SKIP_CPU_SYNC);
 	if (ret)
 		goto err_table;
-	return sgt;
+	dma_sync_sgtable_for_device(att->dev, &imp->sgt, dir);
+	imp->dev = att->dev;
+	imp->dir = dir;
+	mutex_lock(&buf->imports_lock);
+	list_add(&imp->node, &buf->imports);
+	mutex_unlock(&buf->imports_lock);
+	return &imp->sgt;
 
 err_table:
-	sg_free_table(sgt);
+	sg_free_table(&imp->sgt);
 err_free:
-	kfree(sgt);
+	kfree(imp);
 	return ERR_PTR(ret);
 }
 
@@ -51,9 +97,15 @@ static void npu_mem_dmabuf_unmap(struct dma_buf_attachment *att,
 				 struct sg_table *sgt,
 				 enum dma_data_direction dir)
 {
+	struct npu_mem_import *imp = container_of(sgt, struct npu_mem_import, sgt);
+	struct npu_mem_buf *buf = att->dmabuf->priv;
+
+	mutex_lock(&buf->imports_lock);
+	list_del(&imp->node);
+	mutex_unlock(&buf->imports_lock);
 	dma_unmap_sgtable(att->dev, sgt, dir, 0);
 	sg_free_table(sgt);
-	kfree(sgt);
+	kfree(imp);
 }
 
 static void npu_mem_dmabuf_release(struct dma_buf *dmabuf)
@@ -61,11 +113,32 @@ static void npu_mem_dmabuf_release(struct dma_buf *dmabuf)
 	npu_mem_buf_put(dmabuf->priv);
 }
 
+/*
+ * DMA_BUF_IOCTL_SYNC and in-kernel CPU access: the NPU device's mapping and
+ * every importer's.  An importer's mapping is synced in its own direction
+ * (DMA-API rules), and only where data can flow: to the CPU from a mapping
+ * the device may write, to the device into one it may read.
+ */
+static void npu_mem_sync_imports(struct npu_mem_buf *buf, bool for_cpu)
+{
+	struct npu_mem_import *imp;
+
+	mutex_lock(&buf->imports_lock);
+	list_for_each_entry(imp, &buf->imports, node) {
+		if (for_cpu && imp->dir != DMA_TO_DEVICE)
+			dma_sync_sgtable_for_cpu(imp->dev, &imp->sgt, imp->dir);
+		else if (!for_cpu && imp->dir != DMA_FROM_DEVICE)
+			dma_sync_sgtable_for_device(imp->dev, &imp->sgt, imp->dir);
+	}
+	mutex_unlock(&buf->imports_lock);
+}
+
 static int npu_mem_dmabuf_begin_cpu(struct dma_buf *dmabuf,
 				    enum dma_data_direction dir)
 {
 	struct npu_mem_buf *buf = dmabuf->priv;
 
+	npu_mem_sync_imports(buf, true);
 	return npu_mem_buf_sync(buf, 0, buf->size, dir, true);
 }
 
@@ -74,6 +147,7 @@ static int npu_mem_dmabuf_end_cpu(struct dma_buf *dmabuf,
 {
 	struct npu_mem_buf *buf = dmabuf->priv;
 
+	npu_mem_sync_imports(buf, false);
 	return npu_mem_buf_sync(buf, 0, buf->size, dir, false);
 }
 

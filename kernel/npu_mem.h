@@ -15,7 +15,9 @@
  * takes client->lock inside it; nothing takes them the other way round).
  * npu_mem_clients_lock (the global client list) is taken before a client's
  * lock (debugfs), never after it.  npu_mem_bufs_lock (the live-buffer
- * registry) nests inside nothing.  Page allocation never runs under a lock.
+ * registry) nests inside nothing.  A buffer's imports_lock is taken inside
+ * the dma-buf's reservation lock (importers map with it held), never around
+ * it.  Page allocation never runs under a lock.
  */
 #ifndef _NPU_MEM_H
 #define _NPU_MEM_H
@@ -57,6 +59,8 @@ struct npu_mem_buf {
 	u64 pgoff;			/* mmap offset (pages), valid while handle lives */
 	struct rb_node offset_node;	/* in the owning client's offsets */
 	struct list_head node;		/* all live buffers, for DMA range checks */
+	struct mutex imports_lock;	/* @imports */
+	struct list_head imports;	/* importers' mappings (dmabuf.c) */
 };
 
 struct npu_mem_client {

@@ -172,7 +172,8 @@ run nice -n 19 make ARCH=x86_64 -j"${NPU_MEM_DEBUG_JOBS:-2}" bzImage modules
 secs=$(($(date +%s) - t0))
 # CPU time of everything above (user, system): the wall time depends on
 # what else the machine runs, the CPU time does not.
-cpu=$(times | tail -n1)
+times >"$dir/times"	# not in $(...): a subshell has no children
+cpu=$(tail -n1 "$dir/times")
 echo "$(cat include/config/kernel.release) built in ${secs}s (CPU user/sys: $cpu) on $(date -u +%FT%TZ)" >"$dir/done"
 msg "built $(cat include/config/kernel.release) in ${secs}s (CPU user/sys: $cpu)"
 echo "$tree"
