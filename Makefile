@@ -10,9 +10,12 @@
 #   make check-debug     the suites, fault injection and the fuzzer on the
 #                        debug kernel (KASAN, kmemleak, lockdep; built once)
 #   make arm64           cross-build for arm64 (issue 7): the module for each
-#                        Debian arm64 kernel (build/kmod-arm64/<ver>/) and the
-#                        kernel test programs, static (build/tests-arm64/)
-#   make check-arm64     make arm64, then the suites in arm64 guests
+#                        Debian arm64 kernel (build/kmod-arm64/<ver>/),
+#                        libaclmem.a (build/lib-arm64/), and, linked static,
+#                        the kernel and lib test programs (build/tests-arm64/)
+#                        and the C example (build/examples-arm64/)
+#   make check-arm64     make arm64, then the kernel and lib suites and the
+#                        example in arm64 guests (tests/run-arm64.sh)
 #   make bench           benchmark against the alternatives in a guest
 #                        (KVER=, BENCH_ARGS=-q): build/bench/results/
 #   make install/uninstall (DESTDIR, PREFIX; mk/install.mk)
@@ -140,14 +143,27 @@ build/kmod-arm64/%/npu_mem.ko: $(KSRC) dkms.conf
 
 arm64-modules: $(foreach v,$(ARM64_KVERS),build/kmod-arm64/$(v)/npu_mem.ko)
 
-# tests/Makefile unchanged: the arm64 pkg-config files give the sysroot's
-# flags, -static links everything in (the guest's root has no libc).
-arm64-tests:
+ARM64_LIB := $(TOP)/build/lib-arm64
+# lib/Makefile's own rules, static only: the guest's root has no libc and no
+# dynamic loader, so there is no use for the shared library (and -static
+# cannot link one).  The example is linked with the archive instead.
+arm64-lib:
+	$(MAKE) -C lib B=$(ARM64_LIB) EXB=$(TOP)/build/examples-arm64 \
+		CC="$(ARM64_BIN)/$(ARM64_CROSS)gcc -static" \
+		AR=$(ARM64_BIN)/$(ARM64_CROSS)ar EXAMPLE_LIB=$(ARM64_LIB)/libaclmem.a \
+		$(ARM64_LIB)/libaclmem.a $(TOP)/build/examples-arm64/acl_demo
+
+# tests/Makefile unchanged but for the library: the arm64 pkg-config files
+# give the sysroot's flags, -static links everything in.  The lib suite's
+# install-access is a script for the x86_64 guests (setpriv, udev, python).
+arm64-tests: arm64-lib
 	PKG_CONFIG_LIBDIR=$(ARM64_SYSROOT)/usr/lib/aarch64-linux-gnu/pkgconfig \
 	PKG_CONFIG_SYSROOT_DIR=$(ARM64_SYSROOT) \
 	$(MAKE) -C tests B=$(TOP)/build/tests-arm64 \
 		CC="$(ARM64_BIN)/$(ARM64_CROSS)gcc -static" \
-		$(patsubst %,$(TOP)/build/tests-arm64/kernel/%,$(ARM64_KTESTS))
+		LIB_LIBS=$(ARM64_LIB)/libaclmem.a \
+		$(patsubst %,$(TOP)/build/tests-arm64/kernel/%,$(ARM64_KTESTS)) \
+		$(patsubst tests/%.c,$(TOP)/build/tests-arm64/%,$(wildcard tests/lib/*.c))
 
 # A second make, so that ARM64_KVERS sees what arm64-deps extracted.
 arm64: arm64-deps
@@ -159,6 +175,6 @@ check-arm64: arm64
 .PHONY: all module modules-all sparse lib tests deps run check clean \
 	debug-kernel debug-module check-debug check-debug-if-cached \
 	bench bench-build bench-deps \
-	arm64 arm64-deps arm64-modules arm64-tests check-arm64
+	arm64 arm64-deps arm64-modules arm64-lib arm64-tests check-arm64
 
 include mk/dkms.mk mk/install.mk
