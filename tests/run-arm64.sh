@@ -2,12 +2,15 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # The test runner of "make check-arm64" (issue 7), run after make arm64: the
-# kernel suite (build/tests-arm64/kernel/, static arm64 programs) in one
+# kernel and lib suites (build/tests-arm64/, static arm64 programs) in one
 # arm64 QEMU guest per Debian arm64 kernel extracted by scripts/arm64-deps.sh
 # (tests/vm/configs/arm64.conf), counted by tests/guest/run-suites.sh as on
-# x86_64; then, on the newest, the device-dependent programs with the edu
-# DMA engine behind an SMMUv3 (configs/arm64-iommu-edu.conf).  Not run there: compat32 (its 32-bit helpers are x86 programs),
-# lib and python (no arm64 libaclmem or python in the guest's root yet).
+# x86_64, and in the newest kernel's guest the C example too (the library
+# is the same on every kernel); then, on the newest, the device-dependent
+# programs with the edu DMA engine behind an SMMUv3
+# (configs/arm64-iommu-edu.conf).  Not run on arm64: compat32 (its 32-bit
+# helpers are x86 programs), the python suite and demo (no python in the
+# guest's root), and the valgrind pass.
 # The last line is "N passed, N failed, N skipped"; exit status 1 if
 # anything failed.  Logs: build/test-results/arm64/<kver>-<config>/.
 #
@@ -35,6 +38,11 @@ add() {
 	summary+=("$(printf '%-40s %3d passed, %3d failed, %3d skipped  %s' "$1" "$2" "$3" "$4" "${5:-}")")
 }
 [ -n "$kvers" ] || add "arm64 guests" 0 1 0 "no arm64 kernel (scripts/arm64-deps.sh)"
+# run-suites.sh passes over a suite without programs uncounted: a build
+# that lost one must fail here instead.
+for g in 'build/tests-arm64/kernel/*' 'build/tests-arm64/lib/*' build/examples-arm64/acl_demo; do
+	compgen -G "$g" >/dev/null || add "$g" 0 1 0 "missing (make arm64)"
+done
 
 # guest CONFIG KVER SUITE...: one guest, its tally added to the summary.
 guest() {
@@ -62,12 +70,17 @@ guest() {
 
 # shellcheck disable=SC2086 # one release a word
 sorted=$(printf '%s\n' $kvers | sort -rV)
+newest=$(echo "$sorted" | head -n1)
 for k in $sorted; do
-	guest arm64 "$k" kernel
+	if [ "$k" = "$newest" ]; then
+		guest arm64 "$k" kernel lib examples
+	else
+		guest arm64 "$k" kernel lib
+	fi
 done
 # The edu DMA engine behind an SMMUv3, newest kernel only (as on x86_64,
 # only the programs whose behaviour depends on the device).
-for k in $(echo "$sorted" | head -n1); do
+for k in $newest; do
 	guest arm64-iommu-edu "$k" kernel/edu_dma kernel/sync kernel/get_info \
 		kernel/alloc_policy 'kernel/dmabuf*'
 done

@@ -8,6 +8,8 @@
 #
 #   SUITE      kernel, lib, host: every executable in build/tests/SUITE/,
 #              or SUITE/GLOB: those matching GLOB (kernel/dmabuf*);
+#              examples: every program in build/examples/ (they exit
+#              non-zero when a step fails);
 #              python: python3 -m unittest discover -s tests/python
 #   -t SECS    per-program time limit (default $NPU_MEM_TEST_TIMEOUT or 300)
 #   -r FILE    append one line per program to FILE (default
@@ -196,6 +198,7 @@ for arg in "$@"; do
 		pat='*'
 		if [ "$suite" != "$arg" ]; then pat=${arg#*/}; fi
 		dir=build/tests/$suite
+		if [ "$suite" = examples ]; then dir=build/examples; fi
 		found=0
 		for prog in "$dir"/$pat; do
 			if [ ! -f "$prog" ] || [ ! -x "$prog" ]; then continue; fi

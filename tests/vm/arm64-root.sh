@@ -6,8 +6,9 @@
 # It holds the arm64 static busybox (with its applets, /usr/bin/env among
 # them) and bash from scripts/arm64-deps.sh's sysroot, and, at the same
 # paths as in this tree, tests/guest/run-suites.sh, tests/vm/report-patterns
-# and the cross-built test programs: build/tests-arm64/SUITE/* appear as
-# build/tests/SUITE/*, so run-suites.sh runs unchanged in the guest.
+# and the cross-built programs: build/tests-arm64/SUITE/* appear as
+# build/tests/SUITE/* and build/examples-arm64/* as build/examples/*, so
+# run-suites.sh runs them as it does on x86_64.
 # Rebuilt from scratch each time (a few MB, well under a second).
 set -euo pipefail
 TOP=$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)
@@ -37,9 +38,11 @@ t=.$TOP
 mkdir -p "$t/tests/guest" "$t/tests/vm" "$t/build"
 cp "$TOP/tests/guest/run-suites.sh" "$t/tests/guest/"
 cp "$TOP/tests/vm/report-patterns" "$t/tests/vm/"
-if [ -d "$TOP/build/tests-arm64" ]; then
-	cp -a "$TOP/build/tests-arm64" "$t/build/tests"
-fi
+for d in tests examples; do
+	if [ -d "$TOP/build/$d-arm64" ]; then
+		cp -a "$TOP/build/$d-arm64" "$t/build/$d"
+	fi
+done
 # Kernel modules the tests load themselves (dmabuf_vgem: modprobe vgem),
 # with their dependencies, uncompressed (busybox), for every extracted
 # kernel; depmod writes the modules.dep busybox modprobe reads.
