@@ -15,13 +15,42 @@
 
 NPU_MEM_IMPORT_NS_DMA_BUF();
 
-/* One importer's DMA mapping of the buffer, on the buffer's imports list. */
+/*
+ * One importer's DMA mapping of the buffer, on the buffer's imports list.
+ * @shadow is a copy of the mapped table for syncing: while the importer
+ * holds @sgt, CONFIG_DMABUF_DEBUG scrambles its page links.  Syncing goes
+ * through the sg calls, not per segment, because DMA-API debugging cannot
+ * tell a segment apart when a device maps the same pages twice (two
+ * dma-bufs of one buffer imported by one device) unless the sync matches
+ * the mapping call exactly.
+ */
 struct npu_mem_import {
 	struct sg_table sgt;
+	struct sg_table shadow;
 	struct device *dev;
 	enum dma_data_direction dir;
 	struct list_head node;
 };
+
+/* Same size, so both tables chain at the same entries. */
+static int npu_mem_import_shadow(struct npu_mem_import *imp)
+{
+	struct scatterlist *src, *dst;
+	unsigned int i;
+	int ret;
+
+	ret = sg_alloc_table(&imp->shadow, imp->sgt.orig_nents,
+			     GFP_KERNEL | __GFP_NOWARN);
+	if (ret)
+		return ret;
+	dst = imp->shadow.sgl;
+	for_each_sgtable_sg(&imp->sgt, src, i) {
+		*dst = *src;
+		dst = sg_next(dst);
+	}
+	imp->shadow.nents = imp->sgt.nents;
+	return 0;
+}
 
 /*
  * The importer's table, its entries cut to what its device takes in one
@@ -78,6 +107,9 @@ static struct sg_table *npu_mem_dmabuf_map(struct dma_buf_attachment *att,
 	ret = dma_map_sgtable(att->dev, &imp->sgt, dir, DMA_ATTR_SKIP_CPU_SYNC);
 	if (ret)
 		goto err_table;
+	ret = npu_mem_import_shadow(imp);
+	if (ret)
+		goto err_unmap;
 	dma_sync_sgtable_for_device(att->dev, &imp->sgt, dir);
 	imp->dev = att->dev;
 	imp->dir = dir;
@@ -86,6 +118,8 @@ static struct sg_table *npu_mem_dmabuf_map(struct dma_buf_attachment *att,
 	mutex_unlock(&buf->imports_lock);
 	return &imp->sgt;
 
+err_unmap:
+	dma_unmap_sgtable(att->dev, &imp->sgt, dir, DMA_ATTR_SKIP_CPU_SYNC);
 err_table:
 	sg_free_table(&imp->sgt);
 err_free:
@@ -105,6 +139,7 @@ static void npu_mem_dmabuf_unmap(struct dma_buf_attachment *att,
 	mutex_unlock(&buf->imports_lock);
 	dma_unmap_sgtable(att->dev, sgt, dir, 0);
 	sg_free_table(sgt);
+	sg_free_table(&imp->shadow);
 	kfree(imp);
 }
 
@@ -126,9 +161,10 @@ static void npu_mem_sync_imports(struct npu_mem_buf *buf, bool for_cpu)
 	mutex_lock(&buf->imports_lock);
 	list_for_each_entry(imp, &buf->imports, node) {
 		if (for_cpu && imp->dir != DMA_TO_DEVICE)
-			dma_sync_sgtable_for_cpu(imp->dev, &imp->sgt, imp->dir);
+			dma_sync_sgtable_for_cpu(imp->dev, &imp->shadow, imp->dir);
 		else if (!for_cpu && imp->dir != DMA_FROM_DEVICE)
-			dma_sync_sgtable_for_device(imp->dev, &imp->sgt, imp->dir);
+			dma_sync_sgtable_for_device(imp->dev, &imp->shadow, imp->dir);
+		cond_resched();
 	}
 	mutex_unlock(&buf->imports_lock);
 }
