@@ -121,8 +121,9 @@ clean:
 # (static libcheck, libsubunit, libdrm; busybox and bash for the guests).
 ARM64_CACHE := $(or $(NPU_MEM_ARM64_CACHE),/var/cache/npu-mem/arm64)
 ARM64_KVERS ?= $(notdir $(patsubst %/.done,%,$(wildcard $(ARM64_CACHE)/kernel/*/.done)))
-# The extracted cross toolchain (scripts/arm64-deps.sh says why), first in
-# PATH: 6.12's headers force CROSS_COMPILE=aarch64-linux-gnu-.
+# The extracted cross compiler (scripts/arm64-deps.sh says why), first in
+# PATH: 6.12's headers force CROSS_COMPILE=aarch64-linux-gnu-.  Its binutils
+# are installed.
 ARM64_BIN := $(ARM64_CACHE)/toolchain/usr/bin
 ARM64_CROSS := aarch64-linux-gnu-
 ARM64_SYSROOT := $(ARM64_CACHE)/sysroot
@@ -150,7 +151,7 @@ ARM64_LIB := $(TOP)/build/lib-arm64
 arm64-lib:
 	$(MAKE) -C lib B=$(ARM64_LIB) EXB=$(TOP)/build/examples-arm64 \
 		CC="$(ARM64_BIN)/$(ARM64_CROSS)gcc -static" \
-		AR=$(ARM64_BIN)/$(ARM64_CROSS)ar EXAMPLE_LIB=$(ARM64_LIB)/libaclmem.a \
+		AR=$(ARM64_CROSS)ar EXAMPLE_LIB=$(ARM64_LIB)/libaclmem.a \
 		$(ARM64_LIB)/libaclmem.a $(TOP)/build/examples-arm64/acl_demo
 
 # tests/Makefile unchanged but for the library: the arm64 pkg-config files

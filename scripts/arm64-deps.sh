@@ -10,13 +10,19 @@
 #   scripts/arm64-deps.sh --kvers        print the arm64 kernel releases
 #                                        extracted (one a line)
 #
-# Host package: qemu-system-arm (qemu-system-aarch64); nothing else is
+# Host packages: qemu-system-arm (qemu-system-aarch64) and the cross
+# binutils for arm64 and armhf (they conflict with nothing, and the extracted
+# ones would need their libbfd in the host's library path); no cross gcc is
 # installed, so the amd64 toolchain (gcc-multilib) is left alone.
 # Extracted, never installed (dpkg -x), into
 #   ${NPU_MEM_ARM64_CACHE:-/var/cache/npu-mem/arm64}/
-#     toolchain/usr/bin/aarch64-linux-gnu-{gcc,gcc-12,ld,...}: gcc 12 and
-#                       binutils for arm64 with the arm64 libc (extracted:
+#     toolchain/usr/bin/aarch64-linux-gnu-{gcc,gcc-12,cpp-12}: gcc 12 for
+#                       arm64 with the arm64 libc (extracted:
 #                       gcc-multilib conflicts with the installed cross gcc)
+#     toolchain-armhf/usr/bin/arm-linux-gnueabihf-gcc: the same for 32-bit
+#                       ARM (armhf), extracted for the same reason: the 32-bit
+#                       helper of tests/kernel/compat32, run by the arm64
+#                       kernel's compat layer
 #     kernel/<kver>/    linux-image-<abi>-arm64 + linux-headers-<abi>-arm64:
 #                       boot/vmlinuz-<kver>, lib/modules/<kver>/,
 #                       usr/src/linux-headers-<kver>/ (kbuild: the host's
@@ -46,15 +52,18 @@ esac
 export DEBIAN_FRONTEND=noninteractive
 msg() { echo "arm64-deps: $*" >&2; }
 
-HOST_PKGS="qemu-system-arm"
+HOST_PKGS="qemu-system-arm binutils-aarch64-linux-gnu binutils-arm-linux-gnueabihf"
 # The cross compiler is extracted, not installed: Debian's gcc-multilib (the
 # project's -m32 tests need it) Conflicts with gcc-12-aarch64-linux-gnu, so
 # installing one removes the other.  GCC is relocatable: run from
-# toolchain/usr/bin it finds its cc1, binutils, libgcc and the arm64 libc
-# in the same tree.
+# toolchain/usr/bin it finds its cc1, libgcc and the target's libc in the
+# same tree, and the installed binutils through a link to /usr/<triplet>/bin.
 TOOLCHAIN_PKGS="gcc-12-aarch64-linux-gnu cpp-12-aarch64-linux-gnu
-	binutils-aarch64-linux-gnu libgcc-12-dev-arm64-cross libc6-dev-arm64-cross
+	libgcc-12-dev-arm64-cross libc6-dev-arm64-cross
 	libc6-arm64-cross linux-libc-dev-arm64-cross"
+ARMHF_TOOLCHAIN_PKGS="gcc-12-arm-linux-gnueabihf cpp-12-arm-linux-gnueabihf
+	libgcc-12-dev-armhf-cross libc6-dev-armhf-cross
+	libc6-armhf-cross linux-libc-dev-armhf-cross"
 SYSROOT_PKGS="check libsubunit-dev libsubunit0 libdrm-dev libdrm2 busybox-static
 	bash-static"
 
@@ -100,22 +109,32 @@ download_extract() {
 
 mkdir -p "$CACHE/kernel"
 
-# ---- cross toolchain ---------------------------------------------------------
-tc=$CACHE/toolchain
-if [ ! -e "$tc/.done" ]; then
-	msg "extracting the arm64 cross toolchain"
+# ---- cross toolchains ------------------------------------------------------
+# extract_toolchain DIR TRIPLET PKG...: the cross gcc 12 for TRIPLET in DIR,
+# checked by linking a static program.
+extract_toolchain() {
+	local tc=$1 triplet=$2
+	shift 2
+	[ -e "$tc/.done" ] && return
+	msg "extracting the $triplet cross toolchain"
 	rm -rf "$tc"
 	mkdir -p "$tc"
-	# shellcheck disable=SC2086
-	download_extract "$tc" $TOOLCHAIN_PKGS
+	download_extract "$tc" "$@"
 	# Debian's unversioned names (the kernel's Makefile wants gcc-12).
-	ln -sf aarch64-linux-gnu-gcc-12 "$tc/usr/bin/aarch64-linux-gnu-gcc"
+	ln -sf "$triplet-gcc-12" "$tc/usr/bin/$triplet-gcc"
+	# The relocated gcc looks for as and ld in its own tree's tooldir,
+	# not the installed one's.
+	ln -sfn "/usr/$triplet/bin" "$tc/usr/$triplet/bin"
 	echo 'int main(void) { return 0; }' >"$tc/t.c"
-	"$tc/usr/bin/aarch64-linux-gnu-gcc-12" -static -o "$tc/t" "$tc/t.c" ||
-		{ msg "the extracted cross compiler does not work"; exit 1; }
+	"$tc/usr/bin/$triplet-gcc-12" -static -o "$tc/t" "$tc/t.c" ||
+		{ msg "the extracted $triplet cross compiler does not work"; exit 1; }
 	rm -f "$tc/t" "$tc/t.c"
 	touch "$tc/.done"
-fi
+}
+# shellcheck disable=SC2086 # one package a word
+extract_toolchain "$CACHE/toolchain" aarch64-linux-gnu $TOOLCHAIN_PKGS
+# shellcheck disable=SC2086
+extract_toolchain "$CACHE/toolchain-armhf" arm-linux-gnueabihf $ARMHF_TOOLCHAIN_PKGS
 
 # ---- sysroot ---------------------------------------------------------------
 sr=$CACHE/sysroot
