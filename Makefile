@@ -127,9 +127,10 @@ ARM64_KVERS ?= $(notdir $(patsubst %/.done,%,$(wildcard $(ARM64_CACHE)/kernel/*/
 ARM64_BIN := $(ARM64_CACHE)/toolchain/usr/bin
 ARM64_CROSS := aarch64-linux-gnu-
 ARM64_SYSROOT := $(ARM64_CACHE)/sysroot
-# Every kernel test program but compat32, whose 32-bit helpers are x86
-# (-m32) programs.
-ARM64_KTESTS := $(filter-out compat32,$(basename $(notdir $(wildcard tests/kernel/*.c))))
+ARM64_KTESTS := $(basename $(notdir $(wildcard tests/kernel/*.c)))
+# compat32's 32-bit helper: an armhf (AArch32) program, which the arm64
+# kernel runs through its compat layer as the x86_64 one runs -m32 ones.
+ARMHF_CC := $(ARM64_CACHE)/toolchain-armhf/usr/bin/arm-linux-gnueabihf-gcc
 
 arm64-deps:
 	bash scripts/arm64-deps.sh
@@ -154,15 +155,16 @@ arm64-lib:
 		AR=$(ARM64_CROSS)ar EXAMPLE_LIB=$(ARM64_LIB)/libaclmem.a \
 		$(ARM64_LIB)/libaclmem.a $(TOP)/build/examples-arm64/acl_demo
 
-# tests/Makefile unchanged but for the library: the arm64 pkg-config files
-# give the sysroot's flags, -static links everything in.  The lib suite's
-# install-access is a script for the x86_64 guests (setpriv, udev, python).
+# tests/Makefile unchanged but for the library and the 32-bit compiler of
+# compat32's helper: the arm64 pkg-config files give the sysroot's flags,
+# -static links everything in.  The lib suite's install-access is a script
+# for the x86_64 guests (setpriv, udev, python).
 arm64-tests: arm64-lib
 	PKG_CONFIG_LIBDIR=$(ARM64_SYSROOT)/usr/lib/aarch64-linux-gnu/pkgconfig \
 	PKG_CONFIG_SYSROOT_DIR=$(ARM64_SYSROOT) \
 	$(MAKE) -C tests B=$(TOP)/build/tests-arm64 \
 		CC="$(ARM64_BIN)/$(ARM64_CROSS)gcc -static" \
-		LIB_LIBS=$(ARM64_LIB)/libaclmem.a \
+		LIB_LIBS=$(ARM64_LIB)/libaclmem.a M32_CC=$(ARMHF_CC) \
 		$(patsubst %,$(TOP)/build/tests-arm64/kernel/%,$(ARM64_KTESTS)) \
 		$(patsubst tests/%.c,$(TOP)/build/tests-arm64/%,$(wildcard tests/lib/*.c))
 

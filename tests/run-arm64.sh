@@ -8,8 +8,9 @@
 # x86_64, and in the newest kernel's guest the C example too (the library
 # is the same on every kernel); then, on the newest, the device-dependent
 # programs with the edu DMA engine behind an SMMUv3
-# (configs/arm64-iommu-edu.conf).  Not run on arm64: compat32 (its 32-bit
-# helpers are x86 programs), the python suite and demo (no python in the
+# (configs/arm64-iommu-edu.conf).  compat32 runs its armhf helper through
+# the arm64 kernel's AArch32 compat layer (QEMU's -cpu max has AArch32 at
+# EL0).  Not run on arm64: the python suite and demo (no python in the
 # guest's root), and the valgrind pass.
 # The last line is "N passed, N failed, N skipped"; exit status 1 if
 # anything failed.  Logs: build/test-results/arm64/<kver>-<config>/.

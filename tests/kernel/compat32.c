@@ -2,7 +2,8 @@
 /*
  * compat32: 32-bit userspace works the same (ioctls through .compat_ioctl,
  * mmap through mmap2).  Runs build/tests/kernel-m32/compat32_helper, a
- * static -m32 program (tests/kernel/m32/compat32_helper.c), one subcommand
+ * static 32-bit program (tests/kernel/m32/compat32_helper.c: i386 on
+ * x86_64, armhf on arm64), one subcommand
  * per test: GET_INFO, ALLOC/QUERY/FREE, mmap (whole, partial, MAP_PRIVATE,
  * too long, FREE while mapped; mmap offsets reachable through mmap2's 2^44
  * limit), the error rules (ENOTTY, EINVAL, E2BIG, EFAULT, sizes, page-end
@@ -34,8 +35,8 @@ static void find_helper(void)
 	*slash = 0;
 	/* build/tests/kernel/compat32 -> build/tests/kernel-m32/ */
 	snprintf(helper, sizeof(helper), "%s-m32/compat32_helper", self);
-	ck_assert_msg(access(helper, X_OK) == 0, "%s: %s (make -C tests "
-		      "builds it with -m32 -static)", helper,
+	ck_assert_msg(access(helper, X_OK) == 0, "%s: %s (make -C tests, "
+		      "or make arm64, builds it)", helper,
 		      nm_errname(errno));
 }
 

@@ -2,11 +2,15 @@
 /*
  * compat32_helper: the 32-bit side of tests/kernel/compat32.c.
  *
- * Built with -m32 -static (tests/Makefile, to build/tests/kernel-m32/) and
- * run by that Check test inside the guest, so that every ioctl and mmap goes
- * through the kernel's compat (ia32) entry points.  Not a Check program
- * (there is no 32-bit libcheck): each subcommand prints what it checks and
- * "FAIL: ..." on the first failure, and exits 0 only if all held.
+ * Built 32-bit and static (tests/Makefile's M32_CC: gcc -m32 on x86_64, the
+ * armhf cross gcc for arm64; to build/tests/kernel-m32/) and run by that
+ * Check test inside the guest, so that every ioctl and mmap goes through the
+ * kernel's compat entry points (ia32 on x86_64, AArch32 on arm64).  The
+ * UAPI structs are padded explicitly, so both 32-bit ABIs lay them out
+ * alike (i386 aligns u64 to 4, EABI to 8): the sizes below hold for both.
+ * Not a Check program (there is no 32-bit libcheck): each subcommand prints
+ * what it checks and "FAIL: ..." on the first failure, and exits 0 only if
+ * all held.
  *
  *   compat32_helper info|alloc|mmap|errors|io
  *   compat32_helper query HANDLE    (fd 3: the caller's open file) prints
@@ -37,7 +41,7 @@
 	}								\
 } while (0)
 
-_Static_assert(sizeof(void *) == 4, "build this with -m32");
+_Static_assert(sizeof(void *) == 4, "a 32-bit build (M32_CC)");
 _Static_assert(sizeof(struct npu_mem_info) == 144, "info size");
 _Static_assert(sizeof(struct npu_mem_alloc) == 72, "alloc size");
 _Static_assert(sizeof(struct npu_mem_query) == 56, "query size");
