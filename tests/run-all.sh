@@ -30,9 +30,11 @@ set -uo pipefail
 # then newest kernel first), so a blown budget loses the least useful ones.
 # The IOMMU guest runs only the programs whose behaviour depends on the
 # device (the others would repeat the plain guest's run at twice the cost).
+# fuzz is the ioctl fuzzer (tests/fuzz/npu_mem_fuzz.c) for its default 20 s
+# (NPU_MEM_FUZZ_SECONDS); make check-debug runs it longer on the debug kernel.
 MATRIX=(
 	# config            kernels      suites
-	"x86_64             all          kernel lib python"
+	"x86_64             all          kernel lib python fuzz"
 	"x86_64-iommu-edu   newest,6.1   kernel/edu_dma kernel/sync kernel/alloc_policy kernel/get_info kernel/dmabuf*"
 )
 
