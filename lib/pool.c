@@ -4,7 +4,9 @@
  * recently freed is the warmest in the caches and TLB); all kept buffers are
  * also on one LRU list so the cap evicts the coldest first.  Classes are
  * found through a small hash table and freed when they empty, so memory
- * held by the bookkeeping follows what is kept.
+ * held by the bookkeeping follows what is kept; the last one to empty is
+ * kept as a spare, because an alloc/free loop of one size empties and
+ * refills its class every cycle.
  *
  * Buffers are released outside the pool lock: munmap() and the FREE ioctl
  * are slow, and the pool must not serialise every thread behind them.
@@ -133,7 +135,8 @@ static void unlink_buf(struct aclmem_pool *p, struct aclmem_buf *b)
 	b->cls_prev = b->cls_next = NULL;
 	if (!c->head) {
 		*pc = c->next;
-		free(c);
+		free(p->spare);
+		p->spare = c;
 	}
 	lru_unlink(p, b);
 	p->bytes -= b->map_len;
@@ -202,11 +205,14 @@ bool aclmem_pool_put(struct aclmem_pool *p, struct aclmem_buf *b)
 	pc = class_slot(p, b->kind, b->kpolicy, b->kflags, b->pool_class);
 	c = *pc;
 	if (!c) {
-		c = calloc(1, sizeof(*c));
+		c = p->spare ? p->spare : malloc(sizeof(*c));
 		if (!c) {
 			pthread_mutex_unlock(&p->lock);
 			return false;
 		}
+		p->spare = NULL;
+		c->next = NULL;
+		c->head = NULL;
 		c->size = b->pool_class;
 		c->kpolicy = b->kpolicy;
 		c->kflags = b->kflags;
@@ -263,6 +269,8 @@ void aclmem_pool_forget(struct aclmem_pool *p)
 			free(c);
 		}
 	}
+	free(p->spare);
+	p->spare = NULL;
 	p->lru_tail = NULL;
 	p->bytes = 0;
 	p->count = 0;

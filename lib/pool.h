@@ -45,6 +45,7 @@ struct aclmem_pool {
 	struct aclmem_buf *lru_head;	/* most recently freed */
 	struct aclmem_buf *lru_tail;	/* next to evict */
 	struct aclmem_pool_class *buckets[ACLMEM_POOL_BUCKETS];
+	struct aclmem_pool_class *spare;	/* the last class to empty */
 	void (*release)(struct aclmem_buf *buf);
 	struct aclmem_pool_stats stats;
 };
