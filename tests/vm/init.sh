@@ -64,7 +64,18 @@ uptime_s() { cut -d' ' -f1 /proc/uptime; }
 mount9p hostroot "$R" "ro,cache=loose"
 
 # Inside the chroot the host's /proc, /sys, /dev, /tmp, /run would be the
-# host's own (9p follows host mounts): cover each with the guest's.
+# host's own (9p follows host mounts): cover each with the guest's.  A tree
+# the command runs from under /tmp or /run (a clone in /tmp, say) would
+# vanish under the guest's tmpfs: its top directory is set aside first and
+# put back on top.
+keep=""
+case ${VM_CWD:-} in
+/tmp/?* | /run/?*)
+	keep=$(echo "$VM_CWD" | cut -d/ -f1-3)
+	mkdir -p /keep && mount -o bind "$R$keep" /keep ||
+		die "cannot set aside $keep"
+	;;
+esac
 mount -t proc proc "$R/proc" || die "mount chroot /proc"
 mount -t sysfs sysfs "$R/sys" || die "mount chroot /sys"
 mount -t devtmpfs devtmpfs "$R/dev" || die "mount chroot /dev"
@@ -78,6 +89,10 @@ mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts "$R/dev/pts"
 mount -t tmpfs -o mode=1777 tmpfs "$R/dev/shm"
 mount -t tmpfs -o mode=1777 tmpfs "$R/tmp" || die "mount chroot /tmp"
 mount -t tmpfs -o mode=755 tmpfs "$R/run" || die "mount chroot /run"
+if [ -n "$keep" ]; then
+	mkdir -p "$R$keep" && mount -o move /keep "$R$keep" ||
+		die "cannot put $keep back"
+fi
 mount -t debugfs debugfs "$R/sys/kernel/debug" || die "mount debugfs"
 # Results land at the same path as on the host.  The directory exists on the
 # host, so it exists in the read-only view too, unless it lives under a
