@@ -50,7 +50,10 @@
 
 /* Page policies: how a buffer is backed.  Mirror ACL's malloc policies. */
 enum npu_mem_policy {
-	/* 2 MiB chunks; a chunk that cannot be had falls back to 4 KiB pages */
+	/*
+	 * 2 MiB chunks; a chunk that cannot be had, and the tail under 2 MiB,
+	 * are 4 KiB pages (in physically contiguous 64 KiB blocks where free)
+	 */
 	NPU_MEM_POLICY_HUGE_FIRST	= 0,
 	/* 2 MiB chunks only, or -ENOMEM with nothing left allocated */
 	NPU_MEM_POLICY_HUGE_ONLY	= 1,
