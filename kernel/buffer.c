@@ -421,17 +421,21 @@ void npu_mem_buf_describe(const struct npu_mem_buf *buf,
 }
 
 /*
- * Cache maintenance on exactly [offset, end) of the buffer: walk the DMA
+ * Cache maintenance on exactly [offset, offset + len): walk the DMA
  * segments, which cover the buffer in order, and sync the overlap of each.
  */
-static void sgt_sync(struct device *dev, struct sg_table *sgt, u64 offset,
-		     u64 end, enum dma_data_direction dir, bool for_cpu)
+int npu_mem_buf_sync(struct npu_mem_buf *buf, u64 offset, u64 len,
+		     enum dma_data_direction dir, bool for_cpu)
 {
+	struct device *dev = npu_mem_dma_dev();
 	struct scatterlist *sg;
-	u64 seg_start = 0;
+	u64 seg_start = 0, end;
 	unsigned int i;
 
-	for_each_sgtable_dma_sg(sgt, sg, i) {
+	if (!len || check_add_overflow(offset, len, &end) || end > buf->size)
+		return -EINVAL;
+
+	for_each_sgtable_dma_sg(&buf->sgt, sg, i) {
 		u64 seg_end = seg_start + sg_dma_len(sg);
 		u64 from = max(offset, seg_start), to = min(end, seg_end);
 
@@ -449,16 +453,6 @@ static void sgt_sync(struct device *dev, struct sg_table *sgt, u64 offset,
 			break;
 		seg_start = seg_end;
 	}
-}
-
-int npu_mem_buf_sync(struct npu_mem_buf *buf, u64 offset, u64 len,
-		     enum dma_data_direction dir, bool for_cpu)
-{
-	u64 end;
-
-	if (!len || check_add_overflow(offset, len, &end) || end > buf->size)
-		return -EINVAL;
-	sgt_sync(npu_mem_dma_dev(), &buf->sgt, offset, end, dir, for_cpu);
 	return 0;
 }
 
