@@ -50,20 +50,8 @@ deadline=$(($(date +%s) + ${RUN_ALL_BUDGET:-1800}))
 rm -rf "$RES"
 mkdir -p "$RES"
 
-tot_p=0 tot_f=0 tot_s=0
-summary=()
-
-# add LABEL PASSED FAILED SKIPPED [NOTE]
-add() {
-	tot_p=$((tot_p + $2)) tot_f=$((tot_f + $3)) tot_s=$((tot_s + $4))
-	summary+=("$(printf '%-40s %3d passed, %3d failed, %3d skipped  %s' "$1" "$2" "$3" "$4" "${5:-}")")
-}
-
-# Sum of a run-suites results file: "passed failed skipped".
-tally() {
-	awk '{ p += $1; f += $2; s += $3 } END { printf "%d %d %d\n", p, f, s }' "$1" 2>/dev/null ||
-		echo "0 0 0"
-}
+# shellcheck source=tests/summary.sh
+. "$TOP/tests/summary.sh"
 
 vm_failure() {
 	case $1 in
@@ -238,7 +226,5 @@ else
 	add "install (dkms, make install, no driver)" 0 1 0 "no summary line, see $log"
 fi
 
-banner "summary"
-printf '%s\n' "${summary[@]}"
-echo "$tot_p passed, $tot_f failed, $tot_s skipped"
+summary_print ""
 [ "$tot_f" = 0 ]

@@ -32,12 +32,8 @@ mkdir -p "$RES"
 bash tests/vm/arm64-root.sh || exit 1
 
 kvers=${ARM64_KVERS:-$(bash scripts/arm64-deps.sh --kvers)}
-tot_p=0 tot_f=0 tot_s=0
-summary=()
-add() {
-	tot_p=$((tot_p + $2)) tot_f=$((tot_f + $3)) tot_s=$((tot_s + $4))
-	summary+=("$(printf '%-40s %3d passed, %3d failed, %3d skipped  %s' "$1" "$2" "$3" "$4" "${5:-}")")
-}
+# shellcheck source=tests/summary.sh
+. "$TOP/tests/summary.sh"
 [ -n "$kvers" ] || add "arm64 guests" 0 1 0 "no arm64 kernel (scripts/arm64-deps.sh)"
 # run-suites.sh passes over a suite without programs uncounted: a build
 # that lost one must fail here instead.
@@ -56,8 +52,7 @@ guest() {
 	tests/vm/vm-run -c "$config" -k "$k" -t "$vm_timeout" -o "$out" -- \
 		"$TOP/tests/guest/run-suites.sh" -r "$out/results.txt" "$@"
 	rc=$?
-	read -r p f s < <(awk '{ p += $1; f += $2; s += $3 }
-		END { printf "%d %d %d\n", p, f, s }' "$out/results.txt" 2>/dev/null || echo "0 0 0")
+	read -r p f s < <(tally "$out/results.txt")
 	note=""
 	if [ "$rc" = 245 ] && grep -q 'kernel reports in dmesg' "$out/results.txt" 2>/dev/null; then
 		: # run-suites already failed the program that caused them
@@ -86,7 +81,5 @@ for k in $newest; do
 		kernel/alloc_policy 'kernel/dmabuf*'
 done
 
-printf '\n==== summary (arm64) ====\n'
-printf '%s\n' "${summary[@]}"
-echo "$tot_p passed, $tot_f failed, $tot_s skipped"
+summary_print arm64
 [ "$tot_f" = 0 ]

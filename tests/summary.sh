@@ -1,0 +1,28 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=bash
+#
+# The tally every test runner ends with (sourced by tests/run-all.sh and
+# tests/run-arm64.sh): one summary line per part, then the total line
+# "N passed, N failed, N skipped" that make check's callers read.
+
+tot_p=0 tot_f=0 tot_s=0
+summary=()
+
+# add LABEL PASSED FAILED SKIPPED [NOTE]
+add() {
+	tot_p=$((tot_p + $2)) tot_f=$((tot_f + $3)) tot_s=$((tot_s + $4))
+	summary+=("$(printf '%-40s %3d passed, %3d failed, %3d skipped  %s' "$1" "$2" "$3" "$4" "${5:-}")")
+}
+
+# Sum of a run-suites results file: "passed failed skipped".
+tally() {
+	awk '{ p += $1; f += $2; s += $3 } END { printf "%d %d %d\n", p, f, s }' "$1" 2>/dev/null ||
+		echo "0 0 0"
+}
+
+# summary_print TITLE: the lines added, then the total.
+summary_print() {
+	printf '\n==== summary%s ====\n' "${1:+ ($1)}"
+	printf '%s\n' "${summary[@]}"
+	echo "$tot_p passed, $tot_f failed, $tot_s skipped"
+}
