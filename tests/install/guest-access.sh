@@ -107,6 +107,13 @@ fi
 check "udev rule applied by $how: $NODE is root:npu 660 (is $(stat -c '%U:%G %a' $NODE))" \
 	[ "$(stat -c '%U:%G %a' $NODE)" = "root:npu 660" ]
 
+# The users run copies in $W: the tree may sit in a directory only root can
+# enter (a clone in mktemp -d, a 0700 home), and the probe finds its
+# library through an absolute runpath into it.
+chmod 755 "$W"
+cp "$SMI" "$HOLD" "$PROBE" "$TOP"/build/lib/libaclmem.so.1 "$W"/
+SMI=$W/${SMI##*/} HOLD=$W/${HOLD##*/} PROBE=$W/${PROBE##*/}
+export LD_LIBRARY_PATH=$W
 as_member() { setpriv --reuid=$USER_ID --regid=$USER_ID --groups="$gid" "$@"; }
 as_other() { setpriv --reuid=$USER_ID --regid=$USER_ID --clear-groups "$@"; }
 
@@ -122,7 +129,9 @@ check "outsider: ... with EACCES" grep -q 'Permission denied' "$W/o"
 
 # ---- libaclmem ----------------------------------------------------------------------
 as_member "$PROBE" >"$W/o" 2>"$W/e"
-check "member: aclrtSetDevice and aclrtMalloc succeed ($(tr '\n' ' ' <"$W/o"))" [ $? = 0 ]
+rc=$?
+check "member: aclrtSetDevice and aclrtMalloc succeed (exit $rc: $(tr '\n' ' ' <"$W/o"))" \
+	[ "$rc" = 0 ]
 as_other "$PROBE" >"$W/o" 2>"$W/e"
 check "outsider: aclrtSetDevice = 207006 ACL_ERROR_RT_NO_PERMISSION ($(tr '\n' ' ' <"$W/o"))" \
 	grep -qx 'aclrtSetDevice=207006' "$W/o"
