@@ -34,7 +34,7 @@ all: module lib tests
 build/kmod/%/npu_mem.ko: $(KSRC) dkms.conf
 	@mkdir -p $(@D)
 	cp kernel/*.c kernel/*.h kernel/Kbuild $(@D)/
-	$(MAKE) -C /lib/modules/$*/build M=$(TOP)/$(@D) NPU_MEM_TOP=$(TOP) \
+	$(MAKE) -C /lib/modules/$*/build M=$(TOP)/$(@D) NPU_MEM_TOP=$(TOP) NPU_MEM_TEST_ENGINE=y \
 		W=1 modules
 
 module:
@@ -46,7 +46,7 @@ sparse:
 	@for v in $(KVERS); do \
 		d=build/sparse/$$v; mkdir -p $$d; \
 		cp kernel/*.c kernel/*.h kernel/Kbuild $$d/; \
-		$(MAKE) -C /lib/modules/$$v/build M=$(TOP)/$$d NPU_MEM_TOP=$(TOP) \
+		$(MAKE) -C /lib/modules/$$v/build M=$(TOP)/$$d NPU_MEM_TOP=$(TOP) NPU_MEM_TEST_ENGINE=y \
 			C=2 W=1 modules 2>&1 | tee $$d/sparse.log; \
 		! grep -E 'warning|error' $$d/sparse.log || exit 1; \
 	done
@@ -94,7 +94,7 @@ debug-module: debug-kernel
 	@kdir=$$(bash scripts/debug-kernel.sh --print-dir) && \
 	d=build/kmod/$$(cat $$kdir/include/config/kernel.release) && \
 	mkdir -p $$d && cp -p kernel/*.c kernel/*.h kernel/Kbuild $$d/ && \
-	$(MAKE) -C $$kdir M=$(TOP)/$$d NPU_MEM_TOP=$(TOP) KCFLAGS=-g W=1 modules && \
+	$(MAKE) -C $$kdir M=$(TOP)/$$d NPU_MEM_TOP=$(TOP) NPU_MEM_TEST_ENGINE=y KCFLAGS=-g W=1 modules && \
 	echo "debug module: $$d/npu_mem.ko"
 
 check-debug: deps
@@ -140,7 +140,7 @@ build/kmod-arm64/%/npu_mem.ko: $(KSRC) dkms.conf
 	cp kernel/*.c kernel/*.h kernel/Kbuild $(@D)/
 	PATH=$(ARM64_BIN):$$PATH \
 	$(MAKE) -C $(ARM64_CACHE)/kernel/$*/usr/src/linux-headers-$* \
-		M=$(TOP)/$(@D) NPU_MEM_TOP=$(TOP) ARCH=arm64 \
+		M=$(TOP)/$(@D) NPU_MEM_TOP=$(TOP) NPU_MEM_TEST_ENGINE=y ARCH=arm64 \
 		CROSS_COMPILE=$(ARM64_CROSS) W=1 modules
 
 arm64-modules: $(foreach v,$(ARM64_KVERS),build/kmod-arm64/$(v)/npu_mem.ko)

@@ -9,6 +9,10 @@
  * compound pages, so the CPU mapping can hand out their 4 KiB subpages to
  * get_user_pages() (O_DIRECT, process_vm_readv) with the right refcounts,
  * and the final put is deferred until the last such user lets go.
+ *
+ * The DMA mapping can end before the buffer does: when the NPU device is
+ * removed, npu_mem_bufs_revoke() unmaps every buffer and the pages stay
+ * behind as plain memory.  @mapped says which, under npu_mem_bufs_lock.
  */
 #include <linux/dma-mapping.h>
 #include <linux/dma-map-ops.h>
@@ -16,20 +20,22 @@
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
+#include <linux/sched/user.h>
 #include <linux/slab.h>
-#include <linux/capability.h>
 
 #include "npu_mem.h"
 
 /*
- * Reclaim is off for the 2 MiB attempts: a huge page either is free now or
- * the chunk falls back (HUGE_FIRST) or the call fails (HUGE_ONLY), and we
- * never stall in compaction or wake the OOM killer for one (as the system
- * dma-heap does).  Under memory pressure, direct compaction for order 9 is
- * what turned a test guest's HUGE_ONLY loop into soft lockups.
+ * Direct reclaim is off for the 2 MiB attempts: a huge page either is free
+ * now or the chunk falls back (HUGE_FIRST) or the call fails (HUGE_ONLY),
+ * and we never stall in compaction or wake the OOM killer for one.  Under
+ * memory pressure, direct compaction for order 9 is what turned a test
+ * guest's HUGE_ONLY loop into soft lockups.  kswapd and kcompactd are still
+ * woken by a failed attempt (__GFP_KSWAPD_RECLAIM stays), so fragmentation
+ * is repaired in the background for the next allocation.
  */
 #define HUGE_GFP	((GFP_HIGHUSER | __GFP_ZERO | __GFP_COMP | __GFP_NOWARN | \
-			  __GFP_NORETRY | __GFP_ACCOUNT) & ~__GFP_RECLAIM)
+			  __GFP_NORETRY | __GFP_ACCOUNT) & ~__GFP_DIRECT_RECLAIM)
 /*
  * HUGE_FIRST's tail under 2 MiB, and a 2 MiB piece that fell back, come in
  * 64 KiB blocks where they can (as the system dma-heap does): 16x fewer
@@ -105,7 +111,7 @@ static bool dma_range_live(u64 addr, u64 len)
 	struct npu_mem_buf *buf;
 
 	list_for_each_entry(buf, &npu_mem_bufs, node)
-		if (dma_range_in_buf(buf, addr, len))
+		if (buf->mapped && dma_range_in_buf(buf, addr, len))
 			return true;
 	return false;
 }
@@ -134,23 +140,39 @@ void npu_mem_dma_range_unlock(void)
 	mutex_unlock(&npu_mem_bufs_lock);
 }
 
-static int charge_pinned(struct mm_struct *mm, unsigned long npages)
+/*
+ * RLIMIT_MEMLOCK is enforced on the user who opened the file, in the same
+ * per-user count io_uring uses: buffers belong to the file, and the file
+ * can be shared by fork() or passed to other processes, each of which
+ * would otherwise start from a fresh per-process count.
+ */
+static int charge_user(struct user_struct *user, unsigned long npages,
+		       bool unlimited)
 {
 	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
-	u64 pinned = atomic64_add_return(npages, &mm->pinned_vm);
+	unsigned long cur = atomic_long_read(&user->locked_vm), next;
 
-	/* Always counted (VmPin in /proc/pid/status), enforced as for mlock. */
-	if (pinned > limit && !capable(CAP_IPC_LOCK)) {
-		atomic64_sub(npages, &mm->pinned_vm);
-		return -ENOMEM;
-	}
+	do {
+		next = cur + npages;
+		if (!unlimited && (next < cur || next > limit))
+			return -ENOMEM;
+	} while (!atomic_long_try_cmpxchg(&user->locked_vm, &cur, next));
 	return 0;
 }
 
+/*
+ * The global cap, and the memory the rest of the system needs to keep
+ * working: refusing here is what turns exhaustion into -ENOMEM for the
+ * caller instead of an OOM kill of whoever allocates next.  The reserve
+ * check races with other allocators; the cap bounds how far it can miss.
+ */
 static int charge_global(u64 bytes)
 {
 	u64 limit = npu_mem_limit_bytes();
+	long avail = si_mem_available();
 
+	if (avail < 0 || ((u64)avail << PAGE_SHIFT) < bytes + npu_mem_reserve_bytes())
+		return -ENOMEM;
 	if (atomic64_add_return(bytes, &npu_mem_usage.bytes) > limit) {
 		atomic64_sub(bytes, &npu_mem_usage.bytes);
 		return -ENOMEM;
@@ -265,33 +287,141 @@ static int alloc_chunks(struct npu_mem_buf *buf)
 	return 0;
 }
 
-static int map_for_device(struct npu_mem_buf *buf)
+/*
+ * The sg entries: each chunk, cut to what one mapping may be on this
+ * device.  That is the whole chunk unless the device bounces (swiotlb can
+ * bounce at most 256 KiB at once); bounced pieces are synced per piece.
+ */
+static int build_table(struct npu_mem_buf *buf, struct device *dev)
+{
+	size_t max = max_t(size_t, PAGE_SIZE,
+			   round_down(min_t(size_t, dma_max_mapping_size(dev),
+					    UINT_MAX), PAGE_SIZE));
+	struct scatterlist *sg;
+	unsigned int i, nents = 0;
+	int ret;
+
+	for (i = 0; i < buf->nr_chunks; i++)
+		nents += DIV_ROUND_UP(PAGE_SIZE << buf->chunks[i].order, max);
+	ret = sg_alloc_table(&buf->sgt, nents, GFP_KERNEL | __GFP_NOWARN);
+	if (ret)
+		return ret;
+	sg = buf->sgt.sgl;
+	for (i = 0; i < buf->nr_chunks; i++) {
+		size_t len = PAGE_SIZE << buf->chunks[i].order, off;
+
+		for (off = 0; off < len; off += max) {
+			sg_set_page(sg, nth_page(buf->chunks[i].page, off >> PAGE_SHIFT),
+				    min(len - off, max), 0);
+			sg = sg_next(sg);
+		}
+	}
+	return 0;
+}
+
+/* A coherent device needs syncs only where its mapping bounces. */
+static bool mapping_bounces(struct npu_mem_buf *buf, struct device *dev)
 {
 	struct scatterlist *sg;
 	unsigned int i;
+
+	if (!dev_is_dma_coherent(dev))
+		return false;
+	for_each_sgtable_dma_sg(&buf->sgt, sg, i)
+		if (dma_need_sync(dev, sg_dma_address(sg)))
+			return true;
+	return false;
+}
+
+static int map_for_device(struct npu_mem_buf *buf, struct device *dev)
+{
 	int ret;
 
-	ret = sg_alloc_table(&buf->sgt, buf->nr_chunks, GFP_KERNEL);
+	ret = build_table(buf, dev);
 	if (ret)
 		return ret;
-	for_each_sgtable_sg(&buf->sgt, sg, i)
-		sg_set_page(sg, buf->chunks[i].page,
-			    PAGE_SIZE << buf->chunks[i].order, 0);
-
 	/*
 	 * Not DMA_ATTR_SKIP_CPU_SYNC: on a non-coherent device the zeroes
 	 * written through the CPU cache must reach memory before the device
 	 * reads it.  Under an IOMMU, dma-iommu gives the list one IOVA range.
+	 * DMA_ATTR_NO_WARN: a full IOMMU or bounce pool is the caller's
+	 * -ENOMEM, not a kernel log line; dma-direct says -EIO for it.
 	 */
-	ret = dma_map_sgtable(npu_mem_dma_dev(), &buf->sgt, DMA_BIDIRECTIONAL, 0);
+	ret = dma_map_sgtable(dev, &buf->sgt, DMA_BIDIRECTIONAL, DMA_ATTR_NO_WARN);
+	if (!ret && !buf->sgt.nents) {
+		dma_unmap_sgtable(dev, &buf->sgt, DMA_BIDIRECTIONAL, 0);
+		ret = -ENOMEM;
+	}
 	if (ret) {
 		sg_free_table(&buf->sgt);
-		return ret;
+		return ret == -EIO ? -ENOMEM : ret;
 	}
+	buf->dev = dev;
+	buf->dev_addr = sg_dma_address(buf->sgt.sgl);
 	for_each_dma_range(buf, count_range, &buf->dev_ranges);
 	if (buf->dev_ranges == 1)
 		buf->flags |= NPU_MEM_BUF_DEV_CONTIG;
+	if (mapping_bounces(buf, dev))
+		buf->flags |= NPU_MEM_BUF_BOUNCED;
 	return 0;
+}
+
+/* Under npu_mem_bufs_lock, so removal and release never both unmap. */
+static void unmap_for_device(struct npu_mem_buf *buf)
+{
+	lockdep_assert_held(&npu_mem_bufs_lock);
+	if (!buf->mapped)
+		return;
+	dma_unmap_sgtable(buf->dev, &buf->sgt, DMA_BIDIRECTIONAL, 0);
+	buf->mapped = false;
+	buf->flags &= ~(NPU_MEM_BUF_DEV_CONTIG | NPU_MEM_BUF_BOUNCED);
+}
+
+/*
+ * Map for the device and register the buffer, in one device read section:
+ * a removal either comes before (-ENODEV) or finds the buffer registered
+ * and unmaps it.
+ */
+static int map_and_register(struct npu_mem_buf *buf)
+{
+	struct device *dev;
+	int idx, ret = -ENODEV;
+
+	dev = npu_mem_dev_enter(&idx);
+	if (dev)
+		ret = map_for_device(buf, dev);
+	if (!ret) {
+		mutex_lock(&npu_mem_bufs_lock);
+		buf->mapped = true;
+		list_add(&buf->node, &npu_mem_bufs);
+		mutex_unlock(&npu_mem_bufs_lock);
+	}
+	npu_mem_dev_exit(idx);
+	return ret;
+}
+
+/**
+ * npu_mem_bufs_revoke() - tear down every DMA mapping made for @dev
+ * @dev: the device being removed; no one can reach it any more
+ *
+ * The buffers stay, with their pages, handles and CPU mappings.
+ */
+void npu_mem_bufs_revoke(struct device *dev)
+{
+	struct npu_mem_buf *buf;
+
+	mutex_lock(&npu_mem_bufs_lock);
+	list_for_each_entry(buf, &npu_mem_bufs, node) {
+		if (buf->mapped && buf->dev == dev)
+			unmap_for_device(buf);
+		cond_resched();
+	}
+	mutex_unlock(&npu_mem_bufs_lock);
+}
+
+bool npu_mem_buf_mapped(const struct npu_mem_buf *buf)
+{
+	return READ_ONCE(buf->mapped);
 }
 
 /**
@@ -299,10 +429,13 @@ static int map_for_device(struct npu_mem_buf *buf)
  * @size: bytes wanted, non-zero
  * @policy: enum npu_mem_policy, already validated
  * @flags: NPU_MEM_ALLOC_*, already validated
+ * @user: who pays (RLIMIT_MEMLOCK): the file opener's user
+ * @unlimited: the opener had CAP_IPC_LOCK
  *
  * Return: the buffer with one reference, or an ERR_PTR (see the UAPI header).
  */
-struct npu_mem_buf *npu_mem_buf_alloc(u64 size, u32 policy, u32 flags)
+struct npu_mem_buf *npu_mem_buf_alloc(u64 size, u32 policy, u32 flags,
+				      struct user_struct *user, bool unlimited)
 {
 	u64 align = policy == NPU_MEM_POLICY_HUGE_ONLY ? NPU_MEM_HUGE_SIZE : PAGE_SIZE;
 	struct npu_mem_buf *buf;
@@ -311,7 +444,7 @@ struct npu_mem_buf *npu_mem_buf_alloc(u64 size, u32 policy, u32 flags)
 	if (size > U64_MAX - (align - 1))
 		return ERR_PTR(-E2BIG);
 	size = round_up(size, align);
-	if (size > npu_mem_limit_bytes())
+	if (size > npu_mem_max_alloc())
 		return ERR_PTR(-E2BIG);
 	if (policy == NPU_MEM_POLICY_HUGE1G_ONLY)
 		return ERR_PTR(-EOPNOTSUPP);	/* alloc_contig_pages() is not exported */
@@ -322,6 +455,7 @@ struct npu_mem_buf *npu_mem_buf_alloc(u64 size, u32 policy, u32 flags)
 	kref_init(&buf->ref);
 	mutex_init(&buf->imports_lock);
 	INIT_LIST_HEAD(&buf->imports);
+	INIT_LIST_HEAD(&buf->node);
 	buf->size = size;
 	buf->policy = policy;
 	if (flags & NPU_MEM_ALLOC_READONLY)
@@ -330,44 +464,45 @@ struct npu_mem_buf *npu_mem_buf_alloc(u64 size, u32 policy, u32 flags)
 	ret = charge_global(size);
 	if (ret)
 		goto err_free_buf;
-
-	buf->mm = current->mm;
-	mmgrab(buf->mm);
-	ret = charge_pinned(buf->mm, size >> PAGE_SHIFT);
+	ret = charge_user(user, size >> PAGE_SHIFT, unlimited);
 	if (ret)
 		goto err_uncharge_global;
+	buf->user = get_uid(user);
+	/* Always shown as VmPin of the allocating process; not the limit. */
+	buf->mm = current->mm;
+	mmgrab(buf->mm);
+	atomic64_add(size >> PAGE_SHIFT, &buf->mm->pinned_vm);
 
 	buf->max_chunks = chunks_if_huge(size, policy);
 	buf->chunks = kvmalloc_array(buf->max_chunks, sizeof(*buf->chunks),
 				     GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!buf->chunks) {
 		ret = -ENOMEM;
-		goto err_uncharge_pinned;
+		goto err_uncharge_user;
 	}
 
 	ret = alloc_chunks(buf);
 	if (ret)
 		goto err_free_chunks;
 
-	ret = map_for_device(buf);
+	ret = map_and_register(buf);
 	if (ret)
 		goto err_free_chunks;
 
 	atomic64_add(buf->nr_huge, &npu_mem_usage.huge_pages);
 	atomic64_add(buf->nr_normal, &npu_mem_usage.normal_pages);
 	atomic64_inc(&npu_mem_usage.buffers);
-	mutex_lock(&npu_mem_bufs_lock);
-	list_add(&buf->node, &npu_mem_bufs);
-	mutex_unlock(&npu_mem_bufs_lock);
 	return buf;
 
 err_free_chunks:
 	free_chunks(buf);
 	kvfree(buf->chunks);
-err_uncharge_pinned:
+err_uncharge_user:
 	atomic64_sub(size >> PAGE_SHIFT, &buf->mm->pinned_vm);
-err_uncharge_global:
 	mmdrop(buf->mm);
+	atomic_long_sub(size >> PAGE_SHIFT, &user->locked_vm);
+	free_uid(buf->user);
+err_uncharge_global:
 	atomic64_sub(size, &npu_mem_usage.bytes);
 err_free_buf:
 	mutex_destroy(&buf->imports_lock);
@@ -381,14 +516,16 @@ static void npu_mem_buf_release(struct kref *ref)
 
 	mutex_lock(&npu_mem_bufs_lock);
 	list_del(&buf->node);
+	unmap_for_device(buf);
 	mutex_unlock(&npu_mem_bufs_lock);
-	dma_unmap_sgtable(npu_mem_dma_dev(), &buf->sgt, DMA_BIDIRECTIONAL, 0);
 	sg_free_table(&buf->sgt);
 	free_chunks(buf);
 	kvfree(buf->chunks);
 
 	atomic64_sub(buf->size >> PAGE_SHIFT, &buf->mm->pinned_vm);
 	mmdrop(buf->mm);
+	atomic_long_sub(buf->size >> PAGE_SHIFT, &buf->user->locked_vm);
+	free_uid(buf->user);
 	atomic64_sub(buf->nr_huge, &npu_mem_usage.huge_pages);
 	atomic64_sub(buf->nr_normal, &npu_mem_usage.normal_pages);
 	atomic64_dec(&npu_mem_usage.buffers);
@@ -402,62 +539,57 @@ void npu_mem_buf_put(struct npu_mem_buf *buf)
 	kref_put(&buf->ref, npu_mem_buf_release);
 }
 
-void npu_mem_buf_describe(const struct npu_mem_buf *buf,
+/**
+ * npu_mem_buf_describe() - what ALLOC and QUERY report of a buffer
+ * @buf: the buffer
+ * @sees_phys: the caller may learn physical addresses (CAP_SYS_ADMIN)
+ * @out: filled in full
+ *
+ * Without an IOMMU a device address is physical, and so is the layout that
+ * dev_segments and DEV_CONTIG reveal: withheld unless @sees_phys.
+ */
+void npu_mem_buf_describe(const struct npu_mem_buf *buf, bool sees_phys,
 			  struct npu_mem_buffer *out)
 {
-	bool hide = !(npu_mem_dev_flags() & NPU_MEM_DEV_IOMMU) &&
-		    !capable(CAP_SYS_ADMIN);
+	bool mapped = npu_mem_buf_mapped(buf);
+	bool hide = mapped && !sees_phys &&
+		    !(npu_mem_dev_flags() & NPU_MEM_DEV_IOMMU);
+	u32 flags = READ_ONCE(buf->flags);
 
 	memset(out, 0, sizeof(*out));
 	out->size = buf->size;
 	out->mmap_offset = (u64)buf->pgoff << PAGE_SHIFT;
-	/* Without an IOMMU the DMA address is the physical one: root only. */
-	out->dev_addr = hide ? 0 : sg_dma_address(buf->sgt.sgl);
 	out->huge_pages = buf->nr_huge;
 	out->normal_pages = buf->nr_normal;
 	out->policy = buf->policy;
-	out->flags = buf->flags | (hide ? NPU_MEM_BUF_DEV_HIDDEN : 0);
-	out->dev_segments = buf->dev_ranges;
+	if (!mapped) {
+		out->flags = (flags & NPU_MEM_BUF_READONLY) | NPU_MEM_BUF_DEV_UNMAPPED;
+	} else if (hide) {
+		out->flags = (flags & ~NPU_MEM_BUF_DEV_CONTIG) | NPU_MEM_BUF_DEV_HIDDEN;
+	} else {
+		out->flags = flags;
+		out->dev_addr = buf->dev_addr;
+		out->dev_segments = buf->dev_ranges;
+	}
 }
 
 /*
- * Cache maintenance on exactly [offset, offset + len): walk the DMA
- * segments, which cover the buffer in order, and sync the overlap of each.
+ * Every cache-maintenance call the module makes for its own device goes
+ * through here, one physically contiguous piece at a time: noinline so
+ * that a kprobe can check the pieces (tests/kernel/sync_trace.c).
  */
-int npu_mem_buf_sync(struct npu_mem_buf *buf, u64 offset, u64 len,
-		     enum dma_data_direction dir, bool for_cpu)
+noinline void npu_mem_sync_piece(struct device *dev, dma_addr_t addr,
+				 size_t len, enum dma_data_direction dir,
+				 bool for_cpu)
 {
-	struct device *dev = npu_mem_dma_dev();
-	struct scatterlist *sg;
-	u64 seg_start = 0, end;
-	unsigned int i;
-
-	if (!len || check_add_overflow(offset, len, &end) || end > buf->size)
-		return -EINVAL;
-
-	for_each_sgtable_dma_sg(&buf->sgt, sg, i) {
-		u64 seg_end = seg_start + sg_dma_len(sg);
-		u64 from = max(offset, seg_start), to = min(end, seg_end);
-
-		if (from < to) {
-			if (for_cpu)
-				dma_sync_single_range_for_cpu(dev, sg_dma_address(sg),
-							      from - seg_start,
-							      to - from, dir);
-			else
-				dma_sync_single_range_for_device(dev, sg_dma_address(sg),
-								 from - seg_start,
-								 to - from, dir);
-		}
-		if (seg_end >= end)
-			break;
-		seg_start = seg_end;
-	}
-	return 0;
+	if (for_cpu)
+		dma_sync_single_for_cpu(dev, addr, len, dir);
+	else
+		dma_sync_single_for_device(dev, addr, len, dir);
 }
 
-/* The 4 KiB page at @index of the buffer: binary search over the chunks. */
-struct page *npu_mem_buf_page(const struct npu_mem_buf *buf, u64 index)
+/* Index of the chunk holding the 4 KiB page @index: binary search. */
+static unsigned int chunk_of(const struct npu_mem_buf *buf, u64 index)
 {
 	unsigned int lo = 0, hi = buf->nr_chunks;
 
@@ -469,7 +601,94 @@ struct page *npu_mem_buf_page(const struct npu_mem_buf *buf, u64 index)
 		else
 			hi = mid;
 	}
-	return nth_page(buf->chunks[lo].page, index - buf->chunks[lo].first);
+	return lo;
+}
+
+static u64 chunk_end(const struct npu_mem_buf *buf, unsigned int c)
+{
+	return ((u64)buf->chunks[c].first << PAGE_SHIFT) +
+	       (PAGE_SIZE << buf->chunks[c].order);
+}
+
+/*
+ * Cache maintenance on exactly [offset, end), in pieces that are both
+ * physically contiguous (inside one CPU chunk) and contiguous in device
+ * address space (inside one DMA segment).  A DMA segment alone is not
+ * enough: an IOMMU merges chunks from anywhere in RAM into one segment,
+ * and the DMA API translates only a sync's first address, then maintains
+ * that many physically contiguous bytes from there.
+ */
+static int sync_pieces(struct npu_mem_buf *buf, struct device *dev, u64 offset,
+		       u64 end, enum dma_data_direction dir, bool for_cpu)
+{
+	unsigned int c = chunk_of(buf, offset >> PAGE_SHIFT), n = 0;
+	struct scatterlist *sg = buf->sgt.sgl;
+	u64 seg_start = 0, pos = offset;
+	unsigned int i = 0;
+
+	/* The DMA segment holding @offset: segments cover the buffer in order. */
+	while (seg_start + sg_dma_len(sg) <= offset) {
+		seg_start += sg_dma_len(sg);
+		sg = sg_next(sg);
+		i++;
+	}
+	while (pos < end) {
+		u64 seg_end = seg_start + sg_dma_len(sg);
+		u64 to = min3(end, seg_end, chunk_end(buf, c));
+
+		npu_mem_sync_piece(dev, sg_dma_address(sg) + (pos - seg_start),
+				   to - pos, dir, for_cpu);
+		pos = to;
+		if (pos == chunk_end(buf, c) && c + 1 < buf->nr_chunks)
+			c++;
+		if (pos == seg_end && ++i < buf->sgt.nents) {
+			seg_start = seg_end;
+			sg = sg_next(sg);
+		}
+		if (!(++n & 255)) {
+			if (fatal_signal_pending(current))
+				return -EINTR;
+			cond_resched();
+		}
+	}
+	return 0;
+}
+
+/**
+ * npu_mem_buf_sync() - CPU cache maintenance for the NPU device's view
+ * @buf: the buffer
+ * @offset: first byte
+ * @len: bytes, > 0, inside the buffer
+ * @dir: the DMA API's direction
+ * @for_cpu: true: the device wrote, the CPU will read; false: the reverse
+ *
+ * Return: 0, -EINVAL for a range outside the buffer, -ENODEV when the
+ * device was removed, -EINTR on a fatal signal.
+ */
+int npu_mem_buf_sync(struct npu_mem_buf *buf, u64 offset, u64 len,
+		     enum dma_data_direction dir, bool for_cpu)
+{
+	struct device *dev;
+	u64 end;
+	int idx, ret = -ENODEV;
+
+	if (!len || check_add_overflow(offset, len, &end) || end > buf->size)
+		return -EINVAL;
+
+	/* Mapped for this device: a buffer of an older one was unmapped. */
+	dev = npu_mem_dev_enter(&idx);
+	if (dev && npu_mem_buf_mapped(buf))
+		ret = sync_pieces(buf, dev, offset, end, dir, for_cpu);
+	npu_mem_dev_exit(idx);
+	return ret;
+}
+
+/* The 4 KiB page at @index of the buffer. */
+struct page *npu_mem_buf_page(const struct npu_mem_buf *buf, u64 index)
+{
+	unsigned int c = chunk_of(buf, index);
+
+	return nth_page(buf->chunks[c].page, index - buf->chunks[c].first);
 }
 
 /*

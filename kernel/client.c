@@ -3,7 +3,10 @@
  * Clients: one per open file.  A client owns its handles and its mmap
  * offset space; both map to buffer references it holds.
  */
+#include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/sched.h>
+#include <linux/sched/user.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 
@@ -19,7 +22,13 @@
 
 static atomic64_t next_client_id = ATOMIC64_INIT(0);
 
-struct npu_mem_client *npu_mem_client_create(void)
+/*
+ * Called from open(): @cred are the opener's credentials, and privileges
+ * are theirs for the life of the file (whoever the file is passed to), as
+ * for any file.  Checked here without audit: lacking CAP_IPC_LOCK or
+ * CAP_SYS_ADMIN is the normal case, not a denial worth logging.
+ */
+struct npu_mem_client *npu_mem_client_create(const struct cred *cred)
 {
 	struct npu_mem_client *client;
 
@@ -31,6 +40,9 @@ struct npu_mem_client *npu_mem_client_create(void)
 	client->offsets = RB_ROOT;
 	client->next_pgoff = PGOFF_MIN;
 	client->id = atomic64_inc_return(&next_client_id);
+	client->user = get_uid(cred->user);
+	client->unlimited = ns_capable_noaudit(&init_user_ns, CAP_IPC_LOCK);
+	client->sees_phys = ns_capable_noaudit(&init_user_ns, CAP_SYS_ADMIN);
 	client->pid = task_tgid_nr(current);
 	get_task_comm(client->comm, current);
 
@@ -55,6 +67,7 @@ void npu_mem_client_destroy(struct npu_mem_client *client)
 		cond_resched();
 	}
 	xa_destroy(&client->handles);
+	free_uid(client->user);
 	mutex_destroy(&client->lock);
 	kfree(client);
 }
@@ -135,9 +148,14 @@ static int alloc_pgoff(struct npu_mem_client *client, u64 npages, u64 *pgoff)
 	return 0;
 }
 
-/* Takes over the caller's reference to @buf on success. */
+/*
+ * Takes over the caller's reference to @buf on success, and describes the
+ * buffer into @desc under the same lock hold: once the lock drops, another
+ * thread can FREE the new handle (handles are predictable), and the buffer
+ * with it.
+ */
 int npu_mem_client_add(struct npu_mem_client *client, struct npu_mem_buf *buf,
-		       u32 *handle)
+		       u32 *handle, struct npu_mem_buffer *desc)
 {
 	u64 pgoff;
 	int ret;
@@ -155,17 +173,28 @@ int npu_mem_client_add(struct npu_mem_client *client, struct npu_mem_buf *buf,
 	buf->pgoff = pgoff;
 	rb_add(&buf->offset_node, &client->offsets, offset_less);
 	account(client, buf, 1);
+	npu_mem_buf_describe(buf, client->sees_phys, desc);
 out:
 	mutex_unlock(&client->lock);
 	return ret;
 }
 
-int npu_mem_client_remove(struct npu_mem_client *client, u32 handle)
+/*
+ * Drops @handle.  With @only, only if the handle still names that buffer:
+ * ALLOC's undo must not free a buffer another thread put there after
+ * freeing the one ALLOC made.
+ */
+int npu_mem_client_remove(struct npu_mem_client *client, u32 handle,
+			  const struct npu_mem_buf *only)
 {
 	struct npu_mem_buf *buf;
 
 	mutex_lock(&client->lock);
-	buf = xa_erase(&client->handles, handle);
+	buf = xa_load(&client->handles, handle);
+	if (buf && only && buf != only)
+		buf = NULL;
+	if (buf)
+		xa_erase(&client->handles, handle);
 	if (buf) {
 		/* The offset dies with the handle; live mappings keep the buffer. */
 		rb_erase(&buf->offset_node, &client->offsets);

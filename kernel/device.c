@@ -8,7 +8,17 @@
  * a 64-bit DMA mask.  With npu_pci= it instead binds a PCI function (a real
  * NPU's, or QEMU's edu device in the tests) as a PCI driver: binding is
  * what gives a PCI device its DMA ops and IOMMU domain on every platform.
+ *
+ * A PCI function can go away at any time (sysfs unbind, hot-unplug, AER
+ * recovery), with buffers live.  Users of the device therefore reach it
+ * only through npu_mem_dev_enter()/npu_mem_dev_exit(), an SRCU read section
+ * (the drm_dev_enter() pattern): removal unpublishes the device, waits for
+ * every section in flight, then has every buffer's DMA mapping torn down
+ * (the revoke callback) before the function is released.  Nothing maps
+ * for a device that is gone, and nothing it mapped outlives it.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/dma-map-ops.h>
 #include <linux/dma-mapping.h>
 #include <linux/iommu.h>
@@ -16,6 +26,7 @@
 #include <linux/pci.h>
 #include <linux/platform_device.h>
 #include <linux/seq_file.h>
+#include <linux/srcu.h>
 
 #include "npu_mem.h"
 
@@ -24,13 +35,29 @@ module_param(npu_pci, charp, 0444);
 MODULE_PARM_DESC(npu_pci,
 		 "PCI device to map buffers for, as vendor:device (hex) or a domain:bus:dev.fn address; default: a platform device of our own");
 
+DEFINE_STATIC_SRCU(npu_dev_srcu);
+static DEFINE_MUTEX(npu_dev_lock);	/* probe and remove */
+static struct device __rcu *npu_dev;
 static struct platform_device *npu_pdev;
-static struct pci_dev *npu_pci_dev;
-static struct device *npu_dev;
+static struct pci_dev *npu_pci_dev;	/* bound function, under npu_dev_lock */
+static void (*npu_revoke)(struct device *dev);
 
-struct device *npu_mem_dma_dev(void)
+/**
+ * npu_mem_dev_enter() - the NPU device, held until npu_mem_dev_exit()
+ * @idx: where to keep the read-section cookie for npu_mem_dev_exit()
+ *
+ * Return: the device, or NULL when it was removed.  Either way the caller
+ * must call npu_mem_dev_exit(*idx).  Sections may sleep; removal waits.
+ */
+struct device *npu_mem_dev_enter(int *idx) __acquires(npu_dev_srcu)
 {
-	return npu_dev;
+	*idx = srcu_read_lock(&npu_dev_srcu);
+	return srcu_dereference(npu_dev, &npu_dev_srcu);
+}
+
+void npu_mem_dev_exit(int idx) __releases(npu_dev_srcu)
+{
+	srcu_read_unlock(&npu_dev_srcu, idx);
 }
 
 static bool translated_by_iommu(struct device *dev)
@@ -40,26 +67,57 @@ static bool translated_by_iommu(struct device *dev)
 	return dom && (dom->type & __IOMMU_DOMAIN_PAGING);
 }
 
+static u32 dev_flags(struct device *dev)
+{
+	u32 flags = npu_pci ? NPU_MEM_DEV_PCI : 0;
+
+	if (!dev)
+		return flags | NPU_MEM_DEV_REMOVED;
+	if (dev_is_dma_coherent(dev))
+		flags |= NPU_MEM_DEV_COHERENT;
+	if (translated_by_iommu(dev))
+		flags |= NPU_MEM_DEV_IOMMU;
+	return flags;
+}
+
 u32 npu_mem_dev_flags(void)
 {
-	u32 flags = 0;
+	int idx;
+	u32 flags = dev_flags(npu_mem_dev_enter(&idx));
 
-	if (dev_is_dma_coherent(npu_dev))
-		flags |= NPU_MEM_DEV_COHERENT;
-	if (translated_by_iommu(npu_dev))
-		flags |= NPU_MEM_DEV_IOMMU;
-	if (npu_pci_dev)
-		flags |= NPU_MEM_DEV_PCI;
+	npu_mem_dev_exit(idx);
 	return flags;
 }
 
 void npu_mem_device_show(struct seq_file *m)
 {
-	u32 flags = npu_mem_dev_flags();
+	int idx;
+	struct device *dev = npu_mem_dev_enter(&idx);
+	u32 flags = dev_flags(dev);
 
-	seq_printf(m, "device:\t%s %s\n", dev_bus_name(npu_dev), dev_name(npu_dev));
+	if (dev)
+		seq_printf(m, "device:\t%s %s\n", dev_bus_name(dev), dev_name(dev));
+	else
+		seq_puts(m, "device:\tremoved\n");
 	seq_printf(m, "coherent:\t%s\n", flags & NPU_MEM_DEV_COHERENT ? "yes" : "no");
 	seq_printf(m, "iommu:\t%s\n", flags & NPU_MEM_DEV_IOMMU ? "yes" : "no");
+	npu_mem_dev_exit(idx);
+}
+
+static void publish(struct device *dev)
+{
+	rcu_assign_pointer(npu_dev, dev);
+}
+
+/*
+ * After this, no section sees @dev and none that saw it is still running,
+ * so the revoke callback can tear down every mapping made for it.
+ */
+static void unpublish(struct device *dev)
+{
+	rcu_assign_pointer(npu_dev, NULL);
+	synchronize_srcu(&npu_dev_srcu);
+	npu_revoke(dev);
 }
 
 /* npu_pci as parsed: a vendor:device pair or a full address. */
@@ -71,16 +129,18 @@ static int npu_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
 	int ret;
 
-	if (npu_pci_dev)
-		return -EBUSY;		/* one NPU device per module instance */
 	if (want_domain >= 0 &&
 	    (pci_domain_nr(pdev->bus) != want_domain ||
 	     pdev->bus->number != want_bus || pdev->devfn != want_devfn))
 		return -ENODEV;
 
+	mutex_lock(&npu_dev_lock);
+	ret = -EBUSY;			/* one NPU device per module instance */
+	if (npu_pci_dev)
+		goto out;
 	ret = pcim_enable_device(pdev);
 	if (ret)
-		return ret;
+		goto out;
 	pci_set_master(pdev);
 	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
 	if (ret)
@@ -88,19 +148,33 @@ static int npu_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (!ret)
 		ret = npu_dma_set_seg_limits(&pdev->dev);
 	if (ret)
-		return ret;
-	npu_pci_dev = pdev;
+		goto out;
+	npu_pci_dev = pci_dev_get(pdev);
+	publish(&pdev->dev);
 	npu_mem_edu_probe(pdev, npu_mem_debugfs_dir());
 	dev_info(&pdev->dev, "npu-mem maps buffers for this device%s\n",
 		 translated_by_iommu(&pdev->dev) ? " (behind an IOMMU)" : "");
-	return 0;
+out:
+	mutex_unlock(&npu_dev_lock);
+	return ret;
 }
 
+/*
+ * Unbind, hot-unplug and module unload all end here, possibly with buffers
+ * live: the test DMA engine stops first (its in-flight copies finish), then
+ * the device is revoked.  The buffers themselves stay, as plain memory.
+ */
 static void npu_pci_remove(struct pci_dev *pdev)
 {
-	/* Only at module unload: no buffer can be left by then. */
-	if (npu_pci_dev == pdev)
+	mutex_lock(&npu_dev_lock);
+	if (npu_pci_dev == pdev) {
+		npu_mem_edu_remove(pdev);
+		unpublish(&pdev->dev);
 		npu_pci_dev = NULL;
+		pci_dev_put(pdev);
+		dev_info(&pdev->dev, "npu-mem device removed\n");
+	}
+	mutex_unlock(&npu_dev_lock);
 }
 
 static struct pci_driver npu_pci_driver = {
@@ -133,11 +207,12 @@ static int parse_npu_pci(void)
 
 static int bind_pci(void)
 {
+	bool bound;
 	int ret;
 
 	ret = parse_npu_pci();
 	if (ret) {
-		pr_err("npu_mem: npu_pci=%s: %s\n", npu_pci,
+		pr_err("npu_pci=%s: %s\n", npu_pci,
 		       ret == -ENODEV ? "no such device" : "expected vvvv:dddd or dddd:bb:dd.f");
 		return ret;
 	}
@@ -147,14 +222,16 @@ static int bind_pci(void)
 	/* A dynamic ID rather than a static table: the device is a parameter. */
 	ret = pci_add_dynid(&npu_pci_driver, want_vendor, want_device,
 			    PCI_ANY_ID, PCI_ANY_ID, 0, 0, 0);
-	if (!ret && !npu_pci_dev)
+	mutex_lock(&npu_dev_lock);
+	bound = npu_pci_dev;
+	mutex_unlock(&npu_dev_lock);
+	if (!ret && !bound)
 		ret = -ENODEV;
 	if (ret) {
-		pr_err("npu_mem: npu_pci=%s: could not bind (%d)\n", npu_pci, ret);
+		pr_err("npu_pci=%s: could not bind (%d)\n", npu_pci, ret);
 		pci_unregister_driver(&npu_pci_driver);
 		return ret;
 	}
-	npu_dev = &npu_pci_dev->dev;
 	return 0;
 }
 
@@ -177,20 +254,28 @@ static int create_platform_device(void)
 		npu_pdev = NULL;
 		return ret;
 	}
-	npu_dev = &npu_pdev->dev;
+	publish(&npu_pdev->dev);
 	return 0;
 }
 
-int npu_mem_device_init(void)
+/**
+ * npu_mem_device_init() - find or create the NPU device
+ * @revoke: called when a device goes away, after no user can reach it any
+ *	more, to tear down every DMA mapping made for it
+ */
+int npu_mem_device_init(void (*revoke)(struct device *dev))
 {
+	npu_revoke = revoke;
 	return npu_pci ? bind_pci() : create_platform_device();
 }
 
 void npu_mem_device_exit(void)
 {
-	if (npu_pdev)
+	if (npu_pdev) {
+		unpublish(&npu_pdev->dev);
 		platform_device_unregister(npu_pdev);
-	else
+		npu_pdev = NULL;
+	} else {
 		pci_unregister_driver(&npu_pci_driver);
-	npu_dev = NULL;
+	}
 }

@@ -98,6 +98,9 @@ static struct sg_table *npu_mem_dmabuf_map(struct dma_buf_attachment *att,
 	struct npu_mem_import *imp;
 	int ret;
 
+	/* Once the NPU device is gone, so is what an importer would share. */
+	if (!npu_mem_buf_mapped(buf))
+		return ERR_PTR(-ENODEV);
 	imp = kzalloc(sizeof(*imp), GFP_KERNEL);
 	if (!imp)
 		return ERR_PTR(-ENOMEM);
@@ -169,13 +172,22 @@ static void npu_mem_sync_imports(struct npu_mem_buf *buf, bool for_cpu)
 	mutex_unlock(&buf->imports_lock);
 }
 
+/* Without the NPU device there is nothing of its to sync: CPU access goes on. */
+static int sync_own(struct npu_mem_buf *buf, enum dma_data_direction dir,
+		    bool for_cpu)
+{
+	int ret = npu_mem_buf_sync(buf, 0, buf->size, dir, for_cpu);
+
+	return ret == -ENODEV ? 0 : ret;
+}
+
 static int npu_mem_dmabuf_begin_cpu(struct dma_buf *dmabuf,
 				    enum dma_data_direction dir)
 {
 	struct npu_mem_buf *buf = dmabuf->priv;
 
 	npu_mem_sync_imports(buf, true);
-	return npu_mem_buf_sync(buf, 0, buf->size, dir, true);
+	return sync_own(buf, dir, true);
 }
 
 static int npu_mem_dmabuf_end_cpu(struct dma_buf *dmabuf,
@@ -184,7 +196,7 @@ static int npu_mem_dmabuf_end_cpu(struct dma_buf *dmabuf,
 	struct npu_mem_buf *buf = dmabuf->priv;
 
 	npu_mem_sync_imports(buf, false);
-	return npu_mem_buf_sync(buf, 0, buf->size, dir, false);
+	return sync_own(buf, dir, false);
 }
 
 static int npu_mem_dmabuf_mmap(struct dma_buf *dmabuf,

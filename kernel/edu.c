@@ -8,7 +8,10 @@
  * through its 4 KiB internal buffer: it reads SRC by DMA, then writes DST by
  * DMA, both through the IOMMU when one translates for it.  This is a test
  * interface, root only, and both ranges must lie inside live npu-mem
- * buffers, so it cannot be used to reach other memory.
+ * buffers, so it cannot be used to reach other memory.  It is built only
+ * into the test build of the module (NPU_MEM_TEST_ENGINE=y, see Kbuild):
+ * no installed module ships a file that makes a device DMA into user
+ * memory.
  */
 #include <linux/debugfs.h>
 #include <linux/delay.h>
@@ -36,6 +39,7 @@
 #define EDU_XFER_MAX		(EDU_BUF_SIZE / 2)
 
 static void __iomem *edu_mmio;
+static struct dentry *edu_dma_copy;
 static DEFINE_MUTEX(edu_lock);	/* one transfer at a time: one engine */
 
 static int edu_dma(u64 src, u64 dst, u32 len, u32 cmd)
@@ -114,5 +118,17 @@ void npu_mem_edu_probe(struct pci_dev *pdev, struct dentry *debugfs_dir)
 		pci_warn(pdev, "edu: cannot map BAR0, no dma_copy\n");
 		return;
 	}
-	debugfs_create_file("dma_copy", 0200, debugfs_dir, NULL, &dma_copy_fops);
+	edu_dma_copy = debugfs_create_file("dma_copy", 0200, debugfs_dir, NULL,
+					   &dma_copy_fops);
+}
+
+/*
+ * Before the BAR goes: debugfs_remove() waits for writes in flight, so no
+ * copy touches the device after this returns.
+ */
+void npu_mem_edu_remove(struct pci_dev *pdev)
+{
+	debugfs_remove(edu_dma_copy);
+	edu_dma_copy = NULL;
+	edu_mmio = NULL;
 }

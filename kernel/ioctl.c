@@ -21,7 +21,8 @@
 #include "npu_mem.h"
 
 struct npu_mem_pending {
-	u32 handle;		/* undo: free it */
+	u32 handle;		/* undo: free it, if it still names @buf */
+	struct npu_mem_buf *buf;	/* a reference, dropped either way */
 	int fd;			/* commit: install @file there; undo: release */
 	struct file *file;
 };
@@ -56,7 +57,7 @@ static int npu_mem_get_info(struct npu_mem_client *client, void *data,
 	info->total_ram = (u64)totalram_pages() << PAGE_SHIFT;
 	info->free_ram = (u64)global_zone_page_state(NR_FREE_PAGES) << PAGE_SHIFT;
 	info->limit_bytes = npu_mem_limit_bytes();
-	info->max_alloc = info->limit_bytes;
+	info->max_alloc = npu_mem_max_alloc();
 	info->allocated_bytes = atomic64_read(&npu_mem_usage.bytes);
 	info->huge_pages = atomic64_read(&npu_mem_usage.huge_pages);
 	info->normal_pages = atomic64_read(&npu_mem_usage.normal_pages);
@@ -80,20 +81,24 @@ static int npu_mem_alloc_ioctl(struct npu_mem_client *client, void *data,
 	    (args->flags & ~NPU_MEM_ALLOC_VALID) || args->pad)
 		return -EINVAL;
 
-	buf = npu_mem_buf_alloc(args->size, args->policy, args->flags);
+	buf = npu_mem_buf_alloc(args->size, args->policy, args->flags,
+				client->user, client->unlimited);
 	if (IS_ERR(buf))
 		return PTR_ERR(buf);
 
-	ret = npu_mem_client_add(client, buf, &args->handle);
+	/*
+	 * One reference for the handle, one for the undo path: another
+	 * thread may FREE the handle as soon as it exists.
+	 */
+	npu_mem_buf_get(buf);
+	ret = npu_mem_client_add(client, buf, &args->handle, &args->buf);
 	if (ret) {
+		npu_mem_buf_put(buf);
 		npu_mem_buf_put(buf);
 		return ret;
 	}
-	/* The handle's reference keeps buf alive until FREE, which needs the lock. */
-	mutex_lock(&client->lock);
-	npu_mem_buf_describe(buf, &args->buf);
-	mutex_unlock(&client->lock);
 	p->handle = args->handle;
+	p->buf = buf;
 	return 0;
 }
 
@@ -104,7 +109,7 @@ static int npu_mem_free_ioctl(struct npu_mem_client *client, void *data,
 
 	if (args->flags)
 		return -EINVAL;
-	return npu_mem_client_remove(client, args->handle);
+	return npu_mem_client_remove(client, args->handle, NULL);
 }
 
 static int npu_mem_query_ioctl(struct npu_mem_client *client, void *data,
@@ -118,7 +123,7 @@ static int npu_mem_query_ioctl(struct npu_mem_client *client, void *data,
 	mutex_lock(&client->lock);
 	buf = xa_load(&client->handles, args->handle);
 	if (buf)
-		npu_mem_buf_describe(buf, &args->buf);
+		npu_mem_buf_describe(buf, client->sees_phys, &args->buf);
 	mutex_unlock(&client->lock);
 	return buf ? 0 : -ENOENT;
 }
@@ -168,6 +173,11 @@ static int npu_mem_export_ioctl(struct npu_mem_client *client, void *data,
 	if ((buf->flags & NPU_MEM_BUF_READONLY) && (args->flags & O_RDWR)) {
 		npu_mem_buf_put(buf);
 		return -EACCES;
+	}
+	/* Importers could not map it for a device: there is none. */
+	if (!npu_mem_buf_mapped(buf)) {
+		npu_mem_buf_put(buf);
+		return -ENODEV;
 	}
 	/* The dma-buf takes over the lookup's reference. */
 	dmabuf = npu_mem_dmabuf_export(buf, args->flags);
@@ -244,10 +254,12 @@ long npu_mem_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 			put_unused_fd(pending.fd);
 		}
 		if (pending.handle)
-			npu_mem_client_remove(client, pending.handle);
-		return -EFAULT;
-	}
-	if (pending.file)
+			npu_mem_client_remove(client, pending.handle, pending.buf);
+		ret = -EFAULT;
+	} else if (pending.file) {
 		fd_install(pending.fd, pending.file);
-	return 0;
+	}
+	if (pending.buf)
+		npu_mem_buf_put(pending.buf);
+	return ret;
 }

@@ -3,9 +3,13 @@
  * CPU mappings of buffers.  Each VMA holds a buffer reference, so FREE or
  * close() of the file while mapped only drops the handle; the pages go when
  * the last VMA (or split piece of one) is unmapped.  Mappings are write-back
- * cached, shared, never inherited by fork() children (VM_DONTCOPY: device
+ * cached, shared, not inherited by fork() children (VM_DONTCOPY: device
  * memory belongs to the process that allocated it, as in ACL), and cannot
  * grow (VM_DONTEXPAND makes mremap() growth fail with -EFAULT).
+ * madvise(MADV_DOFORK) clears VM_DONTCOPY, and refusing it would take
+ * VM_IO, which get_user_pages() (O_DIRECT) refuses: a child that inherits
+ * a mapping that way shares the pages, and ->open gives its copy a buffer
+ * reference of its own.
  */
 #include <linux/fs.h>
 #include <linux/mm.h>

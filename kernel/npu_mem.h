@@ -15,7 +15,11 @@
  * takes client->lock inside it; nothing takes them the other way round).
  * npu_mem_clients_lock (the global client list) is taken before a client's
  * lock (debugfs), never after it.  npu_mem_bufs_lock (the live-buffer
- * registry) nests inside nothing.  A buffer's imports_lock is taken inside
+ * registry, and every buffer's DMA mapping state) nests inside nothing but
+ * the device's removal (device.c: npu_dev_lock, then the revoke callback
+ * takes it).  The device's SRCU read section (npu_mem_dev_enter) may be
+ * held around any of them; removal waits for it with no lock held but
+ * npu_dev_lock, which no section ever takes.  A buffer's imports_lock is taken inside
  * the dma-buf's reservation lock (importers map with it held), never around
  * it.  Page allocation never runs under a lock.
  */
@@ -32,9 +36,11 @@
 
 #include "compat.h"
 
+struct cred;
 struct dentry;
 struct device;
 struct seq_file;
+struct user_struct;
 
 /* One physically contiguous run of pages backing part of a buffer. */
 struct npu_mem_chunk {
@@ -47,15 +53,19 @@ struct npu_mem_buf {
 	struct kref ref;
 	u64 size;
 	u32 policy;
-	u32 flags;			/* NPU_MEM_BUF_* */
+	u32 flags;			/* NPU_MEM_BUF_READONLY, _DEV_CONTIG, _BOUNCED */
 	unsigned int nr_chunks;
 	unsigned int max_chunks;	/* room in @chunks */
 	u32 nr_huge;
 	u32 nr_normal;
 	u32 dev_ranges;			/* contiguous device address ranges */
 	struct npu_mem_chunk *chunks;
-	struct sg_table sgt;		/* DMA-mapped for npu_mem_dma_dev() */
-	struct mm_struct *mm;		/* charged in pinned_vm */
+	struct sg_table sgt;		/* DMA-mapped for @dev while @mapped */
+	struct device *dev;
+	bool mapped;			/* under npu_mem_bufs_lock; cleared on removal */
+	u64 dev_addr;			/* first device address, as mapped */
+	struct mm_struct *mm;		/* charged in pinned_vm (VmPin) */
+	struct user_struct *user;	/* charged in locked_vm (RLIMIT_MEMLOCK) */
 	u64 pgoff;			/* mmap offset (pages), valid while handle lives */
 	struct rb_node offset_node;	/* in the owning client's offsets */
 	struct list_head node;		/* all live buffers, for DMA range checks */
@@ -70,6 +80,9 @@ struct npu_mem_client {
 	u32 next_handle;		/* xa_alloc_cyclic() cursor */
 	u64 next_pgoff;			/* first never-used mmap page offset */
 	u64 id;
+	struct user_struct *user;	/* the opener's: pays for the buffers */
+	bool unlimited;			/* the opener had CAP_IPC_LOCK */
+	bool sees_phys;			/* the opener had CAP_SYS_ADMIN */
 	pid_t pid;
 	char comm[TASK_COMM_LEN];
 	u64 nr_buffers;
@@ -93,25 +106,33 @@ extern struct list_head npu_mem_clients;
 
 /* main.c */
 u64 npu_mem_limit_bytes(void);
+u64 npu_mem_reserve_bytes(void);
+u64 npu_mem_max_alloc(void);
 
 /* device.c: the device that stands for the NPU in the DMA API */
-int npu_mem_device_init(void);
+int npu_mem_device_init(void (*revoke)(struct device *dev));
 void npu_mem_device_exit(void);
-struct device *npu_mem_dma_dev(void);
+struct device *npu_mem_dev_enter(int *idx) __acquires(npu_dev_srcu);
+void npu_mem_dev_exit(int idx) __releases(npu_dev_srcu);
 u32 npu_mem_dev_flags(void);
 void npu_mem_device_show(struct seq_file *m);
 
 /* buffer.c */
-struct npu_mem_buf *npu_mem_buf_alloc(u64 size, u32 policy, u32 flags);
+struct npu_mem_buf *npu_mem_buf_alloc(u64 size, u32 policy, u32 flags,
+				      struct user_struct *user, bool unlimited);
+void npu_mem_bufs_revoke(struct device *dev);
 void npu_mem_buf_put(struct npu_mem_buf *buf);
 static inline void npu_mem_buf_get(struct npu_mem_buf *buf)
 {
 	kref_get(&buf->ref);
 }
-void npu_mem_buf_describe(const struct npu_mem_buf *buf,
+void npu_mem_buf_describe(const struct npu_mem_buf *buf, bool sees_phys,
 			  struct npu_mem_buffer *out);
+bool npu_mem_buf_mapped(const struct npu_mem_buf *buf);
 int npu_mem_buf_sync(struct npu_mem_buf *buf, u64 offset, u64 len,
 		     enum dma_data_direction dir, bool for_cpu);
+void npu_mem_sync_piece(struct device *dev, dma_addr_t addr, size_t len,
+			enum dma_data_direction dir, bool for_cpu);
 struct page *npu_mem_buf_page(const struct npu_mem_buf *buf, u64 index);
 int npu_mem_buf_insert_pages(struct npu_mem_buf *buf,
 			     struct vm_area_struct *vma, u64 offset);
@@ -120,11 +141,12 @@ int npu_mem_dma_range_lock(u64 a, u64 alen, u64 b, u64 blen);
 void npu_mem_dma_range_unlock(void);
 
 /* client.c */
-struct npu_mem_client *npu_mem_client_create(void);
+struct npu_mem_client *npu_mem_client_create(const struct cred *cred);
 void npu_mem_client_destroy(struct npu_mem_client *client);
 int npu_mem_client_add(struct npu_mem_client *client, struct npu_mem_buf *buf,
-		       u32 *handle);
-int npu_mem_client_remove(struct npu_mem_client *client, u32 handle);
+		       u32 *handle, struct npu_mem_buffer *desc);
+int npu_mem_client_remove(struct npu_mem_client *client, u32 handle,
+			  const struct npu_mem_buf *only);
 struct npu_mem_buf *npu_mem_client_lookup(struct npu_mem_client *client,
 					  u32 handle);
 struct npu_mem_buf *npu_mem_client_lookup_pgoff(struct npu_mem_client *client,
@@ -143,9 +165,16 @@ long npu_mem_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 /* dmabuf.c */
 struct dma_buf *npu_mem_dmabuf_export(struct npu_mem_buf *buf, u32 flags);
 
-/* edu.c: QEMU's edu device as a test DMA engine */
+/* edu.c: QEMU's edu device as a test DMA engine, in test builds only */
 struct pci_dev;
+#ifdef NPU_MEM_TEST_ENGINE
 void npu_mem_edu_probe(struct pci_dev *pdev, struct dentry *debugfs_dir);
+void npu_mem_edu_remove(struct pci_dev *pdev);
+#else
+static inline void npu_mem_edu_probe(struct pci_dev *pdev,
+				     struct dentry *debugfs_dir) {}
+static inline void npu_mem_edu_remove(struct pci_dev *pdev) {}
+#endif
 
 /* debugfs.c */
 struct dentry *npu_mem_debugfs_dir(void);

@@ -25,12 +25,55 @@
  * Errors of NPU_MEM_IOCTL_ALLOC, documented once here:
  *  -EINVAL   size 0, unknown policy, unknown flags, non-zero pad/reserved
  *  -E2BIG    size overflows when rounded up, or exceeds max_alloc (GET_INFO)
- *  -ENOMEM   no memory, the global cap (limit_bytes) would be exceeded,
- *            RLIMIT_MEMLOCK would be exceeded (without CAP_IPC_LOCK), or a
- *            HUGE_ONLY/HUGE1G_ONLY request cannot get its large pages
+ *  -ENOMEM   no memory; the global cap (limit_bytes) would be exceeded; the
+ *            allocation would leave less than the reserve (module parameter
+ *            reserve_bytes) of memory available to the rest of the system;
+ *            the user's RLIMIT_MEMLOCK would be exceeded (see Accounting);
+ *            a HUGE_ONLY/HUGE1G_ONLY request cannot get its large pages; or
+ *            the device's DMA address space (IOMMU or bounce buffers) is full
+ *  -ENODEV   the NPU device was removed (NPU_MEM_DEV_REMOVED)
  *  -EOPNOTSUPP  HUGE1G_ONLY on a kernel that cannot allocate 1 GiB pages
  *  -EINTR    a fatal signal arrived during a long allocation
  * Handles: 0 is never valid; an unknown or freed handle gives -ENOENT.
+ *
+ * Accounting.  A buffer's pages are charged, for its whole life, to:
+ *  - the memory cgroup of the process that allocated it (__GFP_ACCOUNT);
+ *  - the locked-memory count of the user who opened the file (the uid of
+ *    the opener's credentials, the same per-user count io_uring charges),
+ *    checked against the allocating process's RLIMIT_MEMLOCK unless the
+ *    opener had CAP_IPC_LOCK.  Per user, not per process: children that
+ *    share the file, and processes it is passed to, draw on the same limit;
+ *  - the allocating process's pinned_vm, shown as VmPin in
+ *    /proc/PID/status (informational; not the enforced limit);
+ *  - the global usage, capped at limit_bytes: module parameter max_bytes,
+ *    by default 3/4 of RAM.  Each ALLOC also needs the memory the kernel
+ *    counts as available (MemAvailable) to stay above reserve_bytes after
+ *    it (default 1/16 of RAM), so the rest of the system keeps working and
+ *    a caller gets -ENOMEM instead of the OOM killer.
+ * Privileges (CAP_IPC_LOCK above, CAP_SYS_ADMIN for device addresses) are
+ * those of the credentials that opened the file, as for other files.
+ *
+ * What a caller sees.  GET_INFO's global totals (all users together, as in
+ * /proc/meminfo) are visible to every caller; per-process usage is only in
+ * the owner's fdinfo and in debugfs (root).  Without an IOMMU a device
+ * address is a physical address: unless the opener had CAP_SYS_ADMIN,
+ * dev_addr is 0, dev_segments 0 and NPU_MEM_BUF_DEV_CONTIG clear, with
+ * NPU_MEM_BUF_DEV_HIDDEN set, so the physical layout stays private.
+ *
+ * Device removal.  When the NPU device goes away (PCI unbind, hot-unplug,
+ * module unload of its driver), every buffer's DMA mapping is torn down;
+ * buffers, handles, CPU mappings and dma-bufs stay valid as memory.  Until
+ * a device is bound again, GET_INFO reports NPU_MEM_DEV_REMOVED, and ALLOC,
+ * SYNC, EXPORT and importers' dma-buf mappings fail with -ENODEV; QUERY
+ * reports NPU_MEM_BUF_DEV_UNMAPPED (dev_addr 0) for buffers it unmapped,
+ * and FREE, munmap and close work as always.  Buffers allocated before the
+ * removal stay unmapped after a new device is bound.
+ *
+ * CPU mappings (mmap of mmap_offset, MAP_SHARED only) are write-back cached
+ * and cannot grow (mremap growth: -EFAULT).  fork() children do not inherit
+ * them (VM_DONTCOPY), unless the process asked for it with
+ * madvise(MADV_DOFORK): then the child shares the same pages, and its
+ * mapping keeps the buffer alive like any other.
  */
 #ifndef _UAPI_LINUX_NPU_MEM_H
 #define _UAPI_LINUX_NPU_MEM_H
@@ -68,6 +111,7 @@ enum npu_mem_policy {
 #define NPU_MEM_DEV_COHERENT	(1U << 0)	/* DMA is cache-coherent */
 #define NPU_MEM_DEV_IOMMU	(1U << 1)	/* an IOMMU translates its DMA */
 #define NPU_MEM_DEV_PCI		(1U << 2)	/* a PCI function, not the platform device */
+#define NPU_MEM_DEV_REMOVED	(1U << 3)	/* the device is gone: see Device removal */
 
 /**
  * struct npu_mem_info - NPU_MEM_IOCTL_GET_INFO: driver, device and usage
@@ -80,7 +124,8 @@ enum npu_mem_policy {
  * @free_ram: out: bytes of RAM free now
  * @limit_bytes: out: global cap on bytes in npu-mem buffers (module
  *	parameter max_bytes; total_ram when unset)
- * @max_alloc: out: largest size one ALLOC accepts before rounding
+ * @max_alloc: out: largest size one ALLOC accepts before rounding: the
+ *	smaller of limit_bytes and NPU_MEM_MAX_ALLOC
  * @allocated_bytes: out: bytes in npu-mem buffers now, all clients
  * @huge_pages: out: 2 MiB chunks backing buffers now, all clients
  * @normal_pages: out: 4 KiB pages backing buffers now, all clients
@@ -110,6 +155,12 @@ struct npu_mem_info {
 	__u64 reserved[4];
 };
 
+/*
+ * The largest buffer, whatever the RAM: its page counts fit the __u32
+ * fields of struct npu_mem_buffer (16 TiB less one 2 MiB chunk).
+ */
+#define NPU_MEM_MAX_ALLOC	((1ULL << 44) - (1ULL << 21))
+
 /* npu_mem_alloc.flags */
 #define NPU_MEM_ALLOC_READONLY	(1U << 0)	/* CPU mappings may not be writable */
 #define NPU_MEM_ALLOC_VALID	(NPU_MEM_ALLOC_READONLY)
@@ -117,22 +168,27 @@ struct npu_mem_info {
 /* npu_mem_buffer.flags */
 #define NPU_MEM_BUF_READONLY	(1U << 0)	/* allocated with NPU_MEM_ALLOC_READONLY */
 #define NPU_MEM_BUF_DEV_CONTIG	(1U << 1)	/* one contiguous device address range */
-#define NPU_MEM_BUF_DEV_HIDDEN	(1U << 2)	/* dev_addr withheld: it is physical and
-						 * the caller lacks CAP_SYS_ADMIN */
+#define NPU_MEM_BUF_DEV_HIDDEN	(1U << 2)	/* dev_addr, dev_segments and DEV_CONTIG
+						 * withheld: they are physical and the
+						 * opener lacks CAP_SYS_ADMIN */
+#define NPU_MEM_BUF_BOUNCED	(1U << 3)	/* the device sees bounce buffers (swiotlb):
+						 * SYNC is needed even on a coherent device */
+#define NPU_MEM_BUF_DEV_UNMAPPED	(1U << 4)	/* the device was removed: no device
+						 * address; the memory stays usable */
 
 /**
  * struct npu_mem_buffer - what a buffer is (out of ALLOC and QUERY)
  * @size: bytes reserved: the request rounded up to the pages backing it
  * @mmap_offset: offset to pass to mmap() on this open file to map the buffer
  * @dev_addr: the buffer's address as the NPU sees it (an IOVA under an
- *	IOMMU); 0 with NPU_MEM_BUF_DEV_HIDDEN
+ *	IOMMU); 0 with NPU_MEM_BUF_DEV_HIDDEN or NPU_MEM_BUF_DEV_UNMAPPED
  * @huge_pages: 2 MiB chunks backing the buffer
  * @normal_pages: 4 KiB pages backing the buffer
  * @giant_pages: 1 GiB pages backing the buffer
  * @policy: the npu_mem_policy it was allocated with
  * @flags: NPU_MEM_BUF_*
  * @dev_segments: contiguous device address ranges the buffer occupies
- *	(1 with NPU_MEM_BUF_DEV_CONTIG)
+ *	(1 with NPU_MEM_BUF_DEV_CONTIG; 0 when hidden or unmapped)
  */
 struct npu_mem_buffer {
 	__u64 size;
@@ -203,7 +259,11 @@ enum npu_mem_sync_dir {
  * @reserved: must be 0
  *
  * -EINVAL for length 0, an unknown direction, or a range outside the buffer
- * (including one whose end overflows); -ENOENT for an unknown handle.
+ * (including one whose end overflows); -ENOENT for an unknown handle;
+ * -ENODEV once the device was removed.  Maintenance is done per physically
+ * contiguous piece, so it is right under an IOMMU that merged the pieces
+ * into one device range; with NPU_MEM_BUF_BOUNCED it also copies between
+ * the buffer and its bounce buffers.
  */
 struct npu_mem_sync {
 	__u32 handle;
@@ -217,7 +277,8 @@ struct npu_mem_sync {
  * struct npu_mem_export - NPU_MEM_IOCTL_EXPORT: a dma-buf for a buffer
  * @handle: in: the buffer
  * @flags: in: O_CLOEXEC and/or O_RDWR, nothing else (-EINVAL); O_RDWR on
- *	a NPU_MEM_ALLOC_READONLY buffer gives -EACCES
+ *	a NPU_MEM_ALLOC_READONLY buffer gives -EACCES; -ENODEV once the device
+ *	was removed
  * @fd: out: the dma-buf file descriptor
  * @pad: must be 0
  */
