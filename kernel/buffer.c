@@ -319,13 +319,18 @@ static int build_table(struct npu_mem_buf *buf, struct device *dev)
 	return 0;
 }
 
-/* A coherent device needs syncs only where its mapping bounces. */
+/*
+ * Under dma-direct a coherent device needs syncs only where its mapping
+ * bounces, which dma_need_sync() tells.  Behind an IOMMU it cannot say
+ * (before 6.12 it answers for the ops, not the address), but dma-iommu
+ * bounces only pieces that are not page-aligned, and ours all are.
+ */
 static bool mapping_bounces(struct npu_mem_buf *buf, struct device *dev)
 {
 	struct scatterlist *sg;
 	unsigned int i;
 
-	if (!dev_is_dma_coherent(dev))
+	if (!dev_is_dma_coherent(dev) || npu_mem_dev_translated(dev))
 		return false;
 	for_each_sgtable_dma_sg(&buf->sgt, sg, i)
 		if (dma_need_sync(dev, sg_dma_address(sg)))

@@ -60,7 +60,7 @@ void npu_mem_dev_exit(int idx) __releases(npu_dev_srcu)
 	srcu_read_unlock(&npu_dev_srcu, idx);
 }
 
-static bool translated_by_iommu(struct device *dev)
+bool npu_mem_dev_translated(struct device *dev)
 {
 	struct iommu_domain *dom = iommu_get_domain_for_dev(dev);
 
@@ -75,7 +75,7 @@ static u32 dev_flags(struct device *dev)
 		return flags | NPU_MEM_DEV_REMOVED;
 	if (dev_is_dma_coherent(dev))
 		flags |= NPU_MEM_DEV_COHERENT;
-	if (translated_by_iommu(dev))
+	if (npu_mem_dev_translated(dev))
 		flags |= NPU_MEM_DEV_IOMMU;
 	return flags;
 }
@@ -153,7 +153,7 @@ static int npu_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	publish(&pdev->dev);
 	npu_mem_edu_probe(pdev, npu_mem_debugfs_dir());
 	dev_info(&pdev->dev, "npu-mem maps buffers for this device%s\n",
-		 translated_by_iommu(&pdev->dev) ? " (behind an IOMMU)" : "");
+		 npu_mem_dev_translated(&pdev->dev) ? " (behind an IOMMU)" : "");
 out:
 	mutex_unlock(&npu_dev_lock);
 	return ret;

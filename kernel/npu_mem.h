@@ -115,6 +115,7 @@ void npu_mem_device_exit(void);
 struct device *npu_mem_dev_enter(int *idx) __acquires(npu_dev_srcu);
 void npu_mem_dev_exit(int idx) __releases(npu_dev_srcu);
 u32 npu_mem_dev_flags(void);
+bool npu_mem_dev_translated(struct device *dev);
 void npu_mem_device_show(struct seq_file *m);
 
 /* buffer.c */

@@ -247,7 +247,8 @@ void _nm_assert_buffer_sane(uint64_t req, uint32_t policy, uint32_t flags,
 			    const struct npu_mem_buffer *b, const char *f, int l)
 {
 	const uint32_t known = NPU_MEM_BUF_READONLY | NPU_MEM_BUF_DEV_CONTIG |
-			       NPU_MEM_BUF_DEV_HIDDEN;
+			       NPU_MEM_BUF_DEV_HIDDEN | NPU_MEM_BUF_BOUNCED |
+			       NPU_MEM_BUF_DEV_UNMAPPED;
 	unsigned long long size = b->size;
 	uint64_t chunks = (uint64_t)b->huge_pages + b->normal_pages +
 			  b->giant_pages;
@@ -300,16 +301,29 @@ void _nm_assert_buffer_sane(uint64_t req, uint32_t policy, uint32_t flags,
 	    !!(flags & NPU_MEM_ALLOC_READONLY))
 		NM_FAIL(f, l, "buf.flags %#x vs alloc flags %#x (READONLY)",
 			b->flags, flags);
-	if (b->dev_segments < 1 || b->dev_segments > chunks)
-		NM_FAIL(f, l, "dev_segments %u for %llu chunks",
-			b->dev_segments, (unsigned long long)chunks);
-	if (b->flags & NPU_MEM_BUF_DEV_HIDDEN) {
-		if (b->dev_addr)
-			NM_FAIL(f, l, "DEV_HIDDEN with dev_addr %#llx",
-				(unsigned long long)b->dev_addr);
-		if (nm_have_cap(CAP_SYS_ADMIN))
+	if (b->flags & (NPU_MEM_BUF_DEV_HIDDEN | NPU_MEM_BUF_DEV_UNMAPPED)) {
+		/* Physical layout withheld, or no device mapping at all */
+		if (b->dev_addr || b->dev_segments ||
+		    (b->flags & NPU_MEM_BUF_DEV_CONTIG))
+			NM_FAIL(f, l, "flags %#x with dev_addr %#llx, "
+				"dev_segments %u", b->flags,
+				(unsigned long long)b->dev_addr,
+				b->dev_segments);
+		if ((b->flags & NPU_MEM_BUF_DEV_HIDDEN) &&
+		    nm_have_cap(CAP_SYS_ADMIN))
 			NM_FAIL(f, l, "DEV_HIDDEN for a CAP_SYS_ADMIN caller");
+		if ((b->flags & NPU_MEM_BUF_DEV_HIDDEN) &&
+		    (b->flags & NPU_MEM_BUF_DEV_UNMAPPED))
+			NM_FAIL(f, l, "both DEV_HIDDEN and DEV_UNMAPPED");
 	} else {
+		/* Bounced mappings come in pieces of at most one bounce slot
+		 * run, so they may have more segments than chunks. */
+		uint64_t most = (b->flags & NPU_MEM_BUF_BOUNCED) ?
+				size / NM_4K : chunks;
+
+		if (b->dev_segments < 1 || b->dev_segments > most)
+			NM_FAIL(f, l, "dev_segments %u for %llu chunks",
+				b->dev_segments, (unsigned long long)chunks);
 		if (!b->dev_addr || (b->dev_addr & (NM_4K - 1)))
 			NM_FAIL(f, l, "dev_addr %#llx (not hidden) is 0 or "
 				"not page aligned",
