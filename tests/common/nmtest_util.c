@@ -51,6 +51,19 @@ void nm_add(Suite *s, const TTest *t, double timeout_s)
 	suite_add_tcase(s, tc);
 }
 
+void nm_skip_note(const char *fmt, ...)
+{
+	const char *t = tcase_name();
+	va_list ap;
+
+	printf("NM-SKIP: %s: ", t ? t : "?");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+}
+
 void nm_require_device(void)
 {
 	struct stat st;

@@ -70,6 +70,15 @@ void nm_add(Suite *s, const TTest *t, double timeout_s);
  * With NM_NEEDS_DEVICE, exits 77 first when /dev/npu-mem does not exist. */
 int nm_run(Suite *s, enum nm_needs needs);
 void nm_require_device(void);
+/* The running test cannot check what it is for here (no such device or
+ * feature): say why and return from it.  The runner counts the test as
+ * skipped, not passed (tests/guest/run-suites.sh, "NM-SKIP: "). */
+#define nm_skip(...) do {						\
+	nm_skip_note(__VA_ARGS__);					\
+	return;								\
+} while (0)
+void nm_skip_note(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
 
 /* ------------------------------------------------------------------ */
 /* Assertions                                                          */

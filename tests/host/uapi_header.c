@@ -188,8 +188,8 @@ START_TEST(kernel_doc_clean)
 			   NMTEST_TOP) >= 0);
 	st = nm_shell(cmd, &out);
 	if (st == 77) {
-		printf("SKIP kernel_doc_clean: no scripts/kernel-doc installed "
-		       "(linux-headers / linux-kbuild)\n");
+		nm_skip_note("no scripts/kernel-doc installed "
+			     "(linux-headers / linux-kbuild)");
 	} else {
 		ck_assert_msg(st == 0 && !strstr(out, "warning") &&
 			      !strstr(out, "error"),

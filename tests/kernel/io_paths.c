@@ -396,14 +396,12 @@ START_TEST(odirect_tmpfs_read_write)
 	close(tmp);
 	f = open(path, O_RDWR | O_DIRECT | O_CLOEXEC);
 	if (f < 0 && errno == EINVAL) {
-		printf("SKIP odirect_tmpfs_read_write: open(O_DIRECT) on %s "
-		       "(%s) gives EINVAL on Linux %s: tmpfs accepts O_DIRECT "
-		       "only since 6.6; the GUP paths are covered by "
-		       "process_vm_*, vmsplice and 9p zero-copy\n", path,
-		       sfs.f_type == TMPFS_MAGIC ? "tmpfs" : "not tmpfs",
-		       u.release);
 		unlink(path);
-		return;
+		nm_skip("open(O_DIRECT) on %s (%s) gives EINVAL on Linux %s: "
+			"tmpfs accepts O_DIRECT only since 6.6; the GUP paths "
+			"are covered by process_vm_*, vmsplice and 9p zero-copy",
+			path, sfs.f_type == TMPFS_MAGIC ? "tmpfs" : "not tmpfs",
+			u.release);
 	}
 	ck_assert_msg(f >= 0, "open(%s, O_DIRECT): %s", path,
 		      nm_errname(errno));
@@ -453,10 +451,8 @@ START_TEST(ninep_zero_copy_read_write)
 	int f;
 
 	if (!dir || !is_9p_mount(dir)) {
-		printf("SKIP ninep_zero_copy_read_write: $VM_OUTDIR is not a "
-		       "9p mount (%s): not running under tests/vm/vm-run\n",
-		       dir ? dir : "unset");
-		return;
+		nm_skip("$VM_OUTDIR is not a 9p mount (%s): not running "
+			"under tests/vm/vm-run", dir ? dir : "unset");
 	}
 	ck_assert(asprintf(&path, "%s/npu-mem-9p-io.%d", dir, getpid()) > 0);
 	f = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
