@@ -85,6 +85,72 @@ START_TEST(classes_are_separate)
 }
 END_TEST
 
+/*
+ * More classes than hash buckets, so many share a bucket (4096 and 503808
+ * bytes do): every get must still return a buffer of exactly the class,
+ * kind, policy and flags asked for, and a class whose buffers are gone
+ * must miss, not borrow a neighbour's.
+ */
+START_TEST(colliding_classes_never_mix)
+{
+	enum { N = 3 * ACLMEM_POOL_BUCKETS };
+	struct aclmem_buf **bufs = calloc(2 * N, sizeof(*bufs));
+	struct aclmem_pool p;
+
+	ck_assert_ptr_nonnull(bufs);
+	aclmem_pool_init(&p, SIZE_MAX, fake_release);
+	for (size_t i = 0; i < N; i++) {
+		size_t cls = (i + 1) * 4096;
+
+		bufs[2 * i] = fake(1, 2, 0, cls);
+		bufs[2 * i + 1] = fake(1, (i & 1) ? 0 : 2, (i & 2) ? 1 : 0,
+				       cls);
+		ck_assert(aclmem_pool_put(&p, bufs[2 * i]));
+		/* i = 0 gives the same class twice: both in it, LIFO */
+		ck_assert(aclmem_pool_put(&p, bufs[2 * i + 1]));
+	}
+	ck_assert_uint_eq(p.count, 2 * N);
+	/* Take them back in a different order from the puts. */
+	for (size_t k = 0; k < 2 * N; k++) {
+		size_t j = (k * 7919) % (2 * N);
+		struct aclmem_buf *want = bufs[j], *got;
+
+		got = aclmem_pool_get(&p, want->kind, want->kpolicy,
+				      want->kflags, want->pool_class);
+		ck_assert_msg(got, "class %zu (policy %u, flags %u) missed",
+			      want->pool_class, want->kpolicy, want->kflags);
+		ck_assert_msg(got->pool_class == want->pool_class &&
+			      got->kind == want->kind &&
+			      got->kpolicy == want->kpolicy &&
+			      got->kflags == want->kflags,
+			      "asked for class %zu/%u/%u/%u, got %zu/%u/%u/%u",
+			      want->pool_class, want->kind, want->kpolicy,
+			      want->kflags, got->pool_class, got->kind,
+			      got->kpolicy, got->kflags);
+		/* Put it back under its own identity for the next rounds. */
+		ck_assert(aclmem_pool_put(&p, got));
+	}
+	/* Empty one class of a shared bucket: it misses from then on. */
+	{
+		struct aclmem_buf *a = aclmem_pool_get(&p, 1, 2, 0, 4096);
+		struct aclmem_buf *b = aclmem_pool_get(&p, 1, 2, 0, 4096);
+
+		ck_assert_ptr_nonnull(a);
+		ck_assert_ptr_nonnull(b);
+		ck_assert_ptr_null(aclmem_pool_get(&p, 1, 2, 0, 4096));
+		ck_assert_ptr_nonnull(aclmem_pool_get(&p, 1, 2, 0, 503808));
+		ck_assert_ptr_null(aclmem_pool_get(&p, 1, 2, 0, 503808));
+		free(a);
+		free(b);
+	}
+	reset_counts();
+	aclmem_pool_trim(&p, 0);
+	ck_assert_uint_eq(p.count, 0);
+	ck_assert_int_eq(atomic_load(&released_count), 2 * N - 3);
+	free(bufs);
+}
+END_TEST
+
 START_TEST(lifo_within_class)
 {
 	struct aclmem_pool p;
@@ -236,6 +302,7 @@ int main(void)
 
 	acltest_add(s, off_keeps_nothing, 10);
 	acltest_add(s, classes_are_separate, 10);
+	acltest_add(s, colliding_classes_never_mix, 30);
 	acltest_add(s, lifo_within_class, 10);
 	acltest_add(s, cap_evicts_oldest, 10);
 	acltest_add(s, trim_and_forget, 10);
