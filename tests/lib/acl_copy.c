@@ -283,12 +283,33 @@ START_TEST(mem_info)
 		ck_assert_uint_eq(f + t, 0);
 	ck_assert_int_eq(aclrtGetMemInfo((aclrtMemAttr)18, &f, &t),
 			 ACL_ERROR_INVALID_PARAM);
-	/* Real figures: 64 MiB allocated is 64 MiB less free. */
+	/*
+	 * Real figures: 64 MiB allocated is 64 MiB less free.  What the
+	 * driver promises exactly is its cap's accounting; free RAM moves
+	 * with per-CPU page lists and everything else the guest does, so the
+	 * exact drop is only checked while the cap's room is what bounds
+	 * "free" (by far, before and after).
+	 */
 	ck_assert_int_eq(aclrtMalloc(&p, 64 * MiB, ACL_MEM_MALLOC_HUGE_ONLY), 0);
 	ck_assert_int_eq(aclrtGetMemInfo(ACL_DDR_MEM, &f1, &t1), ACL_SUCCESS);
 	ck_assert_uint_eq(t1, t0);
-	/* Per-CPU page lists blur the RAM figure by a few MiB. */
-	ck_assert_uint_le(f1 + 48 * MiB, f0);
+	{
+		struct npu_mem_info i1;
+		uint64_t room1;
+
+		acltest_driver_info(&i1);
+		room1 = i1.limit_bytes - i1.allocated_bytes;
+		ck_assert_uint_le(f1, room1);
+		/* The library may round up (alignment, its guard bytes) */
+		ck_assert_uint_ge(i1.allocated_bytes - info.allocated_bytes,
+				  64 * MiB);
+		if (room1 + 128 * MiB < i1.free_ram &&
+		    room1 + 64 * MiB + 128 * MiB < info.free_ram)
+			ck_assert_uint_eq(f0 - f1, i1.allocated_bytes -
+					  info.allocated_bytes);
+		else
+			ck_assert_uint_le(f1, f0);
+	}
 	ck_assert_int_eq(aclrtFree(p), 0);
 }
 END_TEST
