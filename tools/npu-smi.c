@@ -447,10 +447,12 @@ static void print_json(const struct status *st, const struct proc *p, size_t np)
 	json_str(st->bus);
 	printf(",\n    \"name\": ");
 	json_str(st->dev_name);
-	printf(",\n    \"pci\": %s,\n    \"coherent\": %s,\n    \"iommu\": %s,\n",
+	printf(",\n    \"pci\": %s,\n    \"coherent\": %s,\n    \"iommu\": %s,\n"
+	       "    \"removed\": %s,\n",
 	       in->dev_flags & NPU_MEM_DEV_PCI ? "true" : "false",
 	       in->dev_flags & NPU_MEM_DEV_COHERENT ? "true" : "false",
-	       in->dev_flags & NPU_MEM_DEV_IOMMU ? "true" : "false");
+	       in->dev_flags & NPU_MEM_DEV_IOMMU ? "true" : "false",
+	       in->dev_flags & NPU_MEM_DEV_REMOVED ? "true" : "false");
 	printf("    \"dev_flags\": %u,\n    \"page_sizes\": [", in->dev_flags);
 	for (i = 0; i < 64; i++)
 		if (in->page_sizes & (1ULL << i))
@@ -519,6 +521,8 @@ static void print_human(const struct status *st, const struct proc *p, size_t np
 	row("Device node", "%s", st->node);
 
 	printf("\nDevice\n");
+	if (in->dev_flags & NPU_MEM_DEV_REMOVED)
+		row("State", "%s", "REMOVED: allocations fail until it is bound again");
 	row("Mapped for", "%s %s%s", st->bus, st->dev_name, st->pci_id);
 	/* Non-coherent DMA is what makes aclrtMemFlush and SYNC cost something. */
 	row("DMA", "%s", in->dev_flags & NPU_MEM_DEV_COHERENT ?
