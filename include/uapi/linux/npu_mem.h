@@ -63,11 +63,15 @@
  * Device removal.  When the NPU device goes away (PCI unbind, hot-unplug,
  * module unload of its driver), every buffer's DMA mapping is torn down;
  * buffers, handles, CPU mappings and dma-bufs stay valid as memory.  Until
- * a device is bound again, GET_INFO reports NPU_MEM_DEV_REMOVED, and ALLOC,
- * SYNC, EXPORT and importers' dma-buf mappings fail with -ENODEV; QUERY
- * reports NPU_MEM_BUF_DEV_UNMAPPED (dev_addr 0) for buffers it unmapped,
- * and FREE, munmap and close work as always.  Buffers allocated before the
- * removal stay unmapped after a new device is bound.
+ * a device is bound again, GET_INFO reports NPU_MEM_DEV_REMOVED (with
+ * NPU_MEM_DEV_COHERENT and NPU_MEM_DEV_IOMMU clear: there is no device to
+ * describe), and ALLOC, SYNC, EXPORT and importers' dma-buf mappings fail
+ * with -ENODEV; QUERY reports NPU_MEM_BUF_DEV_UNMAPPED (dev_addr 0) for
+ * buffers it unmapped; open, GET_INFO, FREE, mmap, munmap, close and the
+ * dma-bufs' own mmap and DMA_BUF_IOCTL_SYNC work as always.  Buffers
+ * allocated before the removal stay unmapped after a new device is bound:
+ * SYNC and EXPORT of them, and importers' mappings of their dma-bufs, keep
+ * failing with -ENODEV.
  *
  * CPU mappings (mmap of mmap_offset, MAP_SHARED only) are write-back cached
  * and cannot grow (mremap growth: -EFAULT).  fork() children do not inherit
