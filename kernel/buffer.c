@@ -146,38 +146,55 @@ void npu_mem_dma_range_unlock(void)
  * can be shared by fork() or passed to other processes, each of which
  * would otherwise start from a fresh per-process count.
  */
-static int charge_user(struct user_struct *user, unsigned long npages,
-		       bool unlimited)
+static int charge_user(struct user_struct *user, unsigned long npages)
 {
 	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
 	unsigned long cur = atomic_long_read(&user->locked_vm), next;
 
 	do {
 		next = cur + npages;
-		if (!unlimited && (next < cur || next > limit))
+		if (next < cur || next > limit)
 			return -ENOMEM;
 	} while (!atomic_long_try_cmpxchg(&user->locked_vm, &cur, next));
 	return 0;
 }
 
 /*
+ * Bytes of allocations between their reserve check and the end of their
+ * page allocation.  MemAvailable does not show pages not yet taken, so
+ * every check counts these as taken already: concurrent allocations
+ * cannot all pass on the same free memory.  Pages taken and still in here
+ * count twice for a moment, which errs on the safe side.
+ */
+static atomic64_t bytes_in_flight;
+
+/*
  * The global cap, and the memory the rest of the system needs to keep
  * working: refusing here is what turns exhaustion into -ENOMEM for the
- * caller instead of an OOM kill of whoever allocates next.  The reserve
- * check races with other allocators; the cap bounds how far it can miss.
+ * caller instead of an OOM kill of whoever allocates next.  On success
+ * @bytes are in flight until end_in_flight().
  */
 static int charge_global(u64 bytes)
 {
 	u64 limit = npu_mem_limit_bytes();
+	u64 pending = atomic64_add_return(bytes, &bytes_in_flight);
 	long avail = si_mem_available();
 
-	if (avail < 0 || ((u64)avail << PAGE_SHIFT) < bytes + npu_mem_reserve_bytes())
-		return -ENOMEM;
+	if (avail < 0 || ((u64)avail << PAGE_SHIFT) < pending + npu_mem_reserve_bytes())
+		goto refuse;
 	if (atomic64_add_return(bytes, &npu_mem_usage.bytes) > limit) {
 		atomic64_sub(bytes, &npu_mem_usage.bytes);
-		return -ENOMEM;
+		goto refuse;
 	}
 	return 0;
+refuse:
+	atomic64_sub(bytes, &bytes_in_flight);
+	return -ENOMEM;
+}
+
+static void end_in_flight(u64 bytes)
+{
+	atomic64_sub(bytes, &bytes_in_flight);
 }
 
 static void free_chunks(struct npu_mem_buf *buf)
@@ -371,13 +388,20 @@ static int map_for_device(struct npu_mem_buf *buf, struct device *dev)
 	return 0;
 }
 
-/* Under npu_mem_bufs_lock, so removal and release never both unmap. */
+/*
+ * Under npu_mem_bufs_lock, so removal and release never both unmap.
+ * DMA_ATTR_SKIP_CPU_SYNC: at release the contents no longer matter, and at
+ * removal the pages are what stays, so bounce buffers must not be copied
+ * back over what the CPU wrote since its last SYNC.  Device writes the
+ * caller never synced for the CPU are lost with the device.
+ */
 static void unmap_for_device(struct npu_mem_buf *buf)
 {
 	lockdep_assert_held(&npu_mem_bufs_lock);
 	if (!buf->mapped)
 		return;
-	dma_unmap_sgtable(buf->dev, &buf->sgt, DMA_BIDIRECTIONAL, 0);
+	dma_unmap_sgtable(buf->dev, &buf->sgt, DMA_BIDIRECTIONAL,
+			  DMA_ATTR_SKIP_CPU_SYNC);
 	buf->mapped = false;
 	buf->flags &= ~(NPU_MEM_BUF_DEV_CONTIG | NPU_MEM_BUF_BOUNCED);
 }
@@ -429,6 +453,54 @@ bool npu_mem_buf_mapped(const struct npu_mem_buf *buf)
 	return READ_ONCE(buf->mapped);
 }
 
+static void unfill(struct npu_mem_buf *buf)
+{
+	unsigned long npages = buf->size >> PAGE_SHIFT;
+
+	if (buf->chunks) {
+		free_chunks(buf);
+		kvfree(buf->chunks);
+	}
+	atomic64_sub(npages, &buf->mm->pinned_vm);
+	mmdrop(buf->mm);
+	if (buf->user) {
+		atomic_long_sub(npages, &buf->user->locked_vm);
+		free_uid(buf->user);
+	}
+}
+
+/*
+ * The pages and what they are charged to, apart from the global count:
+ * the opener's user (unless it may lock without limit), the allocating
+ * process's VmPin, the chunks themselves.  Undone by unfill().
+ */
+static int fill(struct npu_mem_buf *buf, struct user_struct *user,
+		bool unlimited)
+{
+	unsigned long npages = buf->size >> PAGE_SHIFT;
+	int ret;
+
+	/* An opener with CAP_IPC_LOCK is not limited: it draws on no count. */
+	if (!unlimited) {
+		ret = charge_user(user, npages);
+		if (ret)
+			return ret;
+		buf->user = get_uid(user);
+	}
+	/* Always shown as VmPin of the allocating process; not the limit. */
+	buf->mm = current->mm;
+	mmgrab(buf->mm);
+	atomic64_add(npages, &buf->mm->pinned_vm);
+
+	buf->max_chunks = chunks_if_huge(buf->size, buf->policy);
+	buf->chunks = kvmalloc_array(buf->max_chunks, sizeof(*buf->chunks),
+				     GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	ret = buf->chunks ? alloc_chunks(buf) : -ENOMEM;
+	if (ret)
+		unfill(buf);
+	return ret;
+}
+
 /**
  * npu_mem_buf_alloc() - allocate, zero, pin and DMA-map a buffer
  * @size: bytes wanted, non-zero
@@ -469,44 +541,21 @@ struct npu_mem_buf *npu_mem_buf_alloc(u64 size, u32 policy, u32 flags,
 	ret = charge_global(size);
 	if (ret)
 		goto err_free_buf;
-	ret = charge_user(user, size >> PAGE_SHIFT, unlimited);
+	ret = fill(buf, user, unlimited);
+	end_in_flight(size);
 	if (ret)
 		goto err_uncharge_global;
-	buf->user = get_uid(user);
-	/* Always shown as VmPin of the allocating process; not the limit. */
-	buf->mm = current->mm;
-	mmgrab(buf->mm);
-	atomic64_add(size >> PAGE_SHIFT, &buf->mm->pinned_vm);
-
-	buf->max_chunks = chunks_if_huge(size, policy);
-	buf->chunks = kvmalloc_array(buf->max_chunks, sizeof(*buf->chunks),
-				     GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
-	if (!buf->chunks) {
-		ret = -ENOMEM;
-		goto err_uncharge_user;
-	}
-
-	ret = alloc_chunks(buf);
-	if (ret)
-		goto err_free_chunks;
-
 	ret = map_and_register(buf);
 	if (ret)
-		goto err_free_chunks;
+		goto err_unfill;
 
 	atomic64_add(buf->nr_huge, &npu_mem_usage.huge_pages);
 	atomic64_add(buf->nr_normal, &npu_mem_usage.normal_pages);
 	atomic64_inc(&npu_mem_usage.buffers);
 	return buf;
 
-err_free_chunks:
-	free_chunks(buf);
-	kvfree(buf->chunks);
-err_uncharge_user:
-	atomic64_sub(size >> PAGE_SHIFT, &buf->mm->pinned_vm);
-	mmdrop(buf->mm);
-	atomic_long_sub(size >> PAGE_SHIFT, &user->locked_vm);
-	free_uid(buf->user);
+err_unfill:
+	unfill(buf);
 err_uncharge_global:
 	atomic64_sub(size, &npu_mem_usage.bytes);
 err_free_buf:
@@ -524,13 +573,8 @@ static void npu_mem_buf_release(struct kref *ref)
 	unmap_for_device(buf);
 	mutex_unlock(&npu_mem_bufs_lock);
 	sg_free_table(&buf->sgt);
-	free_chunks(buf);
-	kvfree(buf->chunks);
+	unfill(buf);
 
-	atomic64_sub(buf->size >> PAGE_SHIFT, &buf->mm->pinned_vm);
-	mmdrop(buf->mm);
-	atomic_long_sub(buf->size >> PAGE_SHIFT, &buf->user->locked_vm);
-	free_uid(buf->user);
 	atomic64_sub(buf->nr_huge, &npu_mem_usage.huge_pages);
 	atomic64_sub(buf->nr_normal, &npu_mem_usage.normal_pages);
 	atomic64_dec(&npu_mem_usage.buffers);

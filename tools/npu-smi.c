@@ -548,12 +548,13 @@ static void print_human(const struct status *st, const struct proc *p, size_t np
 	printf("\nLimits\n");
 	row("All processes", "%s%s", human(in->limit_bytes, a, sizeof(a)),
 	    st->max_bytes[0] && strcmp(st->max_bytes, "0") ?
-	    " (module parameter max_bytes)" : " (total RAM; max_bytes unset)");
+	    " (module parameter max_bytes)" : " (3/4 of RAM; max_bytes unset)");
 	row("One allocation", "%s", human(in->max_alloc, a, sizeof(a)));
 	if (st->memlock.rlim_cur == RLIM_INFINITY)
 		row("RLIMIT_MEMLOCK", "unlimited (this process)");
 	else
-		row("RLIMIT_MEMLOCK", "%s (this process; not applied with CAP_IPC_LOCK)",
+		row("RLIMIT_MEMLOCK", "%s (this process, for all its user's buffers; "
+		    "not applied to files opened with CAP_IPC_LOCK)",
 		    human(st->memlock.rlim_cur, a, sizeof(a)));
 
 	printf("\nProcesses (from %s)\n", st->clients_source);

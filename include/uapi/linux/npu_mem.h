@@ -40,16 +40,19 @@
  *  - the memory cgroup of the process that allocated it (__GFP_ACCOUNT);
  *  - the locked-memory count of the user who opened the file (the uid of
  *    the opener's credentials, the same per-user count io_uring charges),
- *    checked against the allocating process's RLIMIT_MEMLOCK unless the
- *    opener had CAP_IPC_LOCK.  Per user, not per process: children that
- *    share the file, and processes it is passed to, draw on the same limit;
+ *    checked against the allocating process's RLIMIT_MEMLOCK.  Per user,
+ *    not per process: children that share the file, and processes it is
+ *    passed to, draw on the same limit.  Files opened with CAP_IPC_LOCK
+ *    are neither limited nor counted;
  *  - the allocating process's pinned_vm, shown as VmPin in
  *    /proc/PID/status (informational; not the enforced limit);
  *  - the global usage, capped at limit_bytes: module parameter max_bytes,
  *    by default 3/4 of RAM.  Each ALLOC also needs the memory the kernel
  *    counts as available (MemAvailable) to stay above reserve_bytes after
  *    it (default 1/16 of RAM), so the rest of the system keeps working and
- *    a caller gets -ENOMEM instead of the OOM killer.
+ *    a caller gets -ENOMEM instead of the OOM killer.  Allocations in
+ *    progress count as taken, so concurrent callers cannot all pass on
+ *    the same free memory.
  * Privileges (CAP_IPC_LOCK above, CAP_SYS_ADMIN for device addresses) are
  * those of the credentials that opened the file, as for other files.
  *
