@@ -3,15 +3,22 @@
  * accounting: pinned memory is charged, limited and given back.
  *  - VmPin (mm->pinned_vm) of the allocating process grows by exactly the
  *    buffer's size while it is allocated and returns after FREE, close, or
- *    FREE-while-mapped + munmap; GET_INFO counters return exactly;
- *  - with CAP_IPC_LOCK, RLIMIT_MEMLOCK is not enforced (but VmPin still
- *    counts); without it (capability dropped, still uid 0; or setuid 65534
- *    after opening the device) an ALLOC past RLIMIT_MEMLOCK gives ENOMEM
- *    and leaves counters and VmPin unchanged, up to the limit works;
+ *    FREE-while-mapped + munmap; GET_INFO counters return exactly (VmPin
+ *    is informational: the limit is enforced per user, see memlock_user.c);
+ *  - RLIMIT_MEMLOCK follows the privileges of the file's OPENER: a file
+ *    opened with CAP_IPC_LOCK is not limited (but VmPin still counts), also
+ *    after the process drops the capability or becomes uid 65534; a file
+ *    opened without it (capability dropped first, still uid 0) gets ENOMEM
+ *    past the limit, leaving counters and VmPin unchanged, and up to the
+ *    limit works;
  *  - the module parameter max_bytes (global cap) is readable and writable at
- *    run time by root: GET_INFO limit_bytes follows it, allocations past it
- *    give ENOMEM (or E2BIG when one request exceeds max_alloc), nothing is
- *    leaked; the original value is restored.
+ *    run time by root: GET_INFO limit_bytes follows it (3/4 of RAM when 0),
+ *    allocations past it give ENOMEM (or E2BIG when one request exceeds
+ *    max_alloc), nothing is leaked; the original value is restored;
+ *  - the module parameter reserve_bytes (memory ALLOC leaves available to
+ *    the rest of the system) is writable at run time: a reserve above all
+ *    of RAM refuses every ALLOC with ENOMEM, leaking nothing, and putting
+ *    it back lets them through.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,30 +128,23 @@ static void set_memlock(uint64_t bytes)
 
 /*
  * In a child: RLIMIT_MEMLOCK = VmPin + 1 MiB, then check enforcement.
- * mode 0: drop CAP_IPC_LOCK, then open; 1: open, then drop CAP_IPC_LOCK;
- * 2: open, then setuid(65534) (no capabilities at all).
+ * mode 0: drop CAP_IPC_LOCK, then open: limited.  The count is uid 0's,
+ * which no other process adds to in the test guest, so it starts at this
+ * process's VmPin (0).
  */
 static void memlock_child(int mode)
 {
 	struct nm_counters c0;
 	struct npu_mem_alloc a, b, x;
 	uint64_t pin0, limit;
-	int fd = -1;
+	int fd;
 
-	if (mode == 0)
-		nm_assert_ok(nm_drop_caps(1ULL << CAP_IPC_LOCK));
-	else
-		fd = nm_open();
+	(void)mode;
+	nm_assert_ok(nm_drop_caps(1ULL << CAP_IPC_LOCK));
 	pin0 = nm_vmpin_bytes();
 	limit = pin0 + NM_MiB;
 	set_memlock(limit);
-	if (mode == 1)
-		nm_assert_ok(nm_drop_caps(1ULL << CAP_IPC_LOCK));
-	if (mode == 2)
-		ck_assert_msg(setgid(65534) == 0 && setuid(65534) == 0,
-			      "setuid 65534: %s", nm_errname(errno));
-	if (mode == 0)
-		fd = nm_open();
+	fd = nm_open();
 	nm_counters(fd, &c0);
 
 	/* over the limit in one go */
@@ -180,6 +180,34 @@ static void memlock_child(int mode)
 	close(fd);
 }
 
+/*
+ * Opened by root with CAP_IPC_LOCK, then RLIMIT_MEMLOCK = VmPin + 1 MiB and
+ * mode 1: CAP_IPC_LOCK dropped; 2: setuid(65534) (no capabilities at all).
+ * The opener's privilege stays with the file: 8 MiB works.
+ */
+static void memlock_opener_child(int mode)
+{
+	struct npu_mem_alloc a, b;
+	uint64_t pin0;
+	int fd = nm_open();
+
+	pin0 = nm_vmpin_bytes();
+	set_memlock(pin0 + NM_MiB);
+	if (mode == 1)
+		nm_assert_ok(nm_drop_caps(1ULL << CAP_IPC_LOCK));
+	else
+		ck_assert_msg(setgid(65534) == 0 && setuid(65534) == 0,
+			      "setuid 65534: %s", nm_errname(errno));
+	nm_alloc_ok(fd, 4 * NM_MiB, NPU_MEM_POLICY_NORMAL_ONLY, 0, &a);
+	nm_alloc_ok(fd, 4 * NM_MiB, NPU_MEM_POLICY_HUGE_ONLY, 0, &b);
+	/* VmPin shows it all the same */
+	ck_assert_uint_eq(nm_vmpin_bytes(), pin0 + 8 * NM_MiB);
+	nm_free_ok(fd, a.handle);
+	nm_free_ok(fd, b.handle);
+	ck_assert_uint_eq(nm_vmpin_bytes(), pin0);
+	close(fd);
+}
+
 static void in_child(void (*fn)(int), int mode, const char *what)
 {
 	struct nm_counters start;
@@ -205,15 +233,15 @@ START_TEST(memlock_enforced_without_cap_ipc_lock)
 }
 END_TEST
 
-START_TEST(memlock_enforced_cap_dropped_after_open)
+START_TEST(memlock_not_enforced_cap_dropped_after_open)
 {
-	in_child(memlock_child, 1, "CAP_IPC_LOCK dropped after open");
+	in_child(memlock_opener_child, 1, "CAP_IPC_LOCK dropped after open");
 }
 END_TEST
 
-START_TEST(memlock_enforced_setuid_nobody_after_open)
+START_TEST(memlock_not_enforced_setuid_nobody_after_open)
 {
-	in_child(memlock_child, 2, "setuid 65534 after open");
+	in_child(memlock_opener_child, 2, "setuid 65534 after open");
 }
 END_TEST
 
@@ -322,10 +350,56 @@ START_TEST(max_bytes_param)
 
 	nm_assert_ok(nm_param_set("max_bytes", orig));
 	nm_get_info_ok(fd, &info);
-	if (orig == 0)
-		ck_assert_uint_eq(info.limit_bytes, info.total_ram);
-	else
+	if (orig == 0)	/* the default keeps a quarter of RAM out of reach */
+		ck_assert_uint_eq(info.limit_bytes, info.total_ram / 4 * 3);
+	else if (orig < info.total_ram)
 		ck_assert_uint_eq(info.limit_bytes, orig);
+	else
+		ck_assert_uint_eq(info.limit_bytes, info.total_ram);
+	close(fd);
+}
+END_TEST
+
+static uint64_t saved_reserve;
+static bool have_saved_reserve;
+
+static void save_reserve(void)
+{
+	have_saved_reserve = nm_param_get("reserve_bytes", &saved_reserve) == 0;
+}
+
+static void restore_reserve(void)
+{
+	if (have_saved_reserve)
+		nm_param_set("reserve_bytes", saved_reserve);
+}
+
+START_TEST(reserve_bytes_param)
+{
+	struct npu_mem_info info;
+	struct nm_counters c0;
+	struct npu_mem_alloc x;
+	uint64_t orig, now;
+	int fd = nm_open(), r;
+
+	r = nm_param_get("reserve_bytes", &orig);
+	ck_assert_msg(r == 0, NM_SYSMOD "/parameters/reserve_bytes: %s",
+		      nm_retname(r));
+	nm_get_info_ok(fd, &info);
+	nm_counters(fd, &c0);
+	/* more than MemAvailable can ever be: every ALLOC is refused */
+	nm_assert_ok(nm_param_set("reserve_bytes", info.total_ram + NM_MiB));
+	nm_assert_ok(nm_param_get("reserve_bytes", &now));
+	ck_assert_uint_eq(now, info.total_ram + NM_MiB);
+	for (uint32_t p = 0; p < 3; p++)
+		nm_assert_ret(nm_alloc(fd, p == NPU_MEM_POLICY_HUGE_ONLY ?
+				       NM_2M : NM_4K, p, 0, &x), -ENOMEM);
+	nm_assert_counters_now(fd, &c0);
+	/* a reserve that leaves room lets them through again */
+	nm_assert_ok(nm_param_set("reserve_bytes", orig));
+	nm_alloc_ok(fd, NM_4K, NPU_MEM_POLICY_NORMAL_ONLY, 0, &x);
+	nm_free_ok(fd, x.handle);
+	nm_assert_counters_now(fd, &c0);
 	close(fd);
 }
 END_TEST
@@ -340,13 +414,18 @@ int main(void)
 	nm_add(s, vmpin_after_free_while_mapped, 60);
 	nm_add(s, vmpin_many_buffers, 60);
 	nm_add(s, memlock_enforced_without_cap_ipc_lock, 60);
-	nm_add(s, memlock_enforced_cap_dropped_after_open, 60);
-	nm_add(s, memlock_enforced_setuid_nobody_after_open, 60);
+	nm_add(s, memlock_not_enforced_cap_dropped_after_open, 60);
+	nm_add(s, memlock_not_enforced_setuid_nobody_after_open, 60);
 	nm_add(s, memlock_not_enforced_with_cap_ipc_lock, 60);
 	/* restore max_bytes in the runner process even if the test dies */
 	tc = tcase_create("max_bytes_param");
 	tcase_add_unchecked_fixture(tc, save_param, restore_param);
 	tcase_add_test(tc, max_bytes_param);
+	tcase_set_timeout(tc, 60);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("reserve_bytes_param");
+	tcase_add_unchecked_fixture(tc, save_reserve, restore_reserve);
+	tcase_add_test(tc, reserve_bytes_param);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	return nm_run(s, NM_NEEDS_DEVICE);

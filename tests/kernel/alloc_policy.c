@@ -14,7 +14,9 @@
  *    page or chunk always DEV_CONTIG, every buffer DEV_CONTIG under an
  *    IOMMU;
  *  - DEV_CONTIG exactly when dev_segments == 1 (its own test);
- *  - without CAP_SYS_ADMIN a physical dev_addr is withheld (DEV_HIDDEN, 0).
+ *  - opened without CAP_SYS_ADMIN, a physical dev_addr and the layout are
+ *    withheld (DEV_HIDDEN; dev_addr 0, dev_segments 0, DEV_CONTIG clear);
+ *    visibility.c covers who decides (the opener) in full.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -309,6 +311,10 @@ START_TEST(dev_addr_hidden_without_cap_sys_admin)
 					      (unsigned long long)
 					      a.buf.dev_addr);
 				ck_assert_uint_eq(a.buf.dev_addr, 0);
+				/* the layout is physical too */
+				ck_assert_uint_eq(a.buf.dev_segments, 0);
+				ck_assert(!(a.buf.flags &
+					    NPU_MEM_BUF_DEV_CONTIG));
 			}
 			nm_free_ok(fd, a.handle);
 		}

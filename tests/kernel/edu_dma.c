@@ -5,7 +5,10 @@
  * intel-iommu, and debugfs npu_mem/dma_copy makes the device copy bytes
  * between two device addresses (kernel/edu.c: "SRC DST LEN", root only,
  * through its 4 KiB internal buffer, ~100 ms per 4 KiB DMA, so transfers
- * here are a few KiB).  Elsewhere the program exits 77.
+ * here are a few KiB).  In the x86_64-swiotlb-edu guest the same engine
+ * has no IOMMU and swiotlb bounces every mapping: there it copies between
+ * bounce buffers, and the CPU's bytes reach them, and come back, only
+ * through SYNC.  Elsewhere the program exits 77.
  *  - data the CPU wrote into buffer A, copied by the device A -> B, reads
  *    back correctly in B through the CPU mapping (SYNC TO_DEVICE on both
  *    ranges before, FROM_DEVICE on B's after), and nothing else in B
@@ -24,6 +27,16 @@
  *    running past a buffer's end or from one buffer into the next, the
  *    address of a freed buffer, length 0, lengths that overflow, and
  *    malformed or over-long input; non-root cannot open it (EACCES).
+ *  - bounce buffers: NPU_MEM_BUF_BOUNCED on every buffer exactly where
+ *    swiotlb bounces them (forced, no IOMMU); CPU write, SYNC TO_DEVICE,
+ *    device copy, SYNC FROM_DEVICE, CPU read is right for 4 KiB, 64 KiB
+ *    and 2 MiB buffers (a 2 MiB chunk is bounced in 256 KiB pieces);
+ *    without SYNC TO_DEVICE a bounced device copies stale bytes, and its
+ *    writes reach the pages only at SYNC FROM_DEVICE (so a SYNC that did
+ *    nothing would be caught); unbounced and coherent, it sees the CPU's
+ *    bytes without SYNC; a full bounce pool is -ENOMEM, not -EIO.
+ * The CPU's initial pattern is synced to the device (SYNC TO_DEVICE) as
+ * every writer of a BOUNCED buffer must.
  * After refused copies: the target buffer, an unrelated live buffer and the
  * counters are unchanged.
  */
@@ -35,6 +48,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "nmtest_bounce.h"
 #include "nmtest_dmabuf.h"
 
 #define RW	(PROT_READ | PROT_WRITE)
@@ -70,6 +84,12 @@ static void ctx_init(struct ctx *c)
 			      == (NPU_MEM_DEV_IOMMU | NPU_MEM_DEV_PCI),
 			      "edu guest without IOMMU|PCI: dev_flags %#x",
 			      c->dev_flags);
+	if (!strcmp(nm_vm_config(), "x86_64-swiotlb-edu"))
+		ck_assert_msg((c->dev_flags & (NPU_MEM_DEV_IOMMU | NPU_MEM_DEV_PCI))
+			      == NPU_MEM_DEV_PCI && nm_swiotlb_forced(),
+			      "swiotlb guest: dev_flags %#x (want PCI, no "
+			      "IOMMU), swiotlb %sforced", c->dev_flags,
+			      nm_swiotlb_forced() ? "" : "not ");
 }
 
 static void ctx_resnap(struct ctx *c)
@@ -94,11 +114,39 @@ struct tbuf {
 static void tbuf_new(struct tbuf *t, struct ctx *c, uint64_t size,
 		     uint32_t policy)
 {
+	int tries = 0;
+
 	nm_alloc_ok(c->fd, size, policy, 0, &t->a);
+	/*
+	 * Bounce buffers (swiotlb) are found one mapping at a time, so
+	 * those of one buffer need not abut; the copies here address the
+	 * buffer by offset from dev_addr and need one device range.  The
+	 * pool hands out slots in order: another try mostly gets one.
+	 */
+	while (!(c->dev_flags & NPU_MEM_DEV_IOMMU) &&
+	       (t->a.buf.flags & NPU_MEM_BUF_BOUNCED) &&
+	       !(t->a.buf.flags & NPU_MEM_BUF_DEV_CONTIG) && ++tries < 8) {
+		struct npu_mem_alloc again;
+
+		nm_alloc_ok(c->fd, size, policy, 0, &again);
+		nm_free_ok(c->fd, t->a.handle);
+		t->a = again;
+	}
+	if (tries)
+		printf("%s %llu: %d tries for one device range of bounce "
+		       "buffers\n", nm_policy_name(policy),
+		       (unsigned long long)size, tries + 1);
 	ctx_resnap(c);
 	t->seed = 0xed0 ^ ((uint64_t)t->a.handle << 36) ^ size;
 	t->map = nm_map_ok(c->fd, &t->a, RW);
 	nm_fill(t->map, t->a.buf.size, t->seed);
+	/*
+	 * The CPU wrote: where the device sees bounce buffers it sees these
+	 * bytes only after a SYNC (and a later SYNC for the CPU would copy
+	 * the bounce buffers' zeroes back over them).
+	 */
+	nm_sync_ok(c->fd, t->a.handle, NPU_MEM_SYNC_TO_DEVICE, 0,
+		   t->a.buf.size);
 	ck_assert_msg(!(t->a.buf.flags & NPU_MEM_BUF_DEV_HIDDEN) &&
 		      t->a.buf.dev_addr, "device address hidden from root");
 	if (c->dev_flags & NPU_MEM_DEV_IOMMU)
@@ -563,6 +611,227 @@ START_TEST(copy_freed_buffer)
 }
 END_TEST
 
+/* ---- bounce buffers --------------------------------------------------- */
+
+/* The buffer carries NPU_MEM_BUF_BOUNCED exactly where the device sees
+ * bounce buffers. */
+static void assert_bounce_flag(const struct ctx *c, const struct tbuf *t)
+{
+	bool want = nm_expect_bounced(c->dev_flags);
+
+	ck_assert_msg(!!(t->a.buf.flags & NPU_MEM_BUF_BOUNCED) == want,
+		      "%s %llu: flags %#x, but the device sees %s (swiotlb %s"
+		      "forced, dev_flags %#x)",
+		      nm_policy_name(t->a.buf.policy),
+		      (unsigned long long)t->a.buf.size, t->a.buf.flags,
+		      want ? "only bounce buffers" : "the pages themselves",
+		      nm_swiotlb_forced() ? "" : "not ", c->dev_flags);
+}
+
+/*
+ * CPU writes, SYNC TO_DEVICE, the device copies, SYNC FROM_DEVICE, the CPU
+ * reads the copy: right for 4 KiB, 64 KiB and 2 MiB buffers, across the
+ * 256 KiB pieces a 2 MiB chunk is bounced in and across a huge/normal seam.
+ * Where the device sees bounce buffers this is the SYNC copying; a 2 MiB
+ * chunk is more than one swiotlb mapping can hold, so it must be mapped in
+ * pieces to be allocated at all.
+ */
+START_TEST(bounce_roundtrip)
+{
+	struct ctx c;
+	struct tbuf a4, b4, a64, b64, h, m;
+
+	ctx_init(&c);
+	tbuf_new(&a4, &c, NM_4K, NPU_MEM_POLICY_NORMAL_ONLY);
+	tbuf_new(&b4, &c, NM_4K, NPU_MEM_POLICY_NORMAL_ONLY);
+	tbuf_new(&a64, &c, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY);
+	tbuf_new(&b64, &c, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY);
+	tbuf_new(&h, &c, NM_2M, NPU_MEM_POLICY_HUGE_ONLY);
+	tbuf_new(&m, &c, NM_2M + 76 * NM_KiB, NPU_MEM_POLICY_HUGE_FIRST);
+	assert_bounce_flag(&c, &a4);
+	assert_bounce_flag(&c, &b4);
+	assert_bounce_flag(&c, &a64);
+	assert_bounce_flag(&c, &b64);
+	assert_bounce_flag(&c, &h);
+	assert_bounce_flag(&c, &m);
+	printf("2 MiB HUGE_ONLY: %u huge, dev_addr %#llx, %u device segments, "
+	       "flags %#x\n", h.a.buf.huge_pages,
+	       (unsigned long long)h.a.buf.dev_addr, h.a.buf.dev_segments,
+	       h.a.buf.flags);
+	copy_and_check(&c, &a4, 0, &b4, 0, NM_4K);
+	copy_and_check(&c, &a4, 1, &b4, 100, 3000);
+	copy_and_check(&c, &a64, NM_4K - 100, &b64, 5 * NM_4K - 7, NM_4K + 300);
+	/* out of, into and at the end of the 2 MiB chunk, across 256 KiB */
+	copy_and_check(&c, &h, 256 * NM_KiB - 1000, &b64, 1000, 3000);
+	copy_and_check(&c, &a64, 10, &h, 3 * 256 * NM_KiB - 2000, 4000);
+	copy_and_check(&c, &b4, 0, &h, NM_2M - 3000, 3000);
+	/* across the huge/normal seam of the mixed buffer, both ways */
+	copy_and_check(&c, &h, NM_MiB + 5, &m, NM_2M - 2500, 5000);
+	copy_and_check(&c, &m, NM_2M - 3000, &h, 7, 6000);
+	tbuf_free(&a4, &c);
+	tbuf_free(&b4, &c);
+	tbuf_free(&a64, &c);
+	tbuf_free(&b64, &c);
+	tbuf_free(&h, &c);
+	tbuf_free(&m, &c);
+	ctx_fini(&c);
+}
+END_TEST
+
+/*
+ * The bounce is real, so the SYNCs above are what made the copies right
+ * (a SYNC that did nothing would fail bounce_roundtrip): where buffers are
+ * BOUNCED, without SYNC TO_DEVICE the device copies what A held at its
+ * last SYNC, and its write reaches B's pages only at SYNC FROM_DEVICE.
+ * Where they are not and DMA is coherent, the device reads and writes the
+ * pages themselves: the flag's absence is true as well.
+ */
+static void stale_check(struct ctx *c, struct tbuf *A, uint64_t aoff,
+			struct tbuf *B, uint64_t boff, uint64_t len)
+{
+	bool bounced = A->a.buf.flags & NPU_MEM_BUF_BOUNCED;
+	bool coherent = c->dev_flags & NPU_MEM_DEV_COHERENT;
+	uint8_t *synced = malloc(len), *fresh = malloc(len);
+	uint8_t *b_before = malloc(len);
+	size_t bad;
+
+	ck_assert(synced && fresh && b_before);
+	ck_assert_msg(!!(B->a.buf.flags & NPU_MEM_BUF_BOUNCED) == bounced,
+		      "A and B disagree about bouncing");
+	/* what the device last got of A */
+	A->seed += 0x100;
+	nm_fill_at(A->map + aoff, len, A->seed, aoff);
+	nm_sync_ok(c->fd, A->a.handle, NPU_MEM_SYNC_TO_DEVICE, aoff, len);
+	memcpy(synced, A->map + aoff, len);
+	memcpy(b_before, B->map + boff, len);
+	/* the CPU writes A again and does not say so */
+	A->seed += 0x100;
+	nm_fill_at(A->map + aoff, len, A->seed, aoff);
+	memcpy(fresh, A->map + aoff, len);
+	ck_assert_msg(memcmp(synced, fresh, len), "two seeds, same bytes");
+	nm_assert_ok(dma_copy(dev(A, aoff), dev(B, boff), len));
+	if (bounced) {
+		bad = nm_cmp(B->map + boff, b_before, len);
+		ck_assert_msg(bad == SIZE_MAX, "bounced: B changed at %zu "
+			      "before SYNC FROM_DEVICE: the device wrote B's "
+			      "pages, not a bounce buffer", bad);
+	} else if (coherent) {
+		bad = nm_cmp(B->map + boff, fresh, len);
+		ck_assert_msg(bad == SIZE_MAX, "not bounced, coherent: B "
+			      "differs at %zu from what the CPU wrote into A "
+			      "(without SYNC)", bad);
+	}
+	nm_sync_ok(c->fd, B->a.handle, NPU_MEM_SYNC_FROM_DEVICE, boff, len);
+	if (bounced) {
+		bad = nm_cmp(B->map + boff, synced, len);
+		ck_assert_msg(bad == SIZE_MAX, "bounced: without SYNC "
+			      "TO_DEVICE the device must copy A as last synced;"
+			      " B differs at %zu (%s)", bad,
+			      bad != SIZE_MAX && B->map[boff + bad] ==
+			      fresh[bad] ? "it saw the CPU's unsynced write: "
+			      "no bounce" : "neither old nor new");
+		printf("bounced %s: without SYNC TO_DEVICE the device copied "
+		       "%llu stale bytes, as it must\n",
+		       nm_policy_name(A->a.buf.policy),
+		       (unsigned long long)len);
+	} else if (coherent) {
+		ck_assert_uint_eq(nm_cmp(B->map + boff, fresh, len), SIZE_MAX);
+	} else {
+		printf("not bounced, not coherent: what the device saw "
+		       "without SYNC is undefined, not checked\n");
+	}
+	/* and with the SYNC, the device gets the CPU's bytes */
+	nm_sync_ok(c->fd, A->a.handle, NPU_MEM_SYNC_TO_DEVICE, aoff, len);
+	nm_sync_ok(c->fd, B->a.handle, NPU_MEM_SYNC_TO_DEVICE, boff, len);
+	nm_assert_ok(dma_copy(dev(A, aoff), dev(B, boff), len));
+	nm_sync_ok(c->fd, B->a.handle, NPU_MEM_SYNC_FROM_DEVICE, boff, len);
+	bad = nm_cmp(B->map + boff, fresh, len);
+	ck_assert_msg(bad == SIZE_MAX, "after SYNC TO_DEVICE, copy, SYNC "
+		      "FROM_DEVICE: B differs at %zu", bad);
+	free(synced);
+	free(fresh);
+	free(b_before);
+}
+
+START_TEST(bounce_is_real)
+{
+	struct ctx c;
+	struct tbuf a, b, h;
+
+	ctx_init(&c);
+	tbuf_new(&a, &c, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY);
+	tbuf_new(&b, &c, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY);
+	tbuf_new(&h, &c, NM_2M, NPU_MEM_POLICY_HUGE_ONLY);
+	assert_bounce_flag(&c, &a);
+	assert_bounce_flag(&c, &b);
+	assert_bounce_flag(&c, &h);
+	stale_check(&c, &a, NM_4K - 10, &b, 3 * NM_4K + 1, NM_4K);
+	stale_check(&c, &h, 256 * NM_KiB - 700, &b, 9 * NM_4K, 1400);
+	stale_check(&c, &a, 100, &h, NM_2M - 2000, 2000);
+	tbuf_free(&a, &c);
+	tbuf_free(&b, &c);
+	tbuf_free(&h, &c);
+	ctx_fini(&c);
+}
+END_TEST
+
+/*
+ * A full bounce pool is the caller's -ENOMEM (never -EIO), at no more than
+ * the pool's size, with RAM to spare; freeing gives the room back.
+ */
+START_TEST(bounce_pool_full)
+{
+	enum { MAXBUF = 256 };
+	const uint64_t step = 32 * NM_MiB;
+	uint32_t h[MAXBUF];
+	struct npu_mem_alloc a;
+	struct npu_mem_info info;
+	struct nm_counters before;
+	uint64_t pool, total = 0;
+	int n = 0, r = 0, fd = nm_open();
+
+	/* no sentinel: its 2 MiB chunk would fail first where that is broken */
+	nm_get_info_ok(fd, &info);
+	if (!nm_expect_bounced(info.dev_flags)) {
+		printf("the device sees no bounce buffers: no pool to fill\n");
+		close(fd);
+		return;
+	}
+	pool = nm_swiotlb_pool_bytes();
+	ck_assert_msg(pool, "swiotlb pool size unknown");
+	nm_counters(fd, &before);
+	while (n < MAXBUF) {
+		r = nm_alloc(fd, step, NPU_MEM_POLICY_NORMAL_ONLY, 0, &a);
+		if (r)
+			break;
+		h[n++] = a.handle;
+		total += a.buf.size;
+	}
+	nm_get_info_ok(fd, &info);
+	printf("bounce pool %llu MiB: %d buffers, %llu MiB, then %s; free RAM "
+	       "%llu MiB\n", (unsigned long long)(pool >> 20), n,
+	       (unsigned long long)(total >> 20), nm_retname(r),
+	       (unsigned long long)(info.free_ram >> 20));
+	ck_assert_msg(r == -ENOMEM, "ALLOC with the bounce pool full: %s, "
+		      "want -ENOMEM", nm_retname(r));
+	ck_assert_msg(total <= pool && total >= pool / 2,
+		      "%llu MiB in buffers when the %llu MiB pool ran out",
+		      (unsigned long long)(total >> 20),
+		      (unsigned long long)(pool >> 20));
+	/* the pool ran out, not RAM */
+	ck_assert_msg(info.free_ram > 2 * step, "free RAM %llu MiB",
+		      (unsigned long long)(info.free_ram >> 20));
+	/* a failed ALLOC leaves nothing behind, and freeing makes room */
+	nm_free_ok(fd, h[--n]);
+	nm_alloc_ok(fd, step, NPU_MEM_POLICY_NORMAL_ONLY, 0, &a);
+	h[n++] = a.handle;
+	while (n)
+		nm_free_ok(fd, h[--n]);
+	nm_assert_counters_now(fd, &before);
+	close(fd);
+}
+END_TEST
+
 START_TEST(dma_copy_root_only)
 {
 	pid_t pid;
@@ -595,7 +864,8 @@ int main(void)
 
 	nm_require_device();
 	if (access(NM_DMA_COPY, F_OK)) {
-		printf("SKIP: no edu device: run in the x86_64-iommu-edu guest "
+		printf("SKIP: no edu device: run in the x86_64-iommu-edu or "
+		       "x86_64-swiotlb-edu guest "
 		       "(%s: %s)\n", NM_DMA_COPY, strerror(errno));
 		return 77;
 	}
@@ -610,5 +880,8 @@ int main(void)
 	nm_add(s, copy_across_buffer_seam, 60);
 	nm_add(s, copy_freed_buffer, 60);
 	nm_add(s, dma_copy_root_only, 30);
+	nm_add(s, bounce_roundtrip, 60);
+	nm_add(s, bounce_is_real, 60);
+	nm_add(s, bounce_pool_full, 120);
 	return nm_run(s, NM_NEEDS_DEVICE);
 }

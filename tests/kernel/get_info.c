@@ -3,8 +3,9 @@
  * get_info: NPU_MEM_IOCTL_GET_INFO.
  *  - ABI 1.0, page sizes (4K and 2M at least, no unknown bits), dev_flags
  *    without unknown bits, total_ram = the kernel's MemTotal, 0 < free_ram <=
- *    total_ram, limit_bytes = max_bytes parameter or total_ram when unset,
- *    max_alloc > 0;
+ *    total_ram, limit_bytes = max_bytes parameter (at most total_ram) or
+ *    3/4 of total_ram when unset, max_alloc = the smaller of limit_bytes and
+ *    NPU_MEM_MAX_ALLOC, the reserve_bytes parameter readable;
  *  - the kernel fills every output field (the struct is poisoned with 0xff
  *    first), reserved stays 0, also with a larger struct;
  *  - flags bits and reserved words non-zero: -EINVAL, nothing disturbed;
@@ -87,10 +88,19 @@ START_TEST(memory_totals)
 	ret = nm_param_get("max_bytes", &param);
 	ck_assert_msg(ret == 0, "read " NM_SYSMOD "/parameters/max_bytes: %s",
 		      nm_retname(ret));
+	/* unset: a quarter of RAM stays out of reach of pinned buffers */
 	if (param == 0)
-		ck_assert_uint_eq(info.limit_bytes, info.total_ram);
-	else
+		ck_assert_uint_eq(info.limit_bytes, info.total_ram / 4 * 3);
+	else if (param < info.total_ram)
 		ck_assert_uint_eq(info.limit_bytes, param);
+	else
+		ck_assert_uint_eq(info.limit_bytes, info.total_ram);
+	ck_assert_uint_eq(info.max_alloc,
+			  info.limit_bytes < NPU_MEM_MAX_ALLOC ?
+			  info.limit_bytes : NPU_MEM_MAX_ALLOC);
+	ret = nm_param_get("reserve_bytes", &param);
+	ck_assert_msg(ret == 0, "read " NM_SYSMOD "/parameters/reserve_bytes: "
+		      "%s", nm_retname(ret));
 	close(fd);
 }
 END_TEST

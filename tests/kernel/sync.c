@@ -20,7 +20,12 @@
  *  - GET_INFO.dev_flags: COHERENT on x86; PCI and IOMMU exactly as sysfs
  *    says for the bound device (npu_pci=), and both set in the
  *    x86_64-iommu-edu guest, neither in the plain x86_64 one; the debugfs
- *    "device" file agrees.
+ *    "device" file agrees;
+ *  - NPU_MEM_BUF_BOUNCED on every buffer, of every policy and size, exactly
+ *    where the device sees bounce buffers (swiotlb forced on the command
+ *    line, no IOMMU: the x86_64-swiotlb-edu guest), on none elsewhere; a
+ *    buffer 2 MiB chunks back is allocated there too (one swiotlb mapping
+ *    holds at most 256 KiB).
  * After every refused call: an unrelated live buffer (contents, QUERY) and
  * the driver's GET_INFO counters are unchanged (NM_SENTINEL_CHECK).
  */
@@ -30,6 +35,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "nmtest_bounce.h"
 #include "nmtest_dmabuf.h"
 
 static const uint32_t dirs[] = {
@@ -536,7 +542,12 @@ START_TEST(dev_segments_are_ranges)
 			       "set" : "clear", a[i].buf.dev_segments);
 			bad++;
 		}
-		if (info.dev_flags & NPU_MEM_DEV_IOMMU) {
+		if (a[i].buf.flags & NPU_MEM_BUF_BOUNCED &&
+		    !(info.dev_flags & NPU_MEM_DEV_IOMMU)) {
+			/* swiotlb slots: nothing to compare with the pages */
+			printf("  bounced: device addresses are bounce "
+			       "buffers, not these pages\n");
+		} else if (info.dev_flags & NPU_MEM_DEV_IOMMU) {
 			if (a[i].buf.dev_segments != 1) {
 				printf("  BAD: %u segments under an IOMMU\n",
 				       a[i].buf.dev_segments);
@@ -627,6 +638,63 @@ START_TEST(get_info_dev_flags)
 }
 END_TEST
 
+START_TEST(bounced_flag)
+{
+	static const struct {
+		uint64_t size;
+		uint32_t policy;
+	} spec[] = {
+		{ NM_4K, NPU_MEM_POLICY_NORMAL_ONLY },
+		{ 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY },
+		{ NM_2M + NM_4K, NPU_MEM_POLICY_NORMAL_ONLY },
+		{ NM_2M, NPU_MEM_POLICY_HUGE_ONLY },
+		{ 8 * NM_MiB, NPU_MEM_POLICY_HUGE_ONLY },
+		{ 6 * NM_MiB + 140 * NM_KiB, NPU_MEM_POLICY_HUGE_FIRST },
+	};
+	struct npu_mem_info info;
+	struct npu_mem_buffer q;
+	int fd = nm_open(), bad = 0;
+	bool want;
+
+	/* no sentinel: its 2 MiB chunk would hide what each size does */
+	nm_get_info_ok(fd, &info);
+	want = nm_expect_bounced(info.dev_flags);
+	printf("swiotlb %s, dev_flags %#x: every buffer %s NPU_MEM_BUF_BOUNCED"
+	       "\n", nm_swiotlb_forced() ? "forced" : "not forced",
+	       info.dev_flags, want ? "has" : "lacks");
+	for (size_t i = 0; i < NM_ARRAY_SIZE(spec); i++) {
+		struct npu_mem_alloc a;
+		int r = nm_alloc(fd, spec[i].size, spec[i].policy, 0, &a);
+		bool got;
+
+		if (r) {
+			/* before the fix: a 2 MiB chunk was one mapping */
+			printf("  BAD: %s %llu: ALLOC %s\n",
+			       nm_policy_name(spec[i].policy),
+			       (unsigned long long)spec[i].size, nm_retname(r));
+			bad++;
+			continue;
+		}
+		nm_assert_ok(nm_query(fd, a.handle, &q));
+		got = a.buf.flags & NPU_MEM_BUF_BOUNCED;
+		printf("  %s %llu: %u huge %u normal, flags %#x, %u device "
+		       "segments%s\n", nm_policy_name(spec[i].policy),
+		       (unsigned long long)a.buf.size, a.buf.huge_pages,
+		       a.buf.normal_pages, a.buf.flags, a.buf.dev_segments,
+		       got != want ? "  BAD" : "");
+		bad += got != want;
+		/* QUERY says what ALLOC said */
+		ck_assert_uint_eq(q.flags, a.buf.flags);
+		nm_free_ok(fd, a.handle);
+	}
+	close(fd);
+	ck_assert_msg(!bad, "%d buffer(s) %s (see output)", bad,
+		      want ? "not flagged BOUNCED although swiotlb bounces "
+		      "every mapping, or not allocated" :
+		      "flagged BOUNCED where nothing bounces");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = nm_suite("sync");
@@ -647,5 +715,6 @@ int main(void)
 	nm_add(s, sync_struct_framing, 30);
 	nm_add(s, get_info_dev_flags, 30);
 	nm_add(s, dev_segments_are_ranges, 60);
+	nm_add(s, bounced_flag, 60);
 	return nm_run(s, NM_NEEDS_DEVICE);
 }

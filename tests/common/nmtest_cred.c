@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * nmtest_cred: see nmtest_cred.h.
+ */
+#include <errno.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "nmtest_cred.h"
+
+static mode_t nm_node_mode;
+static bool nm_node_changed;
+
+int nm_node_open_to_all(void)
+{
+	const char *vm = getenv("VM_RUN");
+	struct stat st;
+
+	if (!vm || strcmp(vm, "1"))
+		return -ENOTSUP;
+	if (geteuid() != 0)
+		return -EPERM;
+	if (stat(NM_DEV_PATH, &st))
+		return -errno;
+	if (!nm_node_changed)
+		nm_node_mode = st.st_mode & 07777;
+	if (chmod(NM_DEV_PATH, 0666))
+		return -errno;
+	nm_node_changed = true;
+	return 0;
+}
+
+void nm_node_restore(void)
+{
+	if (nm_node_changed && chmod(NM_DEV_PATH, nm_node_mode) == 0)
+		nm_node_changed = false;
+}
+
+int nm_set_memlock(uint64_t memlock)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_MEMLOCK, &rl))
+		return -errno;
+	rl.rlim_cur = (rlim_t)memlock;
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_cur > rl.rlim_max)
+		rl.rlim_max = rl.rlim_cur;	/* root only */
+	if (setrlimit(RLIMIT_MEMLOCK, &rl))
+		return -errno;
+	return 0;
+}
+
+int nm_become(uid_t uid, uint64_t memlock)
+{
+	struct rlimit rl = { (rlim_t)memlock, RLIM_INFINITY };
+
+	if (setrlimit(RLIMIT_MEMLOCK, &rl))
+		return -errno;
+	if (setgroups(0, NULL) || setresgid(uid, uid, uid) ||
+	    setresuid(uid, uid, uid))
+		return -errno;
+	if (geteuid() != uid || getuid() != uid)
+		return -EPERM;
+	return 0;
+}
+
+int nm_send_fd(int sock, int fd)
+{
+	char byte = 'F';
+	struct iovec iov = { &byte, 1 };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = u.buf, .msg_controllen = sizeof(u.buf),
+	};
+	struct cmsghdr *c;
+
+	memset(&u, 0, sizeof(u));
+	c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	if (sendmsg(sock, &msg, 0) != 1)
+		return -errno;
+	return 0;
+}
+
+int nm_recv_fd(int sock)
+{
+	char byte;
+	struct iovec iov = { &byte, 1 };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = u.buf, .msg_controllen = sizeof(u.buf),
+	};
+	struct cmsghdr *c;
+	ssize_t n;
+	int fd;
+
+	n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return -errno;
+	if (n == 0)
+		return -EPIPE;
+	c = CMSG_FIRSTHDR(&msg);
+	if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+	    c->cmsg_len != CMSG_LEN(sizeof(int)))
+		return -EBADMSG;
+	memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	return fd;
+}
+
+int nm_signal(int wfd)
+{
+	char b = 'S';
+	ssize_t n;
+
+	do
+		n = write(wfd, &b, 1);
+	while (n < 0 && errno == EINTR);
+	return n == 1 ? 0 : -errno;
+}
+
+int nm_await(int rfd)
+{
+	char b;
+	ssize_t n;
+
+	do
+		n = read(rfd, &b, 1);
+	while (n < 0 && errno == EINTR);
+	if (n == 1)
+		return 0;
+	return n == 0 ? -EPIPE : -errno;
+}
+
+int nm_meminfo(const char *key, uint64_t *bytes)
+{
+	uint64_t kb;
+	int ret = nm_kv_file("/proc/meminfo", key, &kb);
+
+	if (ret == 0)
+		*bytes = kb * 1024;
+	return ret;
+}
+
+int nm_vmstat(const char *key, uint64_t *val)
+{
+	char *text = nm_read_file("/proc/vmstat"), *line, *save = NULL;
+	size_t klen = strlen(key);
+	int ret = -ENOENT;
+
+	if (!text)
+		return -errno;
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *end;
+
+		if (strncmp(line, key, klen) || line[klen] != ' ')
+			continue;
+		errno = 0;
+		*val = strtoull(line + klen + 1, &end, 10);
+		ret = (errno || end == line + klen + 1) ? -EINVAL : 0;
+		break;
+	}
+	free(text);
+	return ret;
+}
+
+const char *nm_status_str(int status)
+{
+	static __thread char buf[4][48];
+	static __thread unsigned int idx;
+	char *b = buf[idx++ % 4];
+
+	if (status == -1)
+		snprintf(b, sizeof(buf[0]), "timed out (killed)");
+	else if (WIFEXITED(status))
+		snprintf(b, sizeof(buf[0]), "exit %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(b, sizeof(buf[0]), "signal %d (%s)", WTERMSIG(status),
+			 strsignal(WTERMSIG(status)));
+	else
+		snprintf(b, sizeof(buf[0]), "status %#x", status);
+	return b;
+}
