@@ -8,6 +8,8 @@
 #
 #   SUITE      kernel, lib, host: every executable in build/tests/SUITE/,
 #              or SUITE/GLOB: those matching GLOB (kernel/dmabuf*);
+#              !SUITE/GLOB anywhere leaves those programs out of every
+#              SUITE argument (kernel '!kernel/dmabuf*');
 #              examples: every program in build/examples/ (they exit
 #              non-zero when a step fails);
 #              python: python3 -m unittest discover -s tests/python
@@ -199,7 +201,20 @@ run_python() {
 }
 
 [ $# -ge 1 ] || { echo "run-suites: no suite given" >&2; exit 2; }
+excluded=()
 for arg in "$@"; do
+	if [[ $arg == '!'* ]]; then excluded+=("build/tests/${arg#!}"); fi
+done
+is_excluded() {
+	local x
+	for x in "${excluded[@]}"; do
+		# shellcheck disable=SC2053 # $x is a glob on purpose
+		[[ $1 == $x ]] && return 0
+	done
+	return 1
+}
+for arg in "$@"; do
+	[[ $arg == '!'* ]] && continue
 	suite=${arg%%/*}
 	case $arg in
 	python) run_python ;;
@@ -212,6 +227,7 @@ for arg in "$@"; do
 		found=0
 		for prog in "$dir"/$pat; do
 			if [ ! -f "$prog" ] || [ ! -x "$prog" ]; then continue; fi
+			if is_excluded "$prog"; then continue; fi
 			[ "$found" = 1 ] || mkdir -p "$logdir/$suite"
 			found=1
 			run_check_prog "$prog" "$suite"

@@ -1156,8 +1156,14 @@ static void race(enum how how)
 		ck_assert_msg(ret == -EINVAL, "dma_copy S -> D after the "
 			      "device came back: %s, want -EINVAL",
 			      nm_retname(ret));
-		/* every copy wrote S's first page into D's */
-		assert_pattern(r.d.map, NM_4K, r.s.seed, 0);
+		/*
+		 * every copy wrote S's first page into D's; with bounce
+		 * buffers the device wrote D's bounce copy, which no SYNC
+		 * brought back before the device went: lost with it (the
+		 * UAPI header's rule), so only D's other pages are known.
+		 */
+		if (!(r.d.before.flags & NPU_MEM_BUF_BOUNCED))
+			assert_pattern(r.d.map, NM_4K, r.s.seed, 0);
 		assert_pattern(r.d.map + NM_4K, r.d.a.buf.size - NM_4K,
 			       r.d.seed, NM_4K);
 	}
