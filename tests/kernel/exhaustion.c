@@ -341,9 +341,14 @@ START_TEST(exhaust)
 	check_result(what, 0, &one, st1);
 	/*
 	 * It must have run into the limits, not stopped early: a good part of
-	 * the room (HUGE_ONLY may run out of free 2 MiB blocks sooner).
+	 * the room (HUGE_ONLY may run out of free 2 MiB blocks sooner, and
+	 * with the hog's pages scattered through memory, at any point: its
+	 * ENOMEM is then the documented "cannot get its large pages").
 	 */
-	want = policy == NPU_MEM_POLICY_HUGE_ONLY ? room / 4 : room / 2;
+	if (policy != NPU_MEM_POLICY_HUGE_ONLY)
+		want = room / 2;
+	else
+		want = hog ? 0 : room / 4;
 	ck_assert_msg(one.bytes >= want, "%s: only %llu MiB before -ENOMEM, "
 		      "want at least %llu of about %llu MiB", what,
 		      (unsigned long long)(one.bytes >> 20),
