@@ -2,13 +2,16 @@
 /*
  * npu_mem_fuzz: an ioctl/mmap fuzzer for /dev/npu-mem.
  *
- *   npu_mem_fuzz [-s SEED] [-t SECONDS] [-n CALLS] [-j THREADS] [-m MAXBYTES] [-v]
+ *   npu_mem_fuzz [-s SEED] [-t SECONDS] [-n CALLS] [-j THREADS] [-R THREADS]
+ *                [-m MAXBYTES] [-v]
  *
  * Several threads share a pool of device fds, dma-buf fds, handles (live,
  * freed and invented ones) and CPU mappings, and throw at the driver:
  *  - its six ioctls with field values biased toward boundaries (0, 1, page
  *    and huge-page sizes, 2^n +/- 1, UINT32_MAX, UINT64_MAX), wrong
- *    pad/reserved/flags words, live, freed and random handles;
+ *    pad/reserved/flags words, live, freed and random handles, and the
+ *    handles and mmap offsets the driver will hand out next (handles are
+ *    sequential, so any thread can name a buffer while it is being made);
  *  - mutated ioctl numbers: the right magic with a wrong nr, direction or
  *    size (including sizes larger than the struct, with zero or non-zero
  *    tails), fully random numbers, and argument pointers that are NULL,
@@ -20,31 +23,57 @@
  *  - close, dup, export-and-close, DMA_BUF_IOCTL_* on dma-bufs, fork (the
  *    child allocates, maps and frees on inherited fds, then exits), reads of
  *    fdinfo, smaps and the driver's debugfs files - all racing each other.
+ *
+ * Race mode (-R, default 2 threads; 0 turns it off): a child process, as an
+ * unprivileged user when started as root in a test guest (VM_RUN=1: the node
+ * is made 0666 meanwhile, since privileges are the opener's), races PAIRS
+ * of operations on the SAME handle of one open file: ALLOC, FREE, QUERY,
+ * SYNC, EXPORT, mmap, munmap and close.  Every pair (36, both operations the
+ * same included) races in each pass, in a shuffled order, for a round of a
+ * fraction of a second in which each thread repeats its operation on the
+ * newest handle or on the next one; pairs with ALLOC race 3 times as long,
+ * ALLOC against FREE 30 times (a handle made and unmade at once is the
+ * narrowest window).  Random interleavings of unrelated calls seldom hit a
+ * window a few instructions wide; two threads hammering one handle do.  On
+ * one CPU that takes the pair's thread being preempted inside the window
+ * and the other one running next, so the race process runs at nice -10
+ * (when root) to hold most of the CPU against the random threads.
+ *
  * The kernel is the main oracle (KASAN, lockdep, kmemleak, DMA-API debugging
- * and WARNINGs fail the guest); the fuzzer itself checks that every error is
- * one of the errnos the call can document, that the process survives, and
- * that after closing everything the driver's counters (GET_INFO) and VmPin
- * are back at zero.
+ * and WARNINGs fail the guest); the fuzzer itself checks that
+ *  - every ioctl's error is one the UAPI header documents for that ioctl
+ *    (plus EBADF/ENOTTY/ENODEV when the fd number was not, or may no longer
+ *    have been, an npu-mem file);
+ *  - every ALLOC and QUERY answer follows the header's rules
+ *    (tests/common/nmtest_bufcheck.h: size rounding, policy, page counts,
+ *    flags, mmap offset, device address), and equals ALLOC's answer when a
+ *    QUERY names a buffer whose ALLOC it saw;
+ *  - the process survives, and after closing everything the driver's
+ *    counters (GET_INFO) and VmPin are back at zero.
+ * A violation is a finding; the first few of each kind are printed.
  *
  * Replay: every thread draws from its own generator seeded from SEED and its
- * index, so with -j 1 a seed replays the exact call sequence; with several
- * threads the per-thread sequences replay but their interleaving does not.
- * Defaults come from NPU_MEM_FUZZ_{SEED,SECONDS,CALLS,THREADS,MAXBYTES}
- * (seed 1, 20 s, no call limit, 4 threads, 256 MiB), so run-suites.sh can run
- * it without arguments.  While it runs, the module parameter max_bytes is
- * lowered to MAXBYTES (restored at exit) so that boundary sizes cannot take
- * the whole guest's memory.
+ * index, so with -j 1 -R 0 a seed replays the exact call sequence; with
+ * several threads the per-thread sequences replay but their interleaving
+ * does not.  Defaults come from NPU_MEM_FUZZ_{SEED,SECONDS,CALLS,THREADS,
+ * RACE,MAXBYTES} (seed 1, 20 s, no call limit, 4 threads, 2 race threads,
+ * 256 MiB), so run-suites.sh can run it without arguments.  While it runs,
+ * the module parameter max_bytes is lowered to MAXBYTES (restored at exit)
+ * so that boundary sizes cannot take the whole guest's memory.
  *
- * Output: calls executed per operation (ok / failed, errnos seen); the last
- * line is "npu_mem_fuzz: PASS ..." or "npu_mem_fuzz: FAIL ...".  Exit 0, 1
- * on a finding, 77 when /dev/npu-mem does not exist.
+ * Output: calls executed per operation (ok / failed, errnos seen), for the
+ * race mode per operation and pair; the last line is "npu_mem_fuzz: PASS
+ * ..." or "npu_mem_fuzz: FAIL ...".  Exit 0, 1 on a finding, 77 when
+ * /dev/npu-mem does not exist.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -59,6 +88,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -67,6 +97,8 @@
 #include <unistd.h>
 #include <linux/dma-buf.h>
 #include <linux/npu_mem.h>
+
+#include "nmtest_bufcheck.h"
 
 #define DEV_PATH	"/dev/" NPU_MEM_DEVICE_NAME
 #define PARAM_MAX_BYTES	"/sys/module/npu_mem/parameters/max_bytes"
@@ -159,6 +191,10 @@ struct fz_fd {
 	enum fd_kind kind;
 	uint64_t size;		/* dma-buf: its size */
 	bool readonly;		/* dma-buf of a READONLY buffer */
+	uint64_t id;		/* which open() (fd numbers are reused) */
+	/* device: the newest ALLOC through this entry, to predict the next */
+	uint32_t last_handle;
+	uint64_t next_off;
 };
 
 struct fz_buf {
@@ -169,6 +205,8 @@ struct fz_buf {
 	uint64_t size;
 	uint64_t offset;
 	uint32_t flags;
+	uint64_t fdid;		/* fz_fd.id of devfd when it was allocated */
+	struct npu_mem_buffer desc;	/* ALLOC's answer, for QUERY */
 };
 
 struct fz_map {
@@ -184,7 +222,13 @@ static struct {
 	struct fz_buf bufs[MAX_BUFS];
 	struct fz_map maps[MAX_MAPS];
 	uint64_t live_bytes;
+	uint64_t next_fd_id;
 } st = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* What an answer of the driver must say about the device layout: hidden
+ * without an IOMMU unless the opener had CAP_SYS_ADMIN (set in main). */
+static bool main_hidden;
+static dev_t npu_rdev;
 
 /* ------------------------------------------------------------------ */
 /* Statistics                                                           */
@@ -194,7 +238,7 @@ enum op {
 	OP_SYNC, OP_EXPORT, OP_EXPORT_CLOSE, OP_RAW_IOCTL, OP_BAD_PTR,
 	OP_MMAP, OP_MMAP_DMABUF, OP_MUNMAP, OP_MREMAP, OP_MPROTECT, OP_MADVISE,
 	OP_TOUCH, OP_PIPE_IO, OP_VM_READV, OP_DMABUF_IOCTL, OP_FORK,
-	OP_PROC_READ, OP_FILE_IO,
+	OP_PROC_READ, OP_FILE_IO, OP_PREDICT,
 	OP_COUNT
 };
 
@@ -203,7 +247,7 @@ static const char *const op_names[OP_COUNT] = {
 	"export", "export+close", "raw_ioctl", "bad_pointer", "mmap",
 	"mmap_dmabuf", "munmap", "mremap", "mprotect", "madvise", "touch",
 	"pipe_io", "process_vm_readv", "dmabuf_ioctl", "fork", "proc_read",
-	"read/write",
+	"read/write", "next_handle",
 };
 
 /* Relative weights: ioctls first, mappings next, process-level rarer. */
@@ -214,7 +258,7 @@ static const unsigned int op_weight[OP_COUNT] = {
 	[OP_BAD_PTR] = 5, [OP_MMAP] = 12, [OP_MMAP_DMABUF] = 5, [OP_MUNMAP] = 6,
 	[OP_MREMAP] = 3, [OP_MPROTECT] = 3, [OP_MADVISE] = 5, [OP_TOUCH] = 6,
 	[OP_PIPE_IO] = 2, [OP_VM_READV] = 2, [OP_DMABUF_IOCTL] = 5,
-	[OP_FORK] = 1, [OP_PROC_READ] = 2, [OP_FILE_IO] = 1,
+	[OP_FORK] = 1, [OP_PROC_READ] = 2, [OP_FILE_IO] = 1, [OP_PREDICT] = 8,
 };
 
 #define NERR 140
@@ -237,30 +281,136 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void finding(const char *fmt, ...)
+/*
+ * Findings by kind (the format, or a name the caller gives): every one is
+ * counted, the first PRINT_PER_KIND of each kind are printed, so that a
+ * rule the driver breaks on every call does not drown a rarer one.
+ */
+#define KINDS		64
+#define PRINT_PER_KIND	3
+static struct {
+	char name[80];
+	atomic_ulong n;
+} kinds[KINDS];
+static atomic_int nkinds;	/* kinds[] entries whose name is set */
+static pthread_mutex_t kinds_lock = PTHREAD_MUTEX_INITIALIZER;
+static const char *who = "";	/* "race: " in the race-mode process */
+
+static int kind_find(const char *kind, int from, int to)
 {
-	va_list ap;
+	for (; from < to; from++)
+		if (!strncmp(kinds[from].name, kind, sizeof(kinds[from].name) - 1))
+			return from;
+	return -1;
+}
+
+/* Count a finding of this kind: how many of it so far (this one included;
+ * 0 when the table is full: print it). */
+static unsigned long kind_count(const char *kind)
+{
+	int i, n = atomic_load_explicit(&nkinds, memory_order_acquire);
+	unsigned long seen = 0;
 
 	atomic_fetch_add(&findings, 1);
+	/* A kind seen before is counted without a lock: a thread that keeps
+	 * finding the same thing must not make the others wait for it. */
+	i = kind_find(kind, 0, n);
+	if (i < 0) {
+		pthread_mutex_lock(&kinds_lock);
+		n = atomic_load_explicit(&nkinds, memory_order_relaxed);
+		i = kind_find(kind, 0, n);
+		if (i < 0 && n < KINDS) {
+			i = n;
+			snprintf(kinds[i].name, sizeof(kinds[i].name), "%s", kind);
+			atomic_store_explicit(&nkinds, n + 1, memory_order_release);
+		}
+		pthread_mutex_unlock(&kinds_lock);
+	}
+	if (i >= 0)
+		seen = atomic_fetch_add(&kinds[i].n, 1) + 1;
+	return seen;
+}
+
+static void vfinding(const char *kind, const char *fmt, va_list ap)
+{
+	if (kind_count(kind) > PRINT_PER_KIND)
+		return;
 	flockfile(stdout);
-	printf("FINDING: ");
-	va_start(ap, fmt);
+	printf("%sFINDING: ", who);
 	vprintf(fmt, ap);
-	va_end(ap);
 	printf("\n");
 	fflush(stdout);
 	funlockfile(stdout);
 }
 
-/*
- * Record one call's result.  allowed: errnos this call may return, ended by
- * 0; anything else is a finding.
- */
-static void record(enum op op, long ret, int err, const int *allowed,
-		   const char *fmt, ...)
+static void finding_k(const char *kind, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void finding_k(const char *kind, const char *fmt, ...)
 {
-	const int *a;
 	va_list ap;
+
+	va_start(ap, fmt);
+	vfinding(kind, fmt, ap);
+	va_end(ap);
+}
+
+static void finding(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void finding(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfinding(fmt, fmt, ap);
+	va_end(ap);
+}
+
+static void print_kinds(void)
+{
+	int i;
+
+	for (i = 0; i < atomic_load(&nkinds); i++)
+		if (atomic_load(&kinds[i].n) > PRINT_PER_KIND)
+			printf("%s%lu findings of kind \"%s\" (%d printed)\n", who,
+			       atomic_load(&kinds[i].n), kinds[i].name, PRINT_PER_KIND);
+}
+
+/*
+ * Every close() of this process bumps fd_churn first: an fd number can
+ * only come to name another file through a close.  A thread notes the
+ * count when it picks its fd (pick_fd, some_devfd); if the count moved by
+ * the time it judges the call, the number may have named something else
+ * meanwhile (EBADF, ENOTTY, ENODEV are then not the driver's).
+ */
+static atomic_ulong fd_churn;
+static __thread unsigned long churn_at_pick;
+
+static int fz_close(int fd)
+{
+	atomic_fetch_add(&fd_churn, 1);
+	return close(fd);
+}
+
+static bool churned(void)
+{
+	return atomic_load(&fd_churn) != churn_at_pick;
+}
+
+/* An npu-mem file (st_rdev of /dev/npu-mem, taken in main)? */
+static bool npu_file(int fd)
+{
+	struct stat sb;
+
+	return fd >= 0 && !fstat(fd, &sb) && S_ISCHR(sb.st_mode) &&
+	       sb.st_rdev == npu_rdev;
+}
+
+#define NOFD	(-1000)		/* record(): the call has no fd to excuse */
+
+static void vrecord(enum op op, long ret, int err, const int *allowed, int fd,
+		    const char *fmt, va_list ap)
+{
+	char kind[80], text[512];
+	const int *a;
 
 	atomic_fetch_add(&stats[op].calls, 1);
 	atomic_fetch_add(&total_calls, 1);
@@ -274,20 +424,135 @@ static void record(enum op op, long ret, int err, const int *allowed,
 	for (a = allowed; *a; a++)
 		if (*a == err)
 			return;
-	atomic_fetch_add(&findings, 1);
-	flockfile(stdout);
-	printf("FINDING: %s: unexpected %s (%d): ", op_names[op], strerrorname_np(err) ?: "?", err);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	funlockfile(stdout);
+	/* An invented fd number, or one another thread closed meanwhile (and
+	 * the number may name another kind of file now): not the driver. */
+	if (fd != NOFD && (err == EBADF || err == ENOTTY || err == ENODEV) &&
+	    (churned() || !npu_file(fd)))
+		return;
+	snprintf(kind, sizeof(kind), "%s: unexpected %s", op_names[op],
+		 strerrorname_np(err) ?: "?");
+	vsnprintf(text, sizeof(text), fmt, ap);
+	finding_k(kind, "%s (%d): %s", kind, err, text);
 }
 
-/* Errnos per call.  ENOMEM is always possible (the cap, real memory). */
-static const int E_IOCTL[] = { EINVAL, ENOENT, ENOTTY, EFAULT, ENOMEM, E2BIG,
-			       EOPNOTSUPP, EBADF, EINTR, EMFILE, EACCES, 0 };
+/*
+ * Record one call's result.  allowed: errnos this call may return, ended by
+ * 0 (NULL: anything); anything else is a finding.
+ */
+static void record(enum op op, long ret, int err, const int *allowed,
+		   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static void record(enum op op, long ret, int err, const int *allowed,
+		   const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vrecord(op, ret, err, allowed, NOFD, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * The errors each ioctl may give on an npu-mem file, from the UAPI header:
+ * every one EFAULT (bad pointer) and EINVAL (a size below the v1 struct, a
+ * larger one with non-zero bytes past it, non-zero flags/pad/reserved);
+ * then each its own: ALLOC's list (ENOSPC and EBUSY when a file's offsets
+ * or handles run out); ENOENT for an unknown or freed handle; SYNC's range
+ * and direction (EINVAL) and ENODEV; EXPORT's EACCES, ENODEV, and no file
+ * descriptor or memory for the dma-buf.  Indexed by _IOC_NR.
+ */
+static const int E_GET_INFO[] = { EINVAL, EFAULT, 0 };
+static const int E_ALLOC[] = { EINVAL, E2BIG, ENOMEM, ENODEV, EOPNOTSUPP,
+			       EINTR, EFAULT, ENOSPC, EBUSY, 0 };
+static const int E_FREE[] = { EINVAL, ENOENT, EFAULT, 0 };
+static const int E_QUERY[] = { EINVAL, ENOENT, EFAULT, 0 };
+static const int E_SYNC[] = { EINVAL, ENOENT, ENODEV, EFAULT, 0 };
+static const int E_EXPORT[] = { EINVAL, ENOENT, EACCES, ENODEV, EFAULT,
+				EMFILE, ENFILE, ENOMEM, 0 };
+static const int *const E_NR[] = {
+	E_GET_INFO, E_ALLOC, E_FREE, E_QUERY, E_SYNC, E_EXPORT,
+};
+#define NR_IOCTLS	6
+
+/* An ioctl's result: its own errors, plus EBADF/ENOTTY when fd is not (or
+ * no longer) an npu-mem file. */
+static void record_ioctl(enum op op, unsigned int nr, int fd, long ret, int err,
+			 const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static void record_ioctl(enum op op, unsigned int nr, int fd, long ret, int err,
+			 const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vrecord(op, ret, err, nr < NR_IOCTLS ? E_NR[nr] : (const int[]){ ENOTTY, 0 },
+		fd, fmt, ap);
+	va_end(ap);
+}
+
+/* A call that may only fail with the listed errors (plus the fd excuse). */
+static void record_fd(enum op op, int fd, long ret, int err, const int *allowed,
+		      const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static void record_fd(enum op op, int fd, long ret, int err, const int *allowed,
+		      const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vrecord(op, ret, err, allowed, fd, fmt, ap);
+	va_end(ap);
+}
+
+/* "ALLOC answer: size", ...: the kinds of wrong answers (set in main) */
+static char desc_kinds[2][NM_DESC_NRULES][48];
+
+static void init_desc_kinds(void)
+{
+	unsigned int k;
+
+	for (k = 0; k < NM_DESC_NRULES; k++) {
+		snprintf(desc_kinds[0][k], sizeof(desc_kinds[0][k]), "ALLOC answer: %s",
+			 nm_desc_rule_names[k]);
+		snprintf(desc_kinds[1][k], sizeof(desc_kinds[1][k]), "QUERY answer: %s",
+			 nm_desc_rule_names[k]);
+	}
+}
+
+/*
+ * Check an ALLOC (query false) or QUERY answer against the header's rules;
+ * each broken rule is a finding of its own kind.  Returns the broken
+ * rules.  Nothing is formatted unless printed: a rule broken on every call
+ * must not slow the calls that race each other.
+ */
+static unsigned int check_desc(bool query, const struct npu_mem_buffer *b,
+			       const struct nm_desc_expect *e, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static unsigned int check_desc(bool query, const struct npu_mem_buffer *b,
+			       const struct nm_desc_expect *e, const char *fmt, ...)
+{
+	unsigned int bad = nm_desc_check(b, e, NULL, 0), k;
+	char msg[400], ctx[160];
+	bool formatted = false;
+	va_list ap;
+
+	for (k = 0; k < NM_DESC_NRULES; k++) {
+		if (!(bad & (1U << k)))
+			continue;
+		if (kind_count(desc_kinds[query][k]) > PRINT_PER_KIND)
+			continue;
+		if (!formatted) {
+			nm_desc_check(b, e, msg, sizeof(msg));
+			va_start(ap, fmt);
+			vsnprintf(ctx, sizeof(ctx), fmt, ap);
+			va_end(ap);
+			formatted = true;
+		}
+		flockfile(stdout);
+		printf("%sFINDING: %s: %s %s\n", who, desc_kinds[query][k], ctx, msg);
+		fflush(stdout);
+		funlockfile(stdout);
+	}
+	return bad;
+}
+
 static const int E_MMAP[] = { EINVAL, EACCES, ENOMEM, EBADF, ENODEV, EPERM,
 			      EAGAIN, EOVERFLOW, 0 };
 static const int E_MM[] = { EINVAL, ENOMEM, EFAULT, EACCES, EAGAIN, EPERM,
@@ -328,6 +593,7 @@ static int pick_fd(struct rng *r, enum fd_kind kind)
 {
 	int i, n = 0, cand[MAX_FDS];
 
+	churn_at_pick = atomic_load(&fd_churn);
 	for (i = 0; i < MAX_FDS; i++)
 		if (st.fds[i].kind == kind)
 			cand[n++] = i;
@@ -351,12 +617,27 @@ static void add_fd(int fd, enum fd_kind kind, uint64_t size, bool ro)
 	pthread_mutex_lock(&st.lock);
 	slot = free_fd_slot();
 	if (slot >= 0) {
-		st.fds[slot] = (struct fz_fd){ fd, kind, size, ro };
+		st.fds[slot] = (struct fz_fd){ fd, kind, size, ro, ++st.next_fd_id,
+					       0, 0 };
 		fd = -1;
 	}
 	pthread_mutex_unlock(&st.lock);
 	if (fd >= 0)
-		close(fd);	/* table full */
+		fz_close(fd);	/* table full */
+}
+
+/* Which open() the device fd number stands for now (0: not in the table). */
+static uint64_t devfd_id(int fd)
+{
+	uint64_t id = 0;
+	int i;
+
+	pthread_mutex_lock(&st.lock);
+	for (i = 0; i < MAX_FDS; i++)
+		if (st.fds[i].kind == FD_DEV && st.fds[i].fd == fd)
+			id = st.fds[i].id;
+	pthread_mutex_unlock(&st.lock);
+	return id;
 }
 
 /* A device fd to use: from the table, or (rarely) a stale/random number. */
@@ -364,6 +645,7 @@ static int some_devfd(struct thr *t)
 {
 	int s, fd;
 
+	churn_at_pick = atomic_load(&fd_churn);
 	if (chance(&t->r, 3))
 		return chance(&t->r, 50) ? -1 : 3 + (int)below(&t->r, 60);
 	pthread_mutex_lock(&st.lock);
@@ -447,7 +729,7 @@ static void op_close(struct thr *t)
 	if (!chance(&t->r, 20))
 		drop_bufs_of(fd);	/* else: keep its handles as "stale fd" */
 	pthread_mutex_unlock(&st.lock);
-	ret = close(fd);
+	ret = fz_close(fd);
 	record(OP_CLOSE, ret, errno, (const int[]){ EBADF, 0 }, "close(%d)", fd);
 }
 
@@ -458,7 +740,7 @@ static void op_dup(struct thr *t)
 
 	pthread_mutex_lock(&st.lock);
 	s = pick_fd(&t->r, chance(&t->r, 60) ? FD_DEV : FD_DMABUF);
-	copy = s >= 0 ? st.fds[s] : (struct fz_fd){ -1, FD_FREE, 0, false };
+	copy = s >= 0 ? st.fds[s] : (struct fz_fd){ .fd = -1, .kind = FD_FREE };
 	pthread_mutex_unlock(&st.lock);
 	if (s < 0)
 		return;
@@ -484,7 +766,7 @@ static void op_get_info(struct thr *t)
 	bad = info->flags || info->reserved[0] || info->reserved[1] ||
 	      info->reserved[2] || info->reserved[3];
 	ret = ioctl(fd, NPU_MEM_IOCTL_GET_INFO, info);
-	record(OP_GET_INFO, ret, errno, E_IOCTL, "fd %d", fd);
+	record_ioctl(OP_GET_INFO, 0, fd, ret, errno, "fd %d", fd);
 	if (!ret && bad)
 		finding("GET_INFO succeeded with flags/reserved set");
 }
@@ -507,11 +789,42 @@ static uint64_t alloc_size(struct thr *t)
 	}
 }
 
+/* ALLOC's answer against its request (the request fields come back as
+ * they were sent). */
+static unsigned int check_alloc_answer(const struct npu_mem_alloc *a, int fd)
+{
+	struct nm_desc_expect e = {
+		.req_known = true, .req = a->size, .policy = a->policy,
+		.alloc_flags = a->flags, .hidden = main_hidden,
+	};
+
+	return check_desc(false, &a->buf, &e, "fd %d ALLOC %#llx policy %u flags %#x -> handle %u",
+			  fd, (unsigned long long)a->size, a->policy, a->flags, a->handle);
+}
+
+/* QUERY's answer: the rules (its request is unknown), and equal to ALLOC's
+ * answer when known is. */
+static void check_query_answer(const struct npu_mem_query *q, int fd,
+			       const struct npu_mem_buffer *known)
+{
+	struct nm_desc_expect e = { .hidden = main_hidden };
+
+	check_desc(true, &q->buf, &e, "fd %d QUERY handle %u", fd, q->handle);
+	if (known && memcmp(known, &q->buf, sizeof(*known)))
+		finding("QUERY answer differs from ALLOC's: fd %d handle %u: size %#llx/%#llx "
+			"off %#llx/%#llx dev %#llx/%#llx flags %#x/%#x", fd, q->handle,
+			(unsigned long long)q->buf.size, (unsigned long long)known->size,
+			(unsigned long long)q->buf.mmap_offset,
+			(unsigned long long)known->mmap_offset,
+			(unsigned long long)q->buf.dev_addr,
+			(unsigned long long)known->dev_addr, q->buf.flags, known->flags);
+}
+
 static void op_alloc(struct thr *t)
 {
 	struct npu_mem_alloc *a = (void *)t->argbuf;
 	int fd = some_devfd(t), i;
-	uint64_t req;
+	uint64_t req, id = devfd_id(fd);
 	long ret;
 
 	pthread_mutex_lock(&st.lock);
@@ -532,23 +845,32 @@ static void op_alloc(struct thr *t)
 	if (chance(&t->r, 5))
 		a->handle = boundary32(&t->r);	/* out field: ignored */
 	ret = ioctl(fd, NPU_MEM_IOCTL_ALLOC, a);
-	record(OP_ALLOC, ret, errno, E_IOCTL, "fd %d size %#llx policy %u flags %#x pad %#x",
-	       fd, (unsigned long long)a->size, a->policy, a->flags, a->pad);
+	record_ioctl(OP_ALLOC, 1, fd, ret, errno,
+		     "fd %d size %#llx policy %u flags %#x pad %#x",
+		     fd, (unsigned long long)a->size, a->policy, a->flags, a->pad);
 	if (ret)
 		return;
-	if (!a->handle || a->buf.size < a->size || a->buf.size % PAGE ||
-	    (a->buf.mmap_offset % PAGE) || a->policy >= NPU_MEM_POLICY_COUNT ||
+	if (!a->handle || a->policy >= NPU_MEM_POLICY_COUNT ||
 	    (a->flags & ~NPU_MEM_ALLOC_VALID) || a->pad)
-		finding("ALLOC accepted/returned nonsense: handle %u size %#llx -> %#llx policy %u flags %#x pad %#x",
-			a->handle, (unsigned long long)a->size,
-			(unsigned long long)a->buf.size, a->policy, a->flags, a->pad);
+		finding("ALLOC accepted/returned nonsense: handle %u size %#llx policy %u flags %#x pad %#x",
+			a->handle, (unsigned long long)a->size, a->policy,
+			a->flags, a->pad);
+	else
+		check_alloc_answer(a, fd);
 	pthread_mutex_lock(&st.lock);
+	/* What the next ALLOC through this open() will hand out. */
+	for (i = 0; id && i < MAX_FDS; i++)
+		if (st.fds[i].kind == FD_DEV && st.fds[i].id == id) {
+			st.fds[i].last_handle = a->handle;
+			st.fds[i].next_off = a->buf.mmap_offset + a->buf.size;
+		}
 	/* A free slot, or one holding a stale handle. */
 	for (i = 0; i < MAX_BUFS && st.bufs[i].used && st.bufs[i].live; i++)
 		;
 	if (i < MAX_BUFS) {
 		st.bufs[i] = (struct fz_buf){ true, true, fd, a->handle, a->buf.size,
-					       a->buf.mmap_offset, a->buf.flags };
+					       a->buf.mmap_offset, a->buf.flags,
+					       id, a->buf };
 		st.live_bytes += a->buf.size;
 		pthread_mutex_unlock(&st.lock);
 	} else {
@@ -568,7 +890,8 @@ static void op_free(struct thr *t)
 	if (chance(&t->r, 5))
 		f->flags = boundary32(&t->r);
 	ret = ioctl(fd, NPU_MEM_IOCTL_FREE, f);
-	record(OP_FREE, ret, errno, E_IOCTL, "fd %d handle %u flags %#x", fd, f->handle, f->flags);
+	record_ioctl(OP_FREE, 2, fd, ret, errno, "fd %d handle %u flags %#x", fd, f->handle,
+		     f->flags);
 	if (ret == 0 && f->flags)
 		finding("FREE accepted flags %#x", f->flags);
 	if (ret == 0 && slot >= 0) {
@@ -585,15 +908,33 @@ static void op_query(struct thr *t)
 	int fd = some_devfd(t), slot;
 	long ret;
 
+	struct npu_mem_buffer known;
+	uint64_t id = devfd_id(fd);
+	bool have = false;
+
 	memset(q, 0, sizeof(*q));
 	q->handle = some_handle(t, fd, &slot);
 	if (chance(&t->r, 5))
 		q->flags = boundary32(&t->r);
+	/* A buffer whose ALLOC answer was seen through this very open(): the
+	 * handle cannot name another buffer (handles are never reused). */
+	if (slot >= 0 && id) {
+		pthread_mutex_lock(&st.lock);
+		if (st.bufs[slot].used && st.bufs[slot].devfd == fd &&
+		    st.bufs[slot].fdid == id && st.bufs[slot].handle == q->handle) {
+			known = st.bufs[slot].desc;
+			have = true;
+		}
+		pthread_mutex_unlock(&st.lock);
+	}
 	ret = ioctl(fd, NPU_MEM_IOCTL_QUERY, q);
-	record(OP_QUERY, ret, errno, E_IOCTL, "fd %d handle %u", fd, q->handle);
-	if (ret == 0 && (q->buf.size % PAGE || !q->buf.size))
-		finding("QUERY of handle %u: size %#llx", q->handle,
-			(unsigned long long)q->buf.size);
+	record_ioctl(OP_QUERY, 3, fd, ret, errno, "fd %d handle %u", fd, q->handle);
+	if (ret)
+		return;
+	if (q->flags)
+		finding("QUERY accepted flags %#x", q->flags);
+	/* ... unless the fd number was closed and reopened meanwhile. */
+	check_query_answer(q, fd, have && devfd_id(fd) == id ? &known : NULL);
 }
 
 static void op_sync(struct thr *t)
@@ -631,7 +972,7 @@ static void op_sync(struct thr *t)
 	if (chance(&t->r, 5))
 		s->reserved = boundary64(&t->r);
 	ret = ioctl(fd, NPU_MEM_IOCTL_SYNC, s);
-	record(OP_SYNC, ret, errno, E_IOCTL, "fd %d handle %u dir %u off %#llx len %#llx",
+	record_ioctl(OP_SYNC, 4, fd, ret, errno, "fd %d handle %u dir %u off %#llx len %#llx",
 	       fd, s->handle, s->direction, (unsigned long long)s->offset,
 	       (unsigned long long)s->length);
 	if (ret == 0 && (!s->length || s->reserved || s->direction < 1 ||
@@ -656,7 +997,7 @@ static int do_export(struct thr *t, int fd, uint32_t handle, int slot, bool keep
 	if (chance(&t->r, 5))
 		e->pad = boundary32(&t->r);
 	ret = ioctl(fd, NPU_MEM_IOCTL_EXPORT, e);
-	record(keep ? OP_EXPORT : OP_EXPORT_CLOSE, ret, errno, E_IOCTL,
+	record_ioctl(keep ? OP_EXPORT : OP_EXPORT_CLOSE, 5, fd, ret, errno,
 	       "fd %d handle %u flags %#x pad %#x", fd, e->handle, e->flags, e->pad);
 	if (ret)
 		return -1;
@@ -695,8 +1036,56 @@ static void op_export_close(struct thr *t)
 			if (p != MAP_FAILED)
 				munmap(p, PAGE);
 		}
-		close(dfd);
+		fz_close(dfd);
 	}
+}
+
+/* The v1 commands, by _IOC_NR. */
+static const unsigned long v1_cmds[NR_IOCTLS] = {
+	NPU_MEM_IOCTL_GET_INFO, NPU_MEM_IOCTL_ALLOC, NPU_MEM_IOCTL_FREE,
+	NPU_MEM_IOCTL_QUERY, NPU_MEM_IOCTL_SYNC, NPU_MEM_IOCTL_EXPORT,
+};
+
+/*
+ * A mutated command on an npu-mem file gets what the header's rules say:
+ * -ENOTTY for a wrong magic, nr or direction; -EINVAL for a size below the
+ * v1 struct, or above it with non-zero bytes past it; otherwise whatever
+ * that ioctl may answer.  On any other file (a dma-buf, a closed number)
+ * anything goes.
+ */
+static void raw_result(unsigned long cmd, int fd, long ret, int err,
+		       const uint8_t *arg)
+{
+	static const int only_enotty[] = { ENOTTY, 0 }, only_einval[] = { EINVAL, 0 };
+	unsigned int nr = _IOC_NR(cmd);
+	size_t size = _IOC_SIZE(cmd), v1, i;
+	const int *allowed = NULL;
+	bool tail = false, valid = false;
+
+	if (churned() || !npu_file(fd)) {
+		record(OP_RAW_IOCTL, ret, err, NULL, "fd %d cmd %#lx", fd, cmd);
+		return;
+	}
+	if (_IOC_TYPE(cmd) != NPU_MEM_IOCTL_MAGIC || nr >= NR_IOCTLS ||
+	    _IOC_DIR(cmd) != _IOC_DIR(v1_cmds[nr])) {
+		allowed = only_enotty;
+	} else {
+		v1 = _IOC_SIZE(v1_cmds[nr]);
+		for (i = v1; i < size; i++)
+			tail |= arg[i] != 0;
+		valid = size >= v1 && !tail;
+		allowed = valid ? E_NR[nr] : only_einval;
+	}
+	record_fd(OP_RAW_IOCTL, fd, ret, err, allowed, "fd %d cmd %#lx", fd, cmd);
+	if (ret == 0 && !valid) {
+		finding("raw ioctl %#lx succeeded (want %s)", cmd,
+			allowed == only_enotty ? "ENOTTY" : "EINVAL");
+		return;
+	}
+	if (ret == 0 && nr == 1)
+		check_alloc_answer((const struct npu_mem_alloc *)arg, fd);
+	if (ret == 0 && nr == 3)
+		check_query_answer((const struct npu_mem_query *)arg, fd, NULL);
 }
 
 /* Mutated ioctl numbers with sane-looking argument memory. */
@@ -747,7 +1136,7 @@ call:
 			*(uint64_t *)(t->argbuf + size) = chance(&t->r, 60) ? 0 : boundary64(&t->r);
 	}
 	ret = ioctl(fd, cmd, t->argbuf);
-	record(OP_RAW_IOCTL, ret, errno, NULL, "fd %d cmd %#lx", fd, cmd);
+	raw_result(cmd, fd, ret, errno, t->argbuf);
 	/* A successful ALLOC through a mutated number leaks unless freed:
 	 * that is the test's business, not the driver's, but keep it tidy. */
 	if (ret == 0 && _IOC_TYPE(cmd) == NPU_MEM_IOCTL_MAGIC && _IOC_NR(cmd) == 1) {
@@ -758,7 +1147,7 @@ call:
 	}
 	if (ret == 0 && _IOC_TYPE(cmd) == NPU_MEM_IOCTL_MAGIC && _IOC_NR(cmd) == 5 &&
 	    _IOC_SIZE(cmd) >= offsetof(struct npu_mem_export, pad))
-		close((int)((struct npu_mem_export *)t->argbuf)->fd);
+		fz_close((int)((struct npu_mem_export *)t->argbuf)->fd);
 }
 
 /* Valid command numbers, invalid argument pointers. */
@@ -797,11 +1186,12 @@ static void op_bad_ptr(struct thr *t)
 		break;
 	}
 	ret = ioctl(fd, cmd, arg);
-	record(OP_BAD_PTR, ret, errno, E_IOCTL, "fd %d cmd %#lx arg %p", fd, cmd, arg);
+	record_ioctl(OP_BAD_PTR, _IOC_NR(cmd), fd, ret, errno, "fd %d cmd %#lx arg %p", fd, cmd,
+		     arg);
 	if (ret == 0 && cmd == NPU_MEM_IOCTL_ALLOC)
 		finding("ALLOC succeeded with a bad/zero argument at %p", arg);
 	if (ret == 0 && cmd == NPU_MEM_IOCTL_EXPORT)
-		close((int)((struct npu_mem_export *)arg)->fd);
+		fz_close((int)((struct npu_mem_export *)arg)->fd);
 }
 
 static void add_map(uint8_t *p, size_t len, int prot)
@@ -1208,7 +1598,7 @@ static void op_dmabuf_ioctl(struct thr *t)
 		esf.fd = -1;
 		ret = ioctl(fd, DMA_BUF_IOCTL_EXPORT_SYNC_FILE, &esf);
 		if (ret == 0)
-			close(esf.fd);
+			fz_close(esf.fd);
 		break;
 	default:		/* dma-bufs report their size through SEEK_END */
 		ret = lseek(fd, 0, chance(&t->r, 50) ? SEEK_END : SEEK_SET);
@@ -1310,7 +1700,7 @@ static void op_proc_read(struct thr *t)
 		while ((ret = read(fd, t->argbuf, 4096)) > 0)
 			;
 	}
-	close(fd);
+	fz_close(fd);
 	record(OP_PROC_READ, ret, errno, (const int[]){ ENOENT, EFAULT, EINVAL, 0 }, "%s", path);
 }
 
@@ -1334,6 +1724,99 @@ static void op_file_io(struct thr *t)
 	record(OP_FILE_IO, ret, errno, NULL, "fd %d", fd);
 }
 
+/*
+ * The handle (last + 1..4) and mmap offset the driver hands out next in an
+ * open file: another thread's ALLOC may be making that buffer right now,
+ * and the call must either not find it or find it whole.
+ */
+static void op_predict(struct thr *t)
+{
+	static const int e_free[] = { ENOENT, 0 }, e_export[] = { ENOENT, EACCES, 0 };
+	int s, fd, k = 1 + (int)below(&t->r, 4), i;
+	uint64_t id, off;
+	uint32_t h;
+	long ret;
+
+	pthread_mutex_lock(&st.lock);
+	s = pick_fd(&t->r, FD_DEV);
+	if (s < 0) {
+		pthread_mutex_unlock(&st.lock);
+		return;
+	}
+	fd = st.fds[s].fd;
+	id = st.fds[s].id;
+	h = st.fds[s].last_handle + k;
+	off = st.fds[s].next_off ? st.fds[s].next_off : PAGE;
+	pthread_mutex_unlock(&st.lock);
+
+	switch (below(&t->r, 5)) {
+	case 0: {
+		struct npu_mem_free f = { .handle = h };
+
+		ret = ioctl(fd, NPU_MEM_IOCTL_FREE, &f);
+		record_fd(OP_PREDICT, fd, ret, errno, e_free, "FREE of next handle %u (fd %d)",
+			  h, fd);
+		if (ret == 0) {
+			/* Whoever allocated it may have recorded it already. */
+			pthread_mutex_lock(&st.lock);
+			for (i = 0; i < MAX_BUFS; i++)
+				if (st.bufs[i].used && st.bufs[i].live &&
+				    st.bufs[i].fdid == id && st.bufs[i].handle == h)
+					forget_buf(i);
+			pthread_mutex_unlock(&st.lock);
+		}
+		break;
+	}
+	case 1: {
+		struct npu_mem_query q = { .handle = h };
+
+		ret = ioctl(fd, NPU_MEM_IOCTL_QUERY, &q);
+		record_fd(OP_PREDICT, fd, ret, errno, e_free, "QUERY of next handle %u (fd %d)",
+			  h, fd);
+		if (ret == 0)
+			check_query_answer(&q, fd, NULL);
+		break;
+	}
+	case 2: {
+		/* Every buffer has at least one page: the range is valid. */
+		struct npu_mem_sync sy = {
+			.handle = h, .direction = 1 + below(&t->r, 3),
+			.offset = 0, .length = PAGE,
+		};
+
+		ret = ioctl(fd, NPU_MEM_IOCTL_SYNC, &sy);
+		record_fd(OP_PREDICT, fd, ret, errno, e_free, "SYNC of next handle %u (fd %d)",
+			  h, fd);
+		break;
+	}
+	case 3: {
+		struct npu_mem_export e = {
+			.handle = h,
+			.flags = O_CLOEXEC | (chance(&t->r, 30) ? O_RDWR : 0),
+		};
+
+		ret = ioctl(fd, NPU_MEM_IOCTL_EXPORT, &e);
+		/* EACCES: the new buffer may be READONLY */
+		record_fd(OP_PREDICT, fd, ret, errno, e.flags & O_RDWR ? e_export : e_free,
+			  "EXPORT of next handle %u flags %#x (fd %d)", h, e.flags, fd);
+		if (ret == 0)
+			fz_close((int)e.fd);
+		break;
+	}
+	default: {
+		int prot = PROT_READ | (chance(&t->r, 50) ? PROT_WRITE : 0);
+		uint8_t *p = mmap(NULL, PAGE, prot, MAP_SHARED, fd, (off_t)off);
+
+		/* EINVAL: nothing there yet; EACCES: a READONLY buffer */
+		record_fd(OP_PREDICT, fd, p == MAP_FAILED ? -1 : 0, errno,
+			  (const int[]){ EINVAL, EACCES, 0 }, "mmap of next offset %#llx (fd %d)",
+			  (unsigned long long)off, fd);
+		if (p != MAP_FAILED)
+			add_map(p, PAGE, prot);
+	}
+	}
+}
+
 static void (*const op_fn[OP_COUNT])(struct thr *) = {
 	[OP_OPEN] = op_open, [OP_CLOSE] = op_close, [OP_DUP] = op_dup,
 	[OP_GET_INFO] = op_get_info, [OP_ALLOC] = op_alloc, [OP_FREE] = op_free,
@@ -1346,6 +1829,7 @@ static void (*const op_fn[OP_COUNT])(struct thr *) = {
 	[OP_PIPE_IO] = op_pipe_io, [OP_VM_READV] = op_vm_readv,
 	[OP_DMABUF_IOCTL] = op_dmabuf_ioctl, [OP_FORK] = op_fork,
 	[OP_PROC_READ] = op_proc_read, [OP_FILE_IO] = op_file_io,
+	[OP_PREDICT] = op_predict,
 };
 
 static unsigned int weight_sum;
@@ -1377,6 +1861,698 @@ static void *thread_main(void *arg)
 			atomic_store(&stop, true);
 	}
 	return NULL;
+}
+
+
+/* ------------------------------------------------------------------ */
+/* Race mode: pairs of operations on one handle, in a child process     */
+
+enum rop {
+	R_ALLOC, R_FREE, R_QUERY, R_SYNC, R_EXPORT, R_MMAP, R_MUNMAP, R_CLOSE,
+	R_NOPS
+};
+
+static const char *const rop_names[R_NOPS] = {
+	"alloc", "free", "query", "sync", "export", "mmap", "munmap", "close",
+};
+
+#define R_NPAIRS	(R_NOPS * (R_NOPS + 1) / 2)	/* a <= b */
+/*
+ * How long each pair races, in rounds: a handle being made is the
+ * narrowest window, so pairs with ALLOC race R_W_ALLOC times as long as
+ * the others, and ALLOC against FREE (a handle made and unmade at once)
+ * R_W_ALLOC_FREE times.  R_UNITS: all pairs once, in rounds.
+ */
+#define R_W_ALLOC	3
+#define R_W_ALLOC_FREE	30
+#define R_UNITS		(R_NPAIRS - R_NOPS + (R_NOPS - 1) * R_W_ALLOC + R_W_ALLOC_FREE)
+#define R_MAPS		16
+#define R_MAX_THREADS	8
+#define UID_NOBODY	65534
+#define RACE_NICE	(-10)
+
+/* Shared with the parent (MAP_SHARED): its stop, our results. */
+struct race_shared {
+	atomic_bool stop;
+	atomic_ulong findings, calls;
+};
+
+/* What the pair works on (rg.now, behind a sequence count). */
+struct rstate {
+	int fd;			/* the open file */
+	uint64_t gen;		/* bumped when close replaces fd */
+	bool cur_live;		/* the newest buffer, as far as we know */
+	uint32_t cur;
+	struct npu_mem_buffer cur_desc;
+	uint32_t last;		/* newest handle handed out in this file */
+	uint64_t next_off;	/* and the offset after its buffer */
+};
+
+/*
+ * Readers of rg.now never block: a thread that sleeps on a lock the other
+ * holds yields the CPU at a moment of the lock's choosing, which on one
+ * CPU is most of the moments it could have been preempted at, in the
+ * driver's windows included.  Writers (rare: a new buffer, a close) take
+ * rg.lock and make rg.seq odd meanwhile.
+ */
+static struct {
+	pthread_mutex_t lock;	/* writers of now; maps */
+	atomic_uint seq;
+	struct rstate now;
+	struct {
+		uint8_t *addr;
+		size_t len;
+	} maps[R_MAPS];
+	int nmaps;
+
+	/* rounds: written by thread 0 between the barriers */
+	pthread_barrier_t bar;
+	bool stop, has_alloc;
+	enum rop op[2];
+	double round_end, round_len, deadline;
+	unsigned int order[R_NPAIRS], pair;
+	unsigned long rounds, pair_rounds[R_NPAIRS];
+	/* per pair: FREEs that freed a buffer being made; wrong ALLOC answers */
+	atomic_ulong pair_next_freed[R_NPAIRS], pair_bad_alloc[R_NPAIRS];
+	struct rng r0;
+	struct race_shared *sh;
+} rg = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static struct {
+	atomic_ulong calls, ok;
+	atomic_ulong err[NERR];
+} rstats[R_NOPS];
+/* FREEs of a handle not yet seen that freed something: the pair raced
+ * with the buffer's ALLOC */
+static atomic_ulong r_next_freed;
+
+struct rthr {
+	int idx;
+	struct rng r;
+	pthread_t tid;
+};
+
+/* What an operation aims at: the newest buffer, or the next handle. */
+struct rtarget {
+	int fd;
+	uint64_t gen;
+	uint32_t h;
+	bool known;		/* h is cur, desc its ALLOC answer */
+	struct npu_mem_buffer desc;
+	uint64_t off;
+};
+
+static void pair_ops(unsigned int p, enum rop *a, enum rop *b)
+{
+	unsigned int i, j;
+
+	*a = *b = R_ALLOC;
+	for (i = 0; i < R_NOPS; i++)
+		for (j = i; j < R_NOPS; j++)
+			if (p-- == 0) {
+				*a = i;
+				*b = j;
+				return;
+			}
+}
+
+static void rg_read(struct rstate *x)
+{
+	unsigned int seq;
+
+	for (;;) {
+		seq = atomic_load_explicit(&rg.seq, memory_order_acquire);
+		if (seq & 1) {
+			sched_yield();	/* the writer was preempted */
+			continue;
+		}
+		memcpy(x, (const void *)&rg.now, sizeof(*x));
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(&rg.seq, memory_order_relaxed) == seq)
+			return;
+	}
+}
+
+static void rg_write_begin(void)
+{
+	pthread_mutex_lock(&rg.lock);
+	atomic_fetch_add_explicit(&rg.seq, 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+}
+
+static void rg_write_end(void)
+{
+	atomic_fetch_add_explicit(&rg.seq, 1, memory_order_release);
+	pthread_mutex_unlock(&rg.lock);
+}
+
+static uint64_t race_gen(void)
+{
+	struct rstate x;
+
+	rg_read(&x);
+	return x.gen;
+}
+
+/*
+ * One race-mode call's result.  allowed: the errors the call may give
+ * (ended by 0).  When close replaced the fd during the call, the number
+ * may have named nothing or another file: EBADF, ENOTTY, ENODEV are then
+ * not the driver's.
+ */
+static void race_record(enum rop op, uint64_t gen, long ret, int err,
+			const int *allowed, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+static void race_record(enum rop op, uint64_t gen, long ret, int err,
+			const int *allowed, const char *fmt, ...)
+{
+	char kind[80], text[300];
+	const int *a;
+	va_list ap;
+
+	atomic_fetch_add(&rstats[op].calls, 1);
+	atomic_fetch_add(&total_calls, 1);
+	if (ret >= 0) {
+		atomic_fetch_add(&rstats[op].ok, 1);
+		return;
+	}
+	atomic_fetch_add(&rstats[op].err[err > 0 && err < NERR ? err : 0], 1);
+	for (a = allowed; *a; a++)
+		if (*a == err)
+			return;
+	if ((err == EBADF || err == ENOTTY || err == ENODEV) && race_gen() != gen)
+		return;
+	snprintf(kind, sizeof(kind), "%s: unexpected %s", rop_names[op],
+		 strerrorname_np(err) ?: "?");
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	finding_k(kind, "%s (%d): %s", kind, err, text);
+}
+
+static const int RE_NONE[] = { 0 };
+static const int RE_ENOENT[] = { ENOENT, 0 };
+
+static void race_target(struct rthr *t, struct rtarget *x)
+{
+	/* With ALLOC in the pair, mostly the handle it is making next. */
+	unsigned int pct_next = rg.has_alloc ? 70 : 20;
+	struct rstate n;
+
+	rg_read(&n);
+	x->fd = n.fd;
+	x->gen = n.gen;
+	if (n.cur_live && !chance(&t->r, pct_next)) {
+		x->h = n.cur;
+		x->known = true;
+		x->desc = n.cur_desc;
+		x->off = n.cur_desc.mmap_offset;
+	} else {
+		x->h = n.last + 1 + (chance(&t->r, 25) ? below(&t->r, 3) : 0);
+		x->known = false;
+		x->off = n.next_off;
+	}
+}
+
+/* Read a byte of a mapping that must be there: a fault is a finding. */
+static void race_probe(volatile uint8_t *p, const char *what)
+{
+	sigjmp_buf jb;
+	int sig;
+
+	sig = sigsetjmp(jb, 1);
+	if (!sig) {
+		probe_jmp = &jb;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		(void)*p;
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	probe_jmp = NULL;
+	if (sig)
+		finding("reading %s faulted (%s)", what, strsignal(sig));
+}
+
+static void race_alloc(struct rthr *t)
+{
+	static const struct {
+		uint64_t size;
+		uint32_t policy;
+	} kinds_[] = {
+		/* mostly the cheapest: the more ALLOCs, the more windows */
+		{ PAGE, NPU_MEM_POLICY_NORMAL_ONLY },
+		{ PAGE, NPU_MEM_POLICY_NORMAL_ONLY },
+		{ PAGE, NPU_MEM_POLICY_HUGE_FIRST },
+		{ 2 * PAGE + 1, NPU_MEM_POLICY_HUGE_FIRST },
+		{ HUGE, NPU_MEM_POLICY_HUGE_FIRST },
+		{ 16 * PAGE, NPU_MEM_POLICY_NORMAL_ONLY },
+		{ HUGE + PAGE, NPU_MEM_POLICY_HUGE_FIRST },
+	};
+	unsigned int k = below(&t->r, sizeof(kinds_) / sizeof(kinds_[0]));
+	struct npu_mem_alloc a = {
+		.size = kinds_[k].size, .policy = kinds_[k].policy,
+		.flags = chance(&t->r, 12) ? NPU_MEM_ALLOC_READONLY : 0,
+	};
+	uint32_t prev = 0;
+	bool prev_live = false;
+	struct rstate n;
+	uint64_t gen;
+	long ret;
+	int fd, err;
+
+	rg_read(&n);
+	fd = n.fd;
+	gen = n.gen;
+	ret = ioctl(fd, NPU_MEM_IOCTL_ALLOC, &a);
+	err = errno;
+	if (ret) {
+		/* ENOMEM: the global cap, which the other threads share */
+		race_record(R_ALLOC, gen, ret, err, (const int[]){ ENOMEM, 0 },
+			    "ALLOC %#llx policy %u", (unsigned long long)a.size, a.policy);
+		return;
+	}
+	/* Publish first, so that the other thread's FREEs move on to the
+	 * next handle at once: the one this thread's next ALLOC makes. */
+	rg_write_begin();
+	if (rg.now.gen == gen) {
+		prev = rg.now.cur;
+		prev_live = rg.now.cur_live;
+		rg.now.cur = a.handle;
+		rg.now.cur_desc = a.buf;
+		rg.now.cur_live = true;
+		if ((int32_t)(a.handle - rg.now.last) > 0) {
+			rg.now.last = a.handle;
+			rg.now.next_off = a.buf.mmap_offset + a.buf.size;
+		}
+	}
+	rg_write_end();
+	race_record(R_ALLOC, gen, 0, 0, RE_NONE, "ALLOC");
+	if (check_alloc_answer(&a, fd) & ~(1U << NM_DESC_DEV))
+		atomic_fetch_add(&rg.pair_bad_alloc[rg.pair], 1);
+	/* One buffer at a time (plus those mappings keep): free the last one,
+	 * racing whatever the other thread does with it. */
+	if (prev_live) {
+		struct npu_mem_free f = { .handle = prev };
+
+		ret = ioctl(fd, NPU_MEM_IOCTL_FREE, &f);
+		race_record(R_FREE, gen, ret, errno, RE_ENOENT, "FREE of previous %u", prev);
+	}
+}
+
+static void race_free(struct rthr *t)
+{
+	struct rtarget x;
+	struct npu_mem_free f;
+	long ret;
+
+	race_target(t, &x);
+	f = (struct npu_mem_free){ .handle = x.h };
+	ret = ioctl(x.fd, NPU_MEM_IOCTL_FREE, &f);
+	race_record(R_FREE, x.gen, ret, errno, RE_ENOENT, "FREE %u", x.h);
+	if (ret)
+		return;
+	if (!x.known) {
+		atomic_fetch_add(&r_next_freed, 1);
+		atomic_fetch_add(&rg.pair_next_freed[rg.pair], 1);
+	}
+	rg_write_begin();
+	if (rg.now.gen == x.gen && rg.now.cur == x.h)
+		rg.now.cur_live = false;
+	rg_write_end();
+}
+
+static void race_query(struct rthr *t)
+{
+	struct rtarget x;
+	struct npu_mem_query q;
+	long ret;
+
+	race_target(t, &x);
+	q = (struct npu_mem_query){ .handle = x.h };
+	ret = ioctl(x.fd, NPU_MEM_IOCTL_QUERY, &q);
+	race_record(R_QUERY, x.gen, ret, errno, RE_ENOENT, "QUERY %u", x.h);
+	if (ret == 0)
+		check_query_answer(&q, x.fd, x.known && race_gen() == x.gen ?
+				   &x.desc : NULL);
+}
+
+static void race_sync(struct rthr *t)
+{
+	struct rtarget x;
+	struct npu_mem_sync sy;
+	long ret;
+
+	race_target(t, &x);
+	/* Every buffer has a page at least: only the handle can be wrong. */
+	sy = (struct npu_mem_sync){
+		.handle = x.h, .direction = 1 + below(&t->r, 3), .length = PAGE,
+	};
+	ret = ioctl(x.fd, NPU_MEM_IOCTL_SYNC, &sy);
+	race_record(R_SYNC, x.gen, ret, errno, RE_ENOENT, "SYNC %u dir %u", x.h,
+		    sy.direction);
+}
+
+static void race_export(struct rthr *t)
+{
+	struct rtarget x;
+	struct npu_mem_export e;
+	uint8_t *p;
+	long ret;
+
+	race_target(t, &x);
+	e = (struct npu_mem_export){
+		.handle = x.h,
+		.flags = O_CLOEXEC | (chance(&t->r, 30) ? O_RDWR : 0),
+	};
+	ret = ioctl(x.fd, NPU_MEM_IOCTL_EXPORT, &e);
+	/* EACCES: O_RDWR of a READONLY buffer */
+	race_record(R_EXPORT, x.gen, ret, errno,
+		    e.flags & O_RDWR ? (const int[]){ ENOENT, EACCES, 0 } : RE_ENOENT,
+		    "EXPORT %u flags %#x", x.h, e.flags);
+	if (ret)
+		return;
+	if (chance(&t->r, 50)) {
+		/* The dma-buf holds the buffer, whatever happened to the handle. */
+		p = mmap(NULL, PAGE, PROT_READ, MAP_SHARED, (int)e.fd, 0);
+		if (p == MAP_FAILED) {
+			finding("mmap of a fresh dma-buf of handle %u: %s", x.h,
+				strerrorname_np(errno) ?: "?");
+		} else {
+			race_probe(p, "a dma-buf mapping");
+			munmap(p, PAGE);
+		}
+	}
+	close((int)e.fd);
+}
+
+static void race_keep_map(uint8_t *p, size_t len)
+{
+	pthread_mutex_lock(&rg.lock);
+	if (rg.nmaps < R_MAPS) {
+		rg.maps[rg.nmaps].addr = p;
+		rg.maps[rg.nmaps].len = len;
+		rg.nmaps++;
+		p = NULL;
+	}
+	pthread_mutex_unlock(&rg.lock);
+	if (p)
+		munmap(p, len);
+}
+
+static void race_mmap(struct rthr *t)
+{
+	struct rtarget x;
+	size_t len = PAGE;
+	int prot = PROT_READ;
+	uint8_t *p;
+
+	race_target(t, &x);
+	if (x.known && chance(&t->r, 30))
+		len = x.desc.size;
+	if (!(x.known && (x.desc.flags & NPU_MEM_BUF_READONLY)) && chance(&t->r, 70))
+		prot |= PROT_WRITE;
+	p = mmap(NULL, len, prot, MAP_SHARED, x.fd, (off_t)x.off);
+	/* EINVAL: no buffer at that offset (not yet, or no more);
+	 * EACCES: PROT_WRITE of a READONLY buffer */
+	race_record(R_MMAP, x.gen, p == MAP_FAILED ? -1 : 0, errno,
+		    prot & PROT_WRITE ? (const int[]){ EINVAL, EACCES, 0 } :
+					(const int[]){ EINVAL, 0 },
+		    "mmap offset %#llx len %#zx prot %#x", (unsigned long long)x.off,
+		    len, prot);
+	if (p == MAP_FAILED)
+		return;
+	race_probe(p + len - 1, "a fresh mapping");
+	if (prot & PROT_WRITE)
+		p[0] = 1;
+	race_keep_map(p, len);
+}
+
+static void race_munmap(struct rthr *t)
+{
+	uint8_t *p = NULL;
+	size_t len = 0;
+	uint64_t gen;
+	long ret;
+
+	gen = race_gen();
+	pthread_mutex_lock(&rg.lock);
+	if (rg.nmaps) {
+		rg.nmaps--;
+		p = rg.maps[rg.nmaps].addr;
+		len = rg.maps[rg.nmaps].len;
+	}
+	pthread_mutex_unlock(&rg.lock);
+	if (!p) {
+		/* Nothing mapped: map the newest buffer, to unmap it. */
+		race_mmap(t);
+		return;
+	}
+	/* The mapping holds its buffer, freed or closed or not. */
+	race_probe(p, "a mapping");
+	race_probe(p + len - 1, "a mapping's end");
+	ret = munmap(p, len);
+	race_record(R_MUNMAP, gen, ret, errno, RE_NONE, "munmap %p len %#zx", p, len);
+}
+
+static void race_close(struct rthr *t)
+{
+	int nfd = open(DEV_PATH, O_RDWR | O_CLOEXEC), err = errno, old;
+	uint64_t gen;
+	long ret;
+
+	(void)t;
+	race_record(R_CLOSE, race_gen(), nfd, err, (const int[]){ ENOMEM, EMFILE, ENFILE, 0 },
+		    "open");
+	if (nfd < 0)
+		return;
+	rg_write_begin();
+	old = rg.now.fd;
+	rg.now.fd = nfd;
+	gen = ++rg.now.gen;
+	rg.now.cur_live = false;
+	rg.now.last = 0;
+	rg.now.next_off = PAGE;
+	rg_write_end();
+	/* The other thread may be inside a call on old right now. */
+	ret = close(old);
+	race_record(R_CLOSE, gen, ret, errno, RE_NONE, "close(%d)", old);
+}
+
+static void race_op(struct rthr *t, enum rop op)
+{
+	struct rstate n;
+
+	/* Pairs that make no buffer still need one to fight over. */
+	if (!rg.has_alloc && op != R_CLOSE) {
+		rg_read(&n);
+		if (!n.cur_live)
+			race_alloc(t);
+	}
+	switch (op) {
+	case R_ALLOC: race_alloc(t); break;
+	case R_FREE: race_free(t); break;
+	case R_QUERY: race_query(t); break;
+	case R_SYNC: race_sync(t); break;
+	case R_EXPORT: race_export(t); break;
+	case R_MMAP: race_mmap(t); break;
+	case R_MUNMAP: race_munmap(t); break;
+	case R_CLOSE: race_close(t); break;
+	case R_NOPS: break;
+	}
+}
+
+/* Thread 0, between the barriers: the next pair, in a shuffled order that
+ * covers every pair once per R_NPAIRS rounds. */
+static void race_next_round(void)
+{
+	unsigned int k = rg.rounds % R_NPAIRS, i, j, tmp, p;
+	enum rop a, b;
+
+	if (now() >= rg.deadline || atomic_load(&rg.sh->stop)) {
+		rg.stop = true;
+		return;
+	}
+	if (k == 0)
+		for (i = R_NPAIRS - 1; i > 0; i--) {
+			j = below(&rg.r0, i + 1);
+			tmp = rg.order[i];
+			rg.order[i] = rg.order[j];
+			rg.order[j] = tmp;
+		}
+	p = rg.order[k];
+	rg.pair = p;
+	pair_ops(p, &a, &b);
+	if (chance(&rg.r0, 50)) {
+		rg.op[0] = a;
+		rg.op[1] = b;
+	} else {
+		rg.op[0] = b;
+		rg.op[1] = a;
+	}
+	rg.has_alloc = a == R_ALLOC || b == R_ALLOC;
+	rg.pair_rounds[p]++;
+	rg.rounds++;
+	rg.round_end = now() + rg.round_len *
+		((a == R_ALLOC && b == R_FREE) ? R_W_ALLOC_FREE : rg.has_alloc ? R_W_ALLOC : 1);
+}
+
+static void *race_thread(void *arg)
+{
+	struct rthr *t = arg;
+
+	for (;;) {
+		if (t->idx == 0)
+			race_next_round();
+		pthread_barrier_wait(&rg.bar);
+		if (rg.stop)
+			break;
+		while (now() < rg.round_end && !atomic_load(&rg.sh->stop))
+			race_op(t, rg.op[t->idx % 2]);
+		pthread_barrier_wait(&rg.bar);
+	}
+	return NULL;
+}
+
+static int become_nobody(void)
+{
+	/* Room for what the race keeps mapped; the cap is max_bytes anyway. */
+	struct rlimit rl = { 256ULL << 20, 256ULL << 20 };
+
+	if (setrlimit(RLIMIT_MEMLOCK, &rl) || setgroups(0, NULL) ||
+	    setresgid(UID_NOBODY, UID_NOBODY, UID_NOBODY) ||
+	    setresuid(UID_NOBODY, UID_NOBODY, UID_NOBODY))
+		return -errno;
+	return 0;
+}
+
+static void race_print(void)
+{
+	unsigned long lo = ULONG_MAX, hi = 0, covered = 0;
+	unsigned int i, k;
+	enum rop a, b;
+
+	printf("\n%s%-16s %10s %10s  errors (errno: count)\n", who, "operation",
+	       "calls", "ok");
+	for (i = 0; i < R_NOPS; i++) {
+		printf("%s%-16s %10lu %10lu ", who, rop_names[i],
+		       atomic_load(&rstats[i].calls), atomic_load(&rstats[i].ok));
+		for (k = 0; k < NERR; k++) {
+			unsigned long n = atomic_load(&rstats[i].err[k]);
+
+			if (n)
+				printf(" %s:%lu", k ? strerrorname_np(k) ?: "?" : "?", n);
+		}
+		printf("\n");
+	}
+	for (i = 0; i < R_NPAIRS; i++) {
+		if (rg.pair_rounds[i])
+			covered++;
+		if (rg.pair_rounds[i] < lo)
+			lo = rg.pair_rounds[i];
+		if (rg.pair_rounds[i] > hi)
+			hi = rg.pair_rounds[i];
+	}
+	printf("%s%lu rounds of %.0f ms (with ALLOC: %d times that, ALLOC/FREE %d); "
+	       "%lu of %d pairs raced (%lu to %lu rounds each); "
+	       "%lu FREEs of a next handle freed a buffer being made\n", who,
+	       rg.rounds, rg.round_len * 1000, R_W_ALLOC, R_W_ALLOC_FREE, covered, R_NPAIRS,
+	       lo, hi,
+	       atomic_load(&r_next_freed));
+	for (i = 0; i < R_NPAIRS; i++) {
+		if (!rg.pair_next_freed[i] && !rg.pair_bad_alloc[i])
+			continue;
+		pair_ops(i, &a, &b);
+		printf("%s  %s/%s: %lu FREEs of a buffer being made, %lu wrong ALLOC "
+		       "answers (rules other than dev_addr)\n", who, rop_names[a],
+		       rop_names[b], atomic_load(&rg.pair_next_freed[i]),
+		       atomic_load(&rg.pair_bad_alloc[i]));
+	}
+	if (covered < R_NPAIRS) {
+		printf("%spairs not raced (run too short):", who);
+		for (i = 0; i < R_NPAIRS; i++)
+			if (!rg.pair_rounds[i]) {
+				pair_ops(i, &a, &b);
+				printf(" %s/%s", rop_names[a], rop_names[b]);
+			}
+		printf("\n");
+	}
+}
+
+/*
+ * The race-mode process: forked before any thread exists, so it owns a
+ * clean copy of everything.  Its findings reach the parent through sh.
+ */
+static int race_child(unsigned int n, uint64_t seed, double secs, bool drop,
+		      struct race_shared *sh)
+{
+	struct rthr thr[R_MAX_THREADS];
+	struct npu_mem_info info;
+	unsigned int i;
+	int ret;
+
+	who = "race: ";
+	rg.sh = sh;
+	/*
+	 * On one CPU a window is hit when the thread inside it is preempted
+	 * there and the other of the pair runs next: how often that happens
+	 * grows with the pair's share of the CPU, which the random threads
+	 * would otherwise take two thirds of.  (Root only; harmless if not.)
+	 */
+	if (setpriority(PRIO_PROCESS, 0, RACE_NICE))
+		errno = 0;
+	if (drop) {
+		ret = become_nobody();
+		if (ret) {
+			finding("cannot become uid %d: %s", UID_NOBODY,
+				strerrorname_np(-ret) ?: "?");
+			goto out;
+		}
+	}
+	rg.now.fd = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+	memset(&info, 0, sizeof(info));
+	if (rg.now.fd < 0 || ioctl(rg.now.fd, NPU_MEM_IOCTL_GET_INFO, &info)) {
+		finding("open/GET_INFO of %s as uid %u: %s", DEV_PATH, getuid(),
+			strerrorname_np(errno) ?: "?");
+		goto out;
+	}
+	/* Privileges are the opener's: this process's, now. */
+	main_hidden = !(info.dev_flags & NPU_MEM_DEV_IOMMU) && !nm_desc_cap_sys_admin();
+	printf("%s%u threads as uid %u, device addresses %s, seed %llu\n", who, n,
+	       getuid(), main_hidden ? "hidden" : "shown", (unsigned long long)seed);
+	rg.now.gen = 1;
+	rg.now.next_off = PAGE;
+	/* Each pair four times over the run, when it is long enough. */
+	rg.round_len = secs / (4 * R_UNITS);
+	if (rg.round_len < 0.02)
+		rg.round_len = 0.02;
+	if (rg.round_len > 0.25)
+		rg.round_len = 0.25;
+	rg.deadline = now() + secs;
+	rg.r0.s = seed * 0x100000001b3ULL + 0xace;
+	for (i = 0; i < R_NPAIRS; i++)
+		rg.order[i] = i;
+	pthread_barrier_init(&rg.bar, NULL, n);
+	for (i = 0; i < n; i++) {
+		thr[i].idx = i;
+		thr[i].r.s = seed * 0x100000001b3ULL + (i + 64) * 0x9e3779b97f4a7c15ULL + 1;
+		if (i && pthread_create(&thr[i].tid, NULL, race_thread, &thr[i])) {
+			finding("pthread_create failed");
+			_exit(1);	/* the barrier would wait for it */
+		}
+	}
+	race_thread(&thr[0]);
+	for (i = 1; i < n; i++)
+		pthread_join(thr[i].tid, NULL);
+
+	for (i = 0; i < (unsigned int)rg.nmaps; i++)
+		munmap(rg.maps[i].addr, rg.maps[i].len);
+	close(rg.now.fd);
+	race_print();
+out:
+	print_kinds();
+	atomic_store(&sh->findings, atomic_load(&findings));
+	atomic_store(&sh->calls, atomic_load(&total_calls));
+	fflush(stdout);
+	return atomic_load(&findings) ? 1 : 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1450,10 +2626,34 @@ static void cleanup_all(void)
 		}
 }
 
+/* The race-mode process ends at the same deadline; it gets a minute more
+ * (a hung one is a finding: its threads are stuck in the driver). */
+static void wait_race(pid_t pid, struct race_shared *sh)
+{
+	double end = now() + 60;
+	int status = 0;
+	pid_t r;
+
+	atomic_store(&sh->stop, true);
+	while ((r = waitpid(pid, &status, WNOHANG)) == 0 && now() < end)
+		usleep(20000);
+	if (r != pid) {
+		kill(pid, SIGKILL);
+		finding("race-mode process did not end within 60 s of the deadline");
+		return;
+	}
+	atomic_fetch_add(&findings, atomic_load(&sh->findings));
+	atomic_fetch_add(&total_calls, atomic_load(&sh->calls));
+	if (WIFSIGNALED(status))
+		finding("race-mode process killed by %s", strsignal(WTERMSIG(status)));
+	else if (WEXITSTATUS(status) && !atomic_load(&sh->findings))
+		finding("race-mode process exited %d", WEXITSTATUS(status));
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: npu_mem_fuzz [-s SEED] [-t SECONDS] [-n CALLS] "
-		"[-j THREADS] [-m MAXBYTES] [-v]\n");
+		"[-j THREADS] [-R THREADS] [-m MAXBYTES] [-v]\n");
 	exit(2);
 }
 
@@ -1462,6 +2662,12 @@ int main(int argc, char **argv)
 	uint64_t seed = env_u64("NPU_MEM_FUZZ_SEED", 1);
 	double secs = (double)env_u64("NPU_MEM_FUZZ_SECONDS", 20);
 	unsigned int nthreads = env_u64("NPU_MEM_FUZZ_THREADS", 4), i, k;
+	unsigned int rthreads = env_u64("NPU_MEM_FUZZ_RACE", 2);
+	struct race_shared *rsh = NULL;
+	pid_t race_pid = -1;
+	bool node_changed = false;
+	mode_t node_mode = 0;
+	struct stat sb;
 	uint64_t maxbytes = env_u64("NPU_MEM_FUZZ_MAXBYTES", 256ULL << 20);
 	uint64_t old_param = 0, pin0, pin1;
 	struct thr thr[MAX_THREADS];
@@ -1472,30 +2678,34 @@ int main(int argc, char **argv)
 	int opt, fd;
 
 	max_calls = env_u64("NPU_MEM_FUZZ_CALLS", 0);
-	while ((opt = getopt(argc, argv, "s:t:n:j:m:vh")) != -1) {
+	while ((opt = getopt(argc, argv, "s:t:n:j:R:m:vh")) != -1) {
 		switch (opt) {
 		case 's': seed = strtoull(optarg, NULL, 0); break;
 		case 't': secs = strtod(optarg, NULL); break;
 		case 'n': max_calls = strtoull(optarg, NULL, 0); break;
 		case 'j': nthreads = strtoul(optarg, NULL, 0); break;
+		case 'R': rthreads = strtoul(optarg, NULL, 0); break;
 		case 'm': maxbytes = strtoull(optarg, NULL, 0); break;
 		case 'v': verbose++; break;
 		default: usage();
 		}
 	}
-	if (nthreads < 1 || nthreads > MAX_THREADS)
+	if (nthreads < 1 || nthreads > MAX_THREADS || rthreads == 1 ||
+	    rthreads > R_MAX_THREADS)
 		usage();
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
-	if (access(DEV_PATH, F_OK)) {
+	if (stat(DEV_PATH, &sb)) {
 		printf("no %s: npu_mem not loaded\n", DEV_PATH);
 		return 77;
 	}
+	npu_rdev = sb.st_rdev;
 	/* Every fd >= 3 must be ours (device, dma-buf, pipe, proc file). */
 	syscall(SYS_close_range, 3U, ~0U, 0U);
 
 	for (i = 0; i < OP_COUNT; i++)
 		weight_sum += op_weight[i];
+	init_desc_kinds();
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_fault;
 	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
@@ -1506,9 +2716,36 @@ int main(int argc, char **argv)
 	if (maxbytes && read_param(&old_param) == 0 && write_param(maxbytes) == 0)
 		param_set = true;
 	pin0 = vmpin_kb();
-	printf("npu_mem_fuzz: seed %llu, %u threads, %.0f s, %llu calls max, max_bytes %s\n",
-	       (unsigned long long)seed, nthreads, secs, (unsigned long long)max_calls,
-	       param_set ? "lowered" : "unchanged");
+	printf("npu_mem_fuzz: seed %llu, %u threads (+%u racing), %.0f s, %llu calls max, "
+	       "max_bytes %s\n", (unsigned long long)seed, nthreads, rthreads, secs,
+	       (unsigned long long)max_calls, param_set ? "lowered" : "unchanged");
+
+	/*
+	 * The race mode's process, forked before any thread exists.  As root
+	 * in a test guest it races as nobody, the usual caller, on a file it
+	 * opens itself (privileges are the opener's): the node is opened to
+	 * everyone meanwhile, never outside a guest.
+	 */
+	if (rthreads) {
+		const char *vm = getenv("VM_RUN");
+		bool drop = false;
+
+		if (geteuid() == 0 && vm && !strcmp(vm, "1")) {
+			node_mode = sb.st_mode & 07777;
+			if (chmod(DEV_PATH, 0666) == 0)
+				node_changed = drop = true;
+		}
+		rsh = mmap(NULL, sizeof(*rsh), PROT_READ | PROT_WRITE,
+			   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (rsh == MAP_FAILED)
+			return 1;
+		memset(rsh, 0, sizeof(*rsh));
+		race_pid = fork();
+		if (race_pid < 0)
+			return 1;
+		if (race_pid == 0)
+			_exit(race_child(rthreads, seed, secs, drop, rsh));
+	}
 
 	for (i = 0; i < 3; i++) {
 		fd = open(DEV_PATH, O_RDWR | O_CLOEXEC);
@@ -1518,6 +2755,14 @@ int main(int argc, char **argv)
 		}
 		add_fd(fd, FD_DEV, 0, false);
 	}
+	memset(&info, 0, sizeof(info));
+	if (ioctl(fd, NPU_MEM_IOCTL_GET_INFO, &info)) {
+		printf("GET_INFO: %s\n", strerror(errno));
+		return 1;
+	}
+	/* What every answer must say about device addresses: these files
+	 * were opened with this process's privileges. */
+	main_hidden = !(info.dev_flags & NPU_MEM_DEV_IOMMU) && !nm_desc_cap_sys_admin();
 
 	for (i = 0; i < nthreads; i++) {
 		struct thr *t = &thr[i];
@@ -1550,6 +2795,10 @@ int main(int argc, char **argv)
 			pthread_join(thr[i].tid, NULL);
 	}
 	elapsed = now() - t0;
+	if (race_pid > 0)
+		wait_race(race_pid, rsh);
+	if (node_changed)
+		chmod(DEV_PATH, node_mode);
 	while (waitpid(-1, NULL, WNOHANG) > 0)
 		;
 
@@ -1606,8 +2855,10 @@ int main(int argc, char **argv)
 		}
 		printf("\n");
 	}
-	printf("npu_mem_fuzz: %s: %lu calls in %.1f s (seed %llu, %u threads), %lu findings\n",
+	print_kinds();
+	printf("npu_mem_fuzz: %s: %lu calls in %.1f s (seed %llu, %u threads + %u racing), "
+	       "%lu findings\n",
 	       atomic_load(&findings) ? "FAIL" : "PASS", atomic_load(&total_calls),
-	       elapsed, (unsigned long long)seed, nthreads, atomic_load(&findings));
+	       elapsed, (unsigned long long)seed, nthreads, rthreads, atomic_load(&findings));
 	return atomic_load(&findings) ? 1 : 0;
 }

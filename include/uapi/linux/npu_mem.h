@@ -32,6 +32,8 @@
  *            a HUGE_ONLY/HUGE1G_ONLY request cannot get its large pages; or
  *            the device's DMA address space (IOMMU or bounce buffers) is full
  *  -ENODEV   the NPU device was removed (NPU_MEM_DEV_REMOVED)
+ *  -ENOSPC   this file's mmap offset space (2^32 pages) has no room left
+ *  -EBUSY    this file already holds 2^32 - 1 handles
  *  -EOPNOTSUPP  HUGE1G_ONLY on a kernel that cannot allocate 1 GiB pages
  *  -EINTR    a fatal signal arrived during a long allocation
  * Handles: 0 is never valid; an unknown or freed handle gives -ENOENT.
@@ -285,7 +287,7 @@ struct npu_mem_sync {
  * @handle: in: the buffer
  * @flags: in: O_CLOEXEC and/or O_RDWR, nothing else (-EINVAL); O_RDWR on
  *	a NPU_MEM_ALLOC_READONLY buffer gives -EACCES; -ENODEV once the device
- *	was removed
+ *	was removed; -EMFILE/-ENFILE when no file descriptor is free, -ENOMEM
  * @fd: out: the dma-buf file descriptor
  * @pad: must be 0
  */
