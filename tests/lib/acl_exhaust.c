@@ -126,9 +126,15 @@ static void check_fill(int pi, int n, aclError err, size_t room,
 		      "buffers aclrtMallocCached returned %d, want %d",
 		      policies[pi].name, n, err,
 		      ACL_ERROR_RT_MEMORY_ALLOCATION);
-	/* it ran into the limits, not into something else early */
-	ck_assert_msg((size_t)n * STEP >= room / 4, "%s: only %d x 64 MiB of "
-		      "about %zu MiB", policies[pi].name, n, room / MiB);
+	/*
+	 * it ran into the limits, not into something else early; HUGE_ONLY
+	 * may run out of free 2 MiB blocks at any point (fragmented memory,
+	 * seen on the debug kernel): that is its documented failure
+	 */
+	if (policies[pi].policy != ACL_MEM_MALLOC_HUGE_ONLY)
+		ck_assert_msg((size_t)n * STEP >= room / 4, "%s: only %d x 64 "
+			      "MiB of about %zu MiB", policies[pi].name, n,
+			      room / MiB);
 }
 
 START_TEST(exhaust)
