@@ -685,6 +685,9 @@ static int sync_pieces(struct npu_mem_buf *buf, struct device *dev, u64 offset,
 		u64 seg_end = seg_start + sg_dma_len(sg);
 		u64 to = min3(end, seg_end, chunk_end(buf, c));
 
+		/* The segments and chunks cover the buffer: cannot happen. */
+		if (WARN_ON_ONCE(to <= pos))
+			return -EIO;
 		npu_mem_sync_piece(dev, sg_dma_address(sg) + (pos - seg_start),
 				   to - pos, dir, for_cpu);
 		pos = to;

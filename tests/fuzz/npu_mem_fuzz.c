@@ -980,6 +980,16 @@ static void op_sync(struct thr *t)
 		finding("SYNC accepted dir %u off %#llx len %#llx reserved %#llx",
 			s->direction, (unsigned long long)s->offset,
 			(unsigned long long)s->length, (unsigned long long)s->reserved);
+	/*
+	 * A range that does not fit the buffer must be refused.  Handles are
+	 * never reused, so a SYNC that succeeded named the buffer whose size
+	 * was read above.
+	 */
+	if (ret == 0 && slot >= 0 && size &&
+	    (s->offset > size || s->length > size - s->offset))
+		finding("SYNC accepted [%#llx, +%#llx) of a %#llx-byte buffer",
+			(unsigned long long)s->offset,
+			(unsigned long long)s->length, (unsigned long long)size);
 }
 
 static int do_export(struct thr *t, int fd, uint32_t handle, int slot, bool keep)
