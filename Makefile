@@ -83,6 +83,13 @@ check: deps
 	$(MAKE) modules-all lib tests
 	bash tests/run-all.sh
 
+# Mutation testing: each mutant of tests/mutation/mutants.txt (a realistic
+# bug in kernel/ or lib/) built in a copy of the tree and run against the
+# test programs that should catch it; build/mutation/results.txt.
+# MUTATION_ARGS: e.g. "--baseline", "-t 900", or mutant ids.
+mutation: tests
+	/usr/bin/python3 tests/mutation/run.py $(MUTATION_ARGS)
+
 # The debug kernel (issue 8): KASAN, kmemleak, lockdep, DMA-API debugging
 # and fault injection, built once per machine outside the clone by
 # scripts/debug-kernel.sh.  The module for it lands in
@@ -175,7 +182,7 @@ arm64: arm64-deps
 check-arm64: arm64
 	bash tests/run-arm64.sh
 
-.PHONY: all module modules-all sparse lib tests deps run check clean \
+.PHONY: all module modules-all sparse lib tests deps run check clean mutation \
 	debug-kernel debug-module check-debug check-debug-if-cached \
 	bench bench-build bench-deps \
 	arm64 arm64-deps arm64-modules arm64-lib arm64-tests check-arm64
