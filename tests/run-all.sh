@@ -92,6 +92,17 @@ mkdir -p "$RES/host"
 read -r p f s < <(tally "$RES/host/results.txt")
 add host "$p" "$f" "$s"
 
+# Every planted bug of make mutation must still apply to the code, or the
+# catalogue has silently stopped testing what it names (seconds; the
+# mutants themselves take half an hour: make mutation).
+banner "mutation catalogue applies"
+if python3 "$TOP/tests/mutation/run.py" --check >"$RES/mutation-check.log" 2>&1; then
+	add "mutation catalogue applies" 1 0 0
+else
+	tail -n 20 "$RES/mutation-check.log"
+	add "mutation catalogue applies" 0 1 0 "see $RES/mutation-check.log"
+fi
+
 # The module must build without a warning (W=1) and sparse-clean (C=2)
 # against every installed kernel.
 banner "module: W=1 + sparse, every kernel"
