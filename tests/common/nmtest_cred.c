@@ -160,25 +160,7 @@ int nm_meminfo(const char *key, uint64_t *bytes)
 
 int nm_vmstat(const char *key, uint64_t *val)
 {
-	char *text = nm_read_file("/proc/vmstat"), *line, *save = NULL;
-	size_t klen = strlen(key);
-	int ret = -ENOENT;
-
-	if (!text)
-		return -errno;
-	for (line = strtok_r(text, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char *end;
-
-		if (strncmp(line, key, klen) || line[klen] != ' ')
-			continue;
-		errno = 0;
-		*val = strtoull(line + klen + 1, &end, 10);
-		ret = (errno || end == line + klen + 1) ? -EINVAL : 0;
-		break;
-	}
-	free(text);
-	return ret;
+	return nm_key_file("/proc/vmstat", key, ' ', val);
 }
 
 const char *nm_status_str(int status)

@@ -788,6 +788,11 @@ int nm_write_file(const char *path, const char *text)
 
 int nm_kv_file(const char *path, const char *key, uint64_t *val)
 {
+	return nm_key_file(path, key, ':', val);
+}
+
+int nm_key_file(const char *path, const char *key, char sep, uint64_t *val)
+{
 	char *text = nm_read_file(path), *line, *save = NULL;
 	size_t klen = strlen(key);
 	int ret = -ENOENT;
@@ -798,7 +803,7 @@ int nm_kv_file(const char *path, const char *key, uint64_t *val)
 	     line = strtok_r(NULL, "\n", &save)) {
 		char *end;
 
-		if (strncmp(line, key, klen) || line[klen] != ':')
+		if (strncmp(line, key, klen) || line[klen] != sep)
 			continue;
 		errno = 0;
 		*val = strtoull(line + klen + 1, &end, 10);

@@ -294,6 +294,8 @@ int nm_wait_timeout(pid_t pid, double timeout_s);
 uint64_t nm_vmpin_bytes(void);
 /* Integer value after "key:" in a "key: value" file; 0 or -errno/-ENOENT */
 int nm_kv_file(const char *path, const char *key, uint64_t *val);
+/* The same with another separator ("key value" files: ' ') */
+int nm_key_file(const char *path, const char *key, char sep, uint64_t *val);
 int nm_fdinfo(int fd, const char *key, uint64_t *val);
 /* Whole file into a malloc'd NUL-terminated string (NULL and errno) */
 char *nm_read_file(const char *path);

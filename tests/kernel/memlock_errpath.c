@@ -18,81 +18,18 @@
  * node made 0666 for the run).
  */
 #include <errno.h>
-#include <limits.h>
-#include <sched.h>
-#include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mount.h>
-#include <sys/stat.h>
-#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <linux/magic.h>
 
+#include "nmtest_cgroup.h"
 #include "nmtest_cred.h"
 #include "nmtest_util.h"
 
-#define CG_MNT		"/sys/fs/cgroup"
 #define LIMIT		(8 * NM_MiB)
 #define ROUNDS		4
 
-static char cg_dir[PATH_MAX];
 static const char *cg_unusable;
-
-static int cg_write(const char *file, const char *fmt, ...)
-{
-	char path[PATH_MAX + 64], text[64];
-	va_list ap;
-
-	snprintf(path, sizeof(path), "%s/%s", cg_dir, file);
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	return nm_write_file(path, text);
-}
-
-/* memory.current, or a "key value" line of another file */
-static uint64_t cg_value(const char *file, const char *key)
-{
-	char path[PATH_MAX + 64], *text, *line;
-	uint64_t v = 0;
-
-	snprintf(path, sizeof(path), "%s/%s", cg_dir, file);
-	text = nm_read_file(path);
-	ck_assert_msg(text, "%s: %s", path, nm_errname(errno));
-	if (!key) {
-		v = strtoull(text, NULL, 10);
-	} else {
-		for (line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
-			if (!strncmp(line, key, strlen(key)) &&
-			    line[strlen(key)] == ' ')
-				v = strtoull(line + strlen(key) + 1, NULL, 10);
-	}
-	free(text);
-	return v;
-}
-
-/* cgroup2 in this process's own mount namespace when none is mounted. */
-static const char *cg_setup(void)
-{
-	struct statfs sfs;
-
-	if (statfs(CG_MNT, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC) {
-		if (unshare(CLONE_NEWNS) ||
-		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
-		    mount("cgroup2", CG_MNT, "cgroup2", 0, NULL))
-			return "cannot mount cgroup2 on " CG_MNT;
-	}
-	nm_write_file(CG_MNT "/cgroup.subtree_control", "+memory");
-	snprintf(cg_dir, sizeof(cg_dir), CG_MNT "/npu-mem-mut-%d", getpid());
-	if (mkdir(cg_dir, 0755) && errno != EEXIST)
-		return "cannot create a cgroup";
-	if (access(cg_dir, F_OK) || cg_write("memory.max", "max"))
-		return "no memory controller in the cgroup";
-	return NULL;
-}
 
 /* The unprivileged child: its steps are ordered by the parent. */
 static void child(int go_r, int done_w)
@@ -142,31 +79,31 @@ START_TEST(failed_alloc_gives_memlock_back)
 		nm_skip("%s", cg_unusable);
 	ck_assert_int_eq(pipe(go), 0);
 	ck_assert_int_eq(pipe(done), 0);
-	nm_assert_ok(cg_write("memory.max", "max"));
+	nm_assert_ok(nm_cgroup_write("memory.max", "max"));
 	fflush(stdout);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
 		close(go[1]);
 		close(done[0]);
-		nm_assert_ok(cg_write("cgroup.procs", "%d", getpid()));
+		nm_assert_ok(nm_cgroup_write("cgroup.procs", "%d", getpid()));
 		child(go[0], done[1]);
 		_exit(0);
 	}
 	close(go[0]);
 	close(done[1]);
 	nm_assert_ok(nm_await(done[0]));
-	base = cg_value("memory.current", NULL);
-	hits = cg_value("memory.events", "max");
-	nm_assert_ok(cg_write("memory.max", "%llu",
+	base = nm_cgroup_value("memory.current", NULL);
+	hits = nm_cgroup_value("memory.events", "max");
+	nm_assert_ok(nm_cgroup_write("memory.max", "%llu",
 			      (unsigned long long)(base + 3 * NM_MiB)));
 	nm_assert_ok(nm_signal(go[1]));
 	/* A child that failed an assertion exits: its status says why. */
 	if (nm_await(done[0]) == 0) {
-		ck_assert_msg(cg_value("memory.events", "max") > hits,
+		ck_assert_msg(nm_cgroup_value("memory.events", "max") > hits,
 			      "the cgroup's limit was never hit: the ALLOCs "
 			      "failed before taking pages, which proves nothing");
-		nm_assert_ok(cg_write("memory.max", "max"));
+		nm_assert_ok(nm_cgroup_write("memory.max", "max"));
 		nm_assert_ok(nm_signal(go[1]));
 	}
 	close(go[1]);
@@ -188,11 +125,10 @@ int main(void)
 		       nm_retname(ret));
 		return 77;
 	}
-	cg_unusable = cg_setup();
+	cg_unusable = nm_cgroup_setup("memlock");
 	nm_add(s, failed_alloc_gives_memlock_back, 120);
 	ret = nm_run(s, NM_NEEDS_DEVICE);
 	nm_node_restore();
-	if (!cg_unusable)
-		rmdir(cg_dir);
+	nm_cgroup_remove();
 	return ret;
 }
