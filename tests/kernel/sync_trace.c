@@ -60,8 +60,8 @@
 #include <unistd.h>
 
 #include "nmtest_dmabuf.h"
+#include "nmtest_trace.h"
 
-#define TRACEFS_MAGIC_NR	0x74726163
 #define GROUP			"npumem_st"
 #define INSTANCE		"npumem_sync_trace"
 
@@ -88,55 +88,12 @@ enum probe_mode {
 	PROBE_KERNEL,	/* the kernel's exported dma_sync_single_for_*() */
 };
 
-static char tracefs[64];
-
-static int find_tracefs(void)
-{
-	static const char *const cand[] = {
-		"/sys/kernel/tracing", "/sys/kernel/debug/tracing",
-	};
-	struct statfs sfs;
-
-	for (size_t i = 0; i < NM_ARRAY_SIZE(cand); i++) {
-		if (statfs(cand[i], &sfs) == 0 && sfs.f_type == TRACEFS_MAGIC_NR) {
-			snprintf(tracefs, sizeof(tracefs), "%s", cand[i]);
-			return 0;
-		}
-	}
-	/* The guest mounts debugfs only; tracefs has its own mount point. */
-	if (mount("tracefs", cand[0], "tracefs", 0, NULL) == 0) {
-		snprintf(tracefs, sizeof(tracefs), "%s", cand[0]);
-		return 0;
-	}
-	return -errno;
-}
-
-static int tfs_write(const char *rel, const char *text, int flags)
-{
-	char path[256];
-	size_t len = strlen(text);
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", tracefs, rel);
-	fd = open(path, O_WRONLY | O_CLOEXEC | flags);
-	if (fd < 0)
-		return -errno;
-	n = len ? write(fd, text, len) : 0;
-	if (n < 0) {
-		int e = errno;
-
-		close(fd);
-		return -e;
-	}
-	close(fd);
-	return n == (ssize_t)len ? 0 : -EIO;
-}
+#define tfs_write nm_tracefs_write
 
 #define tfs_write_ok(rel, text, flags) do {				\
 	int _r = tfs_write((rel), (text), (flags));			\
 	ck_assert_msg(_r == 0, "write '%s' to %s/%s: %s", (text),	\
-		      tracefs, (rel), nm_retname(_r));			\
+		      nm_tracefs_dir(), (rel), nm_retname(_r));			\
 } while (0)
 
 /* Is sym a symbol in /proc/kallsyms (module symbols end in "\t[mod]")? */
@@ -167,13 +124,13 @@ static bool kallsyms_has(const char *sym, const char *mod)
 /* Undo whatever a previous run (or a failed test's child) left behind. */
 static void trace_teardown(void)
 {
-	if (!tracefs[0] && find_tracefs())
+	if (!nm_tracefs_dir()[0] && nm_tracefs_find())
 		return;
 	tfs_write("instances/" INSTANCE "/events/" GROUP "/enable", "0", 0);
 	{
 		char path[256];
 
-		snprintf(path, sizeof(path), "%s/instances/" INSTANCE, tracefs);
+		snprintf(path, sizeof(path), "%s/instances/" INSTANCE, nm_tracefs_dir());
 		rmdir(path);
 	}
 	tfs_write("events/" GROUP "/enable", "0", 0);
@@ -223,7 +180,7 @@ static int trace_setup(enum probe_mode mode, const char **what)
 	if (ret)
 		return ret;
 	*what = "mkdir instance";
-	snprintf(path, sizeof(path), "%s/instances/" INSTANCE, tracefs);
+	snprintf(path, sizeof(path), "%s/instances/" INSTANCE, nm_tracefs_dir());
 	if (mkdir(path, 0700))
 		return -errno;
 	/* room for every call of the largest request, both CPUs */
@@ -286,7 +243,7 @@ static void trace_read(struct trace *t)
 	unsigned long in_buf = 0, written = 0;
 	bool counted = false;
 
-	snprintf(path, sizeof(path), "%s/instances/" INSTANCE "/trace", tracefs);
+	snprintf(path, sizeof(path), "%s/instances/" INSTANCE "/trace", nm_tracefs_dir());
 	text = nm_read_file(path);
 	ck_assert_msg(text, "read %s: %s", path, nm_errname(errno));
 	t->n = 0;
@@ -945,7 +902,7 @@ static int preflight(void)
 		printf("SKIP: kprobes and pagemap PFNs need root\n");
 		return 77;
 	}
-	ret = find_tracefs();
+	ret = nm_tracefs_find();
 	if (ret) {
 		printf("SKIP: no tracefs (%s)\n", nm_retname(ret));
 		return 77;
@@ -984,7 +941,7 @@ static int preflight(void)
 		return 77;
 	}
 	ret = nm_sync(fd, a.handle, NPU_MEM_SYNC_BIDIRECTIONAL, 0, a.buf.size);
-	snprintf(path, sizeof(path), "%s/instances/" INSTANCE "/trace", tracefs);
+	snprintf(path, sizeof(path), "%s/instances/" INSTANCE "/trace", nm_tracefs_dir());
 	text = nm_read_file(path);
 	for (char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 :
 							     l + strlen(l))

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * nmtest_trace: tracefs for tests that watch what the kernel does from the
+ * outside (kprobes on the module's or the kernel's functions, trace
+ * events).  Root only; tracefs is mounted at /sys/kernel/tracing when the
+ * guest has not mounted it.
+ */
+#ifndef NMTEST_TRACE_H
+#define NMTEST_TRACE_H
+
+/* Find or mount tracefs: 0 or -errno */
+int nm_tracefs_find(void);
+/* Its mount point, "" before nm_tracefs_find() succeeded */
+const char *nm_tracefs_dir(void);
+/* Write @text to tracefs's @rel (open flags: 0, O_APPEND): 0 or -errno */
+int nm_tracefs_write(const char *rel, const char *text, int flags);
+
+#endif /* NMTEST_TRACE_H */
