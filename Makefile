@@ -9,7 +9,7 @@
 #                        fails on any warning
 #   make check-debug     the suites, fault injection and the fuzzer on the
 #                        debug kernel (KASAN, kmemleak, lockdep; built once)
-#   make arm64           cross-build for arm64 (issue 7): the module for each
+#   make arm64           cross-build for arm64: the module for each
 #                        Debian arm64 kernel (build/kmod-arm64/<ver>/),
 #                        libaclmem.a (build/lib-arm64/), and, linked static,
 #                        the kernel and lib test programs (build/tests-arm64/)
@@ -58,7 +58,7 @@ tests: lib
 	$(MAKE) -C tests
 	$(MAKE) -C bench
 
-# The benchmark (issue 9): newest bootable kernel unless KVER= is given.
+# The benchmark: newest bootable kernel unless KVER= is given.
 BENCH_KVER ?= $(or $(KVER),$(shell for d in /lib/modules/*/; do \
 	v=$$(basename $$d); [ -e /boot/vmlinuz-$$v ] && echo $$v; done | sort -V | tail -n1))
 
@@ -90,7 +90,7 @@ check: deps
 mutation: tests
 	/usr/bin/python3 tests/mutation/run.py $(MUTATION_ARGS)
 
-# The debug kernel (issue 8): KASAN, kmemleak, lockdep, DMA-API debugging
+# The debug kernel: KASAN, kmemleak, lockdep, DMA-API debugging
 # and fault injection, built once per machine outside the clone by
 # scripts/debug-kernel.sh.  The module for it lands in
 # build/kmod/<its release>/ like any other kernel's, with -g for addr2line.
@@ -121,7 +121,7 @@ clean:
 	-$(MAKE) -C tests clean
 	-$(MAKE) -C bench clean
 
-# ---- arm64 (issue 7) --------------------------------------------------------
+# ---- arm64 ----------------------------------------------------------------
 # Cross-built with Debian's arm64 cross gcc 12 against its arm64 kernels and
 # libraries, extracted (not installed) by scripts/arm64-deps.sh into
 # $(ARM64_CACHE): kernel/<ver>/ (image, modules, headers) and sysroot/

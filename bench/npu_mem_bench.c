@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * npu_mem_bench: npu-mem against every other way a user has to get pinned,
- * DMA-able memory, measured in one run on one kernel (issue 9).
+ * DMA-able memory, measured in one run on one kernel.
  *
  *   npu_mem_bench [-o DIR] [-m MAXSIZE] [-b BUDGET_MS] [-n REPEATS] [-2] [-q]
  *                 [-B BW_BYTES] [-L LAT_BYTES] [-N MAX_LIVE] [-s SECTIONS]
@@ -1271,7 +1271,7 @@ static void finish_size(void)
 }
 
 /*
- * Verdicts use medians (issue 9); the best-of (minimum) ratios next to them
+ * Verdicts use medians; the best-of (minimum) ratios next to them
  * are a cross-check: preemption of the emulator by other load on the host
  * only ever adds time, so minima are the least disturbed samples.
  */
@@ -2033,7 +2033,7 @@ static void report_alloc(void)
 	out("\n== Allocation: get + first touch + release, median of N interleaved rounds ==\n");
 	out("%-5s %-31s %4s %11s %10s %10s %7s %7s %7s  %s\n", "size", "method",
 	    "n", "median_us", "get_us", "rel_us", "x_npu", "x_floor", "x_kclr",
-	    "target (issue 9) / notes");
+	    "target / notes");
 	if (csv)
 		fprintf(csv, "method,label,size,n,median_ns,min_ns,max_ns,get_ns,"
 			"release_ns,ratio_npu,ratio_floor,ratio_kclear,huge_pages,"
@@ -2164,7 +2164,7 @@ static void report_bw(void)
 	    (unsigned long long)(opt.bw_bytes / MiB));
 	out("%-16s %-13s %3s %10s %8s %8s %8s  %-26s %s\n", "memory", "op", "n",
 	    "median_ms", "GB/s", "x_malloc", "best_x", "backing",
-	    "target (issue 9, on medians)");
+	    "target (on medians)");
 	if (csv)
 		fprintf(csv, "memory,op,bytes,n,median_ns,best_ns,gbps,ratio_malloc,ratio_malloc_best,backing,status\n");
 	for (i = 0; i < nbw; i++) {
@@ -2268,7 +2268,7 @@ static void report_live(void)
 	csv = open_out("live.csv");
 	out("\n== A 4 KiB buffer with N others live in its fd, vs an fd with 10 live, interleaved ==\n");
 	out("%-8s %-28s %5s %10s %11s %7s  %s\n", "live", "op", "n", "median_us",
-	    "10-live_us", "x_10", "target (issue 9)");
+	    "10-live_us", "x_10", "target");
 	if (csv)
 		fprintf(csv, "live,op,n,median_ns,ref10_median_ns,ratio_10,status\n");
 	for (i = 0; i < nlive; i++) {
@@ -2309,7 +2309,7 @@ static void report_targets(void)
 	FILE *csv = open_out("targets.csv");
 	unsigned int i, pass = 0, miss = 0, na = 0;
 
-	out("\n== Targets of issue 9 ==\n");
+	out("\n== Targets ==\n");
 	out("%-5s %-30s %-44s %9s %7s  %s\n", "", "target", "row", "value",
 	    "limit", "notes");
 	if (csv)

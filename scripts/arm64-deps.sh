@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# Everything the arm64 build and guests need (issue 7), from Debian's
+# Everything the arm64 build and guests need, from Debian's
 # packages only.  Idempotent: what is present is skipped, and apt-get update
 # runs only when a package it needs is unknown to apt.
 #

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# The test runner of "make check-arm64" (issue 7), run after make arm64: the
+# The test runner of "make check-arm64", run after make arm64: the
 # kernel and lib suites (build/tests-arm64/, static arm64 programs) in one
 # arm64 QEMU guest per Debian arm64 kernel extracted by scripts/arm64-deps.sh
 # (tests/vm/configs/arm64.conf), counted by tests/guest/run-suites.sh as on

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# make check-debug: the module on the debug kernel (issue 8).
+# make check-debug: the module on the debug kernel.
 #   1. builds the debug kernel unless cached (scripts/debug-kernel.sh) and
 #      the module against it (make debug-module);
 #   2. boots it (tests/vm/configs/x86_64-debug.conf: q35, Intel IOMMU, the
