@@ -88,10 +88,25 @@ static void stress_fail(const char *fmt, ...)
 }
 
 /* ret is 0 or one of the allowed -errnos, else a failure */
+/*
+ * Calls that must succeed many times for the run to mean anything: a
+ * driver refusing them all with an allowed errno would otherwise pass.
+ */
+static const char *const must_progress[] = {
+	"ALLOC", "FREE", "EXPORT", "SYNC", "DMA_BUF_IOCTL_SYNC start",
+	"DMA_BUF_IOCTL_SYNC end",
+};
+#define MIN_PROGRESS	20
+static atomic_uint_fast64_t progress[NM_ARRAY_SIZE(must_progress)];
+
 static bool allowed(const char *what, int ret, int ok1, int ok2)
 {
-	if (ret == 0)
+	if (ret == 0) {
+		for (size_t i = 0; i < NM_ARRAY_SIZE(must_progress); i++)
+			if (!strcmp(what, must_progress[i]))
+				atomic_fetch_add(&progress[i], 1);
 		return true;
+	}
 	if (ret != ok1 && ret != ok2)
 		stress_fail("%s: %s", what, nm_retname(ret));
 	return false;
@@ -594,6 +609,15 @@ START_TEST(stress)
 
 	ck_assert_msg(!atomic_load(&S.failures), "%d failures; first: %s",
 		      atomic_load(&S.failures), S.first_failure);
+	for (size_t i = 0; i < NM_ARRAY_SIZE(must_progress); i++) {
+		uint64_t n = atomic_load(&progress[i]);
+
+		printf("%-20s %llu succeeded\n", must_progress[i],
+		       (unsigned long long)n);
+		ck_assert_msg(n >= MIN_PROGRESS, "only %llu successful %s "
+			      "calls in the run", (unsigned long long)n,
+			      must_progress[i]);
+	}
 	nm_counters(obs, &now);
 	nm_assert_counters_eq(&start, &now);
 	npu_bufs = nm_bufinfo_count_npu();
