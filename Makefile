@@ -187,4 +187,4 @@ check-arm64: arm64
 	bench bench-build bench-deps \
 	arm64 arm64-deps arm64-modules arm64-lib arm64-tests check-arm64
 
-include mk/dkms.mk mk/install.mk
+include mk/dkms.mk mk/install.mk mk/deb.mk
