@@ -74,7 +74,8 @@ static void exercise(int policy, size_t size, unsigned char *host)
 	printf("aclrtMallocCached(%zu, %s) = %d", size, policy_name(policy), ret);
 	if (ret != ACL_SUCCESS) {
 		printf("  (%s)\n", ret == ACL_ERROR_RT_MEMORY_ALLOCATION ?
-		       "out of memory: pages of that size are short" :
+		       "out of memory: pages of that size, the driver's cap, "
+		       "or the user's RLIMIT_MEMLOCK (ulimit -l)" :
 		       ret == ACL_ERROR_RT_FEATURE_NOT_SUPPORT ?
 		       "not supported by this kernel" : "error");
 		/* HUGE_ONLY/HUGE1G may rightly fail; the others must not. */
