@@ -941,7 +941,7 @@ static void op_sync(struct thr *t)
 {
 	struct npu_mem_sync *s = (void *)t->argbuf;
 	int fd = some_devfd(t), slot;
-	uint64_t size = 0;
+	uint64_t size = 0, id = devfd_id(fd);
 	long ret;
 
 	memset(s, 0, sizeof(*s));
@@ -981,15 +981,28 @@ static void op_sync(struct thr *t)
 			s->direction, (unsigned long long)s->offset,
 			(unsigned long long)s->length, (unsigned long long)s->reserved);
 	/*
-	 * A range that does not fit the buffer must be refused.  Handles are
-	 * never reused, so a SYNC that succeeded named the buffer whose size
-	 * was read above.
+	 * A range that does not fit the buffer must be refused: judged only
+	 * for a handle whose ALLOC answer came through this very open() (fd
+	 * numbers are reused, handles only within one open file are not), the
+	 * same one before and after the call.
 	 */
-	if (ret == 0 && slot >= 0 && size &&
-	    (s->offset > size || s->length > size - s->offset))
-		finding("SYNC accepted [%#llx, +%#llx) of a %#llx-byte buffer",
-			(unsigned long long)s->offset,
-			(unsigned long long)s->length, (unsigned long long)size);
+	if (ret == 0 && slot >= 0 && id && devfd_id(fd) == id) {
+		bool known = false;
+
+		pthread_mutex_lock(&st.lock);
+		if (st.bufs[slot].used && st.bufs[slot].devfd == fd &&
+		    st.bufs[slot].fdid == id &&
+		    st.bufs[slot].handle == s->handle) {
+			size = st.bufs[slot].size;
+			known = true;
+		}
+		pthread_mutex_unlock(&st.lock);
+		if (known && (s->offset > size || s->length > size - s->offset))
+			finding("SYNC accepted [%#llx, +%#llx) of a %#llx-byte "
+				"buffer", (unsigned long long)s->offset,
+				(unsigned long long)s->length,
+				(unsigned long long)size);
+	}
 }
 
 static int do_export(struct thr *t, int fd, uint32_t handle, int slot, bool keep)
