@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/vfs.h>
@@ -36,6 +38,54 @@ int nm_tracefs_find(void)
 		return 0;
 	}
 	return -errno;
+}
+
+#define MAX_CPUS	256
+
+static bool offline[MAX_CPUS];
+
+static int cpu_online_write(int cpu, const char *v)
+{
+	char path[64];
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, v, 1) != 1)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+void nm_cpus_solo(void)
+{
+	const char *vm = getenv("VM_RUN");
+	char path[64], state;
+	int fd;
+
+	if (!vm || strcmp(vm, "1"))
+		return;
+	for (int cpu = 1; cpu < MAX_CPUS; cpu++) {
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/cpu/cpu%d/online", cpu);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (read(fd, &state, 1) == 1 && state == '1' &&
+		    !cpu_online_write(cpu, "0"))
+			offline[cpu] = true;
+		close(fd);
+	}
+}
+
+void nm_cpus_restore(void)
+{
+	for (int cpu = 1; cpu < MAX_CPUS; cpu++) {
+		if (offline[cpu] && !cpu_online_write(cpu, "1"))
+			offline[cpu] = false;
+	}
 }
 
 int nm_tracefs_write(const char *rel, const char *text, int flags)

@@ -13,7 +13,8 @@
  * under a second, or in several, as the host is loaded), so the test
  * watches memory: the buffer's pages come out of free RAM as they are
  * allocated.  First the whole ALLOC (NORMAL_ONLY, the slowest policy) of
- * S = min(1 GiB, free RAM / 3, the largest ALLOC) in a child, GET_INFO's
+ * S = min(1 GiB, free RAM / 3, the largest ALLOC, half the bounce pool
+ * where every mapping bounces) in a child, GET_INFO's
  * free_ram polled until it is reaped: free RAM falls by F at its lowest
  * (F < S/2: nothing to watch, exit 77).  Then ROUNDS times: a child starts
  * the same ALLOC and is killed as soon as free RAM has fallen by F/10 (its
@@ -32,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "nmtest_bounce.h"
 #include "nmtest_util.h"
 
 #define ROUNDS	3
@@ -117,6 +119,9 @@ START_TEST(killed_during_alloc_dies_early)
 		size = (info.free_ram / 3) & ~(NM_2M - 1);
 	if (size > info.max_alloc)
 		size = info.max_alloc & ~(NM_2M - 1);
+	/* A bounced buffer needs as much again from the bounce pool. */
+	if (nm_swiotlb_forced() && size > nm_swiotlb_pool_bytes() / 2)
+		size = (nm_swiotlb_pool_bytes() / 2) & ~(NM_2M - 1);
 
 	full = watch_child(obs, size, 0, &st, &killed);
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,

@@ -191,6 +191,8 @@ START_TEST(huge_first_falls_back)
 	 * wakes kcompactd, which may make a new 2 MiB block a moment later:
 	 * re-exhaust right before each attempt, a few times.
 	 */
+	/* Probes patch kernel text: one CPU online for that (nmtest_trace.h) */
+	nm_cpus_solo();
 	watch = kswapd_watch();
 	for (int attempt = 0; attempt < 5; attempt++) {
 		if (attempt) {
@@ -210,12 +212,14 @@ START_TEST(huge_first_falls_back)
 		      "HUGE_FIRST with 2 MiB pages exhausted got %u huge, %u "
 		      "normal pages", hf.buf.huge_pages, hf.buf.normal_pages);
 	if (watch) {
+		nm_cpus_restore();
 		nm_skip_note("no kprobe on wakeup_kswapd (%s): whether failed "
 			     "2 MiB attempts wake kswapd is not checked",
 			     nm_retname(watch));
 	} else {
 		int wakeups = kswapd_wakeups();
 
+		nm_cpus_restore();
 		printf("order-9 wakeup_kswapd calls during HUGE_FIRST: %d\n",
 		       wakeups);
 		ck_assert_msg(wakeups > 0, "2 MiB attempts failed without "

@@ -969,15 +969,18 @@ int main(void)
 	int ret;
 
 	nm_require_device();
+	/* Probes patch kernel text: one CPU online for that (nmtest_trace.h) */
+	nm_cpus_solo();
 	ret = preflight();
-	if (ret)
-		return ret;
-	nm_add(s, sync_pieces_huge_first, 120);
-	nm_add(s, sync_pieces_normal_only, 120);
-	nm_add(s, sync_pieces_huge_only, 120);
-	nm_add(s, dmabuf_sync_pieces, 120);
-	ret = nm_run(s, NM_NEEDS_DEVICE);
-	/* a failed test's child leaves its probes behind */
-	trace_teardown();
+	if (!ret) {
+		nm_add(s, sync_pieces_huge_first, 120);
+		nm_add(s, sync_pieces_normal_only, 120);
+		nm_add(s, sync_pieces_huge_only, 120);
+		nm_add(s, dmabuf_sync_pieces, 120);
+		ret = nm_run(s, NM_NEEDS_DEVICE);
+		/* a failed test's child leaves its probes behind */
+		trace_teardown();
+	}
+	nm_cpus_restore();
 	return ret;
 }

@@ -17,8 +17,12 @@ run() {	# name command...
 	shift
 	"$@" >"$OUT/$name.log" 2>&1
 	st=$?
+	# Tests that could not run their check say so (nm_skip): skips.
+	n=$(grep -c '^NM-SKIP: ' "$OUT/$name.log")
+	skip=$((skip + n))
 	case $st in
-	0) pass=$((pass + 1)); echo "PASS $name" ;;
+	0) pass=$((pass + 1))
+	   if [ "$n" -gt 0 ]; then echo "PASS $name ($n skipped)"; else echo "PASS $name"; fi ;;
 	77) skip=$((skip + 1)); echo "SKIP $name" ;;
 	*) fail=$((fail + 1)); echo "FAIL $name (exit $st)"
 	   sed 's/^/    /' "$OUT/$name.log" | tail -n 40 ;;
@@ -48,6 +52,7 @@ if [ "${ACLTEST_VALGRIND:-0}" != 0 ]; then
 		# TCG, for code the other programs cover.
 		case $n in acl_stress|acl_fork) continue ;; esac
 		run "valgrind-$n" env CK_FORK=no CK_DEFAULT_TIMEOUT=600 \
+			ACLTEST_UNDER_VALGRIND=1 \
 			valgrind -q --error-exitcode=99 --leak-check=full \
 			--errors-for-leak-kinds=definite,indirect \
 			--show-leak-kinds=definite,indirect "$t"
