@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "nmtest_cred.h"
+#include "nmtest_dmabuf.h"
 
 static mode_t nm_node_mode;
 static bool nm_node_changed;
@@ -70,58 +71,20 @@ int nm_become(uid_t uid, uint64_t memlock)
 	return 0;
 }
 
+/* Over nmtest_dmabuf's SCM_RIGHTS messages: the message is only a carrier. */
 int nm_send_fd(int sock, int fd)
 {
-	char byte = 'F';
-	struct iovec iov = { &byte, 1 };
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = u.buf, .msg_controllen = sizeof(u.buf),
-	};
-	struct cmsghdr *c;
-
-	memset(&u, 0, sizeof(u));
-	c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	if (sendmsg(sock, &msg, 0) != 1)
-		return -errno;
-	return 0;
+	return nm_send_msg(sock, 0, fd);
 }
 
 int nm_recv_fd(int sock)
 {
-	char byte;
-	struct iovec iov = { &byte, 1 };
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = u.buf, .msg_controllen = sizeof(u.buf),
-	};
-	struct cmsghdr *c;
-	ssize_t n;
-	int fd;
+	uint32_t msg;
+	int fd, ret = nm_recv_msg(sock, &msg, &fd, 120);
 
-	n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-	if (n < 0)
-		return -errno;
-	if (n == 0)
-		return -EPIPE;
-	c = CMSG_FIRSTHDR(&msg);
-	if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
-	    c->cmsg_len != CMSG_LEN(sizeof(int)))
-		return -EBADMSG;
-	memcpy(&fd, CMSG_DATA(c), sizeof(int));
-	return fd;
+	if (ret)
+		return ret;
+	return fd >= 0 ? fd : -EBADMSG;
 }
 
 int nm_signal(int wfd)
