@@ -1,16 +1,22 @@
 // SPDX-License-Identifier: MIT
 /*
- * aclInit/aclFinalize, the device and each thread's current device.
+ * aclInit/aclFinalize, the device, its contexts and each thread's current
+ * context.
  *
  * There is one device, id 0: the npu-mem driver.  aclrtSetDevice opens the
  * device file the first time (so a missing module or a permission problem
- * is reported there, as ACL_ERROR_RT_NO_DEVICE / ACL_ERROR_RT_NO_PERMISSION)
- * and counts references, process-wide, as CANN does; it also makes the
- * device current on the calling thread.  When the count drops to zero the
- * device's streams are destroyed and the pool is emptied; buffers the
- * program did not free stay valid until aclrtFree or aclFinalize.  Every
- * drop to zero bumps a generation number, so threads whose current device
- * was reset get ACL_ERROR_RT_CONTEXT_NULL until they set it again.
+ * is reported there, as ACL_ERROR_RT_NO_DEVICE / ACL_ERROR_RT_NO_PERMISSION),
+ * makes the device's default context if there is none, counts references,
+ * process-wide, as CANN does, and makes the default context current on the
+ * calling thread.  When the count drops to zero the default context dies
+ * with its streams and events; once no context is left the pool is
+ * emptied.  Buffers the program did not free stay valid until aclrtFree or
+ * aclFinalize: memory belongs to the process, not to a context.
+ *
+ * aclrtCreateContext makes another context on the device and makes it
+ * current; any thread may then aclrtSetCurrentContext it.  Each context has
+ * its own default stream.  A thread whose context died (destroyed, or the
+ * device reset) gets ACL_ERROR_RT_CONTEXT_NULL until it sets another.
  *
  * The file stays open until aclFinalize (or the process ends): buffers
  * still live need their handles, and reopening would cost an open per
@@ -29,37 +35,128 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "acl/acl_rt.h"
 #include "aclmem/aclmem.h"
+#include "allocator.h"
+#include "callback.h"
+#include "config.h"
 #include "context.h"
 #include "device.h"
 #include "log.h"
 #include "memory.h"
+#include "notify.h"
+#include "event.h"
 #include "pool.h"
 #include "stream.h"
+
+struct aclmem_ctx {
+	struct aclmem_ctx *next;	/* live contexts, under ctx_lock */
+	uint64_t serial;		/* never reused: tells a new context
+					 * at a dead one's address apart */
+	int32_t dev;
+	bool primary;			/* the device's default context */
+};
 
 static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool acl_inited;
 static bool acl_finalized;
 static int dev_fd = -1;
-static unsigned long dev_refs;
-static _Atomic uint64_t dev_gen = 1;
+static unsigned long dev_refs;		/* aclrtSetDevice calls not reset */
+static struct aclmem_ctx *primary;
+static struct aclmem_ctx *ctxs;
+/* Bumped whenever a context dies: threads then re-check theirs. */
+static _Atomic uint64_t ctx_epoch = 1;
 
-static __thread int tls_dev = -1;
-static __thread uint64_t tls_gen;
+static uint64_t next_serial = 1;
+
+static __thread struct aclmem_ctx *tls_ctx;
+static __thread uint64_t tls_serial;
+static __thread uint64_t tls_epoch;
 
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
+/* The live context at this address, or NULL; never dereferences ctx. */
+static struct aclmem_ctx *ctx_find_locked(const void *ctx)
+{
+	struct aclmem_ctx *c;
+
+	for (c = ctxs; c; c = c->next)
+		if (c == ctx)
+			return c;
+	return NULL;
+}
+
+bool aclmem_ctx_alive(const struct aclmem_ctx *ctx)
+{
+	bool alive;
+
+	pthread_mutex_lock(&ctx_lock);
+	alive = ctx_find_locked(ctx) != NULL;
+	pthread_mutex_unlock(&ctx_lock);
+	return alive;
+}
+
+static bool tls_ctx_alive(void)
+{
+	struct aclmem_ctx *c;
+
+	pthread_mutex_lock(&ctx_lock);
+	c = ctx_find_locked(tls_ctx);
+	pthread_mutex_unlock(&ctx_lock);
+	return c && c->serial == tls_serial;
+}
+
+/*
+ * aclInit's configuration may name a default device: a thread that calls
+ * without a current context then gets that device set, as CANN does.
+ */
+static int implicit_device(void)
+{
+	int dev = aclmem_config_default_device();
+
+	if (dev >= 0 && aclrtSetDevice(dev) == ACL_SUCCESS)
+		return ACL_SUCCESS;
+	return ACL_ERROR_RT_CONTEXT_NULL;
+}
+
+/*
+ * Threads never touch their context to check it: after any context died
+ * (the epoch moved) each looks its own up again in the registry, by
+ * address and serial, so a dead context is noticed even when a new one
+ * took its memory.
+ */
 int aclmem_ctx_require(void)
 {
-	if (tls_dev < 0 || tls_gen != atomic_load_explicit(&dev_gen,
-							    memory_order_acquire))
-		return ACL_ERROR_RT_CONTEXT_NULL;
+	uint64_t epoch = atomic_load_explicit(&ctx_epoch,
+					      memory_order_acquire);
+
+	if (!tls_ctx)
+		return implicit_device();
+	if (tls_epoch == epoch)
+		return ACL_SUCCESS;
+	if (!tls_ctx_alive()) {
+		tls_ctx = NULL;
+		return implicit_device();
+	}
+	tls_epoch = epoch;
 	return ACL_SUCCESS;
+}
+
+struct aclmem_ctx *aclmem_ctx_current(void)
+{
+	return tls_ctx;
+}
+
+static void set_current(struct aclmem_ctx *ctx)
+{
+	tls_ctx = ctx;
+	tls_serial = ctx ? ctx->serial : 0;
+	tls_epoch = atomic_load(&ctx_epoch);
 }
 
 int aclmem_ctx_fd(void)
@@ -96,16 +193,27 @@ static void atfork_parent(void)
 
 static void atfork_child(void)
 {
+	struct aclmem_ctx *c;
+
 	aclmem_mem_atfork_child();
 	aclmem_pool_forget(aclmem_pool_global());
 	aclmem_streams_atfork_child();
+	aclmem_events_atfork_child();
+	aclmem_callbacks_atfork_child();
+	aclmem_notifies_atfork_child();
+	aclmem_allocator_forget_all();
 	pthread_mutex_init(&ctx_lock, NULL);
 	if (dev_fd >= 0)
 		close(dev_fd);
 	dev_fd = -1;
 	dev_refs = 0;
-	atomic_fetch_add(&dev_gen, 1);
-	tls_dev = -1;
+	primary = NULL;
+	while ((c = ctxs)) {
+		ctxs = c->next;
+		free(c);
+	}
+	atomic_fetch_add(&ctx_epoch, 1);
+	tls_ctx = NULL;
 }
 
 static void atfork_register(void)
@@ -115,12 +223,60 @@ static void atfork_register(void)
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 
-/* The device lost its last reference, or the process finalizes. */
-static void device_teardown(int force)
+static struct aclmem_ctx *ctx_new_locked(int32_t dev, bool is_primary)
 {
-	aclmem_streams_destroy_all(force);
-	aclmem_pool_trim(aclmem_pool_global(), 0);
-	atomic_fetch_add_explicit(&dev_gen, 1, memory_order_release);
+	struct aclmem_ctx *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->dev = dev;
+	c->primary = is_primary;
+	c->serial = next_serial++;
+	c->next = ctxs;
+	ctxs = c;
+	return c;
+}
+
+/* Take a context out of the registry: threads naming it see it dead. */
+static void ctx_unlink_locked(struct aclmem_ctx *ctx)
+{
+	struct aclmem_ctx **pc;
+
+	for (pc = &ctxs; *pc; pc = &(*pc)->next) {
+		if (*pc == ctx) {
+			*pc = ctx->next;
+			break;
+		}
+	}
+	if (ctx == primary)
+		primary = NULL;
+	if (tls_ctx == ctx)
+		tls_ctx = NULL;
+	atomic_fetch_add_explicit(&ctx_epoch, 1, memory_order_release);
+}
+
+/*
+ * Destroy what an unlinked context owns, without ctx_lock: its streams'
+ * last tasks (callbacks) may call back into the library.
+ */
+static void ctx_free(struct aclmem_ctx *ctx, bool force)
+{
+	aclmem_streams_destroy_ctx(ctx, force);
+	aclmem_events_destroy_ctx(ctx);
+	aclmem_notifies_destroy_ctx(ctx);
+	free(ctx);
+}
+
+/* With no context left, the pool's cached buffers go back to the driver. */
+static void trim_if_unused(void)
+{
+	bool unused;
+
+	pthread_mutex_lock(&ctx_lock);
+	unused = !ctxs;
+	pthread_mutex_unlock(&ctx_lock);
+	if (unused)
+		aclmem_pool_trim(aclmem_pool_global(), 0);
 }
 
 aclError aclInit(const char *configPath)
@@ -133,18 +289,10 @@ aclError aclInit(const char *configPath)
 		ret = ACL_ERROR_REPEAT_INITIALIZE;
 		goto out;
 	}
-	/* The configuration (dump, profiling...) means nothing here; it
-	 * must still name a readable file if given, as in CANN. */
-	if (configPath && *configPath) {
-		int fd = open(configPath, O_RDONLY | O_CLOEXEC);
-
-		if (fd < 0) {
-			aclmem_err("aclInit: %s: %s", configPath, strerror(errno));
-			ret = ACL_ERROR_INVALID_FILE;
-			goto out;
-		}
-		close(fd);
-	}
+	/* Of the configuration only defaultDevice means something here. */
+	ret = aclmem_config_load(configPath);
+	if (ret)
+		goto out;
 	acl_inited = true;
 	acl_finalized = false;
 out:
@@ -154,6 +302,7 @@ out:
 
 aclError aclFinalize(void)
 {
+	struct aclmem_ctx *list, *c;
 	size_t leaked;
 
 	pthread_mutex_lock(&ctx_lock);
@@ -161,11 +310,28 @@ aclError aclFinalize(void)
 		pthread_mutex_unlock(&ctx_lock);
 		return ACL_ERROR_REPEAT_FINALIZE;
 	}
-	/* As CANN: finalizing releases everything the process still holds. */
-	device_teardown(1);
+	acl_finalized = true;
+	acl_inited = false;
+	aclmem_config_reset();
+	list = ctxs;
+	ctxs = NULL;
+	primary = NULL;
 	dev_refs = 0;
-	tls_dev = -1;
-	if (dev_fd >= 0) {
+	tls_ctx = NULL;
+	atomic_fetch_add_explicit(&ctx_epoch, 1, memory_order_release);
+	pthread_mutex_unlock(&ctx_lock);
+
+	/* As CANN: finalizing releases everything the process still holds. */
+	while ((c = list)) {
+		list = c->next;
+		ctx_free(c, true);
+	}
+	aclmem_streams_destroy_ctx(NULL, true);
+	aclmem_allocator_forget_all();
+	aclmem_pool_trim(aclmem_pool_global(), 0);
+
+	pthread_mutex_lock(&ctx_lock);
+	if (dev_fd >= 0 && !ctxs) {
 		leaked = aclmem_mem_release_all();
 		if (leaked)
 			aclmem_info("aclFinalize: released %zu buffers never freed",
@@ -173,8 +339,6 @@ aclError aclFinalize(void)
 		close(dev_fd);
 		dev_fd = -1;
 	}
-	acl_inited = false;
-	acl_finalized = true;
 	pthread_mutex_unlock(&ctx_lock);
 	return ACL_SUCCESS;
 }
@@ -198,53 +362,82 @@ static int check_abi(int fd)
 	return ACL_SUCCESS;
 }
 
+/* Open the device file on first use: ACL code. */
+static int device_open_locked(int32_t deviceId)
+{
+	int fd, ret;
+
+	if (dev_fd >= 0)
+		return ACL_SUCCESS;
+	fd = aclmem_device_open();
+	if (fd < 0) {
+		aclmem_err("aclrtSetDevice(%d): %s: %s%s", deviceId,
+			   aclmem_device_path(), strerror(-fd),
+			   fd == -ENOENT ?
+			   " (is the npu_mem module loaded?)" : "");
+		return aclmem_open_errno_to_acl(-fd);
+	}
+	ret = check_abi(fd);
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	dev_fd = fd;
+	return ACL_SUCCESS;
+}
+
 aclError aclrtSetDevice(int32_t deviceId)
 {
-	int ret = ACL_SUCCESS;
+	int ret;
 
 	if (deviceId < 0 || deviceId >= ACLMEM_MAX_DEVICES)
 		return ACL_ERROR_RT_INVALID_DEVICEID;
 	pthread_once(&atfork_once, atfork_register);
 	pthread_mutex_lock(&ctx_lock);
-	if (dev_fd < 0) {
-		int fd = aclmem_device_open();
-
-		if (fd < 0) {
-			ret = aclmem_open_errno_to_acl(-fd);
-			aclmem_err("aclrtSetDevice(%d): %s: %s%s", deviceId,
-				   aclmem_device_path(), strerror(-fd),
-				   fd == -ENOENT ?
-				   " (is the npu_mem module loaded?)" : "");
+	ret = device_open_locked(deviceId);
+	if (ret)
+		goto out;
+	if (!primary) {
+		primary = ctx_new_locked(deviceId, true);
+		if (!primary) {
+			ret = ACL_ERROR_RT_MEMORY_ALLOCATION;
 			goto out;
 		}
-		ret = check_abi(fd);
-		if (ret) {
-			close(fd);
-			goto out;
-		}
-		dev_fd = fd;
 	}
 	dev_refs++;
-	tls_dev = deviceId;
-	tls_gen = atomic_load(&dev_gen);
+	set_current(primary);
 out:
 	pthread_mutex_unlock(&ctx_lock);
 	return ret;
 }
 
+/*
+ * The default context lives while aclrtSetDevice calls outnumber resets
+ * (process-wide, as in CANN); contexts made with aclrtCreateContext are
+ * not touched by a reset.  The calling thread loses its current context
+ * if that is the default one.
+ */
 static aclError reset_device(int32_t deviceId, int force)
 {
+	struct aclmem_ctx *dead = NULL;
+
 	if (deviceId < 0 || deviceId >= ACLMEM_MAX_DEVICES)
 		return ACL_ERROR_RT_INVALID_DEVICEID;
 	pthread_mutex_lock(&ctx_lock);
-	if (tls_dev == deviceId)
-		tls_dev = -1;
+	if (tls_ctx && tls_ctx == primary)
+		tls_ctx = NULL;
 	/* Resetting a device nobody set is harmless, as in CANN. */
 	if (dev_refs && (force || --dev_refs == 0)) {
 		dev_refs = 0;
-		device_teardown(force);
+		dead = primary;
+		if (dead)
+			ctx_unlink_locked(dead);
 	}
 	pthread_mutex_unlock(&ctx_lock);
+	if (dead) {
+		ctx_free(dead, force);
+		trim_if_unused();
+	}
 	return ACL_SUCCESS;
 }
 
@@ -267,7 +460,109 @@ aclError aclrtGetDevice(int32_t *deviceId)
 	ret = aclmem_ctx_require();
 	if (ret)
 		return ret;
-	*deviceId = tls_dev;
+	*deviceId = tls_ctx->dev;
+	return ACL_SUCCESS;
+}
+
+/* ---- contexts ---- */
+
+aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId)
+{
+	struct aclmem_ctx *c;
+	int ret;
+
+	if (!context)
+		return ACL_ERROR_INVALID_PARAM;
+	if (deviceId < 0 || deviceId >= ACLMEM_MAX_DEVICES)
+		return ACL_ERROR_RT_INVALID_DEVICEID;
+	pthread_once(&atfork_once, atfork_register);
+	pthread_mutex_lock(&ctx_lock);
+	ret = device_open_locked(deviceId);
+	if (ret)
+		goto out;
+	c = ctx_new_locked(deviceId, false);
+	if (!c) {
+		ret = ACL_ERROR_RT_MEMORY_ALLOCATION;
+		goto out;
+	}
+	set_current(c);
+	*context = c;
+out:
+	pthread_mutex_unlock(&ctx_lock);
+	return ret;
+}
+
+/*
+ * Only contexts made by aclrtCreateContext; the default one goes with
+ * aclrtResetDevice.  Work queued on its streams is waited for, then its
+ * streams and events are destroyed.  Any thread whose current context it
+ * was has none afterwards (ACL_ERROR_RT_CONTEXT_NULL).
+ */
+aclError aclrtDestroyContext(aclrtContext context)
+{
+	struct aclmem_ctx *c;
+
+	if (!context)
+		return ACL_ERROR_INVALID_PARAM;
+	pthread_mutex_lock(&ctx_lock);
+	c = ctx_find_locked(context);
+	if (!c || c->primary) {
+		pthread_mutex_unlock(&ctx_lock);
+		aclmem_err("aclrtDestroyContext(%p): %s", context,
+			   c ? "the default context goes with aclrtResetDevice" :
+			   "not a live context");
+		return ACL_ERROR_RT_PARAM_INVALID;
+	}
+	ctx_unlink_locked(c);
+	pthread_mutex_unlock(&ctx_lock);
+	ctx_free(c, false);
+	trim_if_unused();
+	return ACL_SUCCESS;
+}
+
+aclError aclrtSetCurrentContext(aclrtContext context)
+{
+	struct aclmem_ctx *c;
+
+	if (!context)
+		return ACL_ERROR_INVALID_PARAM;
+	pthread_mutex_lock(&ctx_lock);
+	c = ctx_find_locked(context);
+	if (c)
+		set_current(c);
+	pthread_mutex_unlock(&ctx_lock);
+	if (!c) {
+		aclmem_err("aclrtSetCurrentContext(%p): not a live context",
+			   context);
+		return ACL_ERROR_RT_PARAM_INVALID;
+	}
+	return ACL_SUCCESS;
+}
+
+aclError aclrtGetCurrentContext(aclrtContext *context)
+{
+	int ret;
+
+	if (!context)
+		return ACL_ERROR_INVALID_PARAM;
+	ret = aclmem_ctx_require();
+	if (ret)
+		return ret;
+	*context = tls_ctx;
+	return ACL_SUCCESS;
+}
+
+aclError aclrtGetPrimaryCtxState(int32_t deviceId, uint32_t *flags,
+				 int32_t *active)
+{
+	if (deviceId < 0 || deviceId >= ACLMEM_MAX_DEVICES)
+		return ACL_ERROR_RT_INVALID_DEVICEID;
+	if (!flags || !active)
+		return ACL_ERROR_INVALID_PARAM;
+	pthread_mutex_lock(&ctx_lock);
+	*flags = 0;
+	*active = primary != NULL;
+	pthread_mutex_unlock(&ctx_lock);
 	return ACL_SUCCESS;
 }
 

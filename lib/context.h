@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Process and thread state: aclInit/aclFinalize, the device (one: id 0,
- * /dev/npu-mem), its reference count, and each thread's current device.
+ * /dev/npu-mem), its reference count, its contexts, and each thread's
+ * current context.
  *
  * Lock order: ctx lock -> streams lock -> one stream's lock; ctx lock ->
  * pool lock.  The buffer table's lock nests inside nothing and is never held
@@ -10,17 +11,27 @@
 #ifndef ACLMEM_CONTEXT_H
 #define ACLMEM_CONTEXT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <linux/npu_mem.h>
 
 #define ACLMEM_MAX_DEVICES	1
 
+struct aclmem_ctx;
+
 /*
- * ACL_SUCCESS when the calling thread has a current device, otherwise
- * ACL_ERROR_RT_CONTEXT_NULL (as CANN: no aclrtSetDevice on this thread, or
- * the device was reset since).  Lock-free: called on every memory call.
+ * ACL_SUCCESS when the calling thread has a current context, otherwise
+ * ACL_ERROR_RT_CONTEXT_NULL (as CANN: no aclrtSetDevice or context on this
+ * thread, or its context was destroyed or its device reset since).
+ * Lock-free unless some context died since the thread last checked.
  */
 int aclmem_ctx_require(void);
+
+/* The current context after a successful aclmem_ctx_require(). */
+struct aclmem_ctx *aclmem_ctx_current(void);
+
+/* True when ctx (which may be dangling) is a live context.  Takes the lock. */
+bool aclmem_ctx_alive(const struct aclmem_ctx *ctx);
 
 /* The device file; valid after a successful aclmem_ctx_require(). */
 int aclmem_ctx_fd(void);

@@ -1,72 +1,195 @@
 // SPDX-License-Identifier: MIT
 /*
  * Copies and fills.  Device memory is mapped into the process, so the work
- * is a CPU memmove/memset; what the library adds is CANN's checking: the
- * device side of a call must lie inside one live device buffer, so a stale
- * or out-of-range pointer is refused instead of corrupting a neighbour.
+ * is a CPU memmove/memset; what the library adds is CANN's checking.
  *
- * Host pointers cannot be checked in general (any memory of the process
- * will do); when one points into a buffer ACL allocated, its range is held
- * to that buffer's end like a device pointer's.
+ * Where a pointer lies decides what it is, as in CANN ("the system
+ * determines whether it is host or device according to the address"): a
+ * pointer inside a live aclrtMalloc* buffer is device memory, one inside an
+ * aclrtMallocHost buffer is pinned host memory, anything else is ordinary
+ * host memory of the process.  A range that starts inside an ACL buffer must
+ * end inside it; a read-only buffer is never written.
+ *
+ * Ordinary host memory cannot be looked up, but it can be tested: before
+ * touching it the library reads (and for a destination writes back) one
+ * byte of every page through process_vm_readv/writev on itself, which fail
+ * with EFAULT instead of raising SIGSEGV.  So a stale pointer (a freed
+ * buffer, the parent's buffer in a fork()ed child) or a read-only mapping is
+ * refused with ACL_ERROR_RT_PARAM_INVALID rather than crashing the program.
+ * Where those calls are not allowed (seccomp) the test is skipped.
+ *
+ * aclrtMemcpy takes its direction from the addresses: CANN documents kind
+ * as a reserved parameter whose value does not matter.  The stream calls
+ * (aclrtMemcpyAsync, aclrtMemcpy2d*) document kind as the direction, so
+ * the device side(s) it names must be device memory and its host side(s)
+ * must not be.
  */
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "acl/acl_rt.h"
 #include "context.h"
 #include "copy.h"
+#include "log.h"
 #include "memory.h"
+#include "stream.h"
 
-/* One side of a copy: device (must be a live device buffer) or host. */
-static int check_side(const void *p, size_t count, int device, int writing)
+#define PROBE_BATCH	256
+
+/* aclrtMemcpy2dAsync's documented limits. */
+#define MAX_2D_WIDTH	5000000u
+#define MAX_2D_HEIGHT	(5u * 1024 * 1024)
+
+static size_t page_size(void)
+{
+	static size_t pg;
+
+	if (!pg) {
+		long v = sysconf(_SC_PAGESIZE);
+
+		pg = v > 0 ? (size_t)v : 4096;
+	}
+	return pg;
+}
+
+/*
+ * Can the process read (and, if write, write) one byte of every page of
+ * [p, p + len)?  Writing puts back the byte just read: the range is about
+ * to be overwritten by the caller anyway.
+ */
+static bool probe(const void *p, size_t len, bool write)
+{
+	struct iovec local[PROBE_BATCH], remote[PROBE_BATCH];
+	unsigned char bytes[PROBE_BATCH];
+	uintptr_t a = (uintptr_t)p, end;
+	size_t pg = page_size();
+	pid_t self = getpid();
+	ssize_t n;
+	int i;
+
+	if (!len)
+		return true;
+	if (len - 1 > UINTPTR_MAX - a)
+		return false;
+	end = a + len - 1;
+	while (a <= end) {
+		for (i = 0; i < PROBE_BATCH && a <= end; i++) {
+			local[i].iov_base = &bytes[i];
+			local[i].iov_len = 1;
+			remote[i].iov_base = (void *)a;
+			remote[i].iov_len = 1;
+			a = (a | (pg - 1)) + 1;	/* next page start */
+			if (!a)
+				break;		/* wrapped: last page done */
+		}
+		n = process_vm_readv(self, local, i, remote, i, 0);
+		if (n < 0 && errno != EFAULT)
+			return true;		/* not allowed here: no test */
+		if (n != i)
+			return false;
+		if (write) {
+			n = process_vm_writev(self, local, i, remote, i, 0);
+			if (n < 0 && errno != EFAULT)
+				return true;
+			if (n != i)
+				return false;
+		}
+		if (!a)
+			break;
+	}
+	return true;
+}
+
+/* What is at [p, p + len). */
+enum where { W_HOST, W_PINNED, W_DEVICE, W_BAD };
+
+static enum where locate(const void *p, size_t len, bool write)
 {
 	struct aclmem_range r;
 
-	switch (aclmem_mem_lookup(p, count, &r)) {
+	switch (aclmem_mem_lookup(p, len, &r)) {
 	case ACLMEM_RANGE_INSIDE:
-		if (device && r.kind != ACLMEM_BUF_DEVICE)
-			return ACL_ERROR_RT_PARAM_INVALID;
-		if (writing && r.readonly)
-			return ACL_ERROR_RT_PARAM_INVALID;
-		return ACL_SUCCESS;
+		if (write && r.readonly)
+			return W_BAD;
+		return r.kind == ACLMEM_BUF_DEVICE ? W_DEVICE : W_PINNED;
 	case ACLMEM_RANGE_NONE:
-		return device ? ACL_ERROR_RT_PARAM_INVALID : ACL_SUCCESS;
+		return probe(p, len, write) ? W_HOST : W_BAD;
 	case ACLMEM_RANGE_OVERRUN:
 	default:
-		return ACL_ERROR_RT_PARAM_INVALID;
+		return W_BAD;
 	}
+}
+
+/* Which side(s) a kind says are device memory: -1 any, 0 host, 1 device. */
+static int kind_sides(int kind, int *dst_dev, int *src_dev)
+{
+	switch (kind) {
+	case ACL_MEMCPY_HOST_TO_HOST:
+		*dst_dev = *src_dev = 0;
+		return 0;
+	case ACL_MEMCPY_HOST_TO_DEVICE:
+	case ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE:
+		*dst_dev = 1;
+		*src_dev = 0;
+		return 0;
+	case ACL_MEMCPY_DEVICE_TO_HOST:
+		*dst_dev = 0;
+		*src_dev = 1;
+		return 0;
+	case ACL_MEMCPY_DEVICE_TO_DEVICE:
+	case ACL_MEMCPY_INNER_DEVICE_TO_DEVICE:
+	case ACL_MEMCPY_INTER_DEVICE_TO_DEVICE:
+		/* One device: a copy between devices is a copy within it. */
+		*dst_dev = *src_dev = 1;
+		return 0;
+	case ACL_MEMCPY_DEFAULT:
+		*dst_dev = *src_dev = -1;
+		return 0;
+	default:
+		return ACL_ERROR_INVALID_PARAM;
+	}
+}
+
+static bool side_ok(enum where w, int want_dev)
+{
+	if (w == W_BAD)
+		return false;
+	if (want_dev < 0)
+		return true;
+	return want_dev ? w == W_DEVICE : w != W_DEVICE;
+}
+
+/* The ranges of a copy; kind < 0: judged from the addresses alone. */
+static int copy_ranges(void *dst, size_t destMax, const void *src,
+		       size_t count, int kind)
+{
+	int dst_dev = -1, src_dev = -1;
+
+	if (count > destMax)
+		return ACL_ERROR_RT_PARAM_INVALID;
+	if (kind >= 0 && kind_sides(kind, &dst_dev, &src_dev))
+		return ACL_ERROR_INVALID_PARAM;
+	if (!side_ok(locate(src, count, false), src_dev) ||
+	    !side_ok(locate(dst, count, true), dst_dev))
+		return ACL_ERROR_RT_PARAM_INVALID;
+	return ACL_SUCCESS;
+}
+
+static bool kind_valid(int kind)
+{
+	return kind >= ACL_MEMCPY_HOST_TO_HOST &&
+	       kind <= ACL_MEMCPY_INTER_DEVICE_TO_DEVICE;
 }
 
 int aclmem_copy_recheck(void *dst, size_t destMax, const void *src,
 			size_t count, int kind)
 {
-	int dst_dev, src_dev, ret;
-
-	if (count > destMax)
-		return ACL_ERROR_RT_PARAM_INVALID;
-	switch (kind) {
-	case ACL_MEMCPY_HOST_TO_HOST:
-	case ACL_MEMCPY_DEFAULT:
-		dst_dev = src_dev = 0;
-		break;
-	case ACL_MEMCPY_HOST_TO_DEVICE:
-	case ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE:
-		dst_dev = 1;
-		src_dev = 0;
-		break;
-	case ACL_MEMCPY_DEVICE_TO_HOST:
-		dst_dev = 0;
-		src_dev = 1;
-		break;
-	case ACL_MEMCPY_DEVICE_TO_DEVICE:
-		dst_dev = src_dev = 1;
-		break;
-	default:
-		return ACL_ERROR_INVALID_PARAM;
-	}
-	ret = check_side(dst, count, dst_dev, 1);
-	if (!ret)
-		ret = check_side(src, count, src_dev, 0);
-	return ret;
+	return copy_ranges(dst, destMax, src, count, kind);
 }
 
 int aclmem_copy_check(void *dst, size_t destMax, const void *src,
@@ -74,15 +197,16 @@ int aclmem_copy_check(void *dst, size_t destMax, const void *src,
 {
 	int ret;
 
-	if (!dst || !src)
+	if (!dst || !src || !kind_valid(kind))
 		return ACL_ERROR_INVALID_PARAM;
-	if (kind < ACL_MEMCPY_HOST_TO_HOST ||
-	    kind > ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE)
-		return ACL_ERROR_INVALID_PARAM;
+	/* CANN, for a host run: "does not support asynchronous copies
+	 * within the host", documented as this code. */
+	if (kind == ACL_MEMCPY_HOST_TO_HOST)
+		return ACL_ERROR_RT_FEATURE_NOT_SUPPORT;
 	ret = aclmem_ctx_require();
 	if (ret)
 		return ret;
-	return aclmem_copy_recheck(dst, destMax, src, count, kind);
+	return copy_ranges(dst, destMax, src, count, kind);
 }
 
 void aclmem_copy_run(void *dst, const void *src, size_t count)
@@ -95,7 +219,8 @@ int aclmem_set_recheck(void *devPtr, size_t maxCount, size_t count)
 {
 	if (count > maxCount)
 		return ACL_ERROR_RT_PARAM_INVALID;
-	return check_side(devPtr, count, 1, 1);
+	return locate(devPtr, count, true) == W_BAD ?
+	       ACL_ERROR_RT_PARAM_INVALID : ACL_SUCCESS;
 }
 
 int aclmem_set_check(void *devPtr, size_t maxCount, size_t count)
@@ -124,7 +249,12 @@ aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
 	/* CANN returns before any other check when there is nothing to do. */
 	if (!count)
 		return ACL_SUCCESS;
-	ret = aclmem_copy_check(dst, destMax, src, count, (int)kind);
+	if (!dst || !src || !kind_valid((int)kind))
+		return ACL_ERROR_INVALID_PARAM;
+	ret = aclmem_ctx_require();
+	if (ret)
+		return ret;
+	ret = copy_ranges(dst, destMax, src, count, -1);
 	if (ret)
 		return ret;
 	aclmem_copy_run(dst, src, count);
@@ -143,4 +273,250 @@ aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value,
 		return ret;
 	aclmem_set_run(devPtr, value, count);
 	return ACL_SUCCESS;
+}
+
+/* ---- 2D copies ---- */
+
+struct copy2d {
+	void *dst;
+	const void *src;
+	size_t dpitch, spitch, width, height;
+	int kind;
+};
+
+/* base + (height - 1) * pitch + width does not pass the address space. */
+static bool extent_ok(uintptr_t base, size_t pitch, size_t width,
+		      size_t height)
+{
+	uintptr_t room;
+
+	if (width > UINTPTR_MAX - base)
+		return false;
+	room = UINTPTR_MAX - base - width;
+	return !pitch || height - 1 <= room / pitch;
+}
+
+/* Every row of the copy against the kind; ACL code. */
+static int copy2d_ranges(const struct copy2d *c)
+{
+	int dst_dev, src_dev;
+	size_t i;
+
+	if (kind_sides(c->kind, &dst_dev, &src_dev))
+		return ACL_ERROR_INVALID_PARAM;
+	/* The whole extent must be addressable before a row is looked at. */
+	if (!extent_ok((uintptr_t)c->dst, c->dpitch, c->width, c->height) ||
+	    !extent_ok((uintptr_t)c->src, c->spitch, c->width, c->height))
+		return ACL_ERROR_RT_PARAM_INVALID;
+	for (i = 0; i < c->height; i++) {
+		const char *s = (const char *)c->src + i * c->spitch;
+		char *d = (char *)c->dst + i * c->dpitch;
+
+		if (!side_ok(locate(s, c->width, false), src_dev) ||
+		    !side_ok(locate(d, c->width, true), dst_dev))
+			return ACL_ERROR_RT_PARAM_INVALID;
+	}
+	return ACL_SUCCESS;
+}
+
+static void copy2d_run(const struct copy2d *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->height; i++)
+		memmove((char *)c->dst + i * c->dpitch,
+			(const char *)c->src + i * c->spitch, c->width);
+}
+
+/*
+ * CANN's order: an empty copy succeeds at once; NULL pointers, a width
+ * wider than a pitch, or a kind the call does not take are
+ * ACL_ERROR_INVALID_PARAM; then the current context; then the ranges.
+ */
+static int copy2d_check(const struct copy2d *c, bool async)
+{
+	int k = c->kind;
+
+	if (!c->dst || !c->src)
+		return ACL_ERROR_INVALID_PARAM;
+	if (c->width > c->spitch || c->width > c->dpitch)
+		return ACL_ERROR_INVALID_PARAM;
+	if (k != ACL_MEMCPY_HOST_TO_DEVICE && k != ACL_MEMCPY_DEVICE_TO_HOST &&
+	    k != ACL_MEMCPY_DEFAULT &&
+	    !(async && k == ACL_MEMCPY_DEVICE_TO_DEVICE))
+		return ACL_ERROR_INVALID_PARAM;
+	if (async && (c->width > MAX_2D_WIDTH || c->height > MAX_2D_HEIGHT))
+		return ACL_ERROR_INVALID_PARAM;
+	return aclmem_ctx_require();
+}
+
+aclError aclrtMemcpy2d(void *dst, size_t dpitch, const void *src,
+		       size_t spitch, size_t width, size_t height,
+		       aclrtMemcpyKind kind)
+{
+	struct copy2d c = { dst, src, dpitch, spitch, width, height,
+			    (int)kind };
+	int ret;
+
+	if (!width || !height)
+		return ACL_SUCCESS;
+	ret = copy2d_check(&c, false);
+	if (!ret)
+		ret = copy2d_ranges(&c);
+	if (ret)
+		return ret;
+	copy2d_run(&c);
+	return ACL_SUCCESS;
+}
+
+struct copy2d_task {
+	struct aclmem_task task;
+	struct copy2d c;
+};
+
+static int copy2d_task_run(struct aclmem_task *t, struct aclmem_stream *s)
+{
+	struct copy2d_task *ct = (struct copy2d_task *)t;
+	int ret;
+
+	(void)s;
+	/* Checked again: a buffer may have been freed since it was queued. */
+	ret = copy2d_ranges(&ct->c);
+	if (!ret)
+		copy2d_run(&ct->c);
+	else
+		aclmem_info("queued 2D copy to %p failed: %d", ct->c.dst, ret);
+	return ret;
+}
+
+static void task_release(struct aclmem_task *t, bool ran)
+{
+	(void)ran;
+	free(t);
+}
+
+aclError aclrtMemcpy2dAsync(void *dst, size_t dpitch, const void *src,
+			    size_t spitch, size_t width, size_t height,
+			    aclrtMemcpyKind kind, aclrtStream stream)
+{
+	struct copy2d c = { dst, src, dpitch, spitch, width, height,
+			    (int)kind };
+	struct copy2d_task *t;
+	int ret;
+
+	if (!width || !height)
+		return ACL_SUCCESS;
+	ret = copy2d_check(&c, true);
+	if (!ret)
+		ret = copy2d_ranges(&c);
+	if (ret)
+		return ret;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+	t->task.run = copy2d_task_run;
+	t->task.release = task_release;
+	t->c = c;
+	return aclmem_stream_submit(stream, &t->task);
+}
+
+/* ---- 32-bit fills ---- */
+
+/*
+ * CANN's checks, in its order: N == 0 succeeds at once; a NULL or
+ * unaligned pointer, N * 4 overflowing or above memSize, or memory that
+ * aclrtMalloc/aclrtMallocHost did not allocate are ACL_ERROR_INVALID_PARAM;
+ * then the current context; then the range (past the buffer's end, or a
+ * read-only buffer: ACL_ERROR_RT_PARAM_INVALID).  *kind gets the buffer's.
+ */
+static int d32_check(void *ptr, size_t memSize, size_t N, uint8_t *kind)
+{
+	struct aclmem_range r;
+	int ret;
+
+	if (!ptr || ((uintptr_t)ptr & 3))
+		return ACL_ERROR_INVALID_PARAM;
+	if (N > SIZE_MAX / 4 || memSize < N * 4)
+		return ACL_ERROR_INVALID_PARAM;
+	if (aclmem_mem_lookup(ptr, 0, &r) != ACLMEM_RANGE_INSIDE)
+		return ACL_ERROR_INVALID_PARAM;
+	ret = aclmem_ctx_require();
+	if (ret)
+		return ret;
+	if (aclmem_mem_lookup(ptr, N * 4, &r) != ACLMEM_RANGE_INSIDE ||
+	    r.readonly)
+		return ACL_ERROR_RT_PARAM_INVALID;
+	*kind = r.kind;
+	return ACL_SUCCESS;
+}
+
+static void d32_run(void *ptr, uint32_t value, size_t N)
+{
+	uint32_t *p = ptr;
+	size_t i;
+
+	for (i = 0; i < N; i++)
+		p[i] = value;
+}
+
+aclError aclrtMemsetD32(void *ptr, size_t memSize, uint32_t value, size_t N)
+{
+	uint8_t kind;
+	int ret;
+
+	if (!N)
+		return ACL_SUCCESS;
+	ret = d32_check(ptr, memSize, N, &kind);
+	if (ret)
+		return ret;
+	d32_run(ptr, value, N);
+	return ACL_SUCCESS;
+}
+
+struct d32_task {
+	struct aclmem_task task;
+	void *ptr;
+	size_t N;
+	uint32_t value;
+};
+
+static int d32_task_run(struct aclmem_task *t, struct aclmem_stream *s)
+{
+	struct d32_task *d = (struct d32_task *)t;
+
+	(void)s;
+	if (aclmem_mem_range(d->ptr, d->N * 4, ACLMEM_BUF_DEVICE, NULL)) {
+		aclmem_info("queued 32-bit fill at %p failed", d->ptr);
+		return ACL_ERROR_RT_PARAM_INVALID;
+	}
+	d32_run(d->ptr, d->value, d->N);
+	return ACL_SUCCESS;
+}
+
+aclError aclrtMemsetD32Async(void *ptr, size_t memSize, uint32_t value,
+			     size_t N, aclrtStream stream)
+{
+	struct d32_task *t;
+	uint8_t kind;
+	int ret;
+
+	if (!N)
+		return ACL_SUCCESS;
+	ret = d32_check(ptr, memSize, N, &kind);
+	if (ret)
+		return ret;
+	/* CANN: a fill of host memory is not queued; it is done at once. */
+	if (kind == ACLMEM_BUF_HOST) {
+		d32_run(ptr, value, N);
+		return ACL_SUCCESS;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+	t->task.run = d32_task_run;
+	t->task.release = task_release;
+	t->ptr = ptr;
+	t->N = N;
+	t->value = value;
+	return aclmem_stream_submit(stream, &t->task);
 }

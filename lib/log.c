@@ -51,19 +51,102 @@ int aclmem_log_level(void)
 	return log_level;
 }
 
-void aclmem_log(int level, const char *fmt, ...)
-{
-	static const char *const tags[] = {
-		"", "error", "warning", "info", "debug",
-	};
-	char line[512];
-	va_list ap;
+/*
+ * Messages for aclGetRecentErrMsg(), per thread as in CANN (its default
+ * err_msg_mode): what failed since the program last asked, newest first.
+ * Fixed thread-local buffers: recording a failure must not fail itself,
+ * and nothing is left to free when a thread exits.  Past ERRMSG_MAX the
+ * oldest lines are dropped.
+ */
+#define ERRMSG_LINE	512
+#define ERRMSG_MAX	4096
 
+static __thread char errmsg_pending[ERRMSG_MAX];
+static __thread size_t errmsg_len;
+static __thread char errmsg_taken[ERRMSG_MAX];
+static __thread int last_error;
+
+void aclmem_errmsg_record(const char *msg)
+{
+	size_t m = strnlen(msg, ERRMSG_LINE - 1), keep;
+
+	if (!m)
+		return;
+	keep = errmsg_len;
+	if (keep && m + 1 + keep > ERRMSG_MAX - 1) {
+		/* Drop the oldest lines: cut at the last line break that fits. */
+		keep = ERRMSG_MAX - 1 - m - 1;
+		while (keep && errmsg_pending[keep] != '\n')
+			keep--;
+	}
+	if (keep) {
+		memmove(errmsg_pending + m + 1, errmsg_pending, keep);
+		errmsg_pending[m] = '\n';
+		errmsg_len = m + 1 + keep;
+	} else {
+		errmsg_len = m;
+	}
+	memcpy(errmsg_pending, msg, m);
+	errmsg_pending[errmsg_len] = '\0';
+}
+
+const char *aclmem_errmsg_take(void)
+{
+	if (!errmsg_len)
+		return NULL;
+	memcpy(errmsg_taken, errmsg_pending, errmsg_len + 1);
+	errmsg_len = 0;
+	errmsg_pending[0] = '\0';
+	return errmsg_taken;
+}
+
+int aclmem_last_error(int clear)
+{
+	int code = last_error;
+
+	if (clear)
+		last_error = 0;
+	return code;
+}
+
+static const char *const tags[] = {
+	"", "error", "warning", "info", "debug",
+};
+
+static void log_line(int level, const char *line)
+{
 	if (level > aclmem_log_level() || level <= ACLMEM_LOG_NONE)
 		return;
 	/* One write per message so lines from threads do not interleave. */
+	fprintf(stderr, "libaclmem: %s: %s\n", tags[level], line);
+}
+
+void aclmem_log(int level, const char *fmt, ...)
+{
+	char line[ERRMSG_LINE];
+	va_list ap;
+
+	if (level != ACLMEM_LOG_ERROR &&
+	    (level > aclmem_log_level() || level <= ACLMEM_LOG_NONE))
+		return;
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "libaclmem: %s: %s\n", tags[level], line);
+	if (level == ACLMEM_LOG_ERROR)
+		aclmem_errmsg_record(line);
+	log_line(level, line);
+}
+
+int aclmem_fail(int code, const char *fmt, ...)
+{
+	char line[ERRMSG_LINE];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	last_error = code;
+	aclmem_errmsg_record(line);
+	log_line(ACLMEM_LOG_ERROR, line);
+	return code;
 }

@@ -9,6 +9,8 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -20,9 +22,56 @@
 #include "log.h"
 #include "memory.h"
 #include "pool.h"
+#include "stream.h"
 
 static pthread_rwlock_t table_lock = PTHREAD_RWLOCK_INITIALIZER;
 static struct addrtree table;
+/*
+ * Freed buffers the pool keeps, still mapped: a stale pointer into one
+ * must not pass for ordinary host memory (copy.c treats memory outside
+ * every buffer as the program's own), so lookups see these as taken.
+ * Under table_lock; a buffer is in one tree at a time (same node).
+ */
+static struct addrtree parked;
+
+/*
+ * What aclrtGetMemUsageInfo reports: device memory held by live buffers
+ * (the driver's mapped bytes) and by the caching pool, now and at the most.
+ */
+static _Atomic uint64_t dev_live, dev_peak, pool_peak;
+
+static void usage_add(const struct aclmem_buf *b)
+{
+	uint64_t now, peak;
+
+	if (b->kind != ACLMEM_BUF_DEVICE)
+		return;
+	now = atomic_fetch_add(&dev_live, b->map_len) + b->map_len;
+	peak = atomic_load(&dev_peak);
+	while (now > peak &&
+	       !atomic_compare_exchange_weak(&dev_peak, &peak, now))
+		;
+}
+
+static void usage_sub(const struct aclmem_buf *b)
+{
+	if (b->kind == ACLMEM_BUF_DEVICE)
+		atomic_fetch_sub(&dev_live, b->map_len);
+}
+
+static void pool_usage_sample(void)
+{
+	struct aclmem_pool *p = aclmem_pool_global();
+	uint64_t now, peak;
+
+	pthread_mutex_lock(&p->lock);
+	now = p->bytes;
+	pthread_mutex_unlock(&p->lock);
+	peak = atomic_load(&pool_peak);
+	while (now > peak &&
+	       !atomic_compare_exchange_weak(&pool_peak, &peak, now))
+		;
+}
 
 static inline struct aclmem_buf *to_buf(struct addrtree_node *n)
 {
@@ -73,6 +122,12 @@ static int buf_create(const struct aclmem_alloc_req *req, uint8_t kind,
 void aclmem_buf_release(struct aclmem_buf *b)
 {
 	int ret;
+
+	/* Pool evictions come here: the buffer leaves the parked set. */
+	pthread_rwlock_wrlock(&table_lock);
+	if (addrtree_find(&parked, (uintptr_t)b->addr) == &b->node)
+		addrtree_remove(&parked, (uintptr_t)b->addr);
+	pthread_rwlock_unlock(&table_lock);
 
 	if (munmap(b->addr, b->map_len))
 		aclmem_err("munmap(%p, %zu): %s", b->addr, b->map_len,
@@ -134,6 +189,7 @@ int aclmem_mem_alloc(enum aclmem_api api, void **ptr, size_t size,
 	b->size = req.size;
 
 	pthread_rwlock_wrlock(&table_lock);
+	addrtree_remove(&parked, b->node.key);
 	ret = addrtree_insert(&table, &b->node);
 	pthread_rwlock_unlock(&table_lock);
 	if (ret) {
@@ -142,21 +198,25 @@ int aclmem_mem_alloc(enum aclmem_api api, void **ptr, size_t size,
 		aclmem_buf_release(b);
 		return ACL_ERROR_RT_INTERNAL_ERROR;
 	}
+	usage_add(b);
 	*ptr = b->addr;
 	return ACL_SUCCESS;
 }
 
+/*
+ * No current context is needed: CANN frees through the driver, and the
+ * table is the process's, so a buffer can be freed from any thread and
+ * after the device was reset.  Without a context the memory goes straight
+ * back to the driver instead of into the pool, which the device's last
+ * reset has emptied and which nothing would empty again before aclFinalize.
+ */
 int aclmem_mem_free(void *ptr, enum aclmem_buf_kind kind)
 {
 	struct addrtree_node *n;
 	struct aclmem_buf *b = NULL;
-	int ret;
 
 	if (!ptr)
 		return ACL_ERROR_INVALID_PARAM;
-	ret = aclmem_ctx_require();
-	if (ret)
-		return ret;
 
 	pthread_rwlock_wrlock(&table_lock);
 	n = addrtree_find(&table, (uintptr_t)ptr);
@@ -170,9 +230,33 @@ int aclmem_mem_free(void *ptr, enum aclmem_buf_kind kind)
 			    kind == ACLMEM_BUF_HOST ? "host" : "device");
 		return ACL_ERROR_RT_PARAM_INVALID;
 	}
+	usage_sub(b);
+	if (aclmem_ctx_require()) {
+		aclmem_buf_release(b);
+		return ACL_SUCCESS;
+	}
+	/* Parked before the pool can hand it out again (see "parked"). */
+	pthread_rwlock_wrlock(&table_lock);
+	addrtree_insert(&parked, &b->node);
+	pthread_rwlock_unlock(&table_lock);
 	if (!aclmem_pool_put(aclmem_pool_global(), b))
 		aclmem_buf_release(b);
+	else
+		pool_usage_sample();
 	return ACL_SUCCESS;
+}
+
+/* Is ptr the start of a live buffer of this kind? */
+static bool is_buffer(void *ptr, enum aclmem_buf_kind kind)
+{
+	struct addrtree_node *n;
+	bool ret;
+
+	pthread_rwlock_rdlock(&table_lock);
+	n = addrtree_find(&table, (uintptr_t)ptr);
+	ret = n && to_buf(n)->kind == kind;
+	pthread_rwlock_unlock(&table_lock);
+	return ret;
 }
 
 enum aclmem_lookup aclmem_mem_lookup(const void *p, size_t len,
@@ -188,7 +272,9 @@ enum aclmem_lookup aclmem_mem_lookup(const void *p, size_t len,
 		size_t off = (uintptr_t)p - n->key;
 
 		if (off >= b->size) {
-			ret = ACLMEM_RANGE_NONE;
+			/* Past the reserved end but in the mapping: not ours. */
+			ret = off < b->map_len ? ACLMEM_RANGE_OVERRUN :
+						 ACLMEM_RANGE_NONE;
 		} else if (len > b->size - off) {
 			ret = ACLMEM_RANGE_OVERRUN;
 		} else {
@@ -201,6 +287,11 @@ enum aclmem_lookup aclmem_mem_lookup(const void *p, size_t len,
 			}
 			ret = ACLMEM_RANGE_INSIDE;
 		}
+	}
+	if (ret == ACLMEM_RANGE_NONE) {
+		n = addrtree_find_le(&parked, (uintptr_t)p);
+		if (n && (uintptr_t)p - n->key < to_buf(n)->map_len)
+			ret = ACLMEM_RANGE_OVERRUN;
 	}
 	pthread_rwlock_unlock(&table_lock);
 	return ret;
@@ -229,6 +320,7 @@ size_t aclmem_mem_release_all(void)
 	while ((n = addrtree_pop(&table))) {
 		to_buf(n)->lru_next = list;
 		list = to_buf(n);
+		usage_sub(list);
 	}
 	pthread_rwlock_unlock(&table_lock);
 	while (list) {
@@ -264,6 +356,11 @@ void aclmem_mem_atfork_child(void)
 	pthread_rwlock_init(&table_lock, NULL);
 	while ((n = addrtree_pop(&table)))
 		free(to_buf(n));
+	/* The pool frees the parked buffers (aclmem_pool_forget). */
+	addrtree_init(&parked);
+	atomic_store(&dev_live, 0);
+	atomic_store(&dev_peak, 0);
+	atomic_store(&pool_peak, 0);
 }
 
 /* ---- the ACL calls ---- */
@@ -357,5 +454,247 @@ aclError aclrtPointerGetAttributes(const void *ptr,
 				    ACL_MEM_LOCATION_TYPE_DEVICE;
 	attributes->location.id = 0;
 	attributes->pageSize = r.page_size;
+	return ACL_SUCCESS;
+}
+
+/* ---- configured allocations, ranges, usage ---- */
+
+/*
+ * aclrtMallocConfig as CANN reads it: NULL or no attributes is no
+ * configuration; attributes must be given when counted.  The module id is
+ * bookkeeping (accepted, unused); the device id must name device 0; the VA
+ * flag asks that host memory have the same address on the device, which
+ * is always so here.  Reserved or unknown attributes are refused.
+ */
+static int cfg_check(const aclrtMallocConfig *cfg)
+{
+	size_t i;
+
+	if (!cfg || !cfg->numAttrs)
+		return ACL_SUCCESS;
+	if (!cfg->attrs)
+		return ACL_ERROR_INVALID_PARAM;
+	for (i = 0; i < cfg->numAttrs; i++) {
+		const aclrtMallocAttribute *a = &cfg->attrs[i];
+
+		switch (a->attr) {
+		case ACL_RT_MEM_ATTR_MODULE_ID:
+			break;
+		case ACL_RT_MEM_ATTR_DEVICE_ID:
+			if (a->value.deviceId != 0)
+				return ACL_ERROR_RT_INVALID_DEVICEID;
+			break;
+		case ACL_RT_MEM_ATTR_VA_FLAG:
+			if (a->value.vaFlag > 1)
+				return ACL_ERROR_INVALID_PARAM;
+			break;
+		case ACL_RT_MEM_ATTR_RSV:
+		default:
+			aclmem_info("malloc config: attribute %d unknown",
+				    (int)a->attr);
+			return ACL_ERROR_INVALID_PARAM;
+		}
+	}
+	return ACL_SUCCESS;
+}
+
+aclError aclrtMallocWithCfg(void **devPtr, size_t size,
+			    aclrtMemMallocPolicy policy, aclrtMallocConfig *cfg)
+{
+	int ret;
+
+	if (!devPtr)
+		return ACL_ERROR_INVALID_PARAM;
+	ret = cfg_check(cfg);
+	if (ret)
+		return ret;
+	return aclmem_mem_alloc(ACLMEM_API_MALLOC, devPtr, size, policy);
+}
+
+aclError aclrtMallocHostWithCfg(void **ptr, uint64_t size,
+				aclrtMallocConfig *cfg)
+{
+	int ret;
+
+	if (!ptr)
+		return ACL_ERROR_INVALID_PARAM;
+	ret = cfg_check(cfg);
+	if (ret)
+		return ret;
+	if (size > SIZE_MAX)
+		return ACL_ERROR_INVALID_PARAM;
+	return aclmem_mem_alloc(ACLMEM_API_MALLOC_HOST, ptr, (size_t)size, 0);
+}
+
+/*
+ * Wait for every stream, then free.  The pointer is checked first, so a
+ * bad one does not wait; an error a stream kept is returned after the
+ * memory was freed (it is freed either way).
+ */
+static aclError free_synced(void *ptr, enum aclmem_buf_kind kind)
+{
+	int sync = ACL_SUCCESS, ret;
+
+	if (!ptr)
+		return ACL_ERROR_INVALID_PARAM;
+	if (!is_buffer(ptr, kind))
+		return ACL_ERROR_RT_PARAM_INVALID;
+	if (!aclmem_ctx_require())
+		sync = aclmem_streams_sync_all();
+	ret = aclmem_mem_free(ptr, kind);
+	return ret ? ret : sync;
+}
+
+aclError aclrtFreeWithDevSync(void *devPtr)
+{
+	return free_synced(devPtr, ACLMEM_BUF_DEVICE);
+}
+
+aclError aclrtFreeHostWithDevSync(void *hostPtr)
+{
+	return free_synced(hostPtr, ACLMEM_BUF_HOST);
+}
+
+aclError aclrtMemGetAddressRange(void *ptr, void **baseUserVa,
+				 size_t *baseVaSize)
+{
+	struct addrtree_node *n;
+	aclError ret = ACL_ERROR_RT_PARAM_INVALID;
+
+	if (!ptr || !baseUserVa || !baseVaSize)
+		return ACL_ERROR_INVALID_PARAM;
+	pthread_rwlock_rdlock(&table_lock);
+	n = addrtree_find_le(&table, (uintptr_t)ptr);
+	if (n && (uintptr_t)ptr - n->key < to_buf(n)->size) {
+		*baseUserVa = to_buf(n)->addr;
+		*baseVaSize = to_buf(n)->size;
+		ret = ACL_SUCCESS;
+	}
+	pthread_rwlock_unlock(&table_lock);
+	return ret;
+}
+
+aclError aclrtCheckMemType(void **addrList, uint32_t size, uint32_t memType,
+			   uint32_t *checkResult, uint32_t reserve)
+{
+	const uint32_t known = ACL_RT_MEM_TYPE_DEV | ACL_RT_MEM_TYPE_DVPP |
+			       ACL_RT_MEM_TYPE_RSVD;
+	uint32_t i, match = 1;
+	struct aclmem_range r;
+
+	if (!addrList || !checkResult || !size || reserve ||
+	    !memType || (memType & ~known))
+		return ACL_ERROR_INVALID_PARAM;
+	for (i = 0; i < size; i++)
+		if (!addrList[i])
+			return ACL_ERROR_INVALID_PARAM;
+	/*
+	 * Device memory here is all ordinary device memory (aclrtMalloc*):
+	 * there is no DVPP pool and no reserved address range.
+	 */
+	for (i = 0; i < size && match; i++)
+		if (!(memType & ACL_RT_MEM_TYPE_DEV) ||
+		    aclmem_mem_lookup(addrList[i], 0, &r) != ACLMEM_RANGE_INSIDE ||
+		    r.kind != ACLMEM_BUF_DEVICE)
+			match = 0;
+	*checkResult = match;
+	return ACL_SUCCESS;
+}
+
+aclError aclrtGetMemUsageInfo(int32_t deviceId, aclrtMemUsageInfo *memUsageInfo,
+			      size_t inputNum, size_t *outputNum)
+{
+	struct aclmem_pool *p = aclmem_pool_global();
+	aclrtMemUsageInfo e[2];
+	size_t n, i;
+
+	if (!memUsageInfo || !outputNum)
+		return ACL_ERROR_INVALID_PARAM;
+	if (deviceId != 0)
+		return ACL_ERROR_RT_INVALID_DEVICEID;
+	pool_usage_sample();
+	memset(e, 0, sizeof(e));
+	/* "APP": the program's live buffers; "RUNTIME": the pool's cache. */
+	snprintf(e[0].name, sizeof(e[0].name), "APP");
+	e[0].curMemSize = atomic_load(&dev_live);
+	e[0].memPeakSize = atomic_load(&dev_peak);
+	snprintf(e[1].name, sizeof(e[1].name), "RUNTIME");
+	pthread_mutex_lock(&p->lock);
+	e[1].curMemSize = p->bytes;
+	pthread_mutex_unlock(&p->lock);
+	e[1].memPeakSize = atomic_load(&pool_peak);
+	if (e[1].memPeakSize < e[1].curMemSize)
+		e[1].memPeakSize = e[1].curMemSize;
+	/* Largest current use first, as CANN sorts them. */
+	if (e[1].curMemSize > e[0].curMemSize) {
+		aclrtMemUsageInfo t = e[0];
+
+		e[0] = e[1];
+		e[1] = t;
+	}
+	n = inputNum < 2 ? inputNum : 2;
+	for (i = 0; i < n; i++)
+		memUsageInfo[i] = e[i];
+	*outputNum = n;
+	return ACL_SUCCESS;
+}
+
+/*
+ * The driver's page sizes: 4 KiB pages for normal memory, 2 MiB huge
+ * pages, 1 GiB for the HUGE1G kinds.  The minimum is the page; the
+ * recommended granularity is the same, because the driver rounds every
+ * buffer to its pages and nothing is gained by asking for more.  The
+ * attribute rules are CANN's: DDR kinds are host memory only, and only
+ * the page/type combinations CANN maps are taken.
+ */
+aclError aclrtMemGetAllocationGranularity(aclrtPhysicalMemProp *prop,
+					  aclrtMemGranularityOptions option,
+					  size_t *granularity)
+{
+	bool host, dev;
+	size_t g;
+
+	if (!prop || !granularity)
+		return ACL_ERROR_INVALID_PARAM;
+	host = prop->location.type == ACL_MEM_LOCATION_TYPE_HOST ||
+	       prop->location.type == ACL_MEM_LOCATION_TYPE_HOST_NUMA;
+	dev = prop->location.type == ACL_MEM_LOCATION_TYPE_DEVICE;
+	if (!host && !dev)
+		return ACL_ERROR_INVALID_PARAM;
+	if (option != ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM &&
+	    option != ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED)
+		return ACL_ERROR_INVALID_PARAM;
+	switch (prop->memAttr) {
+	case ACL_DDR_MEM_NORMAL:
+	case ACL_DDR_MEM_P2P_NORMAL:
+		if (!host)
+			return ACL_ERROR_INVALID_PARAM;
+		/* fall through */
+	case ACL_HBM_MEM_NORMAL:
+	case ACL_MEM_NORMAL:
+	case ACL_MEM_P2P_NORMAL:
+		g = 4096;
+		break;
+	case ACL_DDR_MEM_HUGE:
+	case ACL_DDR_MEM_P2P_HUGE:
+		if (!host)
+			return ACL_ERROR_INVALID_PARAM;
+		/* fall through */
+	case ACL_HBM_MEM_HUGE:
+	case ACL_MEM_HUGE:
+	case ACL_MEM_P2P_HUGE:
+		g = ACLMEM_SZ_2M;
+		break;
+	case ACL_HBM_MEM_HUGE1G:
+	case ACL_MEM_HUGE1G:
+	case ACL_MEM_P2P_HUGE1G:
+		g = (size_t)1 << 30;
+		break;
+	default:
+		return ACL_ERROR_INVALID_PARAM;
+	}
+	if (dev && prop->location.id != 0)
+		return ACL_ERROR_RT_INVALID_DEVICEID;
+	*granularity = g;
 	return ACL_SUCCESS;
 }

@@ -1,20 +1,71 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Streams: each is a queue of copies and fills run in order by a worker
- * thread of its own.  Errors met by queued work are kept and returned by the
- * next synchronisation of that stream.
+ * Streams: each is a queue of tasks run in order by a worker thread of its
+ * own, off the calling thread, as on a device.  A stream belongs to the
+ * context that was current when it was created; NULL names the current
+ * context's default stream.  Errors met by queued work are kept and
+ * returned by the next synchronisation of that stream.
+ *
+ * Other files add kinds of work (events, callbacks, copies) as tasks: a
+ * struct aclmem_task embedded in their own structure.
  */
 #ifndef ACLMEM_STREAM_H
 #define ACLMEM_STREAM_H
 
-/* Wait for every stream; the first error any of them kept (cleared). */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "acl/acl_rt.h"
+
+struct aclmem_ctx;
+struct aclmem_stream;
+
+struct aclmem_task {
+	struct aclmem_task *next;
+	/* On the stream's worker, in queue order: an ACL code. */
+	int (*run)(struct aclmem_task *t, struct aclmem_stream *s);
+	/*
+	 * Free the task: after run(), or without running it when the stream
+	 * discards its queue (forced destruction, abort, stop on failure).
+	 */
+	void (*release)(struct aclmem_task *t, bool ran);
+};
+
+/*
+ * Queue a task on a stream (NULL: the current context's default stream).
+ * On failure the task has been released unrun.  ACL_ERROR_RT_CONTEXT_NULL
+ * without a current context; ACL_ERROR_RT_STREAM_CONTEXT for a stream of
+ * another context; ACL_ERROR_RT_PARAM_INVALID for a handle that is not a
+ * live stream.
+ */
+int aclmem_stream_submit(aclrtStream stream, struct aclmem_task *t);
+
+/*
+ * The stream a handle names, with a reference for the caller, checked as
+ * aclmem_stream_submit() does.
+ */
+int aclmem_stream_get(aclrtStream stream, struct aclmem_stream **out);
+void aclmem_stream_put(struct aclmem_stream *s);
+
+/* Handle and id (as aclrtStreamGetId reports) of a stream. */
+aclrtStream aclmem_stream_handle(struct aclmem_stream *s);
+int32_t aclmem_stream_id(struct aclmem_stream *s);
+
+/*
+ * True once the stream is being destroyed or aborted: a task that waits
+ * (for an event, a value, a callback) checks it at least every few
+ * milliseconds and gives up, so that destruction never hangs.
+ */
+bool aclmem_stream_cancelled(struct aclmem_stream *s);
+
+/* Wait for every stream of every context; the first error kept (cleared). */
 int aclmem_streams_sync_all(void);
 
 /*
- * Destroy every stream (device reset to zero references, aclFinalize):
- * force discards work not yet started, otherwise it is waited for.
+ * Destroy every stream of a context (NULL: of every context): force
+ * discards work not yet started, otherwise it is waited for.
  */
-void aclmem_streams_destroy_all(int force);
+void aclmem_streams_destroy_ctx(struct aclmem_ctx *ctx, bool force);
 
 void aclmem_streams_atfork_prepare(void);
 void aclmem_streams_atfork_parent(void);

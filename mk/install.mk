@@ -30,7 +30,9 @@ PYTHONDIR ?= $(shell $(PYTHON) -c 'import sys; p = "$(PREFIX)"; \
 MANPAGES := $(wildcard doc/man/*.[1-9])
 NPU_GROUP := npu
 
-INSTALL_LIBVARS := PREFIX=$(PREFIX) LIBDIR=$(LIBDIR) PYTHON=$(PYTHON)
+# PYTHONDIR: the toolkit's python/site-packages links to the module there.
+INSTALL_LIBVARS := PREFIX=$(PREFIX) LIBDIR=$(LIBDIR) PYTHON=$(PYTHON) \
+		   PYTHONDIR=$(PYTHONDIR)
 
 build/tools/npu-smi: tools/npu-smi.c include/uapi/linux/npu_mem.h
 	$(MAKE) -C tests $(TOP)/build/tools/npu-smi

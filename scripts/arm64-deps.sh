@@ -65,7 +65,7 @@ ARMHF_TOOLCHAIN_PKGS="gcc-12-arm-linux-gnueabihf cpp-12-arm-linux-gnueabihf
 	libgcc-12-dev-armhf-cross libc6-dev-armhf-cross
 	libc6-armhf-cross linux-libc-dev-armhf-cross"
 SYSROOT_PKGS="check libsubunit-dev libsubunit0 libdrm-dev libdrm2 busybox-static
-	bash-static"
+	bash-static libjson-c-dev libjson-c5"
 
 installed() {
 	dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"

@@ -11,8 +11,8 @@ set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 
 BASE_PKGS="build-essential gcc-multilib pkg-config make python3 python3-dev
-	qemu-system-x86 busybox-static cpio kmod check libdrm-dev sparse dwarves
-	linux-image-amd64 linux-headers-amd64 valgrind dkms udev"
+	python3-numpy qemu-system-x86 busybox-static cpio kmod check libdrm-dev sparse dwarves
+	linux-image-amd64 linux-headers-amd64 valgrind dkms udev libjson-c-dev cmake"
 BPO_PKGS="linux-image-amd64 linux-headers-amd64"
 
 missing() {

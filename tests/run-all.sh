@@ -31,7 +31,8 @@ set -uo pipefail
 # budget loses the least useful ones.
 #  - x86_64: everything, on every kernel; fuzz is the ioctl fuzzer
 #    (tests/fuzz/npu_mem_fuzz.c) for its default 20 s (NPU_MEM_FUZZ_SECONDS;
-#    make check-debug runs it longer on the debug kernel).
+#    make check-debug runs it longer on the debug kernel); samples are the
+#    CANN-style samples, built by step 1b against both toolkits.
 #  - x86_64-iommu-edu: the programs whose behaviour depends on the device
 #    (the others would repeat the plain guest's run at twice the cost);
 #    dev_remove last, although it gives the device back.
@@ -47,7 +48,7 @@ set -uo pipefail
 #    driver's own zeroing keeps old data out of new buffers.
 MATRIX=(
 	# config            kernels      suites
-	"x86_64             all          kernel lib python fuzz"
+	"x86_64             all          kernel lib python fuzz samples"
 	"x86_64-iommu-edu   newest,6.1   kernel/edu_dma kernel/sync kernel/sync_trace kernel/alloc_policy kernel/get_info kernel/visibility kernel/dmabuf* kernel/alloc_race kernel/dev_remove"
 	"x86_64-race        all          kernel/alloc_race fuzz"
 	"x86_64-swiotlb-edu newest,6.1   kernel lib !kernel/dmabuf* !kernel/coherence_stress !kernel/exhaustion !kernel/huge_fallback"
@@ -91,6 +92,22 @@ mkdir -p "$RES/host"
 "$SUITES" -r "$RES/host/results.txt" host
 read -r p f s < <(tally "$RES/host/results.txt")
 add host "$p" "$f" "$s"
+
+# ---- 1b. the CANN-style samples (samples/), built with cmake against the
+# build tree's toolkit and an installed one (tests/samples/run.sh); the
+# guests of the matrix run them (suite "samples").
+banner "samples: cmake against the toolkit (build tree, installed)"
+log=$RES/samples-build.log
+bash "$TOP/tests/samples/run.sh" build >"$log" 2>&1
+grep -E '^(FAIL|skip) ' "$log"
+p="" f=0 s=0
+read -r p f s < <(tail -n 1 "$log" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p')
+if [ -n "${p:-}" ]; then
+	add "samples: build against the toolkit" "$p" "$f" "$s"
+else
+	tail -n 20 "$log"
+	add "samples: build against the toolkit" 0 1 0 "no summary line, see $log"
+fi
 
 # Every planted bug of make mutation must still apply to the code, or the
 # catalogue has silently stopped testing what it names (seconds; the

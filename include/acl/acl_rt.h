@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "acl_base.h"
+#include "acl_rt_allocator.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -34,6 +35,8 @@ typedef enum aclrtMemcpyKind {
 	ACL_MEMCPY_DEVICE_TO_DEVICE,
 	ACL_MEMCPY_DEFAULT,
 	ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE,
+	ACL_MEMCPY_INNER_DEVICE_TO_DEVICE,
+	ACL_MEMCPY_INTER_DEVICE_TO_DEVICE,
 } aclrtMemcpyKind;
 
 typedef enum aclrtMemMallocPolicy {
@@ -90,6 +93,133 @@ typedef struct aclrtPtrAttributes {
 	uint32_t rsv[4];
 } aclrtPtrAttributes;
 
+/* aclrtMallocWithCfg / aclrtMallocHostWithCfg configuration. */
+typedef enum {
+	ACL_RT_MEM_ATTR_RSV = 0,
+	ACL_RT_MEM_ATTR_MODULE_ID,
+	ACL_RT_MEM_ATTR_DEVICE_ID,
+	ACL_RT_MEM_ATTR_VA_FLAG,
+} aclrtMallocAttrType;
+
+typedef union {
+	uint16_t moduleId;
+	uint32_t deviceId;
+	uint32_t vaFlag;
+	uint8_t rsv[8];
+} aclrtMallocAttrValue;
+
+typedef struct {
+	aclrtMallocAttrType attr;
+	aclrtMallocAttrValue value;
+} aclrtMallocAttribute;
+
+typedef struct {
+	aclrtMallocAttribute *attrs;
+	size_t numAttrs;
+} aclrtMallocConfig;
+
+/* aclrtGetMemUsageInfo: one entry per component. */
+typedef struct aclrtMemUsageInfo {
+	char name[32];
+	uint64_t curMemSize;
+	uint64_t memPeakSize;
+	size_t reserved[8];
+} aclrtMemUsageInfo;
+
+/* aclrtMemGetAllocationGranularity's description of an allocation. */
+typedef enum aclrtMemAllocationType {
+	ACL_MEM_ALLOCATION_TYPE_PINNED = 0,
+} aclrtMemAllocationType;
+
+typedef enum aclrtMemHandleType {
+	ACL_MEM_HANDLE_TYPE_NONE = 0,
+	ACL_MEM_HANDLE_TYPE_POSIX = 2,
+} aclrtMemHandleType;
+
+typedef struct aclrtPhysicalMemProp {
+	aclrtMemHandleType handleType;
+	aclrtMemAllocationType allocationType;
+	aclrtMemAttr memAttr;
+	aclrtMemLocation location;
+	uint64_t reserve;
+} aclrtPhysicalMemProp;
+
+typedef enum aclrtMemGranularityOptions {
+	ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM,
+	ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED,
+	ACL_RT_MEM_ALLOC_GRANULARITY_UNDEF = 0xFFFF,
+} aclrtMemGranularityOptions;
+
+/* aclrtCheckMemType's memory types (bits). */
+#define ACL_RT_MEM_TYPE_DEV	(0X2U)
+#define ACL_RT_MEM_TYPE_DVPP	(0X8U)
+#define ACL_RT_MEM_TYPE_RSVD	(0X10U)
+
+/* Events: aclrtCreateEventWithFlag flags. */
+#define ACL_EVENT_SYNC				0x00000001U
+#define ACL_EVENT_CAPTURE_STREAM_PROGRESS	0x00000002U
+#define ACL_EVENT_TIME_LINE			0x00000008U
+#define ACL_EVENT_DEVICE_USE_ONLY		0x00000010U
+#define ACL_EVENT_EXTERNAL			0x00000020U
+#define ACL_EVENT_IPC				0x00000040U
+
+#define ACL_EVENT_RECORD_DEFAULT	0x0U
+#define ACL_EVENT_RECORD_EXTERNAL	0x01U
+#define ACL_EVENT_WAIT_DEFAULT		0x0U
+#define ACL_EVENT_WAIT_EXTERNAL		0x01U
+
+/* Streams: aclrtCreateStreamWithConfig flags, failure modes. */
+#define ACL_STREAM_FAST_LAUNCH		0x00000001U
+#define ACL_STREAM_FAST_SYNC		0x00000002U
+#define ACL_STREAM_PERSISTENT		0x00000004U
+#define ACL_STREAM_HUGE			0x00000008U
+#define ACL_STREAM_CPU_SCHEDULE		0x00000010U
+#define ACL_STREAM_DEVICE_USE_ONLY	0x00000020U
+
+#define ACL_CONTINUE_ON_FAILURE		0x00000000U
+#define ACL_STOP_ON_FAILURE		0x00000001U
+
+typedef enum aclrtEventStatus {
+	ACL_EVENT_STATUS_COMPLETE = 0,
+	ACL_EVENT_STATUS_NOT_READY = 1,
+	ACL_EVENT_STATUS_RESERVED = 2,
+} aclrtEventStatus;
+
+typedef enum aclrtEventRecordedStatus {
+	ACL_EVENT_RECORDED_STATUS_NOT_READY = 0,
+	ACL_EVENT_RECORDED_STATUS_COMPLETE = 1,
+} aclrtEventRecordedStatus;
+
+typedef enum aclrtEventWaitStatus {
+	ACL_EVENT_WAIT_STATUS_COMPLETE = 0,
+	ACL_EVENT_WAIT_STATUS_NOT_READY = 1,
+	ACL_EVENT_WAIT_STATUS_RESERVED = 0xFFFF,
+} aclrtEventWaitStatus;
+
+typedef enum aclrtStreamStatus {
+	ACL_STREAM_STATUS_COMPLETE = 0,
+	ACL_STREAM_STATUS_NOT_READY = 1,
+	ACL_STREAM_STATUS_RESERVED = 0xFFFF,
+} aclrtStreamStatus;
+
+typedef enum aclrtCallbackBlockType {
+	ACL_CALLBACK_NO_BLOCK,
+	ACL_CALLBACK_BLOCK,
+} aclrtCallbackBlockType;
+
+/* Notifies. */
+typedef void *aclrtNotify;
+
+#define ACL_NOTIFY_DEFAULT				0x00000000U
+#define ACL_NOTIFY_DEVICE_USE_ONLY			0x00000001U
+#define ACL_RT_NOTIFY_EXPORT_FLAG_DEFAULT		0x0UL
+#define ACL_RT_NOTIFY_EXPORT_FLAG_DISABLE_PID_VALIDATION	0x02UL
+#define ACL_RT_NOTIFY_IMPORT_FLAG_DEFAULT		0x0UL
+#define ACL_RT_NOTIFY_IMPORT_FLAG_ENABLE_PEER_ACCESS	0x02UL
+
+typedef void (*aclrtCallback)(void *userData);
+typedef void (*aclrtHostFunc)(void *args);
+
 /* Process set-up.  configPath may be NULL or "" (no configuration). */
 ACL_FUNC_VISIBILITY aclError aclInit(const char *configPath);
 ACL_FUNC_VISIBILITY aclError aclFinalize(void);
@@ -108,6 +238,121 @@ ACL_FUNC_VISIBILITY aclError aclrtCreateStream(aclrtStream *stream);
 ACL_FUNC_VISIBILITY aclError aclrtDestroyStream(aclrtStream stream);
 ACL_FUNC_VISIBILITY aclError aclrtDestroyStreamForce(aclrtStream stream);
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStream(aclrtStream stream);
+
+/*
+ * Contexts.  aclrtSetDevice makes the device's default context current;
+ * aclrtCreateContext makes another and makes it current; any thread may
+ * aclrtSetCurrentContext a live context.  Destroying a context (or
+ * resetting the device, for the default one) destroys its streams and
+ * events.
+ */
+ACL_FUNC_VISIBILITY aclError aclrtCreateContext(aclrtContext *context,
+						int32_t deviceId);
+ACL_FUNC_VISIBILITY aclError aclrtDestroyContext(aclrtContext context);
+ACL_FUNC_VISIBILITY aclError aclrtSetCurrentContext(aclrtContext context);
+ACL_FUNC_VISIBILITY aclError aclrtGetCurrentContext(aclrtContext *context);
+ACL_FUNC_VISIBILITY aclError aclrtCtxGetCurrentDefaultStream(aclrtStream *stream);
+ACL_FUNC_VISIBILITY aclError aclrtGetPrimaryCtxState(int32_t deviceId,
+						     uint32_t *flags,
+						     int32_t *active);
+
+/* Streams beyond create/destroy/synchronize. */
+ACL_FUNC_VISIBILITY aclError aclrtCreateStreamWithConfig(aclrtStream *stream,
+							 uint32_t priority,
+							 uint32_t flag);
+ACL_FUNC_VISIBILITY aclError aclrtDeviceGetStreamPriorityRange(int32_t *leastPriority,
+							       int32_t *greatestPriority);
+ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream,
+							       int32_t timeout);
+ACL_FUNC_VISIBILITY aclError aclrtStreamQuery(aclrtStream stream,
+					      aclrtStreamStatus *status);
+ACL_FUNC_VISIBILITY aclError aclrtSetStreamFailureMode(aclrtStream stream,
+						       uint64_t mode);
+ACL_FUNC_VISIBILITY aclError aclrtStreamGetId(aclrtStream stream,
+					      int32_t *streamId);
+ACL_FUNC_VISIBILITY aclError aclrtStreamGetPriority(aclrtStream stream,
+						    uint32_t *priority);
+ACL_FUNC_VISIBILITY aclError aclrtStreamGetFlags(aclrtStream stream,
+						 uint32_t *flags);
+ACL_FUNC_VISIBILITY aclError aclrtStreamAbort(aclrtStream stream);
+
+/* Events. */
+ACL_FUNC_VISIBILITY aclError aclrtCreateEvent(aclrtEvent *event);
+ACL_FUNC_VISIBILITY aclError aclrtCreateEventWithFlag(aclrtEvent *event,
+						      uint32_t flag);
+ACL_FUNC_VISIBILITY aclError aclrtCreateEventExWithFlag(aclrtEvent *event,
+							uint32_t flag);
+ACL_FUNC_VISIBILITY aclError aclrtDestroyEvent(aclrtEvent event);
+ACL_FUNC_VISIBILITY aclError aclrtRecordEvent(aclrtEvent event,
+					      aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtRecordEventWithFlag(aclrtEvent event,
+						      aclrtStream stream,
+						      uint32_t flag);
+ACL_FUNC_VISIBILITY aclError aclrtResetEvent(aclrtEvent event,
+					     aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtQueryEvent(aclrtEvent event,
+					     aclrtEventStatus *status);
+ACL_FUNC_VISIBILITY aclError aclrtQueryEventStatus(aclrtEvent event,
+						   aclrtEventRecordedStatus *status);
+ACL_FUNC_VISIBILITY aclError aclrtQueryEventWaitStatus(aclrtEvent event,
+						       aclrtEventWaitStatus *status);
+ACL_FUNC_VISIBILITY aclError aclrtSynchronizeEvent(aclrtEvent event);
+ACL_FUNC_VISIBILITY aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event,
+							      int32_t timeout);
+ACL_FUNC_VISIBILITY aclError aclrtEventElapsedTime(float *ms,
+						   aclrtEvent startEvent,
+						   aclrtEvent endEvent);
+ACL_FUNC_VISIBILITY aclError aclrtEventGetTimestamp(aclrtEvent event,
+						    uint64_t *timestamp);
+ACL_FUNC_VISIBILITY aclError aclrtStreamWaitEvent(aclrtStream stream,
+						  aclrtEvent event);
+ACL_FUNC_VISIBILITY aclError aclrtStreamWaitEventWithFlag(aclrtStream stream,
+							  aclrtEvent event,
+							  uint32_t flag);
+ACL_FUNC_VISIBILITY aclError aclrtGetEventId(aclrtEvent event,
+					     uint32_t *eventId);
+ACL_FUNC_VISIBILITY aclError aclrtGetEventAvailNum(uint32_t *eventCount);
+
+/*
+ * Notifies: set by one stream, waited for and cleared by another, in this
+ * process or another one that imported the notify's key.
+ */
+ACL_FUNC_VISIBILITY aclError aclrtCreateNotify(aclrtNotify *notify,
+					       uint64_t flag);
+ACL_FUNC_VISIBILITY aclError aclrtDestroyNotify(aclrtNotify notify);
+ACL_FUNC_VISIBILITY aclError aclrtRecordNotify(aclrtNotify notify,
+					       aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtWaitAndResetNotify(aclrtNotify notify,
+						     aclrtStream stream,
+						     uint32_t timeout);
+ACL_FUNC_VISIBILITY aclError aclrtGetNotifyId(aclrtNotify notify,
+					      uint32_t *notifyId);
+ACL_FUNC_VISIBILITY aclError aclrtNotifyGetExportKey(aclrtNotify notify,
+						     char *key, size_t len,
+						     uint64_t flags);
+ACL_FUNC_VISIBILITY aclError aclrtNotifySetImportPid(aclrtNotify notify,
+						     int32_t *pid, size_t num);
+ACL_FUNC_VISIBILITY aclError aclrtNotifyImportByKey(aclrtNotify *notify,
+						    const char *key,
+						    uint64_t flags);
+
+/* Host callbacks in stream order, run by subscribed threads. */
+ACL_FUNC_VISIBILITY aclError aclrtSubscribeReport(uint64_t threadId,
+						  aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtUnSubscribeReport(uint64_t threadId,
+						    aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtLaunchCallback(aclrtCallback fn,
+						 void *userData,
+						 aclrtCallbackBlockType blockType,
+						 aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtProcessReport(int32_t timeout);
+ACL_FUNC_VISIBILITY aclError aclrtLaunchHostFunc(aclrtStream stream,
+						 aclrtHostFunc fn, void *args);
+ACL_FUNC_VISIBILITY aclError aclrtSubscribeHostFunc(uint64_t hostFuncThreadId,
+						    aclrtStream exeStream);
+ACL_FUNC_VISIBILITY aclError aclrtProcessHostFunc(int32_t timeout);
+ACL_FUNC_VISIBILITY aclError aclrtUnSubscribeHostFunc(uint64_t hostFuncThreadId,
+						      aclrtStream exeStream);
 
 /* Device and host memory. */
 ACL_FUNC_VISIBILITY aclError aclrtMalloc(void **devPtr, size_t size,
@@ -137,6 +382,232 @@ ACL_FUNC_VISIBILITY aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free,
 					     size_t *total);
 ACL_FUNC_VISIBILITY aclError aclrtPointerGetAttributes(const void *ptr,
 						       aclrtPtrAttributes *attributes);
+
+/*
+ * More of CANN's memory calls.  aclrtMemset/aclrtMemcpy judge host or
+ * device from the address; aclrtMemcpy's kind is reserved (any value of
+ * aclrtMemcpyKind), the stream calls' kind is the direction.
+ */
+ACL_FUNC_VISIBILITY aclError aclrtMallocWithCfg(void **devPtr, size_t size,
+						aclrtMemMallocPolicy policy,
+						aclrtMallocConfig *cfg);
+ACL_FUNC_VISIBILITY aclError aclrtMallocHostWithCfg(void **ptr, uint64_t size,
+						    aclrtMallocConfig *cfg);
+ACL_FUNC_VISIBILITY aclError aclrtFreeWithDevSync(void *devPtr);
+ACL_FUNC_VISIBILITY aclError aclrtFreeHostWithDevSync(void *hostPtr);
+ACL_FUNC_VISIBILITY aclError aclrtMemcpy2d(void *dst, size_t dpitch,
+					   const void *src, size_t spitch,
+					   size_t width, size_t height,
+					   aclrtMemcpyKind kind);
+ACL_FUNC_VISIBILITY aclError aclrtMemcpy2dAsync(void *dst, size_t dpitch,
+						const void *src, size_t spitch,
+						size_t width, size_t height,
+						aclrtMemcpyKind kind,
+						aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtMemsetD32(void *ptr, size_t memSize,
+					    uint32_t value, size_t N);
+ACL_FUNC_VISIBILITY aclError aclrtMemsetD32Async(void *ptr, size_t memSize,
+						 uint32_t value, size_t N,
+						 aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtMemGetAllocationGranularity(
+	aclrtPhysicalMemProp *prop, aclrtMemGranularityOptions option,
+	size_t *granularity);
+ACL_FUNC_VISIBILITY aclError aclrtMemGetAddressRange(void *ptr,
+						     void **baseUserVa,
+						     size_t *baseVaSize);
+ACL_FUNC_VISIBILITY aclError aclrtGetMemUsageInfo(int32_t deviceId,
+						  aclrtMemUsageInfo *memUsageInfo,
+						  size_t inputNum,
+						  size_t *outputNum);
+ACL_FUNC_VISIBILITY aclError aclrtCheckMemType(void **addrList, uint32_t size,
+					       uint32_t memType,
+					       uint32_t *checkResult,
+					       uint32_t reserve);
+
+/* ---- errors, exception callbacks, system and device facts ---- */
+
+/* The version of CANN's acl_rt.h whose names these headers follow. */
+#define ACL_MAJOR_VERSION 1
+#define ACL_MINOR_VERSION 17
+#define ACL_PATCH_VERSION 0
+
+#define ACL_DEV_FEATURE_SUPPORT 0x00000001
+#define ACL_DEV_FEATURE_NOT_SUPPORT 0x00000000
+
+#define ACL_PKG_VERSION_MAX_SIZE 128
+#define ACL_PKG_VERSION_PARTS_MAX_SIZE 64
+
+typedef enum aclrtLastErrLevel {
+	ACL_RT_THREAD_LEVEL = 0,
+} aclrtLastErrLevel;
+
+/* Opaque: read it with the aclrtGet*FromExceptionInfo calls. */
+typedef struct rtExceptionInfo aclrtExceptionInfo;
+typedef void (*aclrtExceptionInfoCallback)(aclrtExceptionInfo *exceptionInfo);
+
+typedef enum aclrtDeviceStatus {
+	ACL_RT_DEVICE_STATUS_NORMAL = 0,
+	ACL_RT_DEVICE_STATUS_ABNORMAL,
+	ACL_RT_DEVICE_STATUS_END = 0xFFFF,
+} aclrtDeviceStatus;
+
+typedef struct aclrtUtilizationExtendInfo aclrtUtilizationExtendInfo;
+
+typedef struct aclrtUtilizationInfo {
+	int32_t cubeUtilization;
+	int32_t vectorUtilization;
+	int32_t aicpuUtilization;
+	int32_t memoryUtilization;
+	aclrtUtilizationExtendInfo *utilizationExtend; /* must be NULL */
+} aclrtUtilizationInfo;
+
+#define MAX_MEM_UCE_INFO_ARRAY_SIZE 128
+#define UCE_INFO_RESERVED_SIZE 14
+
+typedef struct aclrtMemUceInfo {
+	void *addr;
+	size_t len;
+	size_t reserved[UCE_INFO_RESERVED_SIZE];
+} aclrtMemUceInfo;
+
+typedef enum {
+	ACL_RT_NO_ERROR = 0,
+	ACL_RT_ERROR_MEMORY = 1,
+	ACL_RT_ERROR_L2 = 2,
+	ACL_RT_ERROR_AICORE = 3,
+	ACL_RT_ERROR_LINK = 4,
+	ACL_RT_ERROR_L3_PORT = 5,
+	ACL_RT_ERROR_OTHERS = 0xFFFF,
+} aclrtErrorType;
+
+typedef enum aclrtAicoreErrorType {
+	ACL_RT_AICORE_ERROR_UNKNOWN,
+	ACL_RT_AICORE_ERROR_SW,
+	ACL_RT_AICORE_ERROR_HW_LOCAL,
+} aclrtAicoreErrorType;
+
+#define ACL_RT_MEM_UCE_INFO_MAX_NUM 20
+typedef struct {
+	size_t arraySize;
+	aclrtMemUceInfo memUceInfoArray[ACL_RT_MEM_UCE_INFO_MAX_NUM];
+} aclrtMemUceInfoArray;
+
+typedef union aclrtErrorInfoDetail {
+	aclrtMemUceInfoArray uceInfo;
+	aclrtAicoreErrorType aicoreErrType;
+} aclrtErrorInfoDetail;
+
+typedef struct aclrtErrorInfo {
+	uint8_t tryRepair;
+	uint8_t hasDetail;
+	uint8_t reserved[2];
+	aclrtErrorType errorType;
+	aclrtErrorInfoDetail detail;
+} aclrtErrorInfo;
+
+typedef enum {
+	ACL_DEV_ATTR_AICPU_CORE_NUM = 1,
+	ACL_DEV_ATTR_AICORE_CORE_NUM = 101,
+	ACL_DEV_ATTR_CUBE_CORE_NUM = 102,
+	ACL_DEV_ATTR_VECTOR_CORE_NUM = 201,
+	ACL_DEV_ATTR_WARP_SIZE = 202,
+	ACL_DEV_ATTR_MAX_THREAD_PER_VECTOR_CORE = 203,
+	ACL_DEV_ATTR_LOCAL_MEM_PER_VECTOR_CORE = 204,	/* deprecated name */
+	ACL_DEV_ATTR_UBUF_PER_VECTOR_CORE = 204,
+	ACL_DEV_ATTR_MAX_GRID_DIM_X = 205,
+	ACL_DEV_ATTR_MAX_GRID_DIM_Y = 206,
+	ACL_DEV_ATTR_MAX_GRID_DIM_Z = 207,
+	ACL_DEV_ATTR_MAX_BLOCK_PER_GRID = 208,
+	ACL_DEV_ATTR_MAX_THREADS_PER_BLOCK = 209,
+	ACL_DEV_ATTR_MAX_BLOCK_DIM_X = 210,
+	ACL_DEV_ATTR_MAX_BLOCK_DIM_Y = 211,
+	ACL_DEV_ATTR_MAX_BLOCK_DIM_Z = 212,
+	ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE = 301,
+	ACL_DEV_ATTR_L2_CACHE_SIZE = 302,
+	ACL_DEV_ATTR_SMP_ID = 401U,
+	ACL_DEV_ATTR_PHY_CHIP_ID = 402U,
+	ACL_DEV_ATTR_SUPER_POD_DEVIDE_ID = 403U,	/* deprecated name */
+	ACL_DEV_ATTR_SUPER_POD_DEVICE_ID = 403U,
+	ACL_DEV_ATTR_SUPER_POD_SERVER_ID = 404U,
+	ACL_DEV_ATTR_SUPER_POD_ID = 405U,
+	ACL_DEV_ATTR_CUST_OP_PRIVILEGE = 406U,
+	ACL_DEV_ATTR_MAINBOARD_ID = 407U,
+	ACL_DEV_ATTR_HD_CONNECT_TYPE = 408U,
+	ACL_DEV_ATTR_DEVICE_FORM_FACTOR = 409U,
+	ACL_DEV_ATTR_SUPER_POD_CHASSIS_ID = 410U,
+	ACL_DEV_ATTR_IS_VIRTUAL = 501U,
+	ACL_DEV_ATTR_NPU_ARCH = 601U,
+} aclrtDevAttr;
+
+typedef enum {
+	ACL_FEATURE_TSCPU_TASK_UPDATE_SUPPORT_AIC_AIV = 1,
+	ACL_FEATURE_SYSTEM_MEMQ_EVENT_CROSS_DEV = 21,
+} aclrtDevFeatureType;
+
+typedef enum {
+	ACL_RT_DEV_RES_CUBE_CORE = 0,
+	ACL_RT_DEV_RES_VECTOR_CORE,
+} aclrtDevResLimitType;
+
+typedef struct aclrtUuid {
+	char bytes[16];
+} aclrtUuid;
+
+/* Errors of the calling thread (lib/README.md, "Errors and exceptions"). */
+ACL_FUNC_VISIBILITY const char *aclGetRecentErrMsg(void);
+ACL_FUNC_VISIBILITY aclError aclrtGetLastError(aclrtLastErrLevel level);
+ACL_FUNC_VISIBILITY aclError aclrtPeekAtLastError(aclrtLastErrLevel level);
+ACL_FUNC_VISIBILITY aclError aclrtGetErrorVerbose(int32_t deviceId,
+						  aclrtErrorInfo *errorInfo);
+
+/* Failed stream tasks are reported to these callbacks. */
+ACL_FUNC_VISIBILITY aclError aclrtSetExceptionInfoCallback(aclrtExceptionInfoCallback callback);
+ACL_FUNC_VISIBILITY aclError aclrtExceptionInfoCallbackRegister(aclrtExceptionInfoCallback callback);
+ACL_FUNC_VISIBILITY aclError aclrtExceptionInfoCallbackUnregister(aclrtExceptionInfoCallback callback);
+ACL_FUNC_VISIBILITY uint32_t aclrtGetTaskIdFromExceptionInfo(const aclrtExceptionInfo *info);
+ACL_FUNC_VISIBILITY uint32_t aclrtGetStreamIdFromExceptionInfo(const aclrtExceptionInfo *info);
+ACL_FUNC_VISIBILITY uint32_t aclrtGetThreadIdFromExceptionInfo(const aclrtExceptionInfo *info);
+ACL_FUNC_VISIBILITY uint32_t aclrtGetDeviceIdFromExceptionInfo(const aclrtExceptionInfo *info);
+ACL_FUNC_VISIBILITY uint32_t aclrtGetErrorCodeFromExceptionInfo(const aclrtExceptionInfo *info);
+
+/* Versions: pkgName "runtime" (libaclmem) or "driver" (npu_mem.ko). */
+ACL_FUNC_VISIBILITY aclError aclsysGetVersionStr(char *pkgName, char *versionStr);
+ACL_FUNC_VISIBILITY aclError aclsysGetVersionNum(char *pkgName, int32_t *versionNum);
+ACL_FUNC_VISIBILITY aclError aclrtGetVersion(int32_t *majorVersion,
+					     int32_t *minorVersion,
+					     int32_t *patchVersion);
+ACL_FUNC_VISIBILITY aclError aclrtCheckArchCompatibility(const char *socVersion,
+							 int32_t *canCompatible);
+
+/* The device and its peers (there is one device: no peers). */
+ACL_FUNC_VISIBILITY aclError aclrtGetDeviceInfo(uint32_t deviceId,
+						aclrtDevAttr attr,
+						int64_t *value);
+ACL_FUNC_VISIBILITY aclError aclrtGetDeviceCapability(int32_t deviceId,
+						      aclrtDevFeatureType devFeatureType,
+						      int32_t *value);
+ACL_FUNC_VISIBILITY aclError aclrtQueryDeviceStatus(int32_t deviceId,
+						    aclrtDeviceStatus *deviceStatus);
+ACL_FUNC_VISIBILITY aclError aclrtGetDeviceUtilizationRate(int32_t deviceId,
+							   aclrtUtilizationInfo *utilizationInfo);
+ACL_FUNC_VISIBILITY aclError aclrtGetDeviceResLimit(int32_t deviceId,
+						    aclrtDevResLimitType type,
+						    uint32_t *value);
+ACL_FUNC_VISIBILITY aclError aclrtSetDeviceResLimit(int32_t deviceId,
+						    aclrtDevResLimitType type,
+						    uint32_t value);
+ACL_FUNC_VISIBILITY aclError aclrtResetDeviceResLimit(int32_t deviceId);
+ACL_FUNC_VISIBILITY aclError aclrtDeviceCanAccessPeer(int32_t *canAccessPeer,
+						      int32_t deviceId,
+						      int32_t peerDeviceId);
+ACL_FUNC_VISIBILITY aclError aclrtDeviceEnablePeerAccess(int32_t peerDeviceId,
+							 uint32_t flags);
+ACL_FUNC_VISIBILITY aclError aclrtDeviceDisablePeerAccess(int32_t peerDeviceId);
+ACL_FUNC_VISIBILITY aclError aclrtDevicePeerAccessStatus(int32_t deviceId,
+							 int32_t peerDeviceId,
+							 int32_t *status);
+ACL_FUNC_VISIBILITY aclError aclrtDeviceGetBareTgid(int32_t *pid);
+ACL_FUNC_VISIBILITY aclError aclrtDeviceGetUuid(int32_t deviceId, aclrtUuid *uuid);
 
 #ifdef __cplusplus
 }

@@ -19,72 +19,8 @@
  * The GIL is released around every library call: copies and allocations
  * can take long, and other Python threads should run meanwhile.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-
-#include <limits.h>
-#include <stdint.h>
-
 #include "acl/acl.h"
-
-/* ---- argument converters: ints only, range-checked ---- */
-
-static int need_int(PyObject *o, const char *what)
-{
-	if (PyLong_Check(o))
-		return 1;
-	PyErr_Format(PyExc_TypeError, "%s must be int, not %.200s", what,
-		     Py_TYPE(o)->tp_name);
-	return 0;
-}
-
-static int conv_ptr(PyObject *o, void *out)
-{
-	unsigned long long v;
-
-	if (!need_int(o, "pointer"))
-		return 0;
-	v = PyLong_AsUnsignedLongLong(o);
-	if (v == (unsigned long long)-1 && PyErr_Occurred())
-		return 0;
-	if (v > UINTPTR_MAX) {
-		PyErr_SetString(PyExc_OverflowError, "pointer out of range");
-		return 0;
-	}
-	*(void **)out = (void *)(uintptr_t)v;
-	return 1;
-}
-
-static int conv_size(PyObject *o, void *out)
-{
-	size_t v;
-
-	if (!need_int(o, "size"))
-		return 0;
-	v = PyLong_AsSize_t(o);
-	if (v == (size_t)-1 && PyErr_Occurred())
-		return 0;
-	*(size_t *)out = v;
-	return 1;
-}
-
-/* int32_t arguments: device ids, fill values, enum values */
-static int conv_i32(PyObject *o, void *out)
-{
-	long v;
-
-	if (!need_int(o, "argument"))
-		return 0;
-	v = PyLong_AsLong(o);
-	if (v == -1 && PyErr_Occurred())
-		return 0;
-	if (v < INT32_MIN || v > INT32_MAX) {
-		PyErr_SetString(PyExc_OverflowError, "argument out of int32 range");
-		return 0;
-	}
-	*(int32_t *)out = (int32_t)v;
-	return 1;
-}
+#include "aclpy.h"
 
 /* ---- acl ---- */
 
@@ -111,6 +47,8 @@ static PyObject *py_finalize(PyObject *self, PyObject *args)
 	Py_BEGIN_ALLOW_THREADS
 	ret = aclFinalize();
 	Py_END_ALLOW_THREADS
+	if (ret == ACL_SUCCESS)
+		aclpy_rt_finalized();
 	return PyLong_FromLong(ret);
 }
 
@@ -141,6 +79,8 @@ static PyObject *py_reset_device(PyObject *self, PyObject *args)
 	Py_BEGIN_ALLOW_THREADS
 	ret = aclrtResetDevice(id);
 	Py_END_ALLOW_THREADS
+	if (ret == ACL_SUCCESS)
+		aclpy_rt_device_reset(id);
 	return PyLong_FromLong(ret);
 }
 
@@ -387,6 +327,8 @@ static PyObject *py_destroy_stream(PyObject *self, PyObject *args)
 	Py_BEGIN_ALLOW_THREADS
 	ret = aclrtDestroyStream(s);
 	Py_END_ALLOW_THREADS
+	if (ret == ACL_SUCCESS)
+		aclpy_rt_stream_gone(s);
 	return PyLong_FromLong(ret);
 }
 
@@ -577,6 +519,43 @@ static const struct {
 	C(ACL_DEVICE), C(ACL_HOST),
 	C(ACL_MEM_LOCATION_TYPE_HOST), C(ACL_MEM_LOCATION_TYPE_DEVICE),
 	C(ACL_MEM_LOCATION_TYPE_UNREGISTERED),
+	/* more memory calls (lib/python/memory_ext.c) */
+	C(ACL_MEM_LOCATION_TYPE_MANAGED), C(ACL_MEM_LOCATION_TYPE_HOST_NUMA),
+	C(ACL_RT_MEM_ATTR_RSV), C(ACL_RT_MEM_ATTR_MODULE_ID),
+	C(ACL_RT_MEM_ATTR_DEVICE_ID), C(ACL_RT_MEM_ATTR_VA_FLAG),
+	C(ACL_MEM_ALLOCATION_TYPE_PINNED),
+	C(ACL_MEM_HANDLE_TYPE_NONE), C(ACL_MEM_HANDLE_TYPE_POSIX),
+	C(ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM),
+	C(ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED),
+	C(ACL_RT_MEM_ALLOC_GRANULARITY_UNDEF),
+	C(ACL_RT_MEM_TYPE_DEV), C(ACL_RT_MEM_TYPE_DVPP), C(ACL_RT_MEM_TYPE_RSVD),
+	/* events, streams and callbacks (lib/python/runtime.c) */
+	C(ACL_EVENT_SYNC), C(ACL_EVENT_CAPTURE_STREAM_PROGRESS),
+	C(ACL_EVENT_TIME_LINE), C(ACL_EVENT_DEVICE_USE_ONLY),
+	C(ACL_EVENT_EXTERNAL), C(ACL_EVENT_IPC),
+	C(ACL_EVENT_RECORD_DEFAULT), C(ACL_EVENT_RECORD_EXTERNAL),
+	C(ACL_EVENT_WAIT_DEFAULT), C(ACL_EVENT_WAIT_EXTERNAL),
+	C(ACL_EVENT_STATUS_COMPLETE), C(ACL_EVENT_STATUS_NOT_READY),
+	C(ACL_EVENT_STATUS_RESERVED),
+	C(ACL_EVENT_RECORDED_STATUS_NOT_READY),
+	C(ACL_EVENT_RECORDED_STATUS_COMPLETE),
+	C(ACL_EVENT_WAIT_STATUS_COMPLETE), C(ACL_EVENT_WAIT_STATUS_NOT_READY),
+	C(ACL_EVENT_WAIT_STATUS_RESERVED),
+	C(ACL_STREAM_FAST_LAUNCH), C(ACL_STREAM_FAST_SYNC),
+	C(ACL_STREAM_PERSISTENT), C(ACL_STREAM_HUGE),
+	C(ACL_STREAM_CPU_SCHEDULE), C(ACL_STREAM_DEVICE_USE_ONLY),
+	C(ACL_STREAM_STATUS_COMPLETE), C(ACL_STREAM_STATUS_NOT_READY),
+	C(ACL_STREAM_STATUS_RESERVED),
+	C(ACL_CONTINUE_ON_FAILURE), C(ACL_STOP_ON_FAILURE),
+	C(ACL_CALLBACK_NO_BLOCK), C(ACL_CALLBACK_BLOCK),
+	C(ACL_ERROR_RT_STREAM_CONTEXT), C(ACL_ERROR_RT_STREAM_SUBSCRIBE),
+	C(ACL_ERROR_RT_THREAD_SUBSCRIBE), C(ACL_ERROR_RT_STREAM_NO_CB_REG),
+	C(ACL_ERROR_RT_REPORT_TIMEOUT), C(ACL_ERROR_RT_STREAM_ABORT),
+	C(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT), C(ACL_ERROR_RT_EVENT_SYNC_TIMEOUT),
+	C(ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID),
+	C(ACL_ERROR_RT_EVENT_TIMESTAMP_REVERSAL),
+	C(ACL_ERROR_RT_EVENT_NOT_COMPLETE), C(ACL_ERROR_RT_NO_EVENT_RESOURCE),
+	C(ACL_ERROR_RT_NO_STREAM_RESOURCE),
 };
 
 static int add_constants(PyObject *m)
@@ -587,12 +566,28 @@ static int add_constants(PyObject *m)
 		if (PyModule_AddIntConstant(m, constants[i].name,
 					    constants[i].value))
 			return -1;
-	return 0;
+	return aclpy_system_constants(m);
 }
+
+/*
+ * The other files' tables, one per concern (declared in aclpy.h), added to
+ * acl.rt and acl.util after this file's own.
+ */
+static PyMethodDef *const rt_tables[] = {
+	aclpy_system_rt_methods,
+	aclpy_rt_runtime_methods,
+	aclpy_rt_memory_ext_methods,
+	NULL,
+};
+
+static PyMethodDef *const util_tables[] = {
+	aclpy_util_numpy_methods,
+	NULL,
+};
 
 /* Make "import acl.rt" and "from acl import rt" work for a single .so. */
 static int add_submodule(PyObject *parent, struct PyModuleDef *def,
-			 const char *attr)
+			 const char *attr, PyMethodDef *const *tables)
 {
 	PyObject *m = PyModule_Create(def), *modules;
 
@@ -600,6 +595,9 @@ static int add_submodule(PyObject *parent, struct PyModuleDef *def,
 		return -1;
 	if (add_constants(m))
 		goto err;
+	for (; *tables; tables++)
+		if (PyModule_AddFunctions(m, *tables))
+			goto err;
 	modules = PyImport_GetModuleDict();
 	if (PyDict_SetItemString(modules, def->m_name, m))
 		goto err;
@@ -617,8 +615,9 @@ PyMODINIT_FUNC PyInit_acl(void)
 
 	if (!m)
 		return NULL;
-	if (add_constants(m) || add_submodule(m, &rt_module, "rt") ||
-	    add_submodule(m, &util_module, "util")) {
+	if (add_constants(m) || PyModule_AddFunctions(m, aclpy_system_methods) ||
+	    add_submodule(m, &rt_module, "rt", rt_tables) ||
+	    add_submodule(m, &util_module, "util", util_tables)) {
 		Py_DECREF(m);
 		return NULL;
 	}

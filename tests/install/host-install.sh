@@ -42,6 +42,16 @@ expected() {
 	(cd include && find acl aclmem -name '*.h') | sed "s|^|$p/include/|"
 	echo "$p/include/linux/npu_mem.h"
 	for f in doc/man/*.[1-9]; do echo "$p/share/man/man${f##*.}/$(basename "$f")"; done
+	# CANN's toolkit layout (lib/mktoolkit.sh): set_env.sh and links.
+	for f in set_env.sh include/acl include/aclmem include/linux/npu_mem.h \
+		lib64/libaclmem.so.1 runtime/include runtime/lib64 \
+		python/site-packages/acl$PYEXT; do
+		echo "$p/lib/aclmem/toolkit/$f"
+	done
+	for f in libascendcl.so libacl_rt.so libaclmem.so; do
+		echo "$p/lib/aclmem/toolkit/lib64/$f"
+		echo "$p/lib/aclmem/toolkit/lib64/stub/$f"
+	done
 }
 list_files() { (cd "$1" && find . \( -type f -o -type l \) | sed 's|^\.||' | LC_ALL=C sort); }
 
@@ -74,6 +84,15 @@ check "SONAME is libaclmem.so.1" \
 check "npu-smi mode 755, rule 644" \
 	[ "$(stat -c %a "$D/usr/bin/npu-smi") $(stat -c %a "$D$UDEVDIR/rules.d/60-npu-mem.rules")" = "755 644" ]
 check "aclmem.pc says prefix=/usr" grep -qx 'prefix=/usr' "$D/usr/lib/pkgconfig/aclmem.pc"
+check "set_env.sh names the final toolkit path" \
+	grep -qx 'export ASCEND_TOOLKIT_HOME="/usr/lib/aclmem/toolkit"' "$D/usr/lib/aclmem/toolkit/set_env.sh"
+toolkit_links() {
+	local t=$D/usr/lib/aclmem/toolkit
+	[ "$(readlink -f "$t/lib64/libascendcl.so")" = "$D/usr/lib/libaclmem.so.1.0.0" ] &&
+		[ -f "$t/include/acl/acl.h" ] && [ -f "$t/include/linux/npu_mem.h" ] &&
+		[ -f "$t/python/site-packages/acl$PYEXT" ]
+}
+check "toolkit links resolve inside DESTDIR" toolkit_links
 check "sysusers entry creates group npu" grep -Eq '^g[[:space:]]+npu[[:space:]]' "$D/usr/lib/sysusers.d/npu-mem.conf"
 check "no group created with DESTDIR" [ "$(getent group npu || true)" = "$group_before" ]
 "${MAKE[@]}" install DESTDIR="$D" PREFIX=/usr >"$W/install2.log" 2>&1

@@ -138,7 +138,7 @@ START_TEST(argument_errors_are_immediate)
 	ck_assert_int_eq(aclrtMemcpyAsync(a, 200, host, 200,
 					  ACL_MEMCPY_HOST_TO_DEVICE, s),
 			 ACL_ERROR_RT_PARAM_INVALID);
-	ck_assert_int_eq(aclrtMemsetAsync(host, 8, 0, 8, s),
+	ck_assert_int_eq(aclrtMemsetAsync(host, 8, 0, 9, s),
 			 ACL_ERROR_RT_PARAM_INVALID);
 	ck_assert_int_eq(aclrtMemsetAsync(NULL, 8, 0, 8, s),
 			 ACL_ERROR_INVALID_PARAM);

@@ -195,7 +195,7 @@ class WithDevice(unittest.TestCase):
         dev, ret = acl.rt.malloc(64, acl.ACL_MEM_MALLOC_NORMAL_ONLY)
         self.assertEqual(ret, 0)
         self.assertEqual(acl.rt.memset(dev, 8, 0, 9), acl.ACL_ERROR_RT_PARAM_INVALID)
-        self.assertEqual(acl.rt.memcpy(dev, 8, dev, 8, 6), acl.ACL_ERROR_INVALID_PARAM)
+        self.assertEqual(acl.rt.memcpy(dev, 8, dev, 8, 8), acl.ACL_ERROR_INVALID_PARAM)
         self.assertEqual(acl.rt.mem_flush(dev, 0), acl.ACL_ERROR_INVALID_PARAM)
         self.assertEqual(acl.rt.free(dev + 64), acl.ACL_ERROR_RT_PARAM_INVALID)
         self.assertEqual(acl.rt.free_host(dev), acl.ACL_ERROR_RT_PARAM_INVALID)

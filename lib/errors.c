@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The calling thread's errors (aclGetRecentErrMsg, aclrtGetLastError,
+ * aclrtPeekAtLastError; the state itself lives in log.c, where failures
+ * are recorded) and the exception callbacks with their aclrtExceptionInfo.
+ */
+#include <pthread.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+#include "acl/acl.h"
+#include "context.h"
+#include "errors.h"
+#include "log.h"
+
+const char *aclGetRecentErrMsg(void)
+{
+	return aclmem_errmsg_take();
+}
+
+aclError aclrtGetLastError(aclrtLastErrLevel level)
+{
+	if (level != ACL_RT_THREAD_LEVEL)
+		return ACL_ERROR_INVALID_PARAM;
+	return aclmem_last_error(1);
+}
+
+aclError aclrtPeekAtLastError(aclrtLastErrLevel level)
+{
+	if (level != ACL_RT_THREAD_LEVEL)
+		return ACL_ERROR_INVALID_PARAM;
+	return aclmem_last_error(0);
+}
+
+/*
+ * A device fault is something the driver would report: it has none to
+ * report (buffers are host RAM), so a valid request reads "no error".
+ */
+aclError aclrtGetErrorVerbose(int32_t deviceId, aclrtErrorInfo *errorInfo)
+{
+	if (!errorInfo)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtGetErrorVerbose: errorInfo is NULL");
+	if (deviceId < 0 || deviceId >= ACLMEM_MAX_DEVICES)
+		return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
+				   "aclrtGetErrorVerbose: no device %d (device 0 only)",
+				   (int)deviceId);
+	memset(errorInfo, 0, sizeof(*errorInfo));
+	errorInfo->errorType = ACL_RT_NO_ERROR;
+	return ACL_SUCCESS;
+}
+
+/* ---- exception callbacks ---- */
+
+struct rtExceptionInfo {
+	uint32_t task_id;
+	uint32_t stream_id;
+	uint32_t thread_id;
+	uint32_t device_id;
+	uint32_t error_code;
+};
+
+/* Registered callbacks (CANN: identified by pointer, no duplicates). */
+#define EXC_MAX_CALLBACKS	64
+
+static pthread_mutex_t exc_lock = PTHREAD_MUTEX_INITIALIZER;
+static aclrtExceptionInfoCallback exc_set;	/* aclrtSetExceptionInfoCallback */
+static aclrtExceptionInfoCallback exc_reg[EXC_MAX_CALLBACKS];
+static size_t exc_nreg;
+
+aclError aclrtSetExceptionInfoCallback(aclrtExceptionInfoCallback callback)
+{
+	/* The last one set wins; NULL clears it (CANN). */
+	pthread_mutex_lock(&exc_lock);
+	exc_set = callback;
+	pthread_mutex_unlock(&exc_lock);
+	return ACL_SUCCESS;
+}
+
+aclError aclrtExceptionInfoCallbackRegister(aclrtExceptionInfoCallback callback)
+{
+	size_t i;
+
+	if (!callback)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtExceptionInfoCallbackRegister: callback is NULL");
+	pthread_mutex_lock(&exc_lock);
+	for (i = 0; i < exc_nreg; i++)
+		if (exc_reg[i] == callback)
+			goto out;
+	if (exc_nreg == EXC_MAX_CALLBACKS) {
+		pthread_mutex_unlock(&exc_lock);
+		return aclmem_fail(ACL_ERROR_RT_OVER_LIMIT,
+				   "aclrtExceptionInfoCallbackRegister: %d callbacks already registered",
+				   EXC_MAX_CALLBACKS);
+	}
+	exc_reg[exc_nreg++] = callback;
+out:
+	pthread_mutex_unlock(&exc_lock);
+	return ACL_SUCCESS;
+}
+
+aclError aclrtExceptionInfoCallbackUnregister(aclrtExceptionInfoCallback callback)
+{
+	size_t i;
+
+	if (!callback)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtExceptionInfoCallbackUnregister: callback is NULL");
+	pthread_mutex_lock(&exc_lock);
+	for (i = 0; i < exc_nreg; i++) {
+		if (exc_reg[i] != callback)
+			continue;
+		/* Keep the order of registration for the others. */
+		memmove(&exc_reg[i], &exc_reg[i + 1],
+			(exc_nreg - i - 1) * sizeof(exc_reg[0]));
+		exc_nreg--;
+		break;
+	}
+	pthread_mutex_unlock(&exc_lock);
+	return ACL_SUCCESS;
+}
+
+void aclmem_exception_report(uint32_t stream_id, uint32_t task_id,
+			     int32_t device_id, uint32_t error_code)
+{
+	aclrtExceptionInfoCallback cbs[EXC_MAX_CALLBACKS + 1];
+	struct rtExceptionInfo info = {
+		.task_id = task_id,
+		.stream_id = stream_id,
+		.thread_id = (uint32_t)syscall(SYS_gettid),
+		.device_id = (uint32_t)device_id,
+		.error_code = error_code,
+	};
+	size_t n = 0, i;
+
+	/*
+	 * Call a snapshot without the lock: a callback may register or
+	 * unregister (itself too), and one unregistered meanwhile may still
+	 * run once, as CANN documents.
+	 */
+	pthread_mutex_lock(&exc_lock);
+	if (exc_set)
+		cbs[n++] = exc_set;
+	for (i = 0; i < exc_nreg; i++)
+		if (exc_reg[i] != exc_set)
+			cbs[n++] = exc_reg[i];
+	pthread_mutex_unlock(&exc_lock);
+	for (i = 0; i < n; i++)
+		cbs[i](&info);
+}
+
+uint32_t aclrtGetTaskIdFromExceptionInfo(const aclrtExceptionInfo *info)
+{
+	return info ? info->task_id : 0xFFFFFFFFU;
+}
+
+uint32_t aclrtGetStreamIdFromExceptionInfo(const aclrtExceptionInfo *info)
+{
+	return info ? info->stream_id : 0xFFFFFFFFU;
+}
+
+uint32_t aclrtGetThreadIdFromExceptionInfo(const aclrtExceptionInfo *info)
+{
+	return info ? info->thread_id : 0xFFFFFFFFU;
+}
+
+uint32_t aclrtGetDeviceIdFromExceptionInfo(const aclrtExceptionInfo *info)
+{
+	return info ? info->device_id : 0xFFFFFFFFU;
+}
+
+uint32_t aclrtGetErrorCodeFromExceptionInfo(const aclrtExceptionInfo *info)
+{
+	return info ? info->error_code : 0xFFFFFFFFU;
+}

@@ -1,0 +1,617 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Events.  aclrtRecordEvent queues a record on a stream; the event is
+ * complete once the stream's worker reaches the record, and its time is
+ * taken then (CLOCK_MONOTONIC), so aclrtEventElapsedTime measures the work
+ * queued between two records as it actually ran.  An event captures its
+ * latest record: synchronising or waiting on it waits for the record queued
+ * last before that call.  Waiting for an event never recorded returns at
+ * once, as in CANN.
+ *
+ * Events are reference counted: the registry holds one reference and every
+ * queued record or wait holds one, so destroying an event with work still
+ * queued is safe: the work finds it dead and carries on.  A wait queued on
+ * a stream gives up when the event is destroyed or the stream is.
+ *
+ * Choices where CANN's documentation is silent, written down in
+ * lib/README.md: timestamps are nanoseconds of CLOCK_MONOTONIC; an event
+ * made without ACL_EVENT_TIME_LINE (aclrtCreateEventWithFlag(ACL_EVENT_SYNC))
+ * takes no time and aclrtEventElapsedTime/aclrtEventGetTimestamp refuse it
+ * with ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID, as for one never recorded;
+ * a record not yet run gives ACL_ERROR_RT_EVENT_NOT_COMPLETE; an end event
+ * that completed before its start gives ACL_ERROR_RT_EVENT_TIMESTAMP_REVERSAL.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "acl/acl_rt.h"
+#include "context.h"
+#include "event.h"
+#include "log.h"
+#include "stream.h"
+
+#define EVENT_FLAGS_KNOWN	(ACL_EVENT_SYNC | \
+				 ACL_EVENT_CAPTURE_STREAM_PROGRESS | \
+				 ACL_EVENT_TIME_LINE | ACL_EVENT_DEVICE_USE_ONLY | \
+				 ACL_EVENT_EXTERNAL | ACL_EVENT_IPC)
+/* What aclrtCreateEvent makes: synchronisable and timed. */
+#define EVENT_FLAGS_DEFAULT	(ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE)
+/* Live events per process: aclrtGetEventAvailNum counts down from here. */
+#define EVENT_MAX		65536U
+/* How often a queued wait looks at its stream's cancellation. */
+#define WAIT_POLL_NS		(10 * 1000 * 1000L)
+
+struct aclmem_event {
+	struct aclmem_event *next;	/* registry, under events_lock */
+	struct aclmem_ctx *ctx;
+	uint32_t flags;
+	uint32_t id;
+	pthread_mutex_t lock;
+	pthread_cond_t done;		/* a record ran, or the event died */
+	uint64_t queued;		/* sequence of the latest record queued */
+	uint64_t completed;		/* highest sequence that has run */
+	bool recorded;			/* a record queued since create/reset */
+	bool stamped;			/* stamp_ns is the latest record's time */
+	bool dead;
+	uint64_t stamp_ns;
+	unsigned int refs;
+};
+
+static pthread_mutex_t events_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct aclmem_event *events;
+static unsigned int nr_events;
+static uint32_t next_event_id;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void event_put(struct aclmem_event *e)
+{
+	bool last;
+
+	pthread_mutex_lock(&e->lock);
+	last = --e->refs == 0;
+	pthread_mutex_unlock(&e->lock);
+	if (!last)
+		return;
+	pthread_mutex_destroy(&e->lock);
+	pthread_cond_destroy(&e->done);
+	free(e);
+}
+
+/* The live event a handle names, with a reference. */
+static int event_get(aclrtEvent handle, struct aclmem_event **out)
+{
+	struct aclmem_event *e;
+
+	if (!handle)
+		return ACL_ERROR_INVALID_PARAM;
+	pthread_mutex_lock(&events_lock);
+	for (e = events; e && e != handle; e = e->next)
+		;
+	if (e) {
+		pthread_mutex_lock(&e->lock);
+		e->refs++;
+		pthread_mutex_unlock(&e->lock);
+	}
+	pthread_mutex_unlock(&events_lock);
+	if (!e) {
+		aclmem_err("event %p: not a live event", handle);
+		return ACL_ERROR_RT_PARAM_INVALID;
+	}
+	*out = e;
+	return ACL_SUCCESS;
+}
+
+static aclError create(aclrtEvent *event, uint32_t flags)
+{
+	struct aclmem_event *e;
+	int ret;
+
+	if (!event)
+		return ACL_ERROR_INVALID_PARAM;
+	if (flags & ~EVENT_FLAGS_KNOWN)
+		return ACL_ERROR_INVALID_PARAM;
+	ret = aclmem_ctx_require();
+	if (ret)
+		return ret;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+	pthread_mutex_init(&e->lock, NULL);
+	pthread_cond_init(&e->done, NULL);
+	e->ctx = aclmem_ctx_current();
+	e->flags = flags;
+	e->refs = 1;
+	pthread_mutex_lock(&events_lock);
+	if (nr_events >= EVENT_MAX) {
+		pthread_mutex_unlock(&events_lock);
+		event_put(e);
+		return ACL_ERROR_RT_NO_EVENT_RESOURCE;
+	}
+	e->id = next_event_id++;
+	e->next = events;
+	events = e;
+	nr_events++;
+	pthread_mutex_unlock(&events_lock);
+	*event = e;
+	return ACL_SUCCESS;
+}
+
+aclError aclrtCreateEvent(aclrtEvent *event)
+{
+	return create(event, EVENT_FLAGS_DEFAULT);
+}
+
+aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag)
+{
+	return create(event, flag);
+}
+
+aclError aclrtCreateEventExWithFlag(aclrtEvent *event, uint32_t flag)
+{
+	return create(event, flag);
+}
+
+/* Mark dead and wake every waiter; the caller unlinked it. */
+static void event_kill(struct aclmem_event *e)
+{
+	pthread_mutex_lock(&e->lock);
+	e->dead = true;
+	pthread_cond_broadcast(&e->done);
+	pthread_mutex_unlock(&e->lock);
+	event_put(e);
+}
+
+aclError aclrtDestroyEvent(aclrtEvent event)
+{
+	struct aclmem_event **pe, *e = NULL;
+
+	if (!event)
+		return ACL_ERROR_INVALID_PARAM;
+	pthread_mutex_lock(&events_lock);
+	for (pe = &events; *pe; pe = &(*pe)->next) {
+		if (*pe == event) {
+			e = *pe;
+			*pe = e->next;
+			nr_events--;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&events_lock);
+	if (!e) {
+		aclmem_err("aclrtDestroyEvent(%p): not a live event", event);
+		return ACL_ERROR_RT_PARAM_INVALID;
+	}
+	event_kill(e);
+	return ACL_SUCCESS;
+}
+
+void aclmem_events_destroy_ctx(struct aclmem_ctx *ctx)
+{
+	struct aclmem_event **pe, *e, *list = NULL;
+
+	pthread_mutex_lock(&events_lock);
+	for (pe = &events; (e = *pe);) {
+		if (e->ctx == ctx) {
+			*pe = e->next;
+			e->next = list;
+			list = e;
+			nr_events--;
+		} else {
+			pe = &e->next;
+		}
+	}
+	pthread_mutex_unlock(&events_lock);
+	while ((e = list)) {
+		list = e->next;
+		event_kill(e);
+	}
+}
+
+void aclmem_events_atfork_child(void)
+{
+	struct aclmem_event *e;
+
+	/* Like streams: locks may be held by threads that did not come. */
+	pthread_mutex_init(&events_lock, NULL);
+	while ((e = events)) {
+		events = e->next;
+		free(e);
+	}
+	nr_events = 0;
+}
+
+/* ---- records, resets and waits, queued on streams ---- */
+
+enum event_op { OP_RECORD, OP_RESET, OP_WAIT };
+
+struct event_task {
+	struct aclmem_task task;
+	struct aclmem_event *event;
+	enum event_op op;
+	uint64_t seq;
+};
+
+/* A record that ran, or that its stream dropped: the event is reached. */
+static void record_reached(struct aclmem_event *e, uint64_t seq, bool ran)
+{
+	pthread_mutex_lock(&e->lock);
+	if (seq > e->completed) {
+		e->completed = seq;
+		e->stamped = ran && (e->flags & ACL_EVENT_TIME_LINE);
+		e->stamp_ns = e->stamped ? now_ns() : 0;
+	}
+	pthread_cond_broadcast(&e->done);
+	pthread_mutex_unlock(&e->lock);
+}
+
+static int wait_run(struct event_task *t, struct aclmem_stream *s)
+{
+	struct aclmem_event *e = t->event;
+	struct timespec dl;
+	int ret = ACL_SUCCESS;
+
+	pthread_mutex_lock(&e->lock);
+	while (e->completed < t->seq && !e->dead) {
+		if (aclmem_stream_cancelled(s)) {
+			ret = ACL_ERROR_RT_STREAM_ABORT;
+			break;
+		}
+		clock_gettime(CLOCK_REALTIME, &dl);
+		dl.tv_nsec += WAIT_POLL_NS;
+		if (dl.tv_nsec >= 1000000000L) {
+			dl.tv_sec++;
+			dl.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&e->done, &e->lock, &dl);
+	}
+	pthread_mutex_unlock(&e->lock);
+	return ret;
+}
+
+static int event_task_run(struct aclmem_task *task, struct aclmem_stream *s)
+{
+	struct event_task *t = (struct event_task *)task;
+	struct aclmem_event *e = t->event;
+
+	switch (t->op) {
+	case OP_RECORD:
+		record_reached(e, t->seq, true);
+		return ACL_SUCCESS;
+	case OP_RESET:
+		pthread_mutex_lock(&e->lock);
+		/* A record queued after this reset stays recorded. */
+		if (e->queued <= t->seq) {
+			e->recorded = false;
+			e->stamped = false;
+		}
+		pthread_mutex_unlock(&e->lock);
+		return ACL_SUCCESS;
+	case OP_WAIT:
+		return wait_run(t, s);
+	}
+	return ACL_ERROR_RT_INTERNAL_ERROR;
+}
+
+static void event_task_release(struct aclmem_task *task, bool ran)
+{
+	struct event_task *t = (struct event_task *)task;
+
+	/* A dropped record must not leave its waiters waiting for ever. */
+	if (!ran && t->op == OP_RECORD)
+		record_reached(t->event, t->seq, false);
+	event_put(t->event);
+	free(t);
+}
+
+/* Queue an operation on an event; takes over the caller's reference. */
+static int event_queue(struct aclmem_event *e, enum event_op op, uint64_t seq,
+		       aclrtStream stream)
+{
+	struct event_task *t = calloc(1, sizeof(*t));
+
+	if (!t) {
+		event_put(e);
+		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+	}
+	t->task.run = event_task_run;
+	t->task.release = event_task_release;
+	t->event = e;
+	t->op = op;
+	t->seq = seq;
+	return aclmem_stream_submit(stream, &t->task);
+}
+
+static aclError record(aclrtEvent event, aclrtStream stream)
+{
+	struct aclmem_event *e;
+	uint64_t seq;
+	int ret;
+
+	ret = aclmem_ctx_require();
+	if (ret)
+		return ret;
+	ret = event_get(event, &e);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&e->lock);
+	seq = ++e->queued;
+	e->recorded = true;
+	pthread_mutex_unlock(&e->lock);
+	/* On failure the task's release marked the record reached. */
+	return event_queue(e, OP_RECORD, seq, stream);
+}
+
+aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
+{
+	return record(event, stream);
+}
+
+aclError aclrtRecordEventWithFlag(aclrtEvent event, aclrtStream stream,
+				  uint32_t flag)
+{
+	if (flag != ACL_EVENT_RECORD_DEFAULT &&
+	    flag != ACL_EVENT_RECORD_EXTERNAL)
+		return ACL_ERROR_INVALID_PARAM;
+	return record(event, stream);
+}
+
+aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream)
+{
+	struct aclmem_event *e;
+	uint64_t seq;
+	int ret;
+
+	ret = aclmem_ctx_require();
+	if (ret)
+		return ret;
+	ret = event_get(event, &e);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&e->lock);
+	seq = e->queued;
+	pthread_mutex_unlock(&e->lock);
+	return event_queue(e, OP_RESET, seq, stream);
+}
+
+static aclError stream_wait_event(aclrtStream stream, aclrtEvent event)
+{
+	struct aclmem_event *e;
+	uint64_t seq;
+	bool recorded;
+	int ret;
+
+	ret = aclmem_ctx_require();
+	if (ret)
+		return ret;
+	ret = event_get(event, &e);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&e->lock);
+	seq = e->queued;
+	recorded = e->recorded;
+	pthread_mutex_unlock(&e->lock);
+	/* Nothing to wait for, but the stream handle must still be good. */
+	if (!recorded) {
+		struct aclmem_stream *s;
+
+		event_put(e);
+		ret = aclmem_stream_get(stream, &s);
+		if (!ret)
+			aclmem_stream_put(s);
+		return ret;
+	}
+	return event_queue(e, OP_WAIT, seq, stream);
+}
+
+aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)
+{
+	return stream_wait_event(stream, event);
+}
+
+aclError aclrtStreamWaitEventWithFlag(aclrtStream stream, aclrtEvent event,
+				      uint32_t flag)
+{
+	if (flag != ACL_EVENT_WAIT_DEFAULT && flag != ACL_EVENT_WAIT_EXTERNAL)
+		return ACL_ERROR_INVALID_PARAM;
+	return stream_wait_event(stream, event);
+}
+
+/* ---- host side ---- */
+
+static aclError query(aclrtEvent event, bool *complete)
+{
+	struct aclmem_event *e;
+	int ret;
+
+	ret = event_get(event, &e);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&e->lock);
+	*complete = e->recorded && e->completed >= e->queued;
+	pthread_mutex_unlock(&e->lock);
+	event_put(e);
+	return ACL_SUCCESS;
+}
+
+/*
+ * CANN: COMPLETE once the event has been recorded and the record has run;
+ * an event never recorded (or reset) is NOT_READY.
+ */
+aclError aclrtQueryEventStatus(aclrtEvent event,
+			       aclrtEventRecordedStatus *status)
+{
+	bool complete;
+	int ret;
+
+	if (!status)
+		return ACL_ERROR_INVALID_PARAM;
+	ret = query(event, &complete);
+	if (!ret)
+		*status = complete ? ACL_EVENT_RECORDED_STATUS_COMPLETE :
+				     ACL_EVENT_RECORDED_STATUS_NOT_READY;
+	return ret;
+}
+
+aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status)
+{
+	bool complete;
+	int ret;
+
+	if (!status)
+		return ACL_ERROR_INVALID_PARAM;
+	ret = query(event, &complete);
+	if (!ret)
+		*status = complete ? ACL_EVENT_STATUS_COMPLETE :
+				     ACL_EVENT_STATUS_NOT_READY;
+	return ret;
+}
+
+aclError aclrtQueryEventWaitStatus(aclrtEvent event,
+				   aclrtEventWaitStatus *status)
+{
+	bool complete;
+	int ret;
+
+	if (!status)
+		return ACL_ERROR_INVALID_PARAM;
+	ret = query(event, &complete);
+	if (!ret)
+		*status = complete ? ACL_EVENT_WAIT_STATUS_COMPLETE :
+				     ACL_EVENT_WAIT_STATUS_NOT_READY;
+	return ret;
+}
+
+/* timeout_ms < 0: for ever. */
+static aclError sync_event(aclrtEvent event, int32_t timeout_ms)
+{
+	struct aclmem_event *e;
+	struct timespec dl;
+	uint64_t target;
+	int ret;
+
+	ret = event_get(event, &e);
+	if (ret)
+		return ret;
+	if (timeout_ms >= 0) {
+		clock_gettime(CLOCK_REALTIME, &dl);
+		dl.tv_sec += timeout_ms / 1000;
+		dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+		if (dl.tv_nsec >= 1000000000L) {
+			dl.tv_sec++;
+			dl.tv_nsec -= 1000000000L;
+		}
+	}
+	pthread_mutex_lock(&e->lock);
+	target = e->queued;
+	while (e->recorded && e->completed < target && !e->dead) {
+		if (timeout_ms < 0) {
+			pthread_cond_wait(&e->done, &e->lock);
+		} else if (pthread_cond_timedwait(&e->done, &e->lock, &dl) ==
+			   ETIMEDOUT && e->completed < target) {
+			ret = ACL_ERROR_RT_EVENT_SYNC_TIMEOUT;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&e->lock);
+	event_put(e);
+	return ret;
+}
+
+aclError aclrtSynchronizeEvent(aclrtEvent event)
+{
+	return sync_event(event, -1);
+}
+
+/* CANN: -1 waits for ever, 0 only checks, > 0 is milliseconds. */
+aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout)
+{
+	if (timeout < -1)
+		return ACL_ERROR_INVALID_PARAM;
+	return sync_event(event, timeout);
+}
+
+/* The time of an event's latest record, once it ran: ACL code. */
+static int stamp(aclrtEvent event, uint64_t *ns)
+{
+	struct aclmem_event *e;
+	int ret;
+
+	ret = event_get(event, &e);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&e->lock);
+	if (!e->recorded || !(e->flags & ACL_EVENT_TIME_LINE))
+		ret = ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID;
+	else if (e->completed < e->queued)
+		ret = ACL_ERROR_RT_EVENT_NOT_COMPLETE;
+	else if (!e->stamped)
+		ret = ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID;
+	else
+		*ns = e->stamp_ns;
+	pthread_mutex_unlock(&e->lock);
+	event_put(e);
+	return ret;
+}
+
+aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent,
+			       aclrtEvent endEvent)
+{
+	uint64_t start, end;
+	int ret;
+
+	if (!ms)
+		return ACL_ERROR_INVALID_PARAM;
+	ret = stamp(startEvent, &start);
+	if (ret)
+		return ret;
+	ret = stamp(endEvent, &end);
+	if (ret)
+		return ret;
+	if (end < start)
+		return ACL_ERROR_RT_EVENT_TIMESTAMP_REVERSAL;
+	*ms = (float)((double)(end - start) / 1e6);
+	return ACL_SUCCESS;
+}
+
+aclError aclrtEventGetTimestamp(aclrtEvent event, uint64_t *timestamp)
+{
+	if (!timestamp)
+		return ACL_ERROR_INVALID_PARAM;
+	return stamp(event, timestamp);
+}
+
+aclError aclrtGetEventId(aclrtEvent event, uint32_t *eventId)
+{
+	struct aclmem_event *e;
+	int ret;
+
+	if (!eventId)
+		return ACL_ERROR_INVALID_PARAM;
+	ret = event_get(event, &e);
+	if (ret)
+		return ret;
+	*eventId = e->id;
+	event_put(e);
+	return ACL_SUCCESS;
+}
+
+aclError aclrtGetEventAvailNum(uint32_t *eventCount)
+{
+	if (!eventCount)
+		return ACL_ERROR_INVALID_PARAM;
+	pthread_mutex_lock(&events_lock);
+	*eventCount = EVENT_MAX - nr_events;
+	pthread_mutex_unlock(&events_lock);
+	return ACL_SUCCESS;
+}

@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Notifies: a flag one stream sets (aclrtRecordNotify) and another waits
+ * for and clears (aclrtWaitAndResetNotify), in stream order, within a
+ * process or between processes (aclrtNotifyGetExportKey,
+ * aclrtNotifySetImportPid, aclrtNotifyImportByKey).  Every notify lives in
+ * a page of shared memory (ipc.h), so exporting one is only naming it; the
+ * flag is a futex word, so a waiting stream sleeps in the kernel until a
+ * record in any process wakes it.
+ *
+ * Where CANN is silent: a wait's timeout is in milliseconds, 0 waits for
+ * ever, and a wait that times out fails its stream's next synchronisation
+ * with ACL_ERROR_RT_WAIT_TIMEOUT; records do not count (two records before
+ * a wait satisfy one wait).  A notify belongs to the context it was made
+ * or imported in and dies with it; an imported one can be waited on and
+ * recorded but not exported again.
+ */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "acl/acl_rt.h"
+#include "context.h"
+#include "ipc.h"
+#include "log.h"
+#include "notify.h"
+#include "stream.h"
+
+struct aclmem_notify {
+	struct aclmem_notify *next;	/* registry, under notify_lock */
+	struct aclmem_ctx *ctx;
+	struct aclmem_ipc ipc;
+	uint32_t id;
+	unsigned int refs;		/* under notify_lock */
+};
+
+static pthread_mutex_t notify_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct aclmem_notify *notifies;
+static uint32_t next_notify_id;
+
+static uint32_t *flag_word(struct aclmem_notify *n)
+{
+	return &n->ipc.page->word[0];
+}
+
+static void notify_put(struct aclmem_notify *n)
+{
+	bool last;
+
+	pthread_mutex_lock(&notify_lock);
+	last = --n->refs == 0;
+	pthread_mutex_unlock(&notify_lock);
+	if (last) {
+		aclmem_ipc_destroy(&n->ipc);
+		free(n);
+	}
+}
+
+static int notify_get(aclrtNotify handle, struct aclmem_notify **out)
+{
+	struct aclmem_notify *n;
+
+	if (!handle)
+		return ACL_ERROR_INVALID_PARAM;
+	pthread_mutex_lock(&notify_lock);
+	for (n = notifies; n && n != handle; n = n->next)
+		;
+	if (n)
+		n->refs++;
+	pthread_mutex_unlock(&notify_lock);
+	if (!n) {
+		aclmem_err("notify %p: not a live notify", handle);
+		return ACL_ERROR_RT_PARAM_INVALID;
+	}
+	*out = n;
+	return ACL_SUCCESS;
+}
+
+static void publish(struct aclmem_notify *n)
+{
+	pthread_mutex_lock(&notify_lock);
+	n->id = next_notify_id++;
+	n->refs = 1;
+	n->next = notifies;
+	notifies = n;
+	pthread_mutex_unlock(&notify_lock);
+}
+
+aclError aclrtCreateNotify(aclrtNotify *notify, uint64_t flag)
+{
+	struct aclmem_notify *n;
+	int ret;
+
+	if (!notify)
+		return ACL_ERROR_INVALID_PARAM;
+	if (flag != ACL_NOTIFY_DEFAULT && flag != ACL_NOTIFY_DEVICE_USE_ONLY)
+		return ACL_ERROR_INVALID_PARAM;
+	ret = aclmem_ctx_require();
+	if (ret)
+		return ret;
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+	ret = aclmem_ipc_create(ACLMEM_IPC_NOTIFY, &n->ipc);
+	if (ret) {
+		free(n);
+		return ret;
+	}
+	n->ctx = aclmem_ctx_current();
+	publish(n);
+	*notify = n;
+	return ACL_SUCCESS;
+}
+
+static struct aclmem_notify *unlink_locked(const void *handle)
+{
+	struct aclmem_notify **pn, *n;
+
+	for (pn = &notifies; (n = *pn); pn = &n->next) {
+		if (n == handle) {
+			*pn = n->next;
+			return n;
+		}
+	}
+	return NULL;
+}
+
+aclError aclrtDestroyNotify(aclrtNotify notify)
+{
+	struct aclmem_notify *n;
+
+	if (!notify)
+		return ACL_ERROR_INVALID_PARAM;
+	pthread_mutex_lock(&notify_lock);
+	n = unlink_locked(notify);
+	pthread_mutex_unlock(&notify_lock);
+	if (!n) {
+		aclmem_err("aclrtDestroyNotify(%p): not a live notify", notify);
+		return ACL_ERROR_RT_PARAM_INVALID;
+	}
+	/* Queued waits hold references and the page stays mapped for them. */
+	notify_put(n);
+	return ACL_SUCCESS;
+}
+
+void aclmem_notifies_destroy_ctx(struct aclmem_ctx *ctx)
+{
+	struct aclmem_notify **pn, *n, *list = NULL;
+
+	pthread_mutex_lock(&notify_lock);
+	for (pn = &notifies; (n = *pn);) {
+		if (n->ctx == ctx) {
+			*pn = n->next;
+			n->next = list;
+			list = n;
+		} else {
+			pn = &n->next;
+		}
+	}
+	pthread_mutex_unlock(&notify_lock);
+	while ((n = list)) {
+		list = n->next;
+		notify_put(n);
+	}
+}
+
+void aclmem_notifies_atfork_child(void)
+{
+	/* The child keeps the mappings it inherited; it forgets the objects. */
+	pthread_mutex_init(&notify_lock, NULL);
+	notifies = NULL;
+}
+
+aclError aclrtGetNotifyId(aclrtNotify notify, uint32_t *notifyId)
+{
+	struct aclmem_notify *n;
+	int ret;
+
+	if (!notifyId)
+		return ACL_ERROR_INVALID_PARAM;
+	ret = notify_get(notify, &n);
+	if (ret)
+		return ret;
+	*notifyId = n->id;
+	notify_put(n);
+	return ACL_SUCCESS;
+}
+
+/* ---- between processes ---- */
+
+aclError aclrtNotifyGetExportKey(aclrtNotify notify, char *key, size_t len,
+				 uint64_t flags)
+{
+	struct aclmem_notify *n;
+	int ret;
+
+	if (!key || len < ACLMEM_IPC_KEY_LEN)
+		return ACL_ERROR_INVALID_PARAM;
+	if (flags != ACL_RT_NOTIFY_EXPORT_FLAG_DEFAULT &&
+	    flags != ACL_RT_NOTIFY_EXPORT_FLAG_DISABLE_PID_VALIDATION)
+		return ACL_ERROR_INVALID_PARAM;
+	ret = notify_get(notify, &n);
+	if (ret)
+		return ret;
+	ret = aclmem_ipc_key(&n->ipc, key, len);
+	if (!ret && flags == ACL_RT_NOTIFY_EXPORT_FLAG_DISABLE_PID_VALIDATION)
+		__atomic_store_n(&n->ipc.page->any_pid, 1, __ATOMIC_RELEASE);
+	notify_put(n);
+	return ret;
+}
+
+aclError aclrtNotifySetImportPid(aclrtNotify notify, int32_t *pid, size_t num)
+{
+	struct aclmem_notify *n;
+	int ret;
+
+	if (!pid || !num)
+		return ACL_ERROR_INVALID_PARAM;
+	ret = notify_get(notify, &n);
+	if (ret)
+		return ret;
+	ret = n->ipc.fd < 0 ? ACL_ERROR_RT_PARAM_INVALID :
+			      aclmem_ipc_allow(&n->ipc, pid, num);
+	notify_put(n);
+	return ret;
+}
+
+aclError aclrtNotifyImportByKey(aclrtNotify *notify, const char *key,
+				uint64_t flags)
+{
+	struct aclmem_notify *n;
+	int ret;
+
+	if (!notify || !key)
+		return ACL_ERROR_INVALID_PARAM;
+	if (flags != ACL_RT_NOTIFY_IMPORT_FLAG_DEFAULT &&
+	    flags != ACL_RT_NOTIFY_IMPORT_FLAG_ENABLE_PEER_ACCESS)
+		return ACL_ERROR_INVALID_PARAM;
+	ret = aclmem_ctx_require();
+	if (ret)
+		return ret;
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+	ret = aclmem_ipc_open(ACLMEM_IPC_NOTIFY, key, &n->ipc);
+	if (ret) {
+		free(n);
+		return ret;
+	}
+	n->ctx = aclmem_ctx_current();
+	publish(n);
+	*notify = n;
+	return ACL_SUCCESS;
+}
+
+/* ---- records and waits on streams ---- */
+
+struct notify_task {
+	struct aclmem_task task;
+	struct aclmem_notify *notify;
+	bool wait;
+	uint32_t timeout_ms;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static int notify_wait(struct notify_task *t, struct aclmem_stream *s)
+{
+	uint32_t *word = flag_word(t->notify);
+	uint64_t end = mono_ns() + (uint64_t)t->timeout_ms * 1000000ULL;
+
+	while (!__atomic_exchange_n(word, 0, __ATOMIC_ACQ_REL)) {
+		if (aclmem_stream_cancelled(s))
+			return ACL_ERROR_RT_STREAM_ABORT;
+		if (t->timeout_ms && mono_ns() >= end)
+			return ACL_ERROR_RT_WAIT_TIMEOUT;
+		aclmem_ipc_wait(word, 0, -1);
+	}
+	return ACL_SUCCESS;
+}
+
+static int notify_run(struct aclmem_task *task, struct aclmem_stream *s)
+{
+	struct notify_task *t = (struct notify_task *)task;
+
+	if (t->wait)
+		return notify_wait(t, s);
+	__atomic_store_n(flag_word(t->notify), 1, __ATOMIC_RELEASE);
+	aclmem_ipc_wake(flag_word(t->notify));
+	return ACL_SUCCESS;
+}
+
+static void notify_release(struct aclmem_task *task, bool ran)
+{
+	struct notify_task *t = (struct notify_task *)task;
+
+	(void)ran;
+	notify_put(t->notify);
+	free(t);
+}
+
+static aclError queue(aclrtNotify notify, aclrtStream stream, bool wait,
+		      uint32_t timeout)
+{
+	struct aclmem_notify *n;
+	struct notify_task *t;
+	int ret;
+
+	ret = aclmem_ctx_require();
+	if (ret)
+		return ret;
+	ret = notify_get(notify, &n);
+	if (ret)
+		return ret;
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		notify_put(n);
+		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+	}
+	t->task.run = notify_run;
+	t->task.release = notify_release;
+	t->notify = n;
+	t->wait = wait;
+	t->timeout_ms = timeout;
+	return aclmem_stream_submit(stream, &t->task);
+}
+
+aclError aclrtRecordNotify(aclrtNotify notify, aclrtStream stream)
+{
+	return queue(notify, stream, false, 0);
+}
+
+aclError aclrtWaitAndResetNotify(aclrtNotify notify, aclrtStream stream,
+				 uint32_t timeout)
+{
+	return queue(notify, stream, true, timeout);
+}

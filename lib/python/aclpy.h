@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared by the files of the "acl" Python module: argument converters
+ * (ints only, range-checked, for PyArg_ParseTuple's "O&") and the tables
+ * each file adds to acl.rt and acl.util.  One file per concern, as in the
+ * C library; aclmodule.c builds the module from the tables.
+ */
+#ifndef ACLPY_H
+#define ACLPY_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <limits.h>
+#include <stdint.h>
+
+/* ---- argument converters: ints only, range-checked ---- */
+
+static inline int need_int(PyObject *o, const char *what)
+{
+	if (PyLong_Check(o))
+		return 1;
+	PyErr_Format(PyExc_TypeError, "%s must be int, not %.200s", what,
+		     Py_TYPE(o)->tp_name);
+	return 0;
+}
+
+static inline int conv_ptr(PyObject *o, void *out)
+{
+	unsigned long long v;
+
+	if (!need_int(o, "pointer"))
+		return 0;
+	v = PyLong_AsUnsignedLongLong(o);
+	if (v == (unsigned long long)-1 && PyErr_Occurred())
+		return 0;
+	if (v > UINTPTR_MAX) {
+		PyErr_SetString(PyExc_OverflowError, "pointer out of range");
+		return 0;
+	}
+	*(void **)out = (void *)(uintptr_t)v;
+	return 1;
+}
+
+static inline int conv_size(PyObject *o, void *out)
+{
+	size_t v;
+
+	if (!need_int(o, "size"))
+		return 0;
+	v = PyLong_AsSize_t(o);
+	if (v == (size_t)-1 && PyErr_Occurred())
+		return 0;
+	*(size_t *)out = v;
+	return 1;
+}
+
+/* int32_t arguments: device ids, fill values, enum values */
+static inline int conv_i32(PyObject *o, void *out)
+{
+	long v;
+
+	if (!need_int(o, "argument"))
+		return 0;
+	v = PyLong_AsLong(o);
+	if (v == -1 && PyErr_Occurred())
+		return 0;
+	if (v < INT32_MIN || v > INT32_MAX) {
+		PyErr_SetString(PyExc_OverflowError, "argument out of int32 range");
+		return 0;
+	}
+	*(int32_t *)out = (int32_t)v;
+	return 1;
+}
+
+/* Tables added to acl.rt, in aclmodule.c's order (NULL-terminated). */
+extern PyMethodDef aclpy_rt_base_methods[];
+
+/* Tables added to acl.util. */
+extern PyMethodDef aclpy_util_base_methods[];
+
+/*
+ * Each file's tables of acl.rt and acl.util functions, listed in
+ * aclmodule.c's rt_tables and util_tables.
+ */
+
+/* lib/python/system.c: errors, system and device facts, float16. */
+extern PyMethodDef aclpy_system_methods[];	/* on acl itself */
+extern PyMethodDef aclpy_system_rt_methods[];
+int aclpy_system_constants(PyObject *m);	/* on acl and acl.rt */
+
+/*
+ * lib/python/runtime.c: contexts, streams, events, host callbacks.  The
+ * hooks drop the Python callbacks a destroyed stream, a reset device's
+ * default context or aclFinalize left unrun; call them with the GIL held,
+ * after the library call succeeded.
+ */
+extern PyMethodDef aclpy_rt_runtime_methods[];
+void aclpy_rt_stream_gone(void *stream);
+void aclpy_rt_device_reset(int32_t device_id);
+void aclpy_rt_finalized(void);
+
+/*
+ * lib/python/memory_ext.c: 2D copies, 32-bit fills, configured
+ * allocations, DevSync frees, address ranges, usage, granularity.
+ */
+extern PyMethodDef aclpy_rt_memory_ext_methods[];
+
+/* lib/python/util.c: numpy helpers, start_thread/stop_thread. */
+extern PyMethodDef aclpy_util_numpy_methods[];
+
+#endif /* ACLPY_H */

@@ -1,0 +1,679 @@
+// SPDX-License-Identifier: MIT
+/*
+ * acl.rt: the memory calls beyond malloc/memcpy/memset, under pyACL's
+ * names and return conventions where pyACL has them:
+ *
+ *   ret = acl.rt.memcpy2d(dst, dpitch, src, spitch, width, height, kind)
+ *   ret = acl.rt.memcpy2d_async(dst, dpitch, src, spitch, width, height,
+ *                               kind, stream)
+ *   dev_ptr, ret = acl.rt.malloc_with_cfg(size, policy, cfg)
+ *   host_ptr, ret = acl.rt.malloc_host_with_cfg(size, cfg)
+ *   granularity, ret = acl.rt.mem_get_allocation_granularity(prop, option)
+ *
+ * and, where pyACL has no binding, names made from the C name the way
+ * pyACL makes its own (aclrtFooBar -> acl.rt.foo_bar), outputs then ret:
+ *
+ *   ret = acl.rt.memset_d32(dev_ptr, mem_size, value, count)
+ *   ret = acl.rt.memset_d32_async(dev_ptr, mem_size, value, count, stream)
+ *   ret = acl.rt.free_with_dev_sync(dev_ptr)
+ *   ret = acl.rt.free_host_with_dev_sync(host_ptr)
+ *   base, size, ret = acl.rt.mem_get_address_range(ptr)
+ *   infos, ret = acl.rt.get_mem_usage_info(device_id, input_num)
+ *   result, ret = acl.rt.check_mem_type(addr_list, mem_type[, reserve])
+ *
+ * Structs are what pyACL documents: dicts keyed by the C member names
+ * (aclrtMallocConfig {"attrs": [...], "numAttrs": n}, each attribute
+ * {"attr": t, "value": {"moduleId": m}}, aclrtPhysicalMemProp
+ * {"handleType", "allocationType", "memAttr", "location": {"id", "type"},
+ * "reserve"}), arrays are lists.  A malformed struct raises (TypeError for
+ * a wrong type, KeyError for a missing key, ValueError for an inconsistent
+ * one, OverflowError for a value the C member cannot hold) before the
+ * library is called; API failures are a non-zero ret with outputs 0.
+ *
+ * The GIL is released around every library call: the DevSync frees wait
+ * for every stream, and copies and fills may be large.
+ */
+#include <stdbool.h>
+#include <string.h>
+
+#include "acl/acl.h"
+#include "aclpy.h"
+
+/* ---- converters ---- */
+
+static int conv_u32(PyObject *o, void *out)
+{
+	unsigned long long v;
+
+	if (!need_int(o, "argument"))
+		return 0;
+	v = PyLong_AsUnsignedLongLong(o);
+	if (v == (unsigned long long)-1 && PyErr_Occurred())
+		return 0;
+	if (v > UINT32_MAX) {
+		PyErr_SetString(PyExc_OverflowError,
+				"argument out of uint32 range");
+		return 0;
+	}
+	*(uint32_t *)out = (uint32_t)v;
+	return 1;
+}
+
+static PyObject *ptr_or_zero(aclError ret, const void *p)
+{
+	return PyLong_FromUnsignedLongLong(ret ? 0ULL :
+					   (unsigned long long)(uintptr_t)p);
+}
+
+/*
+ * d[key] as an unsigned integer no larger than max.  A missing key is a
+ * KeyError when required, else *out = 0.  Returns 0 with an exception set
+ * on failure.
+ */
+static int dict_uint(PyObject *d, const char *what, const char *key,
+		     unsigned long long max, bool required,
+		     unsigned long long *out)
+{
+	PyObject *v = PyDict_GetItemString(d, key);	/* borrowed */
+	unsigned long long x;
+
+	if (!v) {
+		if (required) {
+			PyErr_Format(PyExc_KeyError, "%s needs \"%s\"", what,
+				     key);
+			return 0;
+		}
+		*out = 0;
+		return 1;
+	}
+	if (!PyLong_Check(v)) {
+		PyErr_Format(PyExc_TypeError, "%s[\"%s\"] must be int, not %.200s",
+			     what, key, Py_TYPE(v)->tp_name);
+		return 0;
+	}
+	x = PyLong_AsUnsignedLongLong(v);
+	if (x == (unsigned long long)-1 && PyErr_Occurred())
+		return 0;
+	if (x > max) {
+		PyErr_Format(PyExc_OverflowError, "%s[\"%s\"] out of range",
+			     what, key);
+		return 0;
+	}
+	*out = x;
+	return 1;
+}
+
+static int need_dict(PyObject *o, const char *what)
+{
+	if (PyDict_Check(o))
+		return 1;
+	PyErr_Format(PyExc_TypeError, "%s must be dict, not %.200s", what,
+		     Py_TYPE(o)->tp_name);
+	return 0;
+}
+
+/* ---- 2D copies ---- */
+
+static PyObject *py_memcpy2d(PyObject *self, PyObject *args)
+{
+	void *dst, *src;
+	size_t dpitch, spitch, width, height;
+	int32_t kind;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&O&O&O&O&O&O&:memcpy2d",
+			      conv_ptr, &dst, conv_size, &dpitch,
+			      conv_ptr, &src, conv_size, &spitch,
+			      conv_size, &width, conv_size, &height,
+			      conv_i32, &kind))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtMemcpy2d(dst, dpitch, src, spitch, width, height,
+			    (aclrtMemcpyKind)kind);
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+static PyObject *py_memcpy2d_async(PyObject *self, PyObject *args)
+{
+	void *dst, *src, *stream;
+	size_t dpitch, spitch, width, height;
+	int32_t kind;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&O&O&O&O&O&O&O&:memcpy2d_async",
+			      conv_ptr, &dst, conv_size, &dpitch,
+			      conv_ptr, &src, conv_size, &spitch,
+			      conv_size, &width, conv_size, &height,
+			      conv_i32, &kind, conv_ptr, &stream))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtMemcpy2dAsync(dst, dpitch, src, spitch, width, height,
+				 (aclrtMemcpyKind)kind, stream);
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+/* ---- 32-bit fills ---- */
+
+static PyObject *py_memset_d32(PyObject *self, PyObject *args)
+{
+	void *p;
+	size_t mem_size, n;
+	uint32_t value;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&O&O&O&:memset_d32", conv_ptr, &p,
+			      conv_size, &mem_size, conv_u32, &value,
+			      conv_size, &n))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtMemsetD32(p, mem_size, value, n);
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+static PyObject *py_memset_d32_async(PyObject *self, PyObject *args)
+{
+	void *p, *stream;
+	size_t mem_size, n;
+	uint32_t value;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&O&O&O&O&:memset_d32_async",
+			      conv_ptr, &p, conv_size, &mem_size,
+			      conv_u32, &value, conv_size, &n,
+			      conv_ptr, &stream))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtMemsetD32Async(p, mem_size, value, n, stream);
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+/* ---- configured allocations ---- */
+
+/*
+ * One aclrtMallocAttrValue from its dict.  The C type is a union, so the
+ * dict names the one member it sets: "moduleId", "deviceId", "vaFlag" or
+ * "rsv" (a list of at most 8 bytes), whichever the attribute reads.
+ */
+static int parse_attr_value(PyObject *d, aclrtMallocAttrValue *v)
+{
+	static const char *const keys[] = { "moduleId", "deviceId", "vaFlag",
+					    "rsv" };
+	PyObject *key, *item;
+	Py_ssize_t pos = 0, i, n;
+	unsigned long long x;
+	int found = -1;
+	size_t k;
+
+	if (!need_dict(d, "aclrtMallocAttrValue"))
+		return 0;
+	while (PyDict_Next(d, &pos, &key, &item)) {
+		const char *s = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) :
+						       NULL;
+
+		for (k = 0; s && k < sizeof(keys) / sizeof(keys[0]); k++)
+			if (!strcmp(s, keys[k]))
+				break;
+		if (!s || k == sizeof(keys) / sizeof(keys[0])) {
+			PyErr_Clear();
+			PyErr_Format(PyExc_KeyError,
+				     "aclrtMallocAttrValue has no member %R",
+				     key);
+			return 0;
+		}
+		if (found >= 0) {
+			PyErr_SetString(PyExc_ValueError,
+					"aclrtMallocAttrValue is a union: give one member");
+			return 0;
+		}
+		found = (int)k;
+	}
+	memset(v, 0, sizeof(*v));
+	switch (found) {
+	case 0:
+		if (!dict_uint(d, "aclrtMallocAttrValue", "moduleId",
+			       UINT16_MAX, true, &x))
+			return 0;
+		v->moduleId = (uint16_t)x;
+		return 1;
+	case 1:
+		if (!dict_uint(d, "aclrtMallocAttrValue", "deviceId",
+			       UINT32_MAX, true, &x))
+			return 0;
+		v->deviceId = (uint32_t)x;
+		return 1;
+	case 2:
+		if (!dict_uint(d, "aclrtMallocAttrValue", "vaFlag",
+			       UINT32_MAX, true, &x))
+			return 0;
+		v->vaFlag = (uint32_t)x;
+		return 1;
+	case 3:
+		item = PyDict_GetItemString(d, "rsv");
+		if (!PyList_Check(item) && !PyTuple_Check(item)) {
+			PyErr_SetString(PyExc_TypeError,
+					"aclrtMallocAttrValue[\"rsv\"] must be a list");
+			return 0;
+		}
+		n = PySequence_Fast_GET_SIZE(item);
+		if (n > (Py_ssize_t)sizeof(v->rsv)) {
+			PyErr_SetString(PyExc_ValueError,
+					"aclrtMallocAttrValue[\"rsv\"] has at most 8 bytes");
+			return 0;
+		}
+		for (i = 0; i < n; i++) {
+			PyObject *b = PySequence_Fast_GET_ITEM(item, i);
+
+			if (!need_int(b, "rsv byte"))
+				return 0;
+			x = PyLong_AsUnsignedLongLong(b);
+			if (x == (unsigned long long)-1 && PyErr_Occurred())
+				return 0;
+			if (x > UINT8_MAX) {
+				PyErr_SetString(PyExc_OverflowError,
+						"rsv byte out of range");
+				return 0;
+			}
+			v->rsv[i] = (uint8_t)x;
+		}
+		return 1;
+	default:
+		PyErr_SetString(PyExc_KeyError,
+				"aclrtMallocAttrValue needs one of \"moduleId\", \"deviceId\", \"vaFlag\", \"rsv\"");
+		return 0;
+	}
+}
+
+/*
+ * aclrtMallocConfig from cfg.  None or an empty dict is no configuration
+ * (pyACL: "pass an empty dict"), given to the library as NULL.  Otherwise
+ * "attrs" is a list of {"attr": int, "value": dict}; "numAttrs", when
+ * given, must be its length (pyACL checks the same).  On success *attrs
+ * is a PyMem block the caller frees (NULL when there is no configuration).
+ */
+static int parse_malloc_cfg(PyObject *cfg, aclrtMallocConfig *out,
+			    aclrtMallocAttribute **attrs, bool *none)
+{
+	PyObject *list, *numo;
+	Py_ssize_t n, i;
+	unsigned long long x;
+
+	*attrs = NULL;
+	*none = true;
+	if (cfg == Py_None)
+		return 1;
+	if (!need_dict(cfg, "cfg"))
+		return 0;
+	if (PyDict_Size(cfg) == 0)
+		return 1;
+	list = PyDict_GetItemString(cfg, "attrs");
+	if (!list) {
+		PyErr_SetString(PyExc_KeyError, "aclrtMallocConfig needs \"attrs\"");
+		return 0;
+	}
+	if (!PyList_Check(list) && !PyTuple_Check(list)) {
+		PyErr_Format(PyExc_TypeError,
+			     "aclrtMallocConfig[\"attrs\"] must be a list, not %.200s",
+			     Py_TYPE(list)->tp_name);
+		return 0;
+	}
+	n = PySequence_Fast_GET_SIZE(list);
+	numo = PyDict_GetItemString(cfg, "numAttrs");
+	if (numo) {
+		if (!dict_uint(cfg, "aclrtMallocConfig", "numAttrs", SIZE_MAX,
+			       true, &x))
+			return 0;
+		if (x != (unsigned long long)n) {
+			PyErr_SetString(PyExc_ValueError,
+					"aclrtMallocConfig[\"numAttrs\"] is not the length of \"attrs\"");
+			return 0;
+		}
+	}
+	*none = false;
+	out->numAttrs = (size_t)n;
+	out->attrs = NULL;
+	if (!n)
+		return 1;
+	*attrs = PyMem_Calloc((size_t)n, sizeof(**attrs));
+	if (!*attrs) {
+		PyErr_NoMemory();
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		PyObject *a = PySequence_Fast_GET_ITEM(list, i), *v;
+
+		if (!need_dict(a, "aclrtMallocAttribute") ||
+		    !dict_uint(a, "aclrtMallocAttribute", "attr", INT32_MAX,
+			       true, &x))
+			goto err;
+		(*attrs)[i].attr = (aclrtMallocAttrType)x;
+		v = PyDict_GetItemString(a, "value");
+		if (!v) {
+			PyErr_SetString(PyExc_KeyError,
+					"aclrtMallocAttribute needs \"value\"");
+			goto err;
+		}
+		if (!parse_attr_value(v, &(*attrs)[i].value))
+			goto err;
+	}
+	out->attrs = *attrs;
+	return 1;
+err:
+	PyMem_Free(*attrs);
+	*attrs = NULL;
+	return 0;
+}
+
+static PyObject *py_malloc_with_cfg(PyObject *self, PyObject *args)
+{
+	aclrtMallocConfig cfg = { NULL, 0 };
+	aclrtMallocAttribute *attrs;
+	PyObject *pycfg;
+	void *p = NULL;
+	size_t size;
+	int32_t policy;
+	aclError ret;
+	bool none;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&O&O:malloc_with_cfg", conv_size, &size,
+			      conv_i32, &policy, &pycfg))
+		return NULL;
+	if (!parse_malloc_cfg(pycfg, &cfg, &attrs, &none))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtMallocWithCfg(&p, size, (aclrtMemMallocPolicy)policy,
+				 none ? NULL : &cfg);
+	Py_END_ALLOW_THREADS
+	PyMem_Free(attrs);
+	return Py_BuildValue("(Ni)", ptr_or_zero(ret, p), ret);
+}
+
+static PyObject *py_malloc_host_with_cfg(PyObject *self, PyObject *args)
+{
+	aclrtMallocConfig cfg = { NULL, 0 };
+	aclrtMallocAttribute *attrs;
+	unsigned long long size;
+	PyObject *pycfg, *sizeo;
+	void *p = NULL;
+	aclError ret;
+	bool none;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "OO:malloc_host_with_cfg", &sizeo, &pycfg))
+		return NULL;
+	/* uint64_t in C, unlike every other size: wider than size_t on 32-bit. */
+	if (!need_int(sizeo, "size"))
+		return NULL;
+	size = PyLong_AsUnsignedLongLong(sizeo);
+	if (size == (unsigned long long)-1 && PyErr_Occurred())
+		return NULL;
+	if (!parse_malloc_cfg(pycfg, &cfg, &attrs, &none))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtMallocHostWithCfg(&p, (uint64_t)size, none ? NULL : &cfg);
+	Py_END_ALLOW_THREADS
+	PyMem_Free(attrs);
+	return Py_BuildValue("(Ni)", ptr_or_zero(ret, p), ret);
+}
+
+/* ---- frees that wait for the device ---- */
+
+static PyObject *do_free_synced(PyObject *args, const char *fmt,
+				aclError (*fn)(void *))
+{
+	void *p;
+	aclError ret;
+
+	if (!PyArg_ParseTuple(args, fmt, conv_ptr, &p))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = fn(p);
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+static PyObject *py_free_with_dev_sync(PyObject *self, PyObject *args)
+{
+	(void)self;
+	return do_free_synced(args, "O&:free_with_dev_sync",
+			      aclrtFreeWithDevSync);
+}
+
+static PyObject *py_free_host_with_dev_sync(PyObject *self, PyObject *args)
+{
+	(void)self;
+	return do_free_synced(args, "O&:free_host_with_dev_sync",
+			      aclrtFreeHostWithDevSync);
+}
+
+/* ---- queries ---- */
+
+static PyObject *py_mem_get_address_range(PyObject *self, PyObject *args)
+{
+	void *p, *base = NULL;
+	size_t size = 0;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&:mem_get_address_range", conv_ptr, &p))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtMemGetAddressRange(p, &base, &size);
+	Py_END_ALLOW_THREADS
+	return Py_BuildValue("(NKi)", ptr_or_zero(ret, base),
+			     ret ? 0ULL : (unsigned long long)size, ret);
+}
+
+/*
+ * A process has a handful of components; a larger input_num only asks for
+ * "all of them", so the array is capped rather than allocated at any size
+ * a caller names.
+ */
+#define MEM_USAGE_MAX	256
+
+static PyObject *usage_dict(const aclrtMemUsageInfo *u)
+{
+	PyObject *d, *rsv;
+	size_t i, nr = sizeof(u->reserved) / sizeof(u->reserved[0]);
+
+	rsv = PyList_New((Py_ssize_t)nr);
+	if (!rsv)
+		return NULL;
+	for (i = 0; i < nr; i++) {
+		PyObject *x = PyLong_FromSize_t(u->reserved[i]);
+
+		if (!x) {
+			Py_DECREF(rsv);
+			return NULL;
+		}
+		PyList_SET_ITEM(rsv, (Py_ssize_t)i, x);
+	}
+	d = Py_BuildValue("{s:s#,s:K,s:K,s:N}", "name", u->name,
+			  (Py_ssize_t)strnlen(u->name, sizeof(u->name)),
+			  "curMemSize", (unsigned long long)u->curMemSize,
+			  "memPeakSize", (unsigned long long)u->memPeakSize,
+			  "reserved", rsv);
+	return d;
+}
+
+static PyObject *py_get_mem_usage_info(PyObject *self, PyObject *args)
+{
+	aclrtMemUsageInfo *info;
+	size_t want, n, out = 0, i;
+	PyObject *list = NULL;
+	int32_t dev;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&O&:get_mem_usage_info", conv_i32, &dev,
+			      conv_size, &want))
+		return NULL;
+	n = want < MEM_USAGE_MAX ? want : MEM_USAGE_MAX;
+	/* At least one entry: input_num 0 is the library's to judge. */
+	info = PyMem_Calloc(n ? n : 1, sizeof(*info));
+	if (!info)
+		return PyErr_NoMemory();
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtGetMemUsageInfo(dev, info, n, &out);
+	Py_END_ALLOW_THREADS
+	if (ret || out > n)
+		out = 0;
+	list = PyList_New((Py_ssize_t)out);
+	for (i = 0; list && i < out; i++) {
+		PyObject *d = usage_dict(&info[i]);
+
+		if (!d)
+			Py_CLEAR(list);
+		else
+			PyList_SET_ITEM(list, (Py_ssize_t)i, d);
+	}
+	PyMem_Free(info);
+	if (!list)
+		return NULL;
+	return Py_BuildValue("(Ni)", list, ret);
+}
+
+static PyObject *py_check_mem_type(PyObject *self, PyObject *args)
+{
+	PyObject *seq, *fast;
+	uint32_t type, reserve = 0, result = 0;
+	Py_ssize_t n, i;
+	void **addrs;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "OO&|O&:check_mem_type", &seq,
+			      conv_u32, &type, conv_u32, &reserve))
+		return NULL;
+	if (!PyList_Check(seq) && !PyTuple_Check(seq)) {
+		PyErr_Format(PyExc_TypeError,
+			     "addr_list must be a list of ints, not %.200s",
+			     Py_TYPE(seq)->tp_name);
+		return NULL;
+	}
+	fast = seq;
+	n = PySequence_Fast_GET_SIZE(fast);
+	if ((unsigned long long)n > UINT32_MAX) {
+		PyErr_SetString(PyExc_OverflowError, "addr_list too long");
+		return NULL;
+	}
+	addrs = PyMem_Calloc(n ? (size_t)n : 1, sizeof(*addrs));
+	if (!addrs)
+		return PyErr_NoMemory();
+	for (i = 0; i < n; i++)
+		if (!conv_ptr(PySequence_Fast_GET_ITEM(fast, i), &addrs[i])) {
+			PyMem_Free(addrs);
+			return NULL;
+		}
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtCheckMemType(addrs, (uint32_t)n, type, &result, reserve);
+	Py_END_ALLOW_THREADS
+	PyMem_Free(addrs);
+	return Py_BuildValue("(Ii)", ret ? 0U : (unsigned int)result, ret);
+}
+
+/*
+ * aclrtPhysicalMemProp from pyACL's dict.  "memAttr" and "location" (with
+ * "id" and "type") are required: they decide the answer.  "handleType",
+ * "allocationType" and "reserve" default to 0, the only values CANN takes
+ * (ACL_MEM_HANDLE_TYPE_NONE, ACL_MEM_ALLOCATION_TYPE_PINNED, reserved).
+ */
+static int parse_phys_prop(PyObject *d, aclrtPhysicalMemProp *p)
+{
+	unsigned long long x;
+	PyObject *loc;
+
+	memset(p, 0, sizeof(*p));
+	if (!need_dict(d, "prop"))
+		return 0;
+	if (!dict_uint(d, "aclrtPhysicalMemProp", "handleType", INT32_MAX,
+		       false, &x))
+		return 0;
+	p->handleType = (aclrtMemHandleType)x;
+	if (!dict_uint(d, "aclrtPhysicalMemProp", "allocationType", INT32_MAX,
+		       false, &x))
+		return 0;
+	p->allocationType = (aclrtMemAllocationType)x;
+	if (!dict_uint(d, "aclrtPhysicalMemProp", "memAttr", INT32_MAX, true,
+		       &x))
+		return 0;
+	p->memAttr = (aclrtMemAttr)x;
+	if (!dict_uint(d, "aclrtPhysicalMemProp", "reserve", UINT64_MAX, false,
+		       &x))
+		return 0;
+	p->reserve = x;
+	loc = PyDict_GetItemString(d, "location");
+	if (!loc) {
+		PyErr_SetString(PyExc_KeyError,
+				"aclrtPhysicalMemProp needs \"location\"");
+		return 0;
+	}
+	if (!need_dict(loc, "aclrtPhysicalMemProp[\"location\"]"))
+		return 0;
+	if (!dict_uint(loc, "aclrtMemLocation", "id", UINT32_MAX, true, &x))
+		return 0;
+	p->location.id = (uint32_t)x;
+	if (!dict_uint(loc, "aclrtMemLocation", "type", INT32_MAX, true, &x))
+		return 0;
+	p->location.type = (aclrtMemLocationType)x;
+	return 1;
+}
+
+static PyObject *py_mem_get_allocation_granularity(PyObject *self,
+						   PyObject *args)
+{
+	aclrtPhysicalMemProp prop;
+	PyObject *pyprop;
+	size_t g = 0;
+	int32_t option;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "OO&:mem_get_allocation_granularity",
+			      &pyprop, conv_i32, &option))
+		return NULL;
+	if (!parse_phys_prop(pyprop, &prop))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtMemGetAllocationGranularity(&prop,
+					       (aclrtMemGranularityOptions)option,
+					       &g);
+	Py_END_ALLOW_THREADS
+	return Py_BuildValue("(Ki)", ret ? 0ULL : (unsigned long long)g, ret);
+}
+
+PyMethodDef aclpy_rt_memory_ext_methods[] = {
+	{ "memcpy2d", py_memcpy2d, METH_VARARGS,
+	  "ret = memcpy2d(dst, dpitch, src, spitch, width, height, kind)" },
+	{ "memcpy2d_async", py_memcpy2d_async, METH_VARARGS,
+	  "ret = memcpy2d_async(dst, dpitch, src, spitch, width, height, kind, stream)" },
+	{ "memset_d32", py_memset_d32, METH_VARARGS,
+	  "ret = memset_d32(dev_ptr, mem_size, value, count)" },
+	{ "memset_d32_async", py_memset_d32_async, METH_VARARGS,
+	  "ret = memset_d32_async(dev_ptr, mem_size, value, count, stream)" },
+	{ "malloc_with_cfg", py_malloc_with_cfg, METH_VARARGS,
+	  "dev_ptr, ret = malloc_with_cfg(size, policy, cfg)" },
+	{ "malloc_host_with_cfg", py_malloc_host_with_cfg, METH_VARARGS,
+	  "host_ptr, ret = malloc_host_with_cfg(size, cfg)" },
+	{ "free_with_dev_sync", py_free_with_dev_sync, METH_VARARGS,
+	  "ret = free_with_dev_sync(dev_ptr)" },
+	{ "free_host_with_dev_sync", py_free_host_with_dev_sync, METH_VARARGS,
+	  "ret = free_host_with_dev_sync(host_ptr)" },
+	{ "mem_get_address_range", py_mem_get_address_range, METH_VARARGS,
+	  "base, size, ret = mem_get_address_range(ptr)" },
+	{ "get_mem_usage_info", py_get_mem_usage_info, METH_VARARGS,
+	  "infos, ret = get_mem_usage_info(device_id, input_num)" },
+	{ "check_mem_type", py_check_mem_type, METH_VARARGS,
+	  "result, ret = check_mem_type(addr_list, mem_type[, reserve])" },
+	{ "mem_get_allocation_granularity", py_mem_get_allocation_granularity,
+	  METH_VARARGS, "granularity, ret = mem_get_allocation_granularity(prop, option)" },
+	{ NULL, NULL, 0, NULL },
+};

@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: MIT
+/*
+ * acl.util: numpy helpers and threads, as pyACL documents them.
+ *
+ *   ptr = numpy_to_ptr(array)                 address of the array's data
+ *   ptr, array_out = numpy_contiguous_to_ptr(array)
+ *   array = ptr_to_numpy(ptr, shape, npy_type) a view of the memory (no copy)
+ *   thread_id, ret = start_thread(func, args)  func(args) on a new thread
+ *   ret = stop_thread(thread_id)              wait for it to end
+ *
+ * numpy is imported only by the calls that need it (Debian's
+ * python3-numpy); numpy_to_ptr works on anything with the buffer protocol.
+ *
+ * A thread_id is the new thread's pthread_t, as pthread_self() gives it
+ * inside the thread: the id acl.rt.subscribe_report expects, since the
+ * library recognises a subscribed thread by pthread_self().  The thread is
+ * a plain pthread that takes the GIL to call func; it starts with no
+ * current context (acl.rt.set_context), as pyACL documents.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "acl/acl.h"
+#include "aclpy.h"
+
+/* ---- numpy ---- */
+
+static PyObject *py_numpy_to_ptr(PyObject *self, PyObject *args)
+{
+	Py_buffer view;
+	PyObject *obj;
+	void *p;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O:numpy_to_ptr", &obj))
+		return NULL;
+	if (!PyObject_CheckBuffer(obj)) {
+		PyErr_Format(PyExc_TypeError,
+			     "numpy_to_ptr needs a numpy.ndarray, not %.200s",
+			     Py_TYPE(obj)->tp_name);
+		return NULL;
+	}
+	/* Strided views are accepted: pyACL warns and gives their address. */
+	if (PyObject_GetBuffer(obj, &view, PyBUF_RECORDS_RO))
+		return NULL;
+	p = view.buf;
+	if (!PyBuffer_IsContiguous(&view, 'C'))
+		PySys_WriteStderr("Warning:The input ndarray is discontiguous. "
+				  "Please use acl.util.numpy_contiguous_to_ptr "
+				  "instead.\n");
+	/* Valid while the array lives: the caller keeps it, as in pyACL. */
+	PyBuffer_Release(&view);
+	return PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)p);
+}
+
+static PyObject *call_numpy(const char *fn, PyObject *arg)
+{
+	PyObject *np, *res;
+
+	np = PyImport_ImportModule("numpy");
+	if (!np)
+		return NULL;
+	res = PyObject_CallMethod(np, fn, "O", arg);
+	Py_DECREF(np);
+	return res;
+}
+
+static PyObject *py_numpy_contiguous_to_ptr(PyObject *self, PyObject *args)
+{
+	PyObject *obj, *out;
+	Py_buffer view;
+	void *p;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O:numpy_contiguous_to_ptr", &obj))
+		return NULL;
+	/* The same array when it is already row-contiguous. */
+	out = call_numpy("ascontiguousarray", obj);
+	if (!out)
+		return NULL;
+	if (PyObject_GetBuffer(out, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT)) {
+		Py_DECREF(out);
+		return NULL;
+	}
+	p = view.buf;
+	PyBuffer_Release(&view);
+	return Py_BuildValue("(KN)", (unsigned long long)(uintptr_t)p, out);
+}
+
+/*
+ * numpy's type numbers (NPY_TYPES), as pyACL takes them, with their
+ * array-protocol codes; object, string and datetime types are refused.
+ */
+static const char *const npy_codes[] = {
+	[0] = "?", [1] = "b", [2] = "B", [3] = "h", [4] = "H", [5] = "i",
+	[6] = "I", [7] = "l", [8] = "L", [9] = "q", [10] = "Q", [11] = "f",
+	[12] = "d", [13] = "g", [14] = "F", [15] = "D", [16] = "G",
+	[23] = "e",
+};
+
+static PyObject *py_ptr_to_numpy(PyObject *self, PyObject *args)
+{
+	PyObject *shape, *seq = NULL, *np = NULL, *dtype = NULL, *mv = NULL;
+	PyObject *flat = NULL, *res = NULL, *item;
+	Py_ssize_t i, n, itemsize;
+	size_t total = 1;
+	int32_t type;
+	void *p;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&OO&:ptr_to_numpy", conv_ptr, &p,
+			      &shape, conv_i32, &type))
+		return NULL;
+	if (type < 0 || (size_t)type >= sizeof(npy_codes) / sizeof(*npy_codes) ||
+	    !npy_codes[type]) {
+		PyErr_Format(PyExc_ValueError, "unsupported numpy type %d",
+			     (int)type);
+		return NULL;
+	}
+	seq = PySequence_Fast(shape, "shape must be a tuple of ints");
+	if (!seq)
+		return NULL;
+	n = PySequence_Fast_GET_SIZE(seq);
+	for (i = 0; i < n; i++) {
+		Py_ssize_t d;
+
+		item = PySequence_Fast_GET_ITEM(seq, i);
+		if (!need_int(item, "shape dimension"))
+			goto out;
+		d = PyLong_AsSsize_t(item);
+		if (d == -1 && PyErr_Occurred())
+			goto out;
+		if (d < 0) {
+			PyErr_SetString(PyExc_ValueError,
+					"negative shape dimension");
+			goto out;
+		}
+		if (d && total > PY_SSIZE_T_MAX / (size_t)d) {
+			PyErr_SetString(PyExc_OverflowError, "shape too large");
+			goto out;
+		}
+		total *= (size_t)d;
+	}
+	np = PyImport_ImportModule("numpy");
+	if (!np)
+		goto out;
+	dtype = PyObject_CallMethod(np, "dtype", "s", npy_codes[type]);
+	if (!dtype)
+		goto out;
+	item = PyObject_GetAttrString(dtype, "itemsize");
+	if (!item)
+		goto out;
+	itemsize = PyLong_AsSsize_t(item);
+	Py_DECREF(item);
+	if (itemsize <= 0 || total > PY_SSIZE_T_MAX / (size_t)itemsize) {
+		if (!PyErr_Occurred())
+			PyErr_SetString(PyExc_OverflowError, "shape too large");
+		goto out;
+	}
+	total *= (size_t)itemsize;
+	if (!p && total) {
+		PyErr_SetString(PyExc_ValueError, "NULL pointer");
+		goto out;
+	}
+	/* Zero-copy, as pyACL: the array is a writable view of the memory,
+	 * valid while the memory is. */
+	mv = PyMemoryView_FromMemory(total ? p : (char *)"", (Py_ssize_t)total,
+				     PyBUF_WRITE);
+	if (!mv)
+		goto out;
+	flat = PyObject_CallMethod(np, "frombuffer", "OO", mv, dtype);
+	if (!flat)
+		goto out;
+	res = PyObject_CallMethod(flat, "reshape", "(O)", seq);
+out:
+	Py_XDECREF(flat);
+	Py_XDECREF(mv);
+	Py_XDECREF(dtype);
+	Py_XDECREF(np);
+	Py_DECREF(seq);
+	return res;
+}
+
+/* ---- threads ---- */
+
+struct pythread {
+	struct pythread *next;
+	pthread_t th;
+	PyObject *func;
+	PyObject *args;
+};
+
+static pthread_mutex_t threads_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pythread *threads;	/* started, not stopped */
+
+static void *thread_main(void *arg)
+{
+	struct pythread *t = arg;
+	PyGILState_STATE g;
+	PyObject *res;
+
+	g = PyGILState_Ensure();
+	res = PyObject_CallOneArg(t->func, t->args);
+	if (res)
+		Py_DECREF(res);
+	else
+		PyErr_WriteUnraisable(t->func);
+	/* The record stays for stop_thread; the references go now. */
+	Py_CLEAR(t->func);
+	Py_CLEAR(t->args);
+	PyGILState_Release(g);
+	return NULL;
+}
+
+static PyObject *py_start_thread(PyObject *self, PyObject *args)
+{
+	PyObject *func, *fargs;
+	struct pythread *t;
+	int err;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "OO:start_thread", &func, &fargs))
+		return NULL;
+	if (!PyCallable_Check(func)) {
+		PyErr_Format(PyExc_TypeError,
+			     "start_thread needs a callable, not %.200s",
+			     Py_TYPE(func)->tp_name);
+		return NULL;
+	}
+	t = PyMem_RawCalloc(1, sizeof(*t));
+	if (!t)
+		return PyErr_NoMemory();
+	Py_INCREF(func);
+	Py_INCREF(fargs);
+	t->func = func;
+	t->args = fargs;
+	/* Registered before it runs: it may call stop_thread on itself. */
+	pthread_mutex_lock(&threads_lock);
+	err = pthread_create(&t->th, NULL, thread_main, t);
+	if (!err) {
+		t->next = threads;
+		threads = t;
+	}
+	pthread_mutex_unlock(&threads_lock);
+	if (err) {
+		Py_DECREF(func);
+		Py_DECREF(fargs);
+		PyMem_RawFree(t);
+		return Py_BuildValue("(Ki)", 0ULL, ACL_ERROR_FAILURE);
+	}
+	return Py_BuildValue("(Ki)", (unsigned long long)(uint64_t)t->th,
+			     ACL_SUCCESS);
+}
+
+static PyObject *py_stop_thread(PyObject *self, PyObject *args)
+{
+	struct pythread **pt, *t;
+	uint64_t id;
+	unsigned long long v;
+	PyObject *o;
+	int err;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O:stop_thread", &o))
+		return NULL;
+	if (!need_int(o, "thread_id"))
+		return NULL;
+	v = PyLong_AsUnsignedLongLong(o);
+	if (v == (unsigned long long)-1 && PyErr_Occurred())
+		return NULL;
+	id = v;
+	pthread_mutex_lock(&threads_lock);
+	for (pt = &threads; (t = *pt); pt = &t->next) {
+		if ((uint64_t)t->th != id)
+			continue;
+		/* A thread cannot wait for itself to end. */
+		if (pthread_equal(t->th, pthread_self()))
+			t = NULL;
+		else
+			*pt = t->next;
+		break;
+	}
+	pthread_mutex_unlock(&threads_lock);
+	if (!t)
+		return PyLong_FromLong(ACL_ERROR_INVALID_PARAM);
+	Py_BEGIN_ALLOW_THREADS
+	err = pthread_join(t->th, NULL);
+	Py_END_ALLOW_THREADS
+	PyMem_RawFree(t);
+	return PyLong_FromLong(err ? ACL_ERROR_FAILURE : ACL_SUCCESS);
+}
+
+PyMethodDef aclpy_util_numpy_methods[] = {
+	{ "numpy_to_ptr", py_numpy_to_ptr, METH_VARARGS,
+	  "ptr = numpy_to_ptr(array): address of the array's data" },
+	{ "numpy_contiguous_to_ptr", py_numpy_contiguous_to_ptr, METH_VARARGS,
+	  "ptr, array_out = numpy_contiguous_to_ptr(array): a row-contiguous "
+	  "array (array itself if it is one) and its data's address" },
+	{ "ptr_to_numpy", py_ptr_to_numpy, METH_VARARGS,
+	  "array = ptr_to_numpy(ptr, shape, npy_type): a numpy view of the "
+	  "memory at ptr (no copy); npy_type is numpy's type number "
+	  "(0 bool ... 11 float32, 12 float64, 23 float16)" },
+	{ "start_thread", py_start_thread, METH_VARARGS,
+	  "thread_id, ret = start_thread(func, args): func(args) on a new "
+	  "thread; thread_id is what subscribe_report takes" },
+	{ "stop_thread", py_stop_thread, METH_VARARGS,
+	  "ret = stop_thread(thread_id): wait for the thread to end" },
+	{ NULL, NULL, 0, NULL },
+};

@@ -1,0 +1,542 @@
+// SPDX-License-Identifier: MIT
+/*
+ * System and device facts: versions, the SoC name, CANN attributes, device
+ * attributes, status, utilisation, resource limits, peer access, identity.
+ *
+ * What the library can honestly say.  The "device" is host RAM the npu-mem
+ * driver pins and maps for an NPU; the library runs no kernels, so it has
+ * no AI cores, vector cores, AI CPUs or L2 cache of its own (counts and
+ * sizes 0), no peers (one device), and no CANN compute features.  Memory
+ * figures come from the driver's GET_INFO.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "acl/acl.h"
+#include "aclmem/aclmem.h"
+#include "context.h"
+#include "device.h"
+#include "log.h"
+
+#ifndef ACLMEM_VERSION
+#error "ACLMEM_VERSION (dkms.conf's PACKAGE_VERSION) must be defined"
+#endif
+
+/*
+ * Not "Ascend...": programs pick kernels and code paths by that prefix,
+ * and there is no Ascend AI core to run them.  A name that matches no
+ * Ascend SoC sends them down their generic path instead of failing later
+ * in a kernel launch.
+ */
+#define ACLMEM_SOC_NAME		"npu-mem"
+
+static int bad_device(const char *fn, int64_t id)
+{
+	return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
+			   "%s: no device %lld (one device: 0)", fn,
+			   (long long)id);
+}
+
+static int null_arg(const char *fn, const char *what)
+{
+	return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: %s is NULL", fn, what);
+}
+
+#define VALID_DEVICE(id)	((id) >= 0 && (id) < ACLMEM_MAX_DEVICES)
+
+/*
+ * GET_INFO through the current device's file, or a file opened for the
+ * question when this thread has no current device: facts about the device
+ * do not require aclrtSetDevice in CANN either.
+ */
+static int device_info(const char *fn, struct npu_mem_info *info)
+{
+	int fd, ret;
+
+	if (aclmem_ctx_require() == ACL_SUCCESS)
+		return aclmem_ctx_info(info);
+	fd = aclmem_open();
+	if (fd < 0)
+		return aclmem_fail(aclmem_open_errno_to_acl(-fd), "%s: %s: %s",
+				   fn, aclmem_device_path(), strerror(-fd));
+	ret = aclmem_get_info(fd, info);
+	aclmem_close(fd);
+	if (ret)
+		return aclmem_fail(aclmem_ioctl_errno_to_acl(-ret),
+				   "%s: GET_INFO: %s", fn, strerror(-ret));
+	return ACL_SUCCESS;
+}
+
+/* ---- versions ---- */
+
+/*
+ * "runtime" is this library; "driver" the npu_mem module loaded now (its
+ * MODULE_VERSION); any other CANN package is not installed, which CANN
+ * reports as ACL_ERROR_INVALID_FILE (no version.info to read).
+ */
+static int package_version(const char *fn, const char *pkg, char *out,
+			   size_t len)
+{
+	FILE *f;
+
+	if (!strcmp(pkg, "runtime")) {
+		snprintf(out, len, "%s", ACLMEM_VERSION);
+		return ACL_SUCCESS;
+	}
+	if (!strcmp(pkg, "driver")) {
+		f = fopen("/sys/module/npu_mem/version", "re");
+		if (f) {
+			if (fgets(out, (int)len, f)) {
+				fclose(f);
+				out[strcspn(out, "\n")] = '\0';
+				return ACL_SUCCESS;
+			}
+			fclose(f);
+		}
+		return aclmem_fail(ACL_ERROR_INVALID_FILE,
+				   "%s: driver: the npu_mem module is not loaded",
+				   fn);
+	}
+	return aclmem_fail(ACL_ERROR_INVALID_FILE,
+			   "%s: package \"%.64s\" is not installed (\"runtime\", \"driver\")",
+			   fn, pkg);
+}
+
+aclError aclsysGetVersionStr(char *pkgName, char *versionStr)
+{
+	if (!pkgName)
+		return null_arg("aclsysGetVersionStr", "pkgName");
+	if (!versionStr)
+		return null_arg("aclsysGetVersionStr", "versionStr");
+	return package_version("aclsysGetVersionStr", pkgName, versionStr,
+			       ACL_PKG_VERSION_MAX_SIZE);
+}
+
+/*
+ * "A.B.C" -> A * 1000000 + B * 1000 + C (each part below 1000; anything
+ * after the third number, e.g. "-rc1", is ignored), so a later release
+ * compares greater.
+ */
+static int version_number(const char *s, int32_t *num)
+{
+	long part[3];
+	char *end;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		errno = 0;
+		part[i] = strtol(s, &end, 10);
+		if (errno || part[i] > 999)
+			return -1;
+		s = end;
+		if (i < 2 && *s++ != '.')
+			return -1;
+	}
+	*num = (int32_t)(part[0] * 1000000 + part[1] * 1000 + part[2]);
+	return 0;
+}
+
+aclError aclsysGetVersionNum(char *pkgName, int32_t *versionNum)
+{
+	char v[ACL_PKG_VERSION_MAX_SIZE];
+	int ret;
+
+	if (!pkgName)
+		return null_arg("aclsysGetVersionNum", "pkgName");
+	if (!versionNum)
+		return null_arg("aclsysGetVersionNum", "versionNum");
+	ret = package_version("aclsysGetVersionNum", pkgName, v, sizeof(v));
+	if (ret)
+		return ret;
+	if (version_number(v, versionNum))
+		return aclmem_fail(ACL_ERROR_INVALID_FILE,
+				   "aclsysGetVersionNum: %s: version \"%s\" is not A.B.C",
+				   pkgName, v);
+	return ACL_SUCCESS;
+}
+
+aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion,
+			 int32_t *patchVersion)
+{
+	if (!majorVersion || !minorVersion || !patchVersion)
+		return null_arg("aclrtGetVersion", "a version pointer");
+	/* The interface version of the CANN headers ours follow. */
+	*majorVersion = ACL_MAJOR_VERSION;
+	*minorVersion = ACL_MINOR_VERSION;
+	*patchVersion = ACL_PATCH_VERSION;
+	return ACL_SUCCESS;
+}
+
+/* ---- SoC, CANN attributes ---- */
+
+const char *aclrtGetSocName(void)
+{
+	return ACLMEM_SOC_NAME;
+}
+
+/* Only code built for this "SoC" runs here: nothing compiled for Ascend. */
+aclError aclrtCheckArchCompatibility(const char *socVersion,
+				     int32_t *canCompatible)
+{
+	if (!socVersion)
+		return null_arg("aclrtCheckArchCompatibility", "socVersion");
+	if (!canCompatible)
+		return null_arg("aclrtCheckArchCompatibility", "canCompatible");
+	*canCompatible = !strcmp(socVersion, ACLMEM_SOC_NAME);
+	return ACL_SUCCESS;
+}
+
+/*
+ * Inf/NaN arithmetic, BF16 and JIT compilation are features of an AI
+ * core's compute: none here, so the list is empty.  The pointer is to
+ * static storage, as CANN's ("freed when the process exits").
+ */
+static const aclCannAttr cann_attrs[1] = { ACL_CANN_ATTR_UNDEFINED };
+
+aclError aclGetCannAttributeList(const aclCannAttr **cannAttrList, size_t *num)
+{
+	if (!cannAttrList)
+		return null_arg("aclGetCannAttributeList", "cannAttrList");
+	if (!num)
+		return null_arg("aclGetCannAttributeList", "num");
+	*cannAttrList = cann_attrs;
+	*num = 0;
+	return ACL_SUCCESS;
+}
+
+aclError aclGetCannAttribute(aclCannAttr cannAttr, int32_t *value)
+{
+	if (!value)
+		return null_arg("aclGetCannAttribute", "value");
+	switch (cannAttr) {
+	case ACL_CANN_ATTR_INF_NAN:
+	case ACL_CANN_ATTR_BF16:
+	case ACL_CANN_ATTR_JIT_COMPILE:
+		*value = 0;
+		return ACL_SUCCESS;
+	default:
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclGetCannAttribute: unknown attribute %d",
+				   (int)cannAttr);
+	}
+}
+
+aclError aclGetDeviceCapability(uint32_t deviceId, aclDeviceInfo deviceInfo,
+				int64_t *value)
+{
+	if (!value)
+		return null_arg("aclGetDeviceCapability", "value");
+	if (deviceId >= ACLMEM_MAX_DEVICES)
+		return bad_device("aclGetDeviceCapability", deviceId);
+	switch (deviceInfo) {
+	case ACL_DEVICE_INFO_AI_CORE_NUM:
+	case ACL_DEVICE_INFO_VECTOR_CORE_NUM:
+	case ACL_DEVICE_INFO_L2_SIZE:
+		*value = 0;
+		return ACL_SUCCESS;
+	default:
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclGetDeviceCapability: unknown info %d",
+				   (int)deviceInfo);
+	}
+}
+
+/* ---- device attributes ---- */
+
+aclError aclrtGetDeviceInfo(uint32_t deviceId, aclrtDevAttr attr,
+			    int64_t *value)
+{
+	struct npu_mem_info info;
+	int ret;
+
+	if (!value)
+		return null_arg("aclrtGetDeviceInfo", "value");
+	if (deviceId >= ACLMEM_MAX_DEVICES)
+		return bad_device("aclrtGetDeviceInfo", deviceId);
+	switch ((int)attr) {
+	case ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE:
+		/* What aclrtGetMemInfo calls total: the driver's cap. */
+		ret = device_info("aclrtGetDeviceInfo", &info);
+		if (ret)
+			return ret;
+		*value = info.limit_bytes > INT64_MAX ? INT64_MAX :
+			 (int64_t)info.limit_bytes;
+		return ACL_SUCCESS;
+	/* Compute: no cores, threads, grids or local memory of any kind. */
+	case ACL_DEV_ATTR_AICPU_CORE_NUM:
+	case ACL_DEV_ATTR_AICORE_CORE_NUM:
+	case ACL_DEV_ATTR_CUBE_CORE_NUM:
+	case ACL_DEV_ATTR_VECTOR_CORE_NUM:
+	case ACL_DEV_ATTR_WARP_SIZE:
+	case ACL_DEV_ATTR_MAX_THREAD_PER_VECTOR_CORE:
+	case ACL_DEV_ATTR_UBUF_PER_VECTOR_CORE:
+	case ACL_DEV_ATTR_MAX_GRID_DIM_X:
+	case ACL_DEV_ATTR_MAX_GRID_DIM_Y:
+	case ACL_DEV_ATTR_MAX_GRID_DIM_Z:
+	case ACL_DEV_ATTR_MAX_BLOCK_PER_GRID:
+	case ACL_DEV_ATTR_MAX_THREADS_PER_BLOCK:
+	case ACL_DEV_ATTR_MAX_BLOCK_DIM_X:
+	case ACL_DEV_ATTR_MAX_BLOCK_DIM_Y:
+	case ACL_DEV_ATTR_MAX_BLOCK_DIM_Z:
+	case ACL_DEV_ATTR_L2_CACHE_SIZE:
+	/* One host: the same OS, chip 0, not a virtual split of a device. */
+	case ACL_DEV_ATTR_SMP_ID:
+	case ACL_DEV_ATTR_PHY_CHIP_ID:
+	case ACL_DEV_ATTR_IS_VIRTUAL:
+		*value = 0;
+		return ACL_SUCCESS;
+	/* Facts of Ascend servers and SoCs this device has no answer for. */
+	case ACL_DEV_ATTR_SUPER_POD_DEVICE_ID:
+	case ACL_DEV_ATTR_SUPER_POD_SERVER_ID:
+	case ACL_DEV_ATTR_SUPER_POD_ID:
+	case ACL_DEV_ATTR_CUST_OP_PRIVILEGE:
+	case ACL_DEV_ATTR_MAINBOARD_ID:
+	case ACL_DEV_ATTR_HD_CONNECT_TYPE:
+	case ACL_DEV_ATTR_DEVICE_FORM_FACTOR:
+	case ACL_DEV_ATTR_SUPER_POD_CHASSIS_ID:
+	case ACL_DEV_ATTR_NPU_ARCH:
+		return aclmem_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+				   "aclrtGetDeviceInfo: attribute %d has no meaning here",
+				   (int)attr);
+	default:
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtGetDeviceInfo: unknown attribute %d",
+				   (int)attr);
+	}
+}
+
+aclError aclrtGetDeviceCapability(int32_t deviceId,
+				  aclrtDevFeatureType devFeatureType,
+				  int32_t *value)
+{
+	if (!value)
+		return null_arg("aclrtGetDeviceCapability", "value");
+	if (!VALID_DEVICE(deviceId))
+		return bad_device("aclrtGetDeviceCapability", deviceId);
+	switch (devFeatureType) {
+	case ACL_FEATURE_TSCPU_TASK_UPDATE_SUPPORT_AIC_AIV:
+	case ACL_FEATURE_SYSTEM_MEMQ_EVENT_CROSS_DEV:
+		*value = ACL_DEV_FEATURE_NOT_SUPPORT;
+		return ACL_SUCCESS;
+	default:
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtGetDeviceCapability: unknown feature %d",
+				   (int)devFeatureType);
+	}
+}
+
+/*
+ * NORMAL while the driver has an NPU to map buffers for; ABNORMAL once it
+ * reports the device removed (allocations fail until one is bound again).
+ */
+aclError aclrtQueryDeviceStatus(int32_t deviceId,
+				aclrtDeviceStatus *deviceStatus)
+{
+	struct npu_mem_info info;
+	int ret;
+
+	if (!deviceStatus)
+		return null_arg("aclrtQueryDeviceStatus", "deviceStatus");
+	if (!VALID_DEVICE(deviceId))
+		return bad_device("aclrtQueryDeviceStatus", deviceId);
+	ret = device_info("aclrtQueryDeviceStatus", &info);
+	if (ret)
+		return ret;
+	*deviceStatus = (info.dev_flags & NPU_MEM_DEV_REMOVED) ?
+			ACL_RT_DEVICE_STATUS_ABNORMAL :
+			ACL_RT_DEVICE_STATUS_NORMAL;
+	return ACL_SUCCESS;
+}
+
+/*
+ * -1 for the engines that do not exist (CANN's "no such unit"); memory is
+ * what the library can measure: bytes in npu-mem buffers, all processes,
+ * as a percentage of the driver's cap.
+ */
+aclError aclrtGetDeviceUtilizationRate(int32_t deviceId,
+				       aclrtUtilizationInfo *utilizationInfo)
+{
+	struct npu_mem_info info;
+	uint64_t pct;
+	int ret;
+
+	if (!utilizationInfo)
+		return null_arg("aclrtGetDeviceUtilizationRate", "utilizationInfo");
+	if (utilizationInfo->utilizationExtend)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtGetDeviceUtilizationRate: utilizationExtend must be NULL");
+	if (!VALID_DEVICE(deviceId))
+		return bad_device("aclrtGetDeviceUtilizationRate", deviceId);
+	ret = device_info("aclrtGetDeviceUtilizationRate", &info);
+	if (ret)
+		return ret;
+	pct = info.limit_bytes ?
+	      info.allocated_bytes / (info.limit_bytes / 100 + 1) : 0;
+	utilizationInfo->cubeUtilization = -1;
+	utilizationInfo->vectorUtilization = -1;
+	utilizationInfo->aicpuUtilization = -1;
+	utilizationInfo->memoryUtilization = pct > 100 ? 100 : (int32_t)pct;
+	return ACL_SUCCESS;
+}
+
+/* ---- resource limits: of zero cube and zero vector cores ---- */
+
+static int res_type_ok(const char *fn, aclrtDevResLimitType type)
+{
+	if (type == ACL_RT_DEV_RES_CUBE_CORE ||
+	    type == ACL_RT_DEV_RES_VECTOR_CORE)
+		return ACL_SUCCESS;
+	return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: unknown type %d", fn,
+			   (int)type);
+}
+
+aclError aclrtGetDeviceResLimit(int32_t deviceId, aclrtDevResLimitType type,
+				uint32_t *value)
+{
+	int ret;
+
+	if (!value)
+		return null_arg("aclrtGetDeviceResLimit", "value");
+	if (!VALID_DEVICE(deviceId))
+		return bad_device("aclrtGetDeviceResLimit", deviceId);
+	ret = res_type_ok("aclrtGetDeviceResLimit", type);
+	if (ret)
+		return ret;
+	/* The limit is all the cores there are: none. */
+	*value = 0;
+	return ACL_SUCCESS;
+}
+
+aclError aclrtSetDeviceResLimit(int32_t deviceId, aclrtDevResLimitType type,
+				uint32_t value)
+{
+	int ret;
+
+	if (!VALID_DEVICE(deviceId))
+		return bad_device("aclrtSetDeviceResLimit", deviceId);
+	ret = res_type_ok("aclrtSetDeviceResLimit", type);
+	if (ret)
+		return ret;
+	if (value > 0)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtSetDeviceResLimit: %u cores asked, the device has 0",
+				   value);
+	return ACL_SUCCESS;
+}
+
+aclError aclrtResetDeviceResLimit(int32_t deviceId)
+{
+	if (!VALID_DEVICE(deviceId))
+		return bad_device("aclrtResetDeviceResLimit", deviceId);
+	return ACL_SUCCESS;
+}
+
+/* ---- peers: one device, so never a peer ---- */
+
+aclError aclrtDeviceCanAccessPeer(int32_t *canAccessPeer, int32_t deviceId,
+				  int32_t peerDeviceId)
+{
+	if (!canAccessPeer)
+		return null_arg("aclrtDeviceCanAccessPeer", "canAccessPeer");
+	if (!VALID_DEVICE(deviceId))
+		return bad_device("aclrtDeviceCanAccessPeer", deviceId);
+	if (!VALID_DEVICE(peerDeviceId))
+		return bad_device("aclrtDeviceCanAccessPeer", peerDeviceId);
+	/* CANN: the two ids must differ; with one device they never can. */
+	return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+			   "aclrtDeviceCanAccessPeer: device %d is not its own peer",
+			   (int)deviceId);
+}
+
+static int peer_change(const char *fn, int32_t peerDeviceId)
+{
+	int32_t cur;
+	int ret = aclrtGetDevice(&cur);
+
+	if (ret)
+		return aclmem_fail(ret, "%s: no current device on this thread",
+				   fn);
+	if (!VALID_DEVICE(peerDeviceId))
+		return bad_device(fn, peerDeviceId);
+	return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+			   "%s: device %d is the current device, not a peer", fn,
+			   (int)peerDeviceId);
+}
+
+aclError aclrtDeviceEnablePeerAccess(int32_t peerDeviceId, uint32_t flags)
+{
+	if (flags)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtDeviceEnablePeerAccess: flags must be 0");
+	return peer_change("aclrtDeviceEnablePeerAccess", peerDeviceId);
+}
+
+aclError aclrtDeviceDisablePeerAccess(int32_t peerDeviceId)
+{
+	return peer_change("aclrtDeviceDisablePeerAccess", peerDeviceId);
+}
+
+/* Access of a device to itself is no peer access: 0, never enabled. */
+aclError aclrtDevicePeerAccessStatus(int32_t deviceId, int32_t peerDeviceId,
+				     int32_t *status)
+{
+	if (!status)
+		return null_arg("aclrtDevicePeerAccessStatus", "status");
+	if (!VALID_DEVICE(deviceId))
+		return bad_device("aclrtDevicePeerAccessStatus", deviceId);
+	if (!VALID_DEVICE(peerDeviceId))
+		return bad_device("aclrtDevicePeerAccessStatus", peerDeviceId);
+	*status = 0;
+	return ACL_SUCCESS;
+}
+
+/* ---- identity ---- */
+
+/* No container or VM translation of pids happens on this path. */
+aclError aclrtDeviceGetBareTgid(int32_t *pid)
+{
+	if (!pid)
+		return null_arg("aclrtDeviceGetBareTgid", "pid");
+	*pid = (int32_t)getpid();
+	return ACL_SUCCESS;
+}
+
+/*
+ * The device is this host's npu-mem device: its UUID is the host's
+ * (systemd's /etc/machine-id, 128 bits), with the variant and version of
+ * an RFC 4122 random UUID so it reads as one.  Stable across boots and
+ * processes, different between hosts.
+ */
+aclError aclrtDeviceGetUuid(int32_t deviceId, aclrtUuid *uuid)
+{
+	char hex[40];
+	FILE *f;
+	int i;
+
+	if (!uuid)
+		return null_arg("aclrtDeviceGetUuid", "uuid");
+	if (!VALID_DEVICE(deviceId))
+		return bad_device("aclrtDeviceGetUuid", deviceId);
+	f = fopen("/etc/machine-id", "re");
+	if (!f || !fgets(hex, sizeof(hex), f) || strspn(hex, "0123456789abcdef") < 32) {
+		if (f)
+			fclose(f);
+		return aclmem_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+				   "aclrtDeviceGetUuid: no /etc/machine-id to derive it from");
+	}
+	fclose(f);
+	for (i = 0; i < 16; i++) {
+		unsigned int b;
+
+		sscanf(hex + 2 * i, "%2x", &b);
+		uuid->bytes[i] = (char)b;
+	}
+	uuid->bytes[6] = (char)((uuid->bytes[6] & 0x0F) | 0x40);
+	uuid->bytes[8] = (char)((uuid->bytes[8] & 0x3F) | 0x80);
+	return ACL_SUCCESS;
+}
