@@ -13,6 +13,14 @@
  * queued is safe: the work finds it dead and carries on.  A wait queued on
  * a stream gives up when the event is destroyed or the stream is.
  *
+ * An event made with ACL_EVENT_IPC (alone, as CANN requires) keeps its
+ * sequence numbers in a page another process can map by the handle
+ * aclrtIpcGetEventHandle gives (ipc.h); there aclrtIpcOpenEventHandle makes
+ * an event that waits (host or stream) for records made here.  Waits for
+ * records made in another process poll every 10 ms.  CANN refuses reset,
+ * timing, ids and the deprecated queries on IPC events: so do we
+ * (ACL_ERROR_RT_FEATURE_NOT_SUPPORT).
+ *
  * Choices where CANN's documentation is silent, written down in
  * lib/README.md: timestamps are nanoseconds of CLOCK_MONOTONIC; an event
  * made without ACL_EVENT_TIME_LINE (aclrtCreateEventWithFlag(ACL_EVENT_SYNC))
@@ -26,11 +34,13 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "acl/acl_rt.h"
 #include "context.h"
 #include "event.h"
+#include "ipc.h"
 #include "log.h"
 #include "stream.h"
 
@@ -59,6 +69,8 @@ struct aclmem_event {
 	bool dead;
 	uint64_t stamp_ns;
 	unsigned int refs;
+	/* ACL_EVENT_IPC: queued and completed live in a shared page. */
+	struct aclmem_ipc ipc;
 };
 
 static pthread_mutex_t events_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -74,6 +86,30 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * The sequence state, local or shared (an IPC event's page is written by
+ * every process that records it, read by every one that waits).  Called
+ * with e->lock held; the page's words are atomics of their own.
+ */
+static uint64_t ev_queued(const struct aclmem_event *e)
+{
+	if (e->ipc.page)
+		return __atomic_load_n(&e->ipc.page->seq[0], __ATOMIC_ACQUIRE);
+	return e->queued;
+}
+
+static uint64_t ev_completed(const struct aclmem_event *e)
+{
+	if (e->ipc.page)
+		return __atomic_load_n(&e->ipc.page->seq[1], __ATOMIC_ACQUIRE);
+	return e->completed;
+}
+
+static bool ev_recorded(const struct aclmem_event *e)
+{
+	return e->ipc.page ? ev_queued(e) > 0 : e->recorded;
+}
+
 static void event_put(struct aclmem_event *e)
 {
 	bool last;
@@ -85,6 +121,8 @@ static void event_put(struct aclmem_event *e)
 		return;
 	pthread_mutex_destroy(&e->lock);
 	pthread_cond_destroy(&e->done);
+	if (e->ipc.page)
+		aclmem_ipc_destroy(&e->ipc);
 	free(e);
 }
 
@@ -112,21 +150,9 @@ static int event_get(aclrtEvent handle, struct aclmem_event **out)
 	return ACL_SUCCESS;
 }
 
-static aclError create(aclrtEvent *event, uint32_t flags)
+/* Make a new event visible: ACL code; frees it on failure. */
+static int publish(struct aclmem_event *e, uint32_t flags, aclrtEvent *event)
 {
-	struct aclmem_event *e;
-	int ret;
-
-	if (!event)
-		return ACL_ERROR_INVALID_PARAM;
-	if (flags & ~EVENT_FLAGS_KNOWN)
-		return ACL_ERROR_INVALID_PARAM;
-	ret = aclmem_ctx_require();
-	if (ret)
-		return ret;
-	e = calloc(1, sizeof(*e));
-	if (!e)
-		return ACL_ERROR_RT_MEMORY_ALLOCATION;
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_cond_init(&e->done, NULL);
 	e->ctx = aclmem_ctx_current();
@@ -145,6 +171,37 @@ static aclError create(aclrtEvent *event, uint32_t flags)
 	pthread_mutex_unlock(&events_lock);
 	*event = e;
 	return ACL_SUCCESS;
+}
+
+static aclError create(aclrtEvent *event, uint32_t flags)
+{
+	struct aclmem_event *e;
+	int ret;
+
+	if (!event)
+		return ACL_ERROR_INVALID_PARAM;
+	if (flags & ~EVENT_FLAGS_KNOWN)
+		return ACL_ERROR_INVALID_PARAM;
+	/* CANN: the IPC flag goes alone. */
+	if ((flags & ACL_EVENT_IPC) && flags != ACL_EVENT_IPC)
+		return ACL_ERROR_INVALID_PARAM;
+	ret = aclmem_ctx_require();
+	if (ret)
+		return ret;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+	e->ipc.fd = -1;
+	if (flags == ACL_EVENT_IPC) {
+		ret = aclmem_ipc_create(ACLMEM_IPC_EVENT, &e->ipc);
+		if (ret) {
+			free(e);
+			return ret;
+		}
+		/* CANN has no import pid list for events: the user decides. */
+		e->ipc.page->any_pid = 1;
+	}
+	return publish(e, flags, event);
 }
 
 aclError aclrtCreateEvent(aclrtEvent *event)
@@ -246,7 +303,18 @@ struct event_task {
 static void record_reached(struct aclmem_event *e, uint64_t seq, bool ran)
 {
 	pthread_mutex_lock(&e->lock);
-	if (seq > e->completed) {
+	if (e->ipc.page) {
+		uint64_t *done = &e->ipc.page->seq[1];
+		uint64_t cur = __atomic_load_n(done, __ATOMIC_ACQUIRE);
+
+		while (seq > cur &&
+		       !__atomic_compare_exchange_n(done, &cur, seq, false,
+						    __ATOMIC_ACQ_REL,
+						    __ATOMIC_ACQUIRE))
+			;
+		__atomic_add_fetch(&e->ipc.page->word[0], 1, __ATOMIC_RELEASE);
+		aclmem_ipc_wake(&e->ipc.page->word[0]);
+	} else if (seq > e->completed) {
 		e->completed = seq;
 		e->stamped = ran && (e->flags & ACL_EVENT_TIME_LINE);
 		e->stamp_ns = e->stamped ? now_ns() : 0;
@@ -262,7 +330,8 @@ static int wait_run(struct event_task *t, struct aclmem_stream *s)
 	int ret = ACL_SUCCESS;
 
 	pthread_mutex_lock(&e->lock);
-	while (e->completed < t->seq && !e->dead) {
+	/* An IPC event's record may come from another process: poll. */
+	while (ev_completed(e) < t->seq && !e->dead) {
 		if (aclmem_stream_cancelled(s)) {
 			ret = ACL_ERROR_RT_STREAM_ABORT;
 			break;
@@ -345,8 +414,13 @@ static aclError record(aclrtEvent event, aclrtStream stream)
 	if (ret)
 		return ret;
 	pthread_mutex_lock(&e->lock);
-	seq = ++e->queued;
-	e->recorded = true;
+	if (e->ipc.page) {
+		seq = __atomic_add_fetch(&e->ipc.page->seq[0], 1,
+					 __ATOMIC_ACQ_REL);
+	} else {
+		seq = ++e->queued;
+		e->recorded = true;
+	}
 	pthread_mutex_unlock(&e->lock);
 	/* On failure the task's release marked the record reached. */
 	return event_queue(e, OP_RECORD, seq, stream);
@@ -366,6 +440,16 @@ aclError aclrtRecordEventWithFlag(aclrtEvent event, aclrtStream stream,
 	return record(event, stream);
 }
 
+/* CANN refuses these on an ACL_EVENT_IPC event. */
+static int not_ipc(struct aclmem_event *e)
+{
+	if (!e->ipc.page)
+		return ACL_SUCCESS;
+	aclmem_err("event %p: not supported on an IPC event", (void *)e);
+	event_put(e);
+	return ACL_ERROR_RT_FEATURE_NOT_SUPPORT;
+}
+
 aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream)
 {
 	struct aclmem_event *e;
@@ -376,6 +460,9 @@ aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream)
 	if (ret)
 		return ret;
 	ret = event_get(event, &e);
+	if (ret)
+		return ret;
+	ret = not_ipc(e);
 	if (ret)
 		return ret;
 	pthread_mutex_lock(&e->lock);
@@ -398,8 +485,8 @@ static aclError stream_wait_event(aclrtStream stream, aclrtEvent event)
 	if (ret)
 		return ret;
 	pthread_mutex_lock(&e->lock);
-	seq = e->queued;
-	recorded = e->recorded;
+	seq = ev_queued(e);
+	recorded = ev_recorded(e);
 	pthread_mutex_unlock(&e->lock);
 	/* Nothing to wait for, but the stream handle must still be good. */
 	if (!recorded) {
@@ -429,7 +516,7 @@ aclError aclrtStreamWaitEventWithFlag(aclrtStream stream, aclrtEvent event,
 
 /* ---- host side ---- */
 
-static aclError query(aclrtEvent event, bool *complete)
+static aclError query(aclrtEvent event, bool *complete, bool ipc_ok)
 {
 	struct aclmem_event *e;
 	int ret;
@@ -437,8 +524,13 @@ static aclError query(aclrtEvent event, bool *complete)
 	ret = event_get(event, &e);
 	if (ret)
 		return ret;
+	if (!ipc_ok) {
+		ret = not_ipc(e);
+		if (ret)
+			return ret;
+	}
 	pthread_mutex_lock(&e->lock);
-	*complete = e->recorded && e->completed >= e->queued;
+	*complete = ev_recorded(e) && ev_completed(e) >= ev_queued(e);
 	pthread_mutex_unlock(&e->lock);
 	event_put(e);
 	return ACL_SUCCESS;
@@ -456,7 +548,7 @@ aclError aclrtQueryEventStatus(aclrtEvent event,
 
 	if (!status)
 		return ACL_ERROR_INVALID_PARAM;
-	ret = query(event, &complete);
+	ret = query(event, &complete, true);
 	if (!ret)
 		*status = complete ? ACL_EVENT_RECORDED_STATUS_COMPLETE :
 				     ACL_EVENT_RECORDED_STATUS_NOT_READY;
@@ -470,7 +562,7 @@ aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status)
 
 	if (!status)
 		return ACL_ERROR_INVALID_PARAM;
-	ret = query(event, &complete);
+	ret = query(event, &complete, false);
 	if (!ret)
 		*status = complete ? ACL_EVENT_STATUS_COMPLETE :
 				     ACL_EVENT_STATUS_NOT_READY;
@@ -485,11 +577,37 @@ aclError aclrtQueryEventWaitStatus(aclrtEvent event,
 
 	if (!status)
 		return ACL_ERROR_INVALID_PARAM;
-	ret = query(event, &complete);
+	ret = query(event, &complete, false);
 	if (!ret)
 		*status = complete ? ACL_EVENT_WAIT_STATUS_COMPLETE :
 				     ACL_EVENT_WAIT_STATUS_NOT_READY;
 	return ret;
+}
+
+static bool deadline_passed(const struct timespec *dl)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	return now.tv_sec > dl->tv_sec ||
+	       (now.tv_sec == dl->tv_sec && now.tv_nsec >= dl->tv_nsec);
+}
+
+/* Sleep on the event's condition for a poll period, or to dl if sooner. */
+static void poll_wait(struct aclmem_event *e, const struct timespec *dl)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	t.tv_nsec += WAIT_POLL_NS;
+	if (t.tv_nsec >= 1000000000L) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	}
+	if (dl && (dl->tv_sec < t.tv_sec ||
+		   (dl->tv_sec == t.tv_sec && dl->tv_nsec < t.tv_nsec)))
+		t = *dl;
+	pthread_cond_timedwait(&e->done, &e->lock, &t);
 }
 
 /* timeout_ms < 0: for ever. */
@@ -513,15 +631,18 @@ static aclError sync_event(aclrtEvent event, int32_t timeout_ms)
 		}
 	}
 	pthread_mutex_lock(&e->lock);
-	target = e->queued;
-	while (e->recorded && e->completed < target && !e->dead) {
-		if (timeout_ms < 0) {
+	target = ev_queued(e);
+	while (ev_recorded(e) && ev_completed(e) < target && !e->dead) {
+		if (timeout_ms < 0 && !e->ipc.page) {
 			pthread_cond_wait(&e->done, &e->lock);
-		} else if (pthread_cond_timedwait(&e->done, &e->lock, &dl) ==
-			   ETIMEDOUT && e->completed < target) {
+			continue;
+		}
+		if (timeout_ms >= 0 && deadline_passed(&dl)) {
 			ret = ACL_ERROR_RT_EVENT_SYNC_TIMEOUT;
 			break;
 		}
+		/* Records in other processes wake nobody here: poll. */
+		poll_wait(e, timeout_ms >= 0 ? &dl : NULL);
 	}
 	pthread_mutex_unlock(&e->lock);
 	event_put(e);
@@ -551,7 +672,9 @@ static int stamp(aclrtEvent event, uint64_t *ns)
 	if (ret)
 		return ret;
 	pthread_mutex_lock(&e->lock);
-	if (!e->recorded || !(e->flags & ACL_EVENT_TIME_LINE))
+	if (e->ipc.page)
+		ret = ACL_ERROR_RT_FEATURE_NOT_SUPPORT;
+	else if (!e->recorded || !(e->flags & ACL_EVENT_TIME_LINE))
 		ret = ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID;
 	else if (e->completed < e->queued)
 		ret = ACL_ERROR_RT_EVENT_NOT_COMPLETE;
@@ -601,6 +724,9 @@ aclError aclrtGetEventId(aclrtEvent event, uint32_t *eventId)
 	ret = event_get(event, &e);
 	if (ret)
 		return ret;
+	ret = not_ipc(e);
+	if (ret)
+		return ret;
 	*eventId = e->id;
 	event_put(e);
 	return ACL_SUCCESS;
@@ -614,4 +740,53 @@ aclError aclrtGetEventAvailNum(uint32_t *eventCount)
 	*eventCount = EVENT_MAX - nr_events;
 	pthread_mutex_unlock(&events_lock);
 	return ACL_SUCCESS;
+}
+
+/* ---- between processes ---- */
+
+aclError aclrtIpcGetEventHandle(aclrtEvent event, aclrtIpcEventHandle *handle)
+{
+	struct aclmem_event *e;
+	int ret;
+
+	if (!handle)
+		return ACL_ERROR_INVALID_PARAM;
+	ret = event_get(event, &e);
+	if (ret)
+		return ret;
+	if (!e->ipc.page || e->ipc.fd < 0) {
+		aclmem_err("aclrtIpcGetEventHandle(%p): not an event made here "
+			   "with ACL_EVENT_IPC", event);
+		ret = ACL_ERROR_RT_PARAM_INVALID;
+	} else {
+		memset(handle, 0, sizeof(*handle));
+		ret = aclmem_ipc_key(&e->ipc, handle->reserved,
+				     sizeof(handle->reserved));
+	}
+	event_put(e);
+	return ret;
+}
+
+aclError aclrtIpcOpenEventHandle(aclrtIpcEventHandle handle,
+				 aclrtEvent *event)
+{
+	struct aclmem_event *e;
+	int ret;
+
+	if (!event)
+		return ACL_ERROR_INVALID_PARAM;
+	if (!memchr(handle.reserved, '\0', sizeof(handle.reserved)))
+		return ACL_ERROR_RT_PARAM_INVALID;
+	ret = aclmem_ctx_require();
+	if (ret)
+		return ret;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+	ret = aclmem_ipc_open(ACLMEM_IPC_EVENT, handle.reserved, &e->ipc);
+	if (ret) {
+		free(e);
+		return ret;
+	}
+	return publish(e, ACL_EVENT_IPC, event);
 }

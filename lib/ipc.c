@@ -33,7 +33,8 @@ int aclmem_ipc_create(enum aclmem_ipc_kind kind, struct aclmem_ipc *ipc)
 			  "aclmem-event", MFD_CLOEXEC);
 	if (fd < 0) {
 		aclmem_err("memfd_create: %s", strerror(errno));
-		return ACL_ERROR_RT_NO_NOTIFY_RESOURCE;
+		return kind == ACLMEM_IPC_NOTIFY ? ACL_ERROR_RT_NO_NOTIFY_RESOURCE :
+						   ACL_ERROR_RT_NO_EVENT_RESOURCE;
 	}
 	if (ftruncate(fd, PAGE)) {
 		aclmem_err("ftruncate: %s", strerror(errno));

@@ -176,6 +176,11 @@ typedef enum aclrtMemGranularityOptions {
 #define ACL_STREAM_CPU_SCHEDULE		0x00000010U
 #define ACL_STREAM_DEVICE_USE_ONLY	0x00000020U
 
+#define ACL_STREAM_WAIT_VALUE_GEQ	0x00000000U
+#define ACL_STREAM_WAIT_VALUE_EQ	0x00000001U
+#define ACL_STREAM_WAIT_VALUE_AND	0x00000002U
+#define ACL_STREAM_WAIT_VALUE_NOR	0x00000003U
+
 #define ACL_CONTINUE_ON_FAILURE		0x00000000U
 #define ACL_STOP_ON_FAILURE		0x00000001U
 
@@ -206,6 +211,12 @@ typedef enum aclrtCallbackBlockType {
 	ACL_CALLBACK_NO_BLOCK,
 	ACL_CALLBACK_BLOCK,
 } aclrtCallbackBlockType;
+
+#define ACL_IPC_EVENT_HANDLE_SIZE	64U
+
+typedef struct aclrtIpcEventHandle {
+	char reserved[ACL_IPC_EVENT_HANDLE_SIZE];
+} aclrtIpcEventHandle;
 
 /* Notifies. */
 typedef void *aclrtNotify;
@@ -275,6 +286,11 @@ ACL_FUNC_VISIBILITY aclError aclrtStreamGetPriority(aclrtStream stream,
 ACL_FUNC_VISIBILITY aclError aclrtStreamGetFlags(aclrtStream stream,
 						 uint32_t *flags);
 ACL_FUNC_VISIBILITY aclError aclrtStreamAbort(aclrtStream stream);
+/* A 64-bit device word written or waited for in stream order. */
+ACL_FUNC_VISIBILITY aclError aclrtValueWrite(void *devAddr, uint64_t value,
+					     uint32_t flag, aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtValueWait(void *devAddr, uint64_t value,
+					    uint32_t flag, aclrtStream stream);
 
 /* Events. */
 ACL_FUNC_VISIBILITY aclError aclrtCreateEvent(aclrtEvent *event);
@@ -312,6 +328,11 @@ ACL_FUNC_VISIBILITY aclError aclrtStreamWaitEventWithFlag(aclrtStream stream,
 ACL_FUNC_VISIBILITY aclError aclrtGetEventId(aclrtEvent event,
 					     uint32_t *eventId);
 ACL_FUNC_VISIBILITY aclError aclrtGetEventAvailNum(uint32_t *eventCount);
+/* An ACL_EVENT_IPC event, waited for in another process. */
+ACL_FUNC_VISIBILITY aclError aclrtIpcGetEventHandle(aclrtEvent event,
+						    aclrtIpcEventHandle *handle);
+ACL_FUNC_VISIBILITY aclError aclrtIpcOpenEventHandle(aclrtIpcEventHandle handle,
+						     aclrtEvent *event);
 
 /*
  * Notifies: set by one stream, waited for and cleared by another, in this

@@ -8,6 +8,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "acltest.h"
@@ -238,6 +240,96 @@ START_TEST(events_die_with_context)
 }
 END_TEST
 
+/*
+ * An IPC event: the child opens it by handle and makes its stream wait for
+ * it; the parent records it only after setting a flag in shared memory,
+ * so the child seeing the flag after its wait proves the wait waited.
+ */
+static void set_flag(void *p)
+{
+	*(volatile int *)p = 1;
+}
+
+static int ipc_child(aclrtIpcEventHandle h, volatile int *flag)
+{
+	aclrtEvent e;
+	aclrtStream s;
+	aclrtEventRecordedStatus st;
+
+	if (aclrtSetDevice(0) || aclrtCreateStream(&s))
+		return 90;
+	if (aclrtIpcOpenEventHandle(h, &e))
+		return 91;
+	if (aclrtStreamWaitEvent(s, e) || aclrtSynchronizeStream(s))
+		return 92;
+	if (!*flag)
+		return 93;
+	if (aclrtQueryEventStatus(e, &st) ||
+	    st != ACL_EVENT_RECORDED_STATUS_COMPLETE)
+		return 94;
+	if (aclrtSynchronizeEvent(e))
+		return 95;
+	if (aclrtDestroyEvent(e) || aclrtDestroyStream(s))
+		return 96;
+	return 0;
+}
+
+START_TEST(ipc_event_between_processes)
+{
+	volatile int *flag;
+	aclrtIpcEventHandle h;
+	aclrtEvent e, bad;
+	aclrtStream s;
+	uint32_t id;
+	uint64_t ts;
+	float ms;
+	pid_t pid;
+	int st;
+
+	flag = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne((void *)flag, MAP_FAILED);
+	ck_assert_int_eq(aclrtCreateEventExWithFlag(&bad, ACL_EVENT_IPC |
+						    ACL_EVENT_SYNC),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtCreateEvent(&bad), 0);
+	ck_assert_int_eq(aclrtIpcGetEventHandle(bad, &h),
+			 ACL_ERROR_RT_PARAM_INVALID);
+	ck_assert_int_eq(aclrtDestroyEvent(bad), 0);
+	ck_assert_int_eq(aclrtCreateEventExWithFlag(&e, ACL_EVENT_IPC), 0);
+	ck_assert_int_eq(aclrtIpcGetEventHandle(e, NULL), ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtIpcGetEventHandle(e, &h), 0);
+	ck_assert_int_eq(aclrtIpcOpenEventHandle(h, NULL), ACL_ERROR_INVALID_PARAM);
+	/* What CANN refuses on IPC events. */
+	ck_assert_int_eq(aclrtCreateStream(&s), 0);
+	ck_assert_int_eq(aclrtResetEvent(e, s), ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
+	ck_assert_int_eq(aclrtGetEventId(e, &id), ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
+	ck_assert_int_eq(aclrtEventGetTimestamp(e, &ts),
+			 ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
+	ck_assert_int_eq(aclrtEventElapsedTime(&ms, e, e),
+			 ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
+
+	/* The record runs after 300 ms and after the flag is set. */
+	ck_assert_int_eq(aclrtLaunchHostFunc(s, sleep_fn, (void *)300000L), 0);
+	ck_assert_int_eq(aclrtLaunchHostFunc(s, set_flag, (void *)flag), 0);
+	ck_assert_int_eq(aclrtRecordEvent(e, s), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (!pid)
+		_exit(ipc_child(h, flag));
+	ck_assert_int_eq(aclrtSynchronizeStream(s), 0);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st));
+	ck_assert_int_eq(WEXITSTATUS(st), 0);
+	/* A garbled handle opens nothing. */
+	h.reserved[8] ^= 1;
+	ck_assert_int_ne(aclrtIpcOpenEventHandle(h, &bad), 0);
+	ck_assert_int_eq(aclrtDestroyEvent(e), 0);
+	ck_assert_int_eq(aclrtDestroyStream(s), 0);
+	munmap((void *)flag, 4096);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("acl_event");
@@ -256,5 +348,6 @@ int main(void)
 	ADD(bad_arguments, 30);
 	ADD(destroy_with_waiters, 30);
 	ADD(events_die_with_context, 30);
+	ADD(ipc_event_between_processes, 60);
 	return acltest_run(s);
 }
