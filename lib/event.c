@@ -297,6 +297,7 @@ struct event_task {
 	struct aclmem_event *event;
 	enum event_op op;
 	uint64_t seq;
+	int32_t timeout_ms;		/* OP_WAIT; < 0 for ever */
 };
 
 /* A record that ran, or that its stream dropped: the event is reached. */
@@ -323,17 +324,39 @@ static void record_reached(struct aclmem_event *e, uint64_t seq, bool ran)
 	pthread_mutex_unlock(&e->lock);
 }
 
+static bool deadline_passed(const struct timespec *dl)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	return now.tv_sec > dl->tv_sec ||
+	       (now.tv_sec == dl->tv_sec && now.tv_nsec >= dl->tv_nsec);
+}
+
 static int wait_run(struct event_task *t, struct aclmem_stream *s)
 {
 	struct aclmem_event *e = t->event;
-	struct timespec dl;
+	struct timespec dl, end;
 	int ret = ACL_SUCCESS;
 
+	if (t->timeout_ms >= 0) {
+		clock_gettime(CLOCK_REALTIME, &end);
+		end.tv_sec += t->timeout_ms / 1000;
+		end.tv_nsec += (long)(t->timeout_ms % 1000) * 1000000L;
+		if (end.tv_nsec >= 1000000000L) {
+			end.tv_sec++;
+			end.tv_nsec -= 1000000000L;
+		}
+	}
 	pthread_mutex_lock(&e->lock);
 	/* An IPC event's record may come from another process: poll. */
 	while (ev_completed(e) < t->seq && !e->dead) {
 		if (aclmem_stream_cancelled(s)) {
 			ret = ACL_ERROR_RT_STREAM_ABORT;
+			break;
+		}
+		if (t->timeout_ms >= 0 && deadline_passed(&end)) {
+			ret = ACL_ERROR_RT_WAIT_TIMEOUT;
 			break;
 		}
 		clock_gettime(CLOCK_REALTIME, &dl);
@@ -385,7 +408,7 @@ static void event_task_release(struct aclmem_task *task, bool ran)
 
 /* Queue an operation on an event; takes over the caller's reference. */
 static int event_queue(struct aclmem_event *e, enum event_op op, uint64_t seq,
-		       aclrtStream stream)
+		       int32_t timeout_ms, aclrtStream stream)
 {
 	struct event_task *t = calloc(1, sizeof(*t));
 
@@ -398,6 +421,7 @@ static int event_queue(struct aclmem_event *e, enum event_op op, uint64_t seq,
 	t->event = e;
 	t->op = op;
 	t->seq = seq;
+	t->timeout_ms = timeout_ms;
 	return aclmem_stream_submit(stream, &t->task);
 }
 
@@ -423,7 +447,7 @@ static aclError record(aclrtEvent event, aclrtStream stream)
 	}
 	pthread_mutex_unlock(&e->lock);
 	/* On failure the task's release marked the record reached. */
-	return event_queue(e, OP_RECORD, seq, stream);
+	return event_queue(e, OP_RECORD, seq, -1, stream);
 }
 
 aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
@@ -468,10 +492,11 @@ aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream)
 	pthread_mutex_lock(&e->lock);
 	seq = e->queued;
 	pthread_mutex_unlock(&e->lock);
-	return event_queue(e, OP_RESET, seq, stream);
+	return event_queue(e, OP_RESET, seq, -1, stream);
 }
 
-static aclError stream_wait_event(aclrtStream stream, aclrtEvent event)
+static aclError stream_wait_event(aclrtStream stream, aclrtEvent event,
+				  int32_t timeout_ms)
 {
 	struct aclmem_event *e;
 	uint64_t seq;
@@ -498,20 +523,37 @@ static aclError stream_wait_event(aclrtStream stream, aclrtEvent event)
 			aclmem_stream_put(s);
 		return ret;
 	}
-	return event_queue(e, OP_WAIT, seq, stream);
+	return event_queue(e, OP_WAIT, seq, timeout_ms, stream);
 }
 
 aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)
 {
-	return stream_wait_event(stream, event);
+	return stream_wait_event(stream, event, -1);
 }
 
+/*
+ * CANN: timeout in ms, 0 for ever (only 0 with ACL_EVENT_WAIT_EXTERNAL); a
+ * wait that times out fails the stream's next synchronisation with
+ * ACL_ERROR_RT_WAIT_TIMEOUT, like a notify wait.
+ */
 aclError aclrtStreamWaitEventWithFlag(aclrtStream stream, aclrtEvent event,
-				      uint32_t flag)
+				      uint32_t timeout, uint32_t flag)
 {
 	if (flag != ACL_EVENT_WAIT_DEFAULT && flag != ACL_EVENT_WAIT_EXTERNAL)
 		return ACL_ERROR_INVALID_PARAM;
-	return stream_wait_event(stream, event);
+	if ((flag == ACL_EVENT_WAIT_EXTERNAL && timeout) ||
+	    timeout > INT32_MAX)
+		return ACL_ERROR_INVALID_PARAM;
+	return stream_wait_event(stream, event, timeout ? (int32_t)timeout : -1);
+}
+
+/* timeout in ms, > 0; -1 waits for ever, as aclrtStreamWaitEvent. */
+aclError aclrtStreamWaitEventWithTimeout(aclrtStream stream, aclrtEvent event,
+					 int32_t timeout)
+{
+	if (timeout == 0 || timeout < -1)
+		return ACL_ERROR_INVALID_PARAM;
+	return stream_wait_event(stream, event, timeout);
 }
 
 /* ---- host side ---- */
@@ -582,15 +624,6 @@ aclError aclrtQueryEventWaitStatus(aclrtEvent event,
 		*status = complete ? ACL_EVENT_WAIT_STATUS_COMPLETE :
 				     ACL_EVENT_WAIT_STATUS_NOT_READY;
 	return ret;
-}
-
-static bool deadline_passed(const struct timespec *dl)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_REALTIME, &now);
-	return now.tv_sec > dl->tv_sec ||
-	       (now.tv_sec == dl->tv_sec && now.tv_nsec >= dl->tv_nsec);
 }
 
 /* Sleep on the event's condition for a poll period, or to dl if sooner. */

@@ -324,7 +324,11 @@ ACL_FUNC_VISIBILITY aclError aclrtStreamWaitEvent(aclrtStream stream,
 						  aclrtEvent event);
 ACL_FUNC_VISIBILITY aclError aclrtStreamWaitEventWithFlag(aclrtStream stream,
 							  aclrtEvent event,
+							  uint32_t timeout,
 							  uint32_t flag);
+ACL_FUNC_VISIBILITY aclError aclrtStreamWaitEventWithTimeout(aclrtStream stream,
+							     aclrtEvent event,
+							     int32_t timeout);
 ACL_FUNC_VISIBILITY aclError aclrtGetEventId(aclrtEvent event,
 					     uint32_t *eventId);
 ACL_FUNC_VISIBILITY aclError aclrtGetEventAvailNum(uint32_t *eventCount);

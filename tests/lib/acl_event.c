@@ -99,9 +99,13 @@ START_TEST(stream_waits_for_event)
 	ck_assert_int_eq(host[0], 0x6b);
 	ck_assert_int_eq(host[sizeof(host) - 1], 0x6b);
 	/* The flag variants take only their documented flags. */
-	ck_assert_int_eq(aclrtStreamWaitEventWithFlag(consumer, e,
+	ck_assert_int_eq(aclrtStreamWaitEventWithFlag(consumer, e, 0,
 				ACL_EVENT_WAIT_DEFAULT), 0);
-	ck_assert_int_eq(aclrtStreamWaitEventWithFlag(consumer, e, 7),
+	ck_assert_int_eq(aclrtStreamWaitEventWithFlag(consumer, e, 0, 7),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtStreamWaitEventWithFlag(consumer, e, 5,
+				ACL_EVENT_WAIT_EXTERNAL), ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtStreamWaitEventWithTimeout(consumer, e, 0),
 			 ACL_ERROR_INVALID_PARAM);
 	ck_assert_int_eq(aclrtRecordEventWithFlag(e, producer,
 				ACL_EVENT_RECORD_DEFAULT), 0);
@@ -200,6 +204,30 @@ START_TEST(bad_arguments)
 	ck_assert_int_eq(aclrtResetDevice(0), 0);
 	ck_assert_int_eq(aclrtCreateEvent(&e), ACL_ERROR_RT_CONTEXT_NULL);
 	ck_assert_int_eq(aclrtSetDevice(0), 0);
+}
+END_TEST
+
+/* A stream wait with a timeout fails the stream's synchronisation. */
+START_TEST(stream_wait_times_out)
+{
+	aclrtStream a, b;
+	aclrtEvent e;
+
+	ck_assert_int_eq(aclrtCreateStream(&a), 0);
+	ck_assert_int_eq(aclrtCreateStream(&b), 0);
+	ck_assert_int_eq(aclrtCreateEvent(&e), 0);
+	ck_assert_int_eq(aclrtLaunchHostFunc(a, sleep_fn, (void *)500000L), 0);
+	ck_assert_int_eq(aclrtRecordEvent(e, a), 0);
+	ck_assert_int_eq(aclrtStreamWaitEventWithTimeout(b, e, 50), 0);
+	ck_assert_int_eq(aclrtSynchronizeStream(b), ACL_ERROR_RT_WAIT_TIMEOUT);
+	/* Long enough: no error. */
+	ck_assert_int_eq(aclrtRecordEvent(e, a), 0);
+	ck_assert_int_eq(aclrtStreamWaitEventWithFlag(b, e, 20000,
+			ACL_EVENT_WAIT_DEFAULT), 0);
+	ck_assert_int_eq(aclrtSynchronizeStream(b), 0);
+	ck_assert_int_eq(aclrtDestroyEvent(e), 0);
+	ck_assert_int_eq(aclrtDestroyStream(a), 0);
+	ck_assert_int_eq(aclrtDestroyStream(b), 0);
 }
 END_TEST
 
@@ -347,6 +375,7 @@ int main(void)
 	ADD(elapsed_time_is_when_work_ran, 30);
 	ADD(bad_arguments, 30);
 	ADD(destroy_with_waiters, 30);
+	ADD(stream_wait_times_out, 30);
 	ADD(events_die_with_context, 30);
 	ADD(ipc_event_between_processes, 60);
 	return acltest_run(s);
