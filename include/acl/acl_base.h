@@ -112,6 +112,11 @@ typedef enum {
 } aclCannAttr;
 
 typedef enum {
+	ACL_OPT_DETERMINISTIC = 0,
+	ACL_OPT_ENABLE_DEBUG_KERNEL = 1,
+} aclSysParamOpt;
+
+typedef enum {
 	ACL_DEVICE_INFO_UNDEFINED = -1,
 	ACL_DEVICE_INFO_AI_CORE_NUM = 0,
 	ACL_DEVICE_INFO_VECTOR_CORE_NUM = 1,

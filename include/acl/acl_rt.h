@@ -228,6 +228,26 @@ typedef void *aclrtNotify;
 #define ACL_RT_NOTIFY_IMPORT_FLAG_DEFAULT		0x0UL
 #define ACL_RT_NOTIFY_IMPORT_FLAG_ENABLE_PEER_ACCESS	0x02UL
 
+typedef enum aclrtTsId {
+	ACL_TS_ID_AICORE = 0,
+	ACL_TS_ID_AIVECTOR = 1,
+	ACL_TS_ID_RESERVED = 2,
+} aclrtTsId;
+
+typedef enum aclrtFloatOverflowMode {
+	ACL_RT_OVERFLOW_MODE_SATURATION = 0,
+	ACL_RT_OVERFLOW_MODE_INFNAN,
+	ACL_RT_OVERFLOW_MODE_UNDEF,
+} aclrtFloatOverflowMode;
+
+typedef enum aclrtDeviceLimit {
+	ACL_RT_DEV_LIMIT_SIMT_STACK_SIZE = 0,
+	ACL_RT_DEV_LIMIT_SIMT_DVG_WARP_STACK_SIZE = 1,
+	ACL_RT_DEV_LIMIT_SIMD_STACK_SIZE = 2,
+	ACL_RT_DEV_LIMIT_SIMD_PRINTF_FIFO_SIZE_PER_CORE = 3,
+	ACL_RT_DEV_LIMIT_SIMT_PRINTF_FIFO_SIZE = 4,
+} aclrtDeviceLimit;
+
 typedef void (*aclrtCallback)(void *userData);
 typedef void (*aclrtHostFunc)(void *args);
 
@@ -360,6 +380,26 @@ ACL_FUNC_VISIBILITY aclError aclrtNotifySetImportPid(aclrtNotify notify,
 ACL_FUNC_VISIBILITY aclError aclrtNotifyImportByKey(aclrtNotify *notify,
 						    const char *key,
 						    uint64_t flags);
+
+/*
+ * Settings kept as CANN keeps them, though nothing here computes with them
+ * (lib/settings.c): an option never set is ACL_ERROR_RT_SYSPARAMOPT_NOT_SET.
+ */
+ACL_FUNC_VISIBILITY aclError aclrtSetSysParamOpt(aclSysParamOpt opt,
+						 int64_t value);
+ACL_FUNC_VISIBILITY aclError aclrtGetSysParamOpt(aclSysParamOpt opt,
+						 int64_t *value);
+ACL_FUNC_VISIBILITY aclError aclrtCtxSetSysParamOpt(aclSysParamOpt opt,
+						    int64_t value);
+ACL_FUNC_VISIBILITY aclError aclrtCtxGetSysParamOpt(aclSysParamOpt opt,
+						    int64_t *value);
+ACL_FUNC_VISIBILITY aclError aclrtSetDeviceSatMode(aclrtFloatOverflowMode mode);
+ACL_FUNC_VISIBILITY aclError aclrtGetDeviceSatMode(aclrtFloatOverflowMode *mode);
+ACL_FUNC_VISIBILITY aclError aclrtSetTsDevice(aclrtTsId tsId);
+ACL_FUNC_VISIBILITY aclError aclrtDeviceSetLimit(aclrtDeviceLimit limit,
+						 size_t value);
+ACL_FUNC_VISIBILITY aclError aclrtDeviceGetLimit(aclrtDeviceLimit limit,
+						 size_t *value);
 
 /* Host callbacks in stream order, run by subscribed threads. */
 ACL_FUNC_VISIBILITY aclError aclrtSubscribeReport(uint64_t threadId,

@@ -665,7 +665,7 @@ class WithDevice(unittest.TestCase):
                 self.assertEqual(acl.rt.memset_async(buf, 1, i + 1, 1, s), 0)
                 block = acl.ACL_CALLBACK_BLOCK if i % 2 else acl.ACL_CALLBACK_NO_BLOCK
                 self.assertEqual(acl.rt.launch_callback(cb, data, block, s), 0)
-            self.assertEqual(acl.rt.synchronize_stream(s), 0)
+            self.assertEqual(acl.rt.synchronize_stream_with_timeout(s, LONG * 1000), 0)
             # NO_BLOCK ones may still be queued for the report thread.
             deadline = time.monotonic() + LONG
             while len(calls) < 6 and time.monotonic() < deadline:
@@ -711,7 +711,7 @@ class WithDevice(unittest.TestCase):
 
             self.assertEqual(acl.rt.launch_callback(bad, None, 1, s), 0)
             self.assertEqual(acl.rt.launch_callback(ran.append, 1, 1, s), 0)
-            self.assertEqual(acl.rt.synchronize_stream(s), 0)
+            self.assertEqual(acl.rt.synchronize_stream_with_timeout(s, LONG * 1000), 0)
             self.assertEqual(acl.rt.unsubscribe_report(rt.tid, s), 0)
         finally:
             sys.unraisablehook = old
@@ -758,7 +758,7 @@ class WithDevice(unittest.TestCase):
         order = []
         self.assertEqual(acl.rt.launch_host_func(
             s, lambda a: order.append((a, threading.get_ident())), "w"), 0)
-        self.assertEqual(acl.rt.synchronize_stream(s), 0)
+        self.assertEqual(acl.rt.synchronize_stream_with_timeout(s, LONG * 1000), 0)
         self.assertEqual(order[0][0], "w")
         self.assertNotEqual(order[0][1], threading.get_ident())
         ht = ReportThread(self.default_ctx, host_func=True)
@@ -766,7 +766,7 @@ class WithDevice(unittest.TestCase):
             self.assertEqual(acl.rt.subscribe_host_func(ht.tid, s), 0)
             self.assertEqual(acl.rt.launch_host_func(
                 s, lambda a: order.append((a, threading.get_ident())), "h"), 0)
-            self.assertEqual(acl.rt.synchronize_stream(s), 0)
+            self.assertEqual(acl.rt.synchronize_stream_with_timeout(s, LONG * 1000), 0)
             self.assertEqual(order[1], ("h", ht.tid))
             self.assertEqual(acl.rt.unsubscribe_host_func(ht.tid, s), 0)
             self.assertEqual(acl.rt.unsubscribe_host_func(ht.tid, s),

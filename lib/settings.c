@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Runtime settings that programs make and read back, though nothing here
+ * computes with them: system parameter options (aclrtSetSysParamOpt for the
+ * process, aclrtCtxSetSysParamOpt for the current context), the device's
+ * float saturation mode, the task scheduler a thread uses
+ * (aclrtSetTsDevice) and the SIMT/SIMD limits (aclrtDeviceSetLimit).
+ *
+ * What programs rely on is CANN's bookkeeping: a value set is the value
+ * read; an option never set reads as ACL_ERROR_RT_SYSPARAMOPT_NOT_SET
+ * (107021), so callers fall back to their default as they do on CANN; a
+ * context's options go with the context.  There are no SIMT or SIMD cores,
+ * so their stack and FIFO limits are ACL_ERROR_RT_FEATURE_NOT_SUPPORT.
+ */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "acl/acl_rt.h"
+#include "context.h"
+#include "log.h"
+
+#define NR_OPTS	(ACL_OPT_ENABLE_DEBUG_KERNEL + 1)
+
+struct ctx_opts {
+	struct ctx_opts *next;
+	const struct aclmem_ctx *ctx;
+	bool set[NR_OPTS];
+	int64_t value[NR_OPTS];
+};
+
+static pthread_mutex_t settings_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool proc_set[NR_OPTS];
+static int64_t proc_value[NR_OPTS];
+static struct ctx_opts *ctx_opts;
+static aclrtFloatOverflowMode sat_mode = ACL_RT_OVERFLOW_MODE_SATURATION;
+
+static bool opt_valid(aclSysParamOpt opt)
+{
+	return (int)opt >= 0 && (int)opt < NR_OPTS;
+}
+
+aclError aclrtSetSysParamOpt(aclSysParamOpt opt, int64_t value)
+{
+	if (!opt_valid(opt) || value < 0)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtSetSysParamOpt(%d, %lld): no such option "
+				   "or a negative value", (int)opt,
+				   (long long)value);
+	pthread_mutex_lock(&settings_lock);
+	proc_set[opt] = true;
+	proc_value[opt] = value;
+	pthread_mutex_unlock(&settings_lock);
+	return ACL_SUCCESS;
+}
+
+aclError aclrtGetSysParamOpt(aclSysParamOpt opt, int64_t *value)
+{
+	int ret = ACL_SUCCESS;
+
+	if (!value || !opt_valid(opt))
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtGetSysParamOpt(%d): no such option or "
+				   "NULL value", (int)opt);
+	pthread_mutex_lock(&settings_lock);
+	if (proc_set[opt])
+		*value = proc_value[opt];
+	else
+		ret = ACL_ERROR_RT_SYSPARAMOPT_NOT_SET;
+	pthread_mutex_unlock(&settings_lock);
+	return ret ? aclmem_fail(ret, "aclrtGetSysParamOpt(%d): never set",
+				 (int)opt) : ACL_SUCCESS;
+}
+
+/* The current context's entry, made if asked; dead contexts' go.  Locked. */
+static struct ctx_opts *ctx_entry(bool create)
+{
+	const struct aclmem_ctx *ctx = aclmem_ctx_current();
+	struct ctx_opts **pc, *c;
+
+	for (pc = &ctx_opts; (c = *pc);) {
+		if (!aclmem_ctx_alive(c->ctx)) {
+			*pc = c->next;
+			free(c);
+			continue;
+		}
+		if (c->ctx == ctx)
+			return c;
+		pc = &c->next;
+	}
+	if (!create)
+		return NULL;
+	c = calloc(1, sizeof(*c));
+	if (c) {
+		c->ctx = ctx;
+		c->next = ctx_opts;
+		ctx_opts = c;
+	}
+	return c;
+}
+
+aclError aclrtCtxSetSysParamOpt(aclSysParamOpt opt, int64_t value)
+{
+	struct ctx_opts *c;
+	int ret;
+
+	if (!opt_valid(opt) || value < 0)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtCtxSetSysParamOpt(%d, %lld): no such "
+				   "option or a negative value", (int)opt,
+				   (long long)value);
+	ret = aclmem_ctx_require();
+	if (ret)
+		return aclmem_fail(ret, "aclrtCtxSetSysParamOpt: no context");
+	pthread_mutex_lock(&settings_lock);
+	c = ctx_entry(true);
+	if (c) {
+		c->set[opt] = true;
+		c->value[opt] = value;
+	}
+	pthread_mutex_unlock(&settings_lock);
+	return c ? ACL_SUCCESS :
+		   aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
+			       "aclrtCtxSetSysParamOpt: out of memory");
+}
+
+aclError aclrtCtxGetSysParamOpt(aclSysParamOpt opt, int64_t *value)
+{
+	struct ctx_opts *c;
+	int ret;
+
+	if (!value || !opt_valid(opt))
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtCtxGetSysParamOpt(%d): no such option "
+				   "or NULL value", (int)opt);
+	ret = aclmem_ctx_require();
+	if (ret)
+		return aclmem_fail(ret, "aclrtCtxGetSysParamOpt: no context");
+	pthread_mutex_lock(&settings_lock);
+	c = ctx_entry(false);
+	if (c && c->set[opt])
+		*value = c->value[opt];
+	else
+		ret = ACL_ERROR_RT_SYSPARAMOPT_NOT_SET;
+	pthread_mutex_unlock(&settings_lock);
+	return ret ? aclmem_fail(ret, "aclrtCtxGetSysParamOpt(%d): never set "
+				 "in this context", (int)opt) : ACL_SUCCESS;
+}
+
+aclError aclrtSetDeviceSatMode(aclrtFloatOverflowMode mode)
+{
+	int ret;
+
+	if (mode != ACL_RT_OVERFLOW_MODE_SATURATION &&
+	    mode != ACL_RT_OVERFLOW_MODE_INFNAN)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtSetDeviceSatMode(%d): no such mode",
+				   (int)mode);
+	ret = aclmem_ctx_require();
+	if (ret)
+		return aclmem_fail(ret, "aclrtSetDeviceSatMode: no device");
+	pthread_mutex_lock(&settings_lock);
+	sat_mode = mode;
+	pthread_mutex_unlock(&settings_lock);
+	return ACL_SUCCESS;
+}
+
+aclError aclrtGetDeviceSatMode(aclrtFloatOverflowMode *mode)
+{
+	int ret;
+
+	if (!mode)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtGetDeviceSatMode: NULL mode");
+	ret = aclmem_ctx_require();
+	if (ret)
+		return aclmem_fail(ret, "aclrtGetDeviceSatMode: no device");
+	pthread_mutex_lock(&settings_lock);
+	*mode = sat_mode;
+	pthread_mutex_unlock(&settings_lock);
+	return ACL_SUCCESS;
+}
+
+/* One scheduler here: both documented ones name it. */
+aclError aclrtSetTsDevice(aclrtTsId tsId)
+{
+	if (tsId != ACL_TS_ID_AICORE && tsId != ACL_TS_ID_AIVECTOR)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtSetTsDevice(%d): no such scheduler",
+				   (int)tsId);
+	return ACL_SUCCESS;
+}
+
+static int limit_unsupported(const char *fn, aclrtDeviceLimit limit)
+{
+	if ((int)limit < ACL_RT_DEV_LIMIT_SIMT_STACK_SIZE ||
+	    limit > ACL_RT_DEV_LIMIT_SIMT_PRINTF_FIFO_SIZE)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s(%d): no such "
+				   "limit", fn, (int)limit);
+	return aclmem_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "%s(%d): no SIMT "
+			   "or SIMD cores here", fn, (int)limit);
+}
+
+aclError aclrtDeviceSetLimit(aclrtDeviceLimit limit, size_t value)
+{
+	(void)value;
+	return limit_unsupported("aclrtDeviceSetLimit", limit);
+}
+
+aclError aclrtDeviceGetLimit(aclrtDeviceLimit limit, size_t *value)
+{
+	if (!value)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtDeviceGetLimit: NULL value");
+	return limit_unsupported("aclrtDeviceGetLimit", limit);
+}

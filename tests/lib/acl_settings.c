@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Settings CANN keeps and programs read back: system parameter options for
+ * the process and per context (never set: ACL_ERROR_RT_SYSPARAMOPT_NOT_SET;
+ * a context's options are its own and go with it), the saturation mode,
+ * aclrtSetTsDevice, and the SIMT/SIMD limits there is no hardware for.
+ */
+#include "acltest.h"
+#include "acl/acl.h"
+
+static void setup(void)
+{
+	ck_assert_int_eq(aclrtSetDevice(0), ACL_SUCCESS);
+}
+
+static void teardown(void)
+{
+	aclrtResetDeviceForce(0);
+}
+
+START_TEST(process_options)
+{
+	int64_t v = -1;
+
+	ck_assert_int_eq(aclrtGetSysParamOpt(ACL_OPT_ENABLE_DEBUG_KERNEL, &v),
+			 ACL_ERROR_RT_SYSPARAMOPT_NOT_SET);
+	ck_assert_int_eq(aclrtSetSysParamOpt(ACL_OPT_DETERMINISTIC, 1), 0);
+	ck_assert_int_eq(aclrtGetSysParamOpt(ACL_OPT_DETERMINISTIC, &v), 0);
+	ck_assert_int_eq(v, 1);
+	ck_assert_int_eq(aclrtSetSysParamOpt((aclSysParamOpt)7, 1),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtSetSysParamOpt(ACL_OPT_DETERMINISTIC, -1),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtGetSysParamOpt(ACL_OPT_DETERMINISTIC, NULL),
+			 ACL_ERROR_INVALID_PARAM);
+}
+END_TEST
+
+START_TEST(context_options_are_the_contexts)
+{
+	aclrtContext def, ctx;
+	int64_t v = -1;
+
+	ck_assert_int_eq(aclrtGetCurrentContext(&def), 0);
+	ck_assert_int_eq(aclrtCtxGetSysParamOpt(ACL_OPT_DETERMINISTIC, &v),
+			 ACL_ERROR_RT_SYSPARAMOPT_NOT_SET);
+	ck_assert_int_eq(aclrtCtxSetSysParamOpt(ACL_OPT_DETERMINISTIC, 1), 0);
+	ck_assert_int_eq(aclrtCtxGetSysParamOpt(ACL_OPT_DETERMINISTIC, &v), 0);
+	ck_assert_int_eq(v, 1);
+	ck_assert_int_eq(aclrtCreateContext(&ctx, 0), 0);
+	ck_assert_int_eq(aclrtCtxGetSysParamOpt(ACL_OPT_DETERMINISTIC, &v),
+			 ACL_ERROR_RT_SYSPARAMOPT_NOT_SET);
+	ck_assert_int_eq(aclrtCtxSetSysParamOpt(ACL_OPT_DETERMINISTIC, 0), 0);
+	ck_assert_int_eq(aclrtSetCurrentContext(def), 0);
+	ck_assert_int_eq(aclrtCtxGetSysParamOpt(ACL_OPT_DETERMINISTIC, &v), 0);
+	ck_assert_int_eq(v, 1);
+	ck_assert_int_eq(aclrtDestroyContext(ctx), 0);
+	/* A new context, maybe at the old one's address, starts unset. */
+	ck_assert_int_eq(aclrtCreateContext(&ctx, 0), 0);
+	ck_assert_int_eq(aclrtCtxGetSysParamOpt(ACL_OPT_DETERMINISTIC, &v),
+			 ACL_ERROR_RT_SYSPARAMOPT_NOT_SET);
+	ck_assert_int_eq(aclrtDestroyContext(ctx), 0);
+	ck_assert_int_eq(aclrtResetDevice(0), 0);
+	ck_assert_int_eq(aclrtCtxSetSysParamOpt(ACL_OPT_DETERMINISTIC, 1),
+			 ACL_ERROR_RT_CONTEXT_NULL);
+	ck_assert_int_eq(aclrtSetDevice(0), 0);
+}
+END_TEST
+
+START_TEST(sat_mode_ts_limits)
+{
+	aclrtFloatOverflowMode m = ACL_RT_OVERFLOW_MODE_UNDEF;
+	size_t v;
+
+	ck_assert_int_eq(aclrtGetDeviceSatMode(&m), 0);
+	ck_assert_int_eq(m, ACL_RT_OVERFLOW_MODE_SATURATION);
+	ck_assert_int_eq(aclrtSetDeviceSatMode(ACL_RT_OVERFLOW_MODE_INFNAN), 0);
+	ck_assert_int_eq(aclrtGetDeviceSatMode(&m), 0);
+	ck_assert_int_eq(m, ACL_RT_OVERFLOW_MODE_INFNAN);
+	ck_assert_int_eq(aclrtSetDeviceSatMode(ACL_RT_OVERFLOW_MODE_UNDEF),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtGetDeviceSatMode(NULL), ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtSetTsDevice(ACL_TS_ID_AIVECTOR), 0);
+	ck_assert_int_eq(aclrtSetTsDevice(ACL_TS_ID_RESERVED),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtDeviceGetLimit(ACL_RT_DEV_LIMIT_SIMD_STACK_SIZE, &v),
+			 ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
+	ck_assert_int_eq(aclrtDeviceSetLimit((aclrtDeviceLimit)9, 1),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtResetDevice(0), 0);
+	ck_assert_int_eq(aclrtGetDeviceSatMode(&m), ACL_ERROR_RT_CONTEXT_NULL);
+	ck_assert_int_eq(aclrtSetDevice(0), 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("acl_settings");
+
+	acltest_require_device();
+#define ADD(t, secs) do {						\
+		TCase *tc = tcase_create(#t);				\
+		tcase_add_checked_fixture(tc, setup, teardown);		\
+		tcase_add_test(tc, t);					\
+		tcase_set_timeout(tc, secs);				\
+		suite_add_tcase(s, tc);					\
+	} while (0)
+	ADD(process_options, 30);
+	ADD(context_options_are_the_contexts, 30);
+	ADD(sat_mode_ts_limits, 30);
+	return acltest_run(s);
+}
