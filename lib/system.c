@@ -540,3 +540,68 @@ aclError aclrtDeviceGetUuid(int32_t deviceId, aclrtUuid *uuid)
 	uuid->bytes[8] = (char)((uuid->bytes[8] & 0x3F) | 0x80);
 	return ACL_SUCCESS;
 }
+
+/*
+ * Device ids: logical (what the ACL calls take), physical and user ids are
+ * all the same one device here, so each mapping is the identity on 0.
+ */
+static aclError map_id(const char *fn, int32_t from, int32_t *to)
+{
+	if (!to)
+		return null_arg(fn, "output id");
+	if (!VALID_DEVICE(from))
+		return bad_device(fn, from);
+	*to = from;
+	return ACL_SUCCESS;
+}
+
+aclError aclrtGetLogicDevIdByPhyDevId(const int32_t phyDevId,
+				      int32_t *const logicDevId)
+{
+	return map_id("aclrtGetLogicDevIdByPhyDevId", phyDevId, logicDevId);
+}
+
+aclError aclrtGetPhyDevIdByLogicDevId(const int32_t logicDevId,
+				      int32_t *const phyDevId)
+{
+	return map_id("aclrtGetPhyDevIdByLogicDevId", logicDevId, phyDevId);
+}
+
+aclError aclrtGetUserDevIdByPhyDevId(const int32_t phyDevId,
+				     int32_t *const userDevId)
+{
+	return map_id("aclrtGetUserDevIdByPhyDevId", phyDevId, userDevId);
+}
+
+aclError aclrtGetPhyDevIdByUserDevId(const int32_t userDevId,
+				     int32_t *const phyDevId)
+{
+	return map_id("aclrtGetPhyDevIdByUserDevId", userDevId, phyDevId);
+}
+
+aclError aclrtGetLogicDevIdByUserDevId(const int32_t userDevId,
+				       int32_t *const logicDevId)
+{
+	return map_id("aclrtGetLogicDevIdByUserDevId", userDevId, logicDevId);
+}
+
+aclError aclrtGetUserDevIdByLogicDevId(const int32_t logicDevId,
+				       int32_t *const userDevId)
+{
+	return map_id("aclrtGetUserDevIdByLogicDevId", logicDevId, userDevId);
+}
+
+/* A topology between two devices: with one device there is no pair. */
+aclError aclrtGetDevicesTopo(uint32_t deviceId, uint32_t otherDeviceId,
+			     uint64_t *value)
+{
+	if (!value)
+		return null_arg("aclrtGetDevicesTopo", "value");
+	if (!VALID_DEVICE((int32_t)deviceId))
+		return bad_device("aclrtGetDevicesTopo", (int32_t)deviceId);
+	if (!VALID_DEVICE((int32_t)otherDeviceId))
+		return bad_device("aclrtGetDevicesTopo", (int32_t)otherDeviceId);
+	return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+			   "aclrtGetDevicesTopo: device %u with itself is no pair",
+			   deviceId);
+}

@@ -3,7 +3,8 @@
  * Settings CANN keeps and programs read back: system parameter options for
  * the process and per context (never set: ACL_ERROR_RT_SYSPARAMOPT_NOT_SET;
  * a context's options are its own and go with it), the saturation mode,
- * aclrtSetTsDevice, and the SIMT/SIMD limits there is no hardware for.
+ * aclrtSetTsDevice, the SIMT/SIMD limits there is no hardware for, and the
+ * device id mappings and topology of a one-device system.
  */
 #include "acltest.h"
 #include "acl/acl.h"
@@ -93,6 +94,34 @@ START_TEST(sat_mode_ts_limits)
 }
 END_TEST
 
+START_TEST(device_ids_and_topology)
+{
+	int32_t id = -1;
+	uint64_t topo;
+
+	ck_assert_int_eq(aclrtGetLogicDevIdByPhyDevId(0, &id), 0);
+	ck_assert_int_eq(id, 0);
+	ck_assert_int_eq(aclrtGetPhyDevIdByLogicDevId(0, &id), 0);
+	ck_assert_int_eq(aclrtGetUserDevIdByPhyDevId(0, &id), 0);
+	ck_assert_int_eq(aclrtGetPhyDevIdByUserDevId(0, &id), 0);
+	ck_assert_int_eq(aclrtGetLogicDevIdByUserDevId(0, &id), 0);
+	ck_assert_int_eq(aclrtGetUserDevIdByLogicDevId(0, &id), 0);
+	ck_assert_int_eq(id, 0);
+	ck_assert_int_eq(aclrtGetLogicDevIdByPhyDevId(1, &id),
+			 ACL_ERROR_RT_INVALID_DEVICEID);
+	ck_assert_int_eq(aclrtGetUserDevIdByLogicDevId(-1, &id),
+			 ACL_ERROR_RT_INVALID_DEVICEID);
+	ck_assert_int_eq(aclrtGetPhyDevIdByUserDevId(0, NULL),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtGetDevicesTopo(0, 0, &topo),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtGetDevicesTopo(0, 1, &topo),
+			 ACL_ERROR_RT_INVALID_DEVICEID);
+	ck_assert_int_eq(aclrtGetDevicesTopo(0, 0, NULL),
+			 ACL_ERROR_INVALID_PARAM);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("acl_settings");
@@ -108,5 +137,6 @@ int main(void)
 	ADD(process_options, 30);
 	ADD(context_options_are_the_contexts, 30);
 	ADD(sat_mode_ts_limits, 30);
+	ADD(device_ids_and_topology, 30);
 	return acltest_run(s);
 }
