@@ -16,6 +16,7 @@
 
 #include "acl/acl_rt.h"
 #include "allocator.h"
+#include "log.h"
 
 struct desc {
 	aclrtAllocator obj;
@@ -37,13 +38,20 @@ static struct reg *regs;
 
 aclrtAllocatorDesc aclrtAllocatorCreateDesc(void)
 {
-	return calloc(1, sizeof(struct desc));
+	struct desc *d = calloc(1, sizeof(*d));
+
+	/* NULL is the failure; the code is there for aclrtGetLastError. */
+	if (!d)
+		aclmem_fail(ACL_ERROR_BAD_ALLOC,
+			    "aclrtAllocatorCreateDesc: out of memory");
+	return d;
 }
 
 aclError aclrtAllocatorDestroyDesc(aclrtAllocatorDesc allocatorDesc)
 {
 	if (!allocatorDesc)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtAllocatorDestroyDesc: allocatorDesc is NULL");
 	free(allocatorDesc);
 	return ACL_SUCCESS;
 }
@@ -52,7 +60,9 @@ aclError aclrtAllocatorSetObjToDesc(aclrtAllocatorDesc allocatorDesc,
 				    aclrtAllocator allocator)
 {
 	if (!allocatorDesc || !allocator)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtAllocatorSetObjToDesc: %s is NULL",
+				   !allocatorDesc ? "allocatorDesc" : "allocator");
 	((struct desc *)allocatorDesc)->obj = allocator;
 	return ACL_SUCCESS;
 }
@@ -61,7 +71,9 @@ aclError aclrtAllocatorSetAllocFuncToDesc(aclrtAllocatorDesc allocatorDesc,
 					  aclrtAllocatorAllocFunc func)
 {
 	if (!allocatorDesc || !func)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtAllocatorSetAllocFuncToDesc: %s is NULL",
+				   !allocatorDesc ? "allocatorDesc" : "func");
 	((struct desc *)allocatorDesc)->alloc = func;
 	return ACL_SUCCESS;
 }
@@ -70,7 +82,9 @@ aclError aclrtAllocatorSetFreeFuncToDesc(aclrtAllocatorDesc allocatorDesc,
 					 aclrtAllocatorFreeFunc func)
 {
 	if (!allocatorDesc || !func)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtAllocatorSetFreeFuncToDesc: %s is NULL",
+				   !allocatorDesc ? "allocatorDesc" : "func");
 	((struct desc *)allocatorDesc)->free = func;
 	return ACL_SUCCESS;
 }
@@ -79,7 +93,9 @@ aclError aclrtAllocatorSetAllocAdviseFuncToDesc(
 	aclrtAllocatorDesc allocatorDesc, aclrtAllocatorAllocAdviseFunc func)
 {
 	if (!allocatorDesc || !func)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtAllocatorSetAllocAdviseFuncToDesc: %s is NULL",
+				   !allocatorDesc ? "allocatorDesc" : "func");
 	((struct desc *)allocatorDesc)->advise = func;
 	return ACL_SUCCESS;
 }
@@ -89,7 +105,9 @@ aclError aclrtAllocatorSetGetAddrFromBlockFuncToDesc(
 	aclrtAllocatorGetAddrFromBlockFunc func)
 {
 	if (!allocatorDesc || !func)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtAllocatorSetGetAddrFromBlockFuncToDesc: %s is NULL",
+				   !allocatorDesc ? "allocatorDesc" : "func");
 	((struct desc *)allocatorDesc)->addr = func;
 	return ACL_SUCCESS;
 }
@@ -111,8 +129,18 @@ aclError aclrtAllocatorRegister(aclrtStream stream,
 	const struct desc *d = allocatorDesc;
 	struct reg **pr, *r;
 
-	if (!stream || !d || !d->obj || !d->alloc || !d->free || !d->addr)
-		return ACL_ERROR_INVALID_PARAM;
+	if (!stream || !d)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtAllocatorRegister: %s",
+				   !stream ? "the default stream (NULL) takes "
+				   "no allocator" : "allocatorDesc is NULL");
+	if (!d->obj || !d->alloc || !d->free || !d->addr)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtAllocatorRegister: the description has "
+				   "no %s", !d->obj ? "allocator" :
+				   !d->alloc ? "alloc function" :
+				   !d->free ? "free function" :
+				   "get-address function");
 	pthread_mutex_lock(&reg_lock);
 	pr = find_locked(stream);
 	r = *pr;
@@ -120,7 +148,8 @@ aclError aclrtAllocatorRegister(aclrtStream stream,
 		r = calloc(1, sizeof(*r));
 		if (!r) {
 			pthread_mutex_unlock(&reg_lock);
-			return ACL_ERROR_BAD_ALLOC;
+			return aclmem_fail(ACL_ERROR_BAD_ALLOC,
+					   "aclrtAllocatorRegister: out of memory");
 		}
 		r->stream = stream;
 		*pr = r;
@@ -142,7 +171,10 @@ aclError aclrtAllocatorGetByStream(aclrtStream stream,
 	struct reg *r;
 
 	if (!allocatorDesc || !stream)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtAllocatorGetByStream: %s",
+				   !allocatorDesc ? "allocatorDesc is NULL" :
+				   "the default stream (NULL) has no allocator");
 	pthread_mutex_lock(&reg_lock);
 	r = *find_locked(stream);
 	if (r) {
@@ -159,7 +191,11 @@ aclError aclrtAllocatorGetByStream(aclrtStream stream,
 			*getAddrFromBlockFunc = r->copy.addr;
 	}
 	pthread_mutex_unlock(&reg_lock);
-	return r ? ACL_SUCCESS : ACL_ERROR_INVALID_PARAM;
+	if (!r)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtAllocatorGetByStream(%p): no allocator "
+				   "registered", stream);
+	return ACL_SUCCESS;
 }
 
 void aclmem_allocator_forget_stream(aclrtStream stream)
@@ -179,7 +215,9 @@ aclError aclrtAllocatorUnregister(aclrtStream stream)
 {
 	/* CANN: unregistering a stream without a registration is fine. */
 	if (!stream)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtAllocatorUnregister: the default stream "
+				   "(NULL) has no allocator");
 	aclmem_allocator_forget_stream(stream);
 	return ACL_SUCCESS;
 }

@@ -120,24 +120,28 @@ static void item_put_locked(struct cb_item *it)
 
 static aclError subscribe(enum cb_kind kind, uint64_t tid, aclrtStream stream)
 {
+	const char *fn = kind == CB_REPORT ? "aclrtSubscribeReport" :
+					     "aclrtSubscribeHostFunc";
 	struct aclmem_stream *s;
 	struct sub *p;
 	int ret;
 
 	ret = aclmem_stream_get(stream, &s);
 	if (ret)
-		return ret;
+		return aclmem_api_ret(fn, ret);
 	pthread_mutex_lock(&cb_lock);
 	if (sub_find_locked(kind, s)) {
-		ret = ACL_ERROR_RT_STREAM_SUBSCRIBE;
-		aclmem_err("stream %p already has a %s thread", (void *)s,
-			   kind == CB_REPORT ? "report" : "host function");
+		ret = aclmem_fail(ACL_ERROR_RT_STREAM_SUBSCRIBE,
+				  "%s: stream %p already has a %s thread", fn,
+				  (void *)s,
+				  kind == CB_REPORT ? "report" : "host function");
 		goto out;
 	}
 	p = calloc(1, sizeof(*p));
 	if (!p || !reporter_get_locked(kind, tid, true)) {
 		free(p);
-		ret = ACL_ERROR_RT_MEMORY_ALLOCATION;
+		ret = aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
+				  "%s: out of memory", fn);
 		goto out;
 	}
 	p->kind = kind;
@@ -210,6 +214,8 @@ static void reporter_gc_locked(enum cb_kind kind, uint64_t tid)
 static aclError unsubscribe(enum cb_kind kind, uint64_t tid,
 			    aclrtStream stream)
 {
+	const char *fn = kind == CB_REPORT ? "aclrtUnSubscribeReport" :
+					     "aclrtUnSubscribeHostFunc";
 	struct aclmem_stream *s;
 	struct cb_item *left = NULL;
 	struct reporter *r;
@@ -218,16 +224,17 @@ static aclError unsubscribe(enum cb_kind kind, uint64_t tid,
 
 	ret = aclmem_stream_get(stream, &s);
 	if (ret)
-		return ret;
+		return aclmem_api_ret(fn, ret);
 	pthread_mutex_lock(&cb_lock);
 	for (pp = &subs; (p = *pp); pp = &p->next)
 		if (p->kind == kind && p->stream == s && p->tid == tid)
 			break;
 	if (!p) {
-		ret = ACL_ERROR_RT_STREAM_SUBSCRIBE;
-		aclmem_err("stream %p has no %s thread %llu", (void *)s,
-			   kind == CB_REPORT ? "report" : "host function",
-			   (unsigned long long)tid);
+		ret = aclmem_fail(ACL_ERROR_RT_STREAM_SUBSCRIBE,
+				  "%s: stream %p has no %s thread %llu", fn,
+				  (void *)s,
+				  kind == CB_REPORT ? "report" : "host function",
+				  (unsigned long long)tid);
 	} else {
 		*pp = p->next;
 		free(p);
@@ -279,13 +286,17 @@ static struct reporter *my_reporter_locked(enum cb_kind kind)
 /* timeout in ms; -1 waits for ever. */
 static aclError process(enum cb_kind kind, int32_t timeout)
 {
+	const char *fn = kind == CB_REPORT ? "aclrtProcessReport" :
+					     "aclrtProcessHostFunc";
 	struct reporter *r;
 	struct cb_item *it;
 	struct timespec dl;
 	int ret = ACL_SUCCESS;
 
 	if (timeout < -1)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "%s: timeout %d (-1 waits for ever)", fn,
+				   (int)timeout);
 	if (timeout >= 0)
 		deadline_in(&dl, timeout, 0);
 	pthread_mutex_lock(&cb_lock);
@@ -312,7 +323,10 @@ static aclError process(enum cb_kind kind, int32_t timeout)
 	}
 	if (ret) {
 		pthread_mutex_unlock(&cb_lock);
-		return ret;
+		return aclmem_fail(ret, ret == ACL_ERROR_RT_REPORT_TIMEOUT ?
+				   "%s: nothing to run in %d ms" :
+				   "%s: this thread is subscribed to no stream",
+				   fn, (int)timeout);
 	}
 	it = r->head;
 	r->head = it->next;
@@ -403,35 +417,38 @@ static void cb_release(struct aclmem_task *task, bool ran)
 static aclError launch(enum cb_kind kind, void (*fn)(void *), void *data,
 		       bool block, aclrtStream stream)
 {
+	const char *name = kind == CB_REPORT ? "aclrtLaunchCallback" :
+					       "aclrtLaunchHostFunc";
 	struct aclmem_stream *s;
 	struct cb_task *t;
 	bool subscribed;
 	int ret;
 
 	if (!fn)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: fn is NULL",
+				   name);
 	ret = aclmem_stream_get(stream, &s);
 	if (ret)
-		return ret;
+		return aclmem_api_ret(name, ret);
 	pthread_mutex_lock(&cb_lock);
 	subscribed = sub_find_locked(kind, s) != NULL;
 	pthread_mutex_unlock(&cb_lock);
 	aclmem_stream_put(s);
-	if (kind == CB_REPORT && !subscribed) {
-		aclmem_err("aclrtLaunchCallback: stream %p has no report thread "
-			   "(aclrtSubscribeReport)", stream);
-		return ACL_ERROR_RT_STREAM_NO_CB_REG;
-	}
+	if (kind == CB_REPORT && !subscribed)
+		return aclmem_fail(ACL_ERROR_RT_STREAM_NO_CB_REG,
+				   "aclrtLaunchCallback: stream %p has no report "
+				   "thread (aclrtSubscribeReport)", stream);
 	t = calloc(1, sizeof(*t));
 	if (!t)
-		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
+				   "%s: out of memory for the task", name);
 	t->task.run = cb_run;
 	t->task.release = cb_release;
 	t->kind = kind;
 	t->fn = fn;
 	t->data = data;
 	t->block = block;
-	return aclmem_stream_submit(stream, &t->task);
+	return aclmem_api_ret(name, aclmem_stream_submit(stream, &t->task));
 }
 
 aclError aclrtLaunchCallback(aclrtCallback fn, void *userData,
@@ -440,7 +457,9 @@ aclError aclrtLaunchCallback(aclrtCallback fn, void *userData,
 {
 	if (blockType != ACL_CALLBACK_NO_BLOCK &&
 	    blockType != ACL_CALLBACK_BLOCK)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtLaunchCallback: unknown blockType %d",
+				   (int)blockType);
 	return launch(CB_REPORT, fn, userData, blockType == ACL_CALLBACK_BLOCK,
 		      stream);
 }

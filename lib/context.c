@@ -51,6 +51,7 @@
 #include "memory.h"
 #include "notify.h"
 #include "event.h"
+#include "hooks.h"
 #include "pool.h"
 #include "stream.h"
 
@@ -79,6 +80,11 @@ static __thread uint64_t tls_serial;
 static __thread uint64_t tls_epoch;
 
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+/* Device state and task abort callbacks, and what serialises the former. */
+static pthread_mutex_t transition_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+static struct aclmem_hooks device_hooks = ACLMEM_HOOKS_INIT;
+static struct aclmem_hooks abort_hooks = ACLMEM_HOOKS_INIT;
 
 /* The live context at this address, or NULL; never dereferences ctx. */
 static struct aclmem_ctx *ctx_find_locked(const void *ctx)
@@ -201,6 +207,16 @@ static void atfork_child(void)
 	aclmem_events_atfork_child();
 	aclmem_callbacks_atfork_child();
 	aclmem_notifies_atfork_child();
+	aclmem_hooks_atfork_child(&device_hooks);
+	aclmem_hooks_atfork_child(&abort_hooks);
+	{
+		pthread_mutexattr_t a;
+
+		pthread_mutexattr_init(&a);
+		pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+		pthread_mutex_init(&transition_lock, &a);
+		pthread_mutexattr_destroy(&a);
+	}
 	aclmem_allocator_forget_all();
 	pthread_mutex_init(&ctx_lock, NULL);
 	if (dev_fd >= 0)
@@ -287,6 +303,7 @@ aclError aclInit(const char *configPath)
 	pthread_mutex_lock(&ctx_lock);
 	if (acl_inited) {
 		ret = ACL_ERROR_REPEAT_INITIALIZE;
+		aclmem_err("aclInit: already initialized (aclFinalize first)");
 		goto out;
 	}
 	/* Of the configuration only defaultDevice means something here. */
@@ -297,7 +314,7 @@ aclError aclInit(const char *configPath)
 	acl_finalized = false;
 out:
 	pthread_mutex_unlock(&ctx_lock);
-	return ret;
+	return aclmem_api_ret("aclInit", ret);
 }
 
 aclError aclFinalize(void)
@@ -308,7 +325,8 @@ aclError aclFinalize(void)
 	pthread_mutex_lock(&ctx_lock);
 	if (acl_finalized) {
 		pthread_mutex_unlock(&ctx_lock);
-		return ACL_ERROR_REPEAT_FINALIZE;
+		return aclmem_fail(ACL_ERROR_REPEAT_FINALIZE,
+				   "aclFinalize: already finalized");
 	}
 	acl_finalized = true;
 	acl_inited = false;
@@ -371,7 +389,7 @@ static int device_open_locked(int32_t deviceId)
 		return ACL_SUCCESS;
 	fd = aclmem_device_open();
 	if (fd < 0) {
-		aclmem_err("aclrtSetDevice(%d): %s: %s%s", deviceId,
+		aclmem_err("device %d: %s: %s%s", deviceId,
 			   aclmem_device_path(), strerror(-fd),
 			   fd == -ENOENT ?
 			   " (is the npu_mem module loaded?)" : "");
@@ -386,13 +404,72 @@ static int device_open_locked(int32_t deviceId)
 	return ACL_SUCCESS;
 }
 
+/* ---- device state callbacks ---- */
+
+/*
+ * aclrtRegDeviceStateCallback: told when the device comes into use (its
+ * default context is made: SET_PRE, SET_POST) and when it goes out of use
+ * (the last reset: RESET_PRE, RESET_POST), not on every call.  Those
+ * transitions are serialised by a lock of their own, recursive so that a
+ * callback may itself call aclrtSetDevice; callbacks never run under
+ * ctx_lock (declared with the process state above).
+ */
+
+struct device_change {
+	int32_t dev;
+	aclrtDeviceState state;
+};
+
+static void call_device(void *fn, void *args, void *ctx)
+{
+	struct device_change *c = ctx;
+
+	((aclrtDeviceStateCallback)fn)(c->dev, c->state, args);
+}
+
+static void device_changed(int32_t dev, aclrtDeviceState state)
+{
+	struct device_change c = { dev, state };
+
+	aclmem_hooks_call(&device_hooks, call_device, &c);
+}
+
+aclError aclrtRegDeviceStateCallback(const char *regName,
+				     aclrtDeviceStateCallback callback,
+				     void *args)
+{
+	int ret = aclmem_hooks_set(&device_hooks, regName, (void *)callback,
+				   args);
+
+	return ret ? aclmem_fail(ret, "aclrtRegDeviceStateCallback: name NULL, "
+				 "empty or longer than %d",
+				 ACLMEM_HOOK_NAME_MAX) : ACL_SUCCESS;
+}
+
+static bool device_in_use(void)
+{
+	bool used;
+
+	pthread_mutex_lock(&ctx_lock);
+	used = primary != NULL;
+	pthread_mutex_unlock(&ctx_lock);
+	return used;
+}
+
 aclError aclrtSetDevice(int32_t deviceId)
 {
+	bool first;
 	int ret;
 
 	if (deviceId < 0 || deviceId >= ACLMEM_MAX_DEVICES)
-		return ACL_ERROR_RT_INVALID_DEVICEID;
+		return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
+				   "aclrtSetDevice(%d): no such device (device 0 only)",
+				   (int)deviceId);
 	pthread_once(&atfork_once, atfork_register);
+	pthread_mutex_lock(&transition_lock);
+	first = !device_in_use();
+	if (first)
+		device_changed(deviceId, ACL_RT_DEVICE_STATE_SET_PRE);
 	pthread_mutex_lock(&ctx_lock);
 	ret = device_open_locked(deviceId);
 	if (ret)
@@ -408,7 +485,10 @@ aclError aclrtSetDevice(int32_t deviceId)
 	set_current(primary);
 out:
 	pthread_mutex_unlock(&ctx_lock);
-	return ret;
+	if (first && !ret)
+		device_changed(deviceId, ACL_RT_DEVICE_STATE_SET_POST);
+	pthread_mutex_unlock(&transition_lock);
+	return aclmem_api_ret("aclrtSetDevice", ret);
 }
 
 /*
@@ -420,9 +500,19 @@ out:
 static aclError reset_device(int32_t deviceId, int force)
 {
 	struct aclmem_ctx *dead = NULL;
+	bool last;
 
 	if (deviceId < 0 || deviceId >= ACLMEM_MAX_DEVICES)
-		return ACL_ERROR_RT_INVALID_DEVICEID;
+		return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
+				   "%s(%d): no such device (device 0 only)",
+				   force ? "aclrtResetDeviceForce" :
+				   "aclrtResetDevice", (int)deviceId);
+	pthread_mutex_lock(&transition_lock);
+	pthread_mutex_lock(&ctx_lock);
+	last = dev_refs && primary && (force || dev_refs == 1);
+	pthread_mutex_unlock(&ctx_lock);
+	if (last)
+		device_changed(deviceId, ACL_RT_DEVICE_STATE_RESET_PRE);
 	pthread_mutex_lock(&ctx_lock);
 	if (tls_ctx && tls_ctx == primary)
 		tls_ctx = NULL;
@@ -438,6 +528,9 @@ static aclError reset_device(int32_t deviceId, int force)
 		ctx_free(dead, force);
 		trim_if_unused();
 	}
+	if (last)
+		device_changed(deviceId, ACL_RT_DEVICE_STATE_RESET_POST);
+	pthread_mutex_unlock(&transition_lock);
 	return ACL_SUCCESS;
 }
 
@@ -456,10 +549,11 @@ aclError aclrtGetDevice(int32_t *deviceId)
 	int ret;
 
 	if (!deviceId)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtGetDevice: deviceId is NULL");
 	ret = aclmem_ctx_require();
 	if (ret)
-		return ret;
+		return aclmem_api_ret("aclrtGetDevice", ret);
 	*deviceId = tls_ctx->dev;
 	return ACL_SUCCESS;
 }
@@ -472,9 +566,12 @@ aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId)
 	int ret;
 
 	if (!context)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtCreateContext: context is NULL");
 	if (deviceId < 0 || deviceId >= ACLMEM_MAX_DEVICES)
-		return ACL_ERROR_RT_INVALID_DEVICEID;
+		return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
+				   "aclrtCreateContext: no device %d (device 0 only)",
+				   (int)deviceId);
 	pthread_once(&atfork_once, atfork_register);
 	pthread_mutex_lock(&ctx_lock);
 	ret = device_open_locked(deviceId);
@@ -489,7 +586,7 @@ aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId)
 	*context = c;
 out:
 	pthread_mutex_unlock(&ctx_lock);
-	return ret;
+	return aclmem_api_ret("aclrtCreateContext", ret);
 }
 
 /*
@@ -503,15 +600,16 @@ aclError aclrtDestroyContext(aclrtContext context)
 	struct aclmem_ctx *c;
 
 	if (!context)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtDestroyContext: context is NULL");
 	pthread_mutex_lock(&ctx_lock);
 	c = ctx_find_locked(context);
 	if (!c || c->primary) {
 		pthread_mutex_unlock(&ctx_lock);
-		aclmem_err("aclrtDestroyContext(%p): %s", context,
-			   c ? "the default context goes with aclrtResetDevice" :
-			   "not a live context");
-		return ACL_ERROR_RT_PARAM_INVALID;
+		return aclmem_fail(ACL_ERROR_RT_PARAM_INVALID,
+				   "aclrtDestroyContext(%p): %s", context,
+				   c ? "the default context goes with aclrtResetDevice" :
+				   "not a live context");
 	}
 	ctx_unlink_locked(c);
 	pthread_mutex_unlock(&ctx_lock);
@@ -525,17 +623,17 @@ aclError aclrtSetCurrentContext(aclrtContext context)
 	struct aclmem_ctx *c;
 
 	if (!context)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtSetCurrentContext: context is NULL");
 	pthread_mutex_lock(&ctx_lock);
 	c = ctx_find_locked(context);
 	if (c)
 		set_current(c);
 	pthread_mutex_unlock(&ctx_lock);
-	if (!c) {
-		aclmem_err("aclrtSetCurrentContext(%p): not a live context",
-			   context);
-		return ACL_ERROR_RT_PARAM_INVALID;
-	}
+	if (!c)
+		return aclmem_fail(ACL_ERROR_RT_PARAM_INVALID,
+				   "aclrtSetCurrentContext(%p): not a live context",
+				   context);
 	return ACL_SUCCESS;
 }
 
@@ -544,10 +642,11 @@ aclError aclrtGetCurrentContext(aclrtContext *context)
 	int ret;
 
 	if (!context)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtGetCurrentContext: context is NULL");
 	ret = aclmem_ctx_require();
 	if (ret)
-		return ret;
+		return aclmem_api_ret("aclrtGetCurrentContext", ret);
 	*context = tls_ctx;
 	return ACL_SUCCESS;
 }
@@ -556,11 +655,16 @@ aclError aclrtGetPrimaryCtxState(int32_t deviceId, uint32_t *flags,
 				 int32_t *active)
 {
 	if (deviceId < 0 || deviceId >= ACLMEM_MAX_DEVICES)
-		return ACL_ERROR_RT_INVALID_DEVICEID;
-	if (!flags || !active)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
+				   "aclrtGetPrimaryCtxState: no device %d (device 0 only)",
+				   (int)deviceId);
+	/* CANN: flags is reserved and passed as NULL; filled if not. */
+	if (!active)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtGetPrimaryCtxState: active is NULL");
 	pthread_mutex_lock(&ctx_lock);
-	*flags = 0;
+	if (flags)
+		*flags = 0;
 	*active = primary != NULL;
 	pthread_mutex_unlock(&ctx_lock);
 	return ACL_SUCCESS;
@@ -571,14 +675,15 @@ aclError aclrtGetDeviceCount(uint32_t *count)
 	struct stat st;
 
 	if (!count)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtGetDeviceCount: count is NULL");
 	if (stat(aclmem_device_path(), &st)) {
 		int err = errno;
 
 		*count = 0;
-		aclmem_err("aclrtGetDeviceCount: %s: %s", aclmem_device_path(),
-			   strerror(err));
-		return aclmem_open_errno_to_acl(err);
+		return aclmem_fail(aclmem_open_errno_to_acl(err),
+				   "aclrtGetDeviceCount: %s: %s",
+				   aclmem_device_path(), strerror(err));
 	}
 	*count = ACLMEM_MAX_DEVICES;
 	return ACL_SUCCESS;
@@ -587,15 +692,104 @@ aclError aclrtGetDeviceCount(uint32_t *count)
 aclError aclrtGetRunMode(aclrtRunMode *runMode)
 {
 	if (!runMode)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtGetRunMode: runMode is NULL");
 	/* The program runs on the host, beside the device. */
 	*runMode = ACL_HOST;
 	return ACL_SUCCESS;
 }
 
+static aclError sync_device(const char *fn, int32_t timeout)
+{
+	int ret;
+
+	if (timeout < -1)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "%s: timeout %d (-1 waits for ever)", fn,
+				   (int)timeout);
+	ret = aclmem_ctx_require();
+	if (ret)
+		return aclmem_api_ret(fn, ret);
+	ret = aclmem_streams_sync_all(timeout);
+	if (ret == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT)
+		return aclmem_fail(ret, "%s: not done in %d ms", fn,
+				   (int)timeout);
+	if (ret)
+		return aclmem_fail(ret, "%s: a queued task failed (%d)", fn,
+				   ret);
+	return ACL_SUCCESS;
+}
+
 aclError aclrtSynchronizeDevice(void)
 {
-	int ret = aclmem_ctx_require();
+	return sync_device("aclrtSynchronizeDevice", -1);
+}
 
-	return ret ? ret : aclmem_streams_sync_all();
+/* CANN: timeout in ms; -1 waits for ever, 0 only checks. */
+aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout)
+{
+	return sync_device("aclrtSynchronizeDeviceWithTimeout", timeout);
+}
+
+/* ---- task abort ---- */
+
+struct abort_stage {
+	int32_t dev;
+	aclrtDeviceTaskAbortStage stage;
+	uint32_t timeout;
+	int32_t refused;
+};
+
+static void call_abort(void *fn, void *args, void *ctx)
+{
+	struct abort_stage *a = ctx;
+	int32_t r = ((aclrtDeviceTaskAbortCallback)fn)(a->dev, a->stage,
+						       a->timeout, args);
+
+	if (r && !a->refused)
+		a->refused = r;
+}
+
+aclError aclrtSetDeviceTaskAbortCallback(const char *regName,
+					 aclrtDeviceTaskAbortCallback callback,
+					 void *args)
+{
+	int ret = aclmem_hooks_set(&abort_hooks, regName, (void *)callback,
+				   args);
+
+	return ret ? aclmem_fail(ret, "aclrtSetDeviceTaskAbortCallback: name "
+				 "NULL, empty or longer than %d",
+				 ACLMEM_HOOK_NAME_MAX) : ACL_SUCCESS;
+}
+
+/*
+ * Every stream of every context drops the work it has not started and its
+ * waiting tasks give up, as aclrtStreamAbort; the registered callbacks are
+ * told before (a non-zero answer stops the abort:
+ * ACL_ERROR_RT_TASK_ABORT_STOP) and after.  The work already running on a
+ * stream's worker is a CPU copy that ends on its own, so the timeout is
+ * passed on to the callbacks but never reached here.
+ */
+aclError aclrtDeviceTaskAbort(int32_t deviceId, uint32_t timeout)
+{
+	struct abort_stage a = { deviceId, ACL_RT_DEVICE_TASK_ABORT_PRE,
+				 timeout, 0 };
+
+	if (deviceId < 0 || deviceId >= ACLMEM_MAX_DEVICES)
+		return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
+				   "aclrtDeviceTaskAbort(%d): no such device",
+				   (int)deviceId);
+	if (!device_in_use())
+		return aclmem_fail(ACL_ERROR_RT_CONTEXT_NULL,
+				   "aclrtDeviceTaskAbort(%d): the device is not "
+				   "set", (int)deviceId);
+	aclmem_hooks_call(&abort_hooks, call_abort, &a);
+	if (a.refused)
+		return aclmem_fail(ACL_ERROR_RT_TASK_ABORT_STOP,
+				   "aclrtDeviceTaskAbort: a callback refused "
+				   "(%d)", (int)a.refused);
+	aclmem_streams_abort_all();
+	a.stage = ACL_RT_DEVICE_TASK_ABORT_POST;
+	aclmem_hooks_call(&abort_hooks, call_abort, &a);
+	return ACL_SUCCESS;
 }

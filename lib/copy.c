@@ -192,21 +192,45 @@ int aclmem_copy_recheck(void *dst, size_t destMax, const void *src,
 	return copy_ranges(dst, destMax, src, count, kind);
 }
 
+/*
+ * Why copy_ranges() refused, for the calling thread's message (the public
+ * caller records the code).  Not on a worker: a queued copy's error is
+ * the stream's, reported by its synchronisation.
+ */
+static int ranges_err(int ret, void *dst, size_t destMax, const void *src,
+		      size_t count)
+{
+	if (ret == ACL_ERROR_INVALID_PARAM)
+		aclmem_err("unknown copy kind");
+	else if (ret && count > destMax)
+		aclmem_err("count %zu is above destMax %zu", count, destMax);
+	else if (ret)
+		aclmem_err("[%p, +%zu) to [%p, +%zu): a range is not memory "
+			   "the copy may use", src, count, dst, count);
+	return ret;
+}
+
 int aclmem_copy_check(void *dst, size_t destMax, const void *src,
 		      size_t count, int kind)
 {
 	int ret;
 
-	if (!dst || !src || !kind_valid(kind))
+	if (!dst || !src || !kind_valid(kind)) {
+		aclmem_err("%s", !dst ? "dst is NULL" : !src ? "src is NULL" :
+			   "unknown copy kind");
 		return ACL_ERROR_INVALID_PARAM;
+	}
 	/* CANN, for a host run: "does not support asynchronous copies
 	 * within the host", documented as this code. */
-	if (kind == ACL_MEMCPY_HOST_TO_HOST)
+	if (kind == ACL_MEMCPY_HOST_TO_HOST) {
+		aclmem_err("no asynchronous copy within the host");
 		return ACL_ERROR_RT_FEATURE_NOT_SUPPORT;
+	}
 	ret = aclmem_ctx_require();
 	if (ret)
 		return ret;
-	return copy_ranges(dst, destMax, src, count, kind);
+	return ranges_err(copy_ranges(dst, destMax, src, count, kind), dst,
+			  destMax, src, count);
 }
 
 void aclmem_copy_run(void *dst, const void *src, size_t count)
@@ -227,12 +251,20 @@ int aclmem_set_check(void *devPtr, size_t maxCount, size_t count)
 {
 	int ret;
 
-	if (!devPtr)
+	if (!devPtr) {
+		aclmem_err("devPtr is NULL");
 		return ACL_ERROR_INVALID_PARAM;
+	}
 	ret = aclmem_ctx_require();
 	if (ret)
 		return ret;
-	return aclmem_set_recheck(devPtr, maxCount, count);
+	ret = aclmem_set_recheck(devPtr, maxCount, count);
+	if (ret && count > maxCount)
+		aclmem_err("count %zu is above maxCount %zu", count, maxCount);
+	else if (ret)
+		aclmem_err("[%p, +%zu) is not memory the fill may write",
+			   devPtr, count);
+	return ret;
 }
 
 void aclmem_set_run(void *devPtr, int32_t value, size_t count)
@@ -250,13 +282,17 @@ aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
 	if (!count)
 		return ACL_SUCCESS;
 	if (!dst || !src || !kind_valid((int)kind))
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpy: %s",
+				   !dst ? "dst is NULL" : !src ? "src is NULL" :
+				   "unknown copy kind");
 	ret = aclmem_ctx_require();
 	if (ret)
-		return ret;
+		return aclmem_api_ret("aclrtMemcpy", ret);
 	ret = copy_ranges(dst, destMax, src, count, -1);
 	if (ret)
-		return ret;
+		return aclmem_api_ret("aclrtMemcpy",
+				      ranges_err(ret, dst, destMax, src,
+						 count));
 	aclmem_copy_run(dst, src, count);
 	return ACL_SUCCESS;
 }
@@ -270,7 +306,7 @@ aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value,
 		return ACL_SUCCESS;
 	ret = aclmem_set_check(devPtr, maxCount, count);
 	if (ret)
-		return ret;
+		return aclmem_api_ret("aclrtMemset", ret);
 	aclmem_set_run(devPtr, value, count);
 	return ACL_SUCCESS;
 }
@@ -333,21 +369,27 @@ static void copy2d_run(const struct copy2d *c)
  * wider than a pitch, or a kind the call does not take are
  * ACL_ERROR_INVALID_PARAM; then the current context; then the ranges.
  */
-static int copy2d_check(const struct copy2d *c, bool async)
+static int copy2d_check(const char *fn, const struct copy2d *c, bool async)
 {
 	int k = c->kind;
 
 	if (!c->dst || !c->src)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: %s is NULL",
+				   fn, !c->dst ? "dst" : "src");
 	if (c->width > c->spitch || c->width > c->dpitch)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "%s: width %zu is above a pitch (%zu, %zu)",
+				   fn, c->width, c->dpitch, c->spitch);
 	if (k != ACL_MEMCPY_HOST_TO_DEVICE && k != ACL_MEMCPY_DEVICE_TO_HOST &&
 	    k != ACL_MEMCPY_DEFAULT &&
 	    !(async && k == ACL_MEMCPY_DEVICE_TO_DEVICE))
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "%s: kind %d not taken", fn, k);
 	if (async && (c->width > MAX_2D_WIDTH || c->height > MAX_2D_HEIGHT))
-		return ACL_ERROR_INVALID_PARAM;
-	return aclmem_ctx_require();
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "%s: %zu x %zu is above the limits", fn,
+				   c->width, c->height);
+	return aclmem_api_ret(fn, aclmem_ctx_require());
 }
 
 aclError aclrtMemcpy2d(void *dst, size_t dpitch, const void *src,
@@ -360,11 +402,13 @@ aclError aclrtMemcpy2d(void *dst, size_t dpitch, const void *src,
 
 	if (!width || !height)
 		return ACL_SUCCESS;
-	ret = copy2d_check(&c, false);
-	if (!ret)
-		ret = copy2d_ranges(&c);
+	ret = copy2d_check("aclrtMemcpy2d", &c, false);
 	if (ret)
 		return ret;
+	ret = copy2d_ranges(&c);
+	if (ret)
+		return aclmem_fail(ret, "aclrtMemcpy2d: a row is not memory of "
+				   "the side kind %d names", c.kind);
 	copy2d_run(&c);
 	return ACL_SUCCESS;
 }
@@ -406,18 +450,23 @@ aclError aclrtMemcpy2dAsync(void *dst, size_t dpitch, const void *src,
 
 	if (!width || !height)
 		return ACL_SUCCESS;
-	ret = copy2d_check(&c, true);
-	if (!ret)
-		ret = copy2d_ranges(&c);
+	ret = copy2d_check("aclrtMemcpy2dAsync", &c, true);
 	if (ret)
 		return ret;
+	ret = copy2d_ranges(&c);
+	if (ret)
+		return aclmem_fail(ret, "aclrtMemcpy2dAsync: a row is not memory "
+				   "of the side kind %d names", c.kind);
 	t = calloc(1, sizeof(*t));
 	if (!t)
-		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
+				   "aclrtMemcpy2dAsync: out of memory for the "
+				   "task");
 	t->task.run = copy2d_task_run;
 	t->task.release = task_release;
 	t->c = c;
-	return aclmem_stream_submit(stream, &t->task);
+	return aclmem_api_ret("aclrtMemcpy2dAsync",
+			      aclmem_stream_submit(stream, &t->task));
 }
 
 /* ---- 32-bit fills ---- */
@@ -429,23 +478,32 @@ aclError aclrtMemcpy2dAsync(void *dst, size_t dpitch, const void *src,
  * then the current context; then the range (past the buffer's end, or a
  * read-only buffer: ACL_ERROR_RT_PARAM_INVALID).  *kind gets the buffer's.
  */
-static int d32_check(void *ptr, size_t memSize, size_t N, uint8_t *kind)
+static int d32_check(const char *fn, void *ptr, size_t memSize, size_t N,
+		     uint8_t *kind)
 {
 	struct aclmem_range r;
 	int ret;
 
 	if (!ptr || ((uintptr_t)ptr & 3))
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: ptr %p %s", fn,
+				   ptr, !ptr ? "is NULL" : "is not 4-aligned");
 	if (N > SIZE_MAX / 4 || memSize < N * 4)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "%s: %zu words do not fit in memSize %zu", fn,
+				   N, memSize);
 	if (aclmem_mem_lookup(ptr, 0, &r) != ACLMEM_RANGE_INSIDE)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "%s: %p is not in a live ACL buffer", fn, ptr);
 	ret = aclmem_ctx_require();
 	if (ret)
-		return ret;
-	if (aclmem_mem_lookup(ptr, N * 4, &r) != ACLMEM_RANGE_INSIDE ||
-	    r.readonly)
-		return ACL_ERROR_RT_PARAM_INVALID;
+		return aclmem_api_ret(fn, ret);
+	if (aclmem_mem_lookup(ptr, N * 4, &r) != ACLMEM_RANGE_INSIDE)
+		return aclmem_fail(ACL_ERROR_RT_PARAM_INVALID,
+				   "%s: [%p, +%zu words) passes the buffer's end",
+				   fn, ptr, N);
+	if (r.readonly)
+		return aclmem_fail(ACL_ERROR_RT_PARAM_INVALID,
+				   "%s: %p is in a read-only buffer", fn, ptr);
 	*kind = r.kind;
 	return ACL_SUCCESS;
 }
@@ -466,7 +524,7 @@ aclError aclrtMemsetD32(void *ptr, size_t memSize, uint32_t value, size_t N)
 
 	if (!N)
 		return ACL_SUCCESS;
-	ret = d32_check(ptr, memSize, N, &kind);
+	ret = d32_check("aclrtMemsetD32", ptr, memSize, N, &kind);
 	if (ret)
 		return ret;
 	d32_run(ptr, value, N);
@@ -502,7 +560,7 @@ aclError aclrtMemsetD32Async(void *ptr, size_t memSize, uint32_t value,
 
 	if (!N)
 		return ACL_SUCCESS;
-	ret = d32_check(ptr, memSize, N, &kind);
+	ret = d32_check("aclrtMemsetD32Async", ptr, memSize, N, &kind);
 	if (ret)
 		return ret;
 	/* CANN: a fill of host memory is not queued; it is done at once. */
@@ -512,11 +570,14 @@ aclError aclrtMemsetD32Async(void *ptr, size_t memSize, uint32_t value,
 	}
 	t = calloc(1, sizeof(*t));
 	if (!t)
-		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
+				   "aclrtMemsetD32Async: out of memory for the "
+				   "task");
 	t->task.run = d32_task_run;
 	t->task.release = task_release;
 	t->ptr = ptr;
 	t->N = N;
 	t->value = value;
-	return aclmem_stream_submit(stream, &t->task);
+	return aclmem_api_ret("aclrtMemsetD32Async",
+			      aclmem_stream_submit(stream, &t->task));
 }

@@ -206,17 +206,17 @@ static aclError create(aclrtEvent *event, uint32_t flags)
 
 aclError aclrtCreateEvent(aclrtEvent *event)
 {
-	return create(event, EVENT_FLAGS_DEFAULT);
+	return aclmem_api_ret(__func__, create(event, EVENT_FLAGS_DEFAULT));
 }
 
 aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag)
 {
-	return create(event, flag);
+	return aclmem_api_ret(__func__, create(event, flag));
 }
 
 aclError aclrtCreateEventExWithFlag(aclrtEvent *event, uint32_t flag)
 {
-	return create(event, flag);
+	return aclmem_api_ret(__func__, create(event, flag));
 }
 
 /* Mark dead and wake every waiter; the caller unlinked it. */
@@ -234,7 +234,7 @@ aclError aclrtDestroyEvent(aclrtEvent event)
 	struct aclmem_event **pe, *e = NULL;
 
 	if (!event)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_api_ret(__func__, ACL_ERROR_INVALID_PARAM);
 	pthread_mutex_lock(&events_lock);
 	for (pe = &events; *pe; pe = &(*pe)->next) {
 		if (*pe == event) {
@@ -247,7 +247,7 @@ aclError aclrtDestroyEvent(aclrtEvent event)
 	pthread_mutex_unlock(&events_lock);
 	if (!e) {
 		aclmem_err("aclrtDestroyEvent(%p): not a live event", event);
-		return ACL_ERROR_RT_PARAM_INVALID;
+		return aclmem_api_ret(__func__, ACL_ERROR_RT_PARAM_INVALID);
 	}
 	event_kill(e);
 	return ACL_SUCCESS;
@@ -452,7 +452,7 @@ static aclError record(aclrtEvent event, aclrtStream stream)
 
 aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
 {
-	return record(event, stream);
+	return aclmem_api_ret(__func__, record(event, stream));
 }
 
 aclError aclrtRecordEventWithFlag(aclrtEvent event, aclrtStream stream,
@@ -460,8 +460,8 @@ aclError aclrtRecordEventWithFlag(aclrtEvent event, aclrtStream stream,
 {
 	if (flag != ACL_EVENT_RECORD_DEFAULT &&
 	    flag != ACL_EVENT_RECORD_EXTERNAL)
-		return ACL_ERROR_INVALID_PARAM;
-	return record(event, stream);
+		return aclmem_api_ret(__func__, ACL_ERROR_INVALID_PARAM);
+	return aclmem_api_ret(__func__, record(event, stream));
 }
 
 /* CANN refuses these on an ACL_EVENT_IPC event. */
@@ -482,17 +482,18 @@ aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream)
 
 	ret = aclmem_ctx_require();
 	if (ret)
-		return ret;
+		return aclmem_api_ret(__func__, ret);
 	ret = event_get(event, &e);
 	if (ret)
-		return ret;
+		return aclmem_api_ret(__func__, ret);
 	ret = not_ipc(e);
 	if (ret)
-		return ret;
+		return aclmem_api_ret(__func__, ret);
 	pthread_mutex_lock(&e->lock);
 	seq = e->queued;
 	pthread_mutex_unlock(&e->lock);
-	return event_queue(e, OP_RESET, seq, -1, stream);
+	return aclmem_api_ret(__func__,
+				      event_queue(e, OP_RESET, seq, -1, stream));
 }
 
 static aclError stream_wait_event(aclrtStream stream, aclrtEvent event,
@@ -528,7 +529,7 @@ static aclError stream_wait_event(aclrtStream stream, aclrtEvent event,
 
 aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)
 {
-	return stream_wait_event(stream, event, -1);
+	return aclmem_api_ret(__func__, stream_wait_event(stream, event, -1));
 }
 
 /*
@@ -540,11 +541,12 @@ aclError aclrtStreamWaitEventWithFlag(aclrtStream stream, aclrtEvent event,
 				      uint32_t timeout, uint32_t flag)
 {
 	if (flag != ACL_EVENT_WAIT_DEFAULT && flag != ACL_EVENT_WAIT_EXTERNAL)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_api_ret(__func__, ACL_ERROR_INVALID_PARAM);
 	if ((flag == ACL_EVENT_WAIT_EXTERNAL && timeout) ||
 	    timeout > INT32_MAX)
-		return ACL_ERROR_INVALID_PARAM;
-	return stream_wait_event(stream, event, timeout ? (int32_t)timeout : -1);
+		return aclmem_api_ret(__func__, ACL_ERROR_INVALID_PARAM);
+	return aclmem_api_ret(__func__,
+				      stream_wait_event(stream, event, timeout ? (int32_t)timeout : -1));
 }
 
 /* timeout in ms, > 0; -1 waits for ever, as aclrtStreamWaitEvent. */
@@ -552,8 +554,9 @@ aclError aclrtStreamWaitEventWithTimeout(aclrtStream stream, aclrtEvent event,
 					 int32_t timeout)
 {
 	if (timeout == 0 || timeout < -1)
-		return ACL_ERROR_INVALID_PARAM;
-	return stream_wait_event(stream, event, timeout);
+		return aclmem_api_ret(__func__, ACL_ERROR_INVALID_PARAM);
+	return aclmem_api_ret(__func__,
+				      stream_wait_event(stream, event, timeout));
 }
 
 /* ---- host side ---- */
@@ -589,12 +592,12 @@ aclError aclrtQueryEventStatus(aclrtEvent event,
 	int ret;
 
 	if (!status)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_api_ret(__func__, ACL_ERROR_INVALID_PARAM);
 	ret = query(event, &complete, true);
 	if (!ret)
 		*status = complete ? ACL_EVENT_RECORDED_STATUS_COMPLETE :
 				     ACL_EVENT_RECORDED_STATUS_NOT_READY;
-	return ret;
+	return aclmem_api_ret(__func__, ret);
 }
 
 aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status)
@@ -603,12 +606,12 @@ aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status)
 	int ret;
 
 	if (!status)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_api_ret(__func__, ACL_ERROR_INVALID_PARAM);
 	ret = query(event, &complete, false);
 	if (!ret)
 		*status = complete ? ACL_EVENT_STATUS_COMPLETE :
 				     ACL_EVENT_STATUS_NOT_READY;
-	return ret;
+	return aclmem_api_ret(__func__, ret);
 }
 
 aclError aclrtQueryEventWaitStatus(aclrtEvent event,
@@ -618,12 +621,12 @@ aclError aclrtQueryEventWaitStatus(aclrtEvent event,
 	int ret;
 
 	if (!status)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_api_ret(__func__, ACL_ERROR_INVALID_PARAM);
 	ret = query(event, &complete, false);
 	if (!ret)
 		*status = complete ? ACL_EVENT_WAIT_STATUS_COMPLETE :
 				     ACL_EVENT_WAIT_STATUS_NOT_READY;
-	return ret;
+	return aclmem_api_ret(__func__, ret);
 }
 
 /* Sleep on the event's condition for a poll period, or to dl if sooner. */
@@ -684,15 +687,15 @@ static aclError sync_event(aclrtEvent event, int32_t timeout_ms)
 
 aclError aclrtSynchronizeEvent(aclrtEvent event)
 {
-	return sync_event(event, -1);
+	return aclmem_api_ret(__func__, sync_event(event, -1));
 }
 
 /* CANN: -1 waits for ever, 0 only checks, > 0 is milliseconds. */
 aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout)
 {
 	if (timeout < -1)
-		return ACL_ERROR_INVALID_PARAM;
-	return sync_event(event, timeout);
+		return aclmem_api_ret(__func__, ACL_ERROR_INVALID_PARAM);
+	return aclmem_api_ret(__func__, sync_event(event, timeout));
 }
 
 /* The time of an event's latest record, once it ran: ACL code. */
@@ -727,15 +730,16 @@ aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent,
 	int ret;
 
 	if (!ms)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_api_ret(__func__, ACL_ERROR_INVALID_PARAM);
 	ret = stamp(startEvent, &start);
 	if (ret)
-		return ret;
+		return aclmem_api_ret(__func__, ret);
 	ret = stamp(endEvent, &end);
 	if (ret)
-		return ret;
+		return aclmem_api_ret(__func__, ret);
 	if (end < start)
-		return ACL_ERROR_RT_EVENT_TIMESTAMP_REVERSAL;
+		return aclmem_api_ret(__func__,
+					      ACL_ERROR_RT_EVENT_TIMESTAMP_REVERSAL);
 	*ms = (float)((double)(end - start) / 1e6);
 	return ACL_SUCCESS;
 }
@@ -743,8 +747,8 @@ aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent,
 aclError aclrtEventGetTimestamp(aclrtEvent event, uint64_t *timestamp)
 {
 	if (!timestamp)
-		return ACL_ERROR_INVALID_PARAM;
-	return stamp(event, timestamp);
+		return aclmem_api_ret(__func__, ACL_ERROR_INVALID_PARAM);
+	return aclmem_api_ret(__func__, stamp(event, timestamp));
 }
 
 aclError aclrtGetEventId(aclrtEvent event, uint32_t *eventId)
@@ -753,13 +757,13 @@ aclError aclrtGetEventId(aclrtEvent event, uint32_t *eventId)
 	int ret;
 
 	if (!eventId)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_api_ret(__func__, ACL_ERROR_INVALID_PARAM);
 	ret = event_get(event, &e);
 	if (ret)
-		return ret;
+		return aclmem_api_ret(__func__, ret);
 	ret = not_ipc(e);
 	if (ret)
-		return ret;
+		return aclmem_api_ret(__func__, ret);
 	*eventId = e->id;
 	event_put(e);
 	return ACL_SUCCESS;
@@ -768,7 +772,7 @@ aclError aclrtGetEventId(aclrtEvent event, uint32_t *eventId)
 aclError aclrtGetEventAvailNum(uint32_t *eventCount)
 {
 	if (!eventCount)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_api_ret(__func__, ACL_ERROR_INVALID_PARAM);
 	pthread_mutex_lock(&events_lock);
 	*eventCount = EVENT_MAX - nr_events;
 	pthread_mutex_unlock(&events_lock);
@@ -783,10 +787,10 @@ aclError aclrtIpcGetEventHandle(aclrtEvent event, aclrtIpcEventHandle *handle)
 	int ret;
 
 	if (!handle)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_api_ret(__func__, ACL_ERROR_INVALID_PARAM);
 	ret = event_get(event, &e);
 	if (ret)
-		return ret;
+		return aclmem_api_ret(__func__, ret);
 	if (!e->ipc.page || e->ipc.fd < 0) {
 		aclmem_err("aclrtIpcGetEventHandle(%p): not an event made here "
 			   "with ACL_EVENT_IPC", event);
@@ -797,7 +801,7 @@ aclError aclrtIpcGetEventHandle(aclrtEvent event, aclrtIpcEventHandle *handle)
 				     sizeof(handle->reserved));
 	}
 	event_put(e);
-	return ret;
+	return aclmem_api_ret(__func__, ret);
 }
 
 aclError aclrtIpcOpenEventHandle(aclrtIpcEventHandle handle,
@@ -807,19 +811,19 @@ aclError aclrtIpcOpenEventHandle(aclrtIpcEventHandle handle,
 	int ret;
 
 	if (!event)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_api_ret(__func__, ACL_ERROR_INVALID_PARAM);
 	if (!memchr(handle.reserved, '\0', sizeof(handle.reserved)))
-		return ACL_ERROR_RT_PARAM_INVALID;
+		return aclmem_api_ret(__func__, ACL_ERROR_RT_PARAM_INVALID);
 	ret = aclmem_ctx_require();
 	if (ret)
-		return ret;
+		return aclmem_api_ret(__func__, ret);
 	e = calloc(1, sizeof(*e));
 	if (!e)
-		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+		return aclmem_api_ret(__func__, ACL_ERROR_RT_MEMORY_ALLOCATION);
 	ret = aclmem_ipc_open(ACLMEM_IPC_EVENT, handle.reserved, &e->ipc);
 	if (ret) {
 		free(e);
-		return ret;
+		return aclmem_api_ret(__func__, ret);
 	}
-	return publish(e, ACL_EVENT_IPC, event);
+	return aclmem_api_ret(__func__, publish(e, ACL_EVENT_IPC, event));
 }

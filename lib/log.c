@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "acl/acl_base.h"
 #include "log.h"
 
 static int log_level;
@@ -65,6 +66,12 @@ static __thread char errmsg_pending[ERRMSG_MAX];
 static __thread size_t errmsg_len;
 static __thread char errmsg_taken[ERRMSG_MAX];
 static __thread int last_error;
+/*
+ * Lines recorded, and their count when a failure's code was last recorded
+ * (or the lines were taken): a line recorded since is an aclmem_err() of
+ * a helper whose failure the public call has yet to return.
+ */
+static __thread unsigned long errmsg_seq, errmsg_claimed;
 
 void aclmem_errmsg_record(const char *msg)
 {
@@ -88,6 +95,7 @@ void aclmem_errmsg_record(const char *msg)
 	}
 	memcpy(errmsg_pending, msg, m);
 	errmsg_pending[errmsg_len] = '\0';
+	errmsg_seq++;
 }
 
 const char *aclmem_errmsg_take(void)
@@ -97,6 +105,7 @@ const char *aclmem_errmsg_take(void)
 	memcpy(errmsg_taken, errmsg_pending, errmsg_len + 1);
 	errmsg_len = 0;
 	errmsg_pending[0] = '\0';
+	errmsg_claimed = errmsg_seq;
 	return errmsg_taken;
 }
 
@@ -147,6 +156,74 @@ int aclmem_fail(int code, const char *fmt, ...)
 	va_end(ap);
 	last_error = code;
 	aclmem_errmsg_record(line);
+	errmsg_claimed = errmsg_seq;
 	log_line(ACLMEM_LOG_ERROR, line);
 	return code;
+}
+
+/* A few words for the codes internal helpers return. */
+static const char *code_words(int code)
+{
+	const struct {
+		int code;
+		const char *words;
+	} words[] = {
+		{ ACL_ERROR_INVALID_PARAM, "invalid parameter" },
+		{ ACL_ERROR_RT_PARAM_INVALID,
+		  "not a live handle, buffer or range" },
+		{ ACL_ERROR_RT_INVALID_DEVICEID, "no such device (device 0 only)" },
+		{ ACL_ERROR_RT_CONTEXT_NULL,
+		  "no current context on this thread (aclrtSetDevice first)" },
+		{ ACL_ERROR_RT_STREAM_CONTEXT,
+		  "the stream belongs to another context" },
+		{ ACL_ERROR_RT_MEMORY_ALLOCATION, "out of memory" },
+		{ ACL_ERROR_BAD_ALLOC, "out of memory" },
+		{ ACL_ERROR_RT_NO_DEVICE, "no device" },
+		{ ACL_ERROR_RT_NO_PERMISSION, "no permission for the device" },
+		{ ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "not supported" },
+		{ ACL_ERROR_RT_STREAM_ABORT, "the stream was aborted" },
+		{ ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, "timed out" },
+		{ ACL_ERROR_RT_WAIT_TIMEOUT, "a queued wait timed out" },
+		{ ACL_ERROR_RT_NO_STREAM_RESOURCE, "no stream resource" },
+		{ ACL_ERROR_RT_INTERNAL_ERROR, "internal error" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (words[i].code == code)
+			return words[i].words;
+	return "failed";
+}
+
+int aclmem_api_ret(const char *fn, int code)
+{
+	char line[ERRMSG_LINE];
+	size_t n = strlen(fn), first;
+
+	if (code == ACL_SUCCESS)
+		return code;
+	if (errmsg_len && errmsg_seq != errmsg_claimed) {
+		/* A helper's own message: make it name the call that failed. */
+		first = strcspn(errmsg_pending, "\n");
+		if (strncmp(errmsg_pending, fn, n) ||
+		    !strchr(":(", errmsg_pending[n])) {
+			snprintf(line, sizeof(line), "%s: %.*s", fn, (int)first,
+				 errmsg_pending);
+			/* Take the old line out; the record puts it back. */
+			if (first < errmsg_len) {
+				memmove(errmsg_pending,
+					errmsg_pending + first + 1,
+					errmsg_len - first);
+				errmsg_len -= first + 1;
+			} else {
+				errmsg_len = 0;
+				errmsg_pending[0] = '\0';
+			}
+			aclmem_errmsg_record(line);
+		}
+		last_error = code;
+		errmsg_claimed = errmsg_seq;
+		return code;
+	}
+	return aclmem_fail(code, "%s: %s (%d)", fn, code_words(code), code);
 }

@@ -45,6 +45,17 @@ void aclmem_log(int level, const char *fmt, ...)
 int aclmem_fail(int code, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/*
+ * The failure return of a public call whose failure an internal helper
+ * found: returns code after making it the thread's last error.  If the
+ * helper explained itself with aclmem_err() since the last failure was
+ * recorded, that message stays the one kept, prefixed with "fn: " when it
+ * does not name fn already; otherwise "fn: <what code means> (code)" is.
+ * ACL_SUCCESS is returned untouched: a success leaves the last error be.
+ *	return aclmem_api_ret("aclrtFoo", helper(...));
+ */
+int aclmem_api_ret(const char *fn, int code);
+
 /* Keep msg for aclGetRecentErrMsg() on this thread (newest first). */
 void aclmem_errmsg_record(const char *msg);
 

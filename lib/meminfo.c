@@ -15,6 +15,7 @@
  */
 #include "acl/acl_rt.h"
 #include "context.h"
+#include "log.h"
 #include "meminfo.h"
 #include "pool.h"
 
@@ -74,13 +75,14 @@ aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total)
 	int ret;
 
 	if (!free || !total)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtGetMemInfo: %s is NULL",
+				   !free ? "free" : "total");
 	ret = aclmem_ctx_require();
+	if (!ret)
+		ret = aclmem_ctx_info(&info);
 	if (ret)
-		return ret;
-	ret = aclmem_ctx_info(&info);
-	if (ret)
-		return ret;
+		return aclmem_api_ret("aclrtGetMemInfo", ret);
 	pool = aclmem_pool_global();
 	pthread_mutex_lock(&pool->lock);
 	kept = pool->bytes;
@@ -91,7 +93,8 @@ aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total)
 	info.free_ram += kept;
 	ret = aclmem_meminfo_compute((int)attr, &info, &f, &t);
 	if (ret)
-		return ret;
+		return aclmem_fail(ret, "aclrtGetMemInfo: unknown attr %d",
+				   (int)attr);
 	*free = f;
 	*total = t;
 	return ACL_SUCCESS;

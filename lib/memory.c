@@ -129,12 +129,17 @@ void aclmem_buf_release(struct aclmem_buf *b)
 		addrtree_remove(&parked, (uintptr_t)b->addr);
 	pthread_rwlock_unlock(&table_lock);
 
+	/*
+	 * Warnings, not errors: the call that released the buffer still
+	 * succeeds, and an error message would be taken for the explanation
+	 * of the thread's next failure (see aclmem_api_ret()).
+	 */
 	if (munmap(b->addr, b->map_len))
-		aclmem_err("munmap(%p, %zu): %s", b->addr, b->map_len,
-			   strerror(errno));
+		aclmem_warn("munmap(%p, %zu): %s", b->addr, b->map_len,
+			    strerror(errno));
 	ret = aclmem_free(aclmem_ctx_fd(), b->handle);
 	if (ret)
-		aclmem_err("FREE of handle %u: %s", b->handle, strerror(-ret));
+		aclmem_warn("FREE of handle %u: %s", b->handle, strerror(-ret));
 	free(b);
 }
 
@@ -158,11 +163,16 @@ int aclmem_mem_alloc(enum aclmem_api api, void **ptr, size_t size,
 	size_t cls;
 	int ret;
 
-	if (!ptr)
+	/* The public caller's aclmem_api_ret() names itself before these. */
+	if (!ptr) {
+		aclmem_err("the pointer for the address is NULL");
 		return ACL_ERROR_INVALID_PARAM;
+	}
 	ret = aclmem_policy_resolve(api, size, policy, &req);
-	if (ret)
+	if (ret) {
+		aclmem_err("cannot allocate %zu bytes", size);
 		return ret;
+	}
 	ret = aclmem_ctx_require();
 	if (ret)
 		return ret;
@@ -172,7 +182,8 @@ int aclmem_mem_alloc(enum aclmem_api api, void **ptr, size_t size,
 	b = aclmem_pool_get(pool, kind, req.kpolicy, req.kflags, cls);
 	if (b && b->map_len < req.size) {
 		/* A class must never hold a buffer too small for it. */
-		aclmem_err("pool: %zu-byte buffer in class %zu", b->map_len, cls);
+		aclmem_warn("pool: %zu-byte buffer in class %zu", b->map_len,
+			    cls);
 		aclmem_buf_release(b);
 		b = NULL;
 	}
@@ -215,8 +226,11 @@ int aclmem_mem_free(void *ptr, enum aclmem_buf_kind kind)
 	struct addrtree_node *n;
 	struct aclmem_buf *b = NULL;
 
-	if (!ptr)
+	/* The public caller's aclmem_api_ret() names itself before these. */
+	if (!ptr) {
+		aclmem_err("the pointer is NULL");
 		return ACL_ERROR_INVALID_PARAM;
+	}
 
 	pthread_rwlock_wrlock(&table_lock);
 	n = addrtree_find(&table, (uintptr_t)ptr);
@@ -226,8 +240,8 @@ int aclmem_mem_free(void *ptr, enum aclmem_buf_kind kind)
 	}
 	pthread_rwlock_unlock(&table_lock);
 	if (!b) {
-		aclmem_info("free of %p: not the start of a live %s buffer", ptr,
-			    kind == ACLMEM_BUF_HOST ? "host" : "device");
+		aclmem_err("%p is not the start of a live %s buffer", ptr,
+			   kind == ACLMEM_BUF_HOST ? "host" : "device");
 		return ACL_ERROR_RT_PARAM_INVALID;
 	}
 	usage_sub(b);
@@ -367,34 +381,44 @@ void aclmem_mem_atfork_child(void)
 
 aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
 {
-	return aclmem_mem_alloc(ACLMEM_API_MALLOC, devPtr, size, policy);
+	return aclmem_api_ret("aclrtMalloc",
+			      aclmem_mem_alloc(ACLMEM_API_MALLOC, devPtr, size,
+					       policy));
 }
 
 aclError aclrtMallocAlign32(void **devPtr, size_t size,
 			    aclrtMemMallocPolicy policy)
 {
-	return aclmem_mem_alloc(ACLMEM_API_MALLOC_ALIGN32, devPtr, size, policy);
+	return aclmem_api_ret("aclrtMallocAlign32",
+			      aclmem_mem_alloc(ACLMEM_API_MALLOC_ALIGN32, devPtr,
+					       size, policy));
 }
 
 aclError aclrtMallocCached(void **devPtr, size_t size,
 			   aclrtMemMallocPolicy policy)
 {
-	return aclmem_mem_alloc(ACLMEM_API_MALLOC_CACHED, devPtr, size, policy);
+	return aclmem_api_ret("aclrtMallocCached",
+			      aclmem_mem_alloc(ACLMEM_API_MALLOC_CACHED, devPtr,
+					       size, policy));
 }
 
 aclError aclrtMallocHost(void **hostPtr, size_t size)
 {
-	return aclmem_mem_alloc(ACLMEM_API_MALLOC_HOST, hostPtr, size, 0);
+	return aclmem_api_ret("aclrtMallocHost",
+			      aclmem_mem_alloc(ACLMEM_API_MALLOC_HOST, hostPtr,
+					       size, 0));
 }
 
 aclError aclrtFree(void *devPtr)
 {
-	return aclmem_mem_free(devPtr, ACLMEM_BUF_DEVICE);
+	return aclmem_api_ret("aclrtFree",
+			      aclmem_mem_free(devPtr, ACLMEM_BUF_DEVICE));
 }
 
 aclError aclrtFreeHost(void *hostPtr)
 {
-	return aclmem_mem_free(hostPtr, ACLMEM_BUF_HOST);
+	return aclmem_api_ret("aclrtFreeHost",
+			      aclmem_mem_free(hostPtr, ACLMEM_BUF_HOST));
 }
 
 /*
@@ -405,24 +429,28 @@ aclError aclrtFreeHost(void *hostPtr)
  */
 static aclError cache_op(void *ptr, size_t size, uint32_t dir)
 {
+	const char *fn = dir == NPU_MEM_SYNC_FROM_DEVICE ?
+			 "aclrtMemInvalidate" : "aclrtMemFlush";
 	struct aclmem_range r;
 	int ret;
 
 	if (!ptr || !size)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: %s", fn,
+				   !ptr ? "devPtr is NULL" : "size is 0");
 	ret = aclmem_ctx_require();
 	if (ret)
-		return ret;
+		return aclmem_api_ret(fn, ret);
 	ret = aclmem_mem_range(ptr, size, ACLMEM_BUF_DEVICE | ACLMEM_BUF_HOST,
 			       &r);
 	if (ret)
-		return ret;
+		return aclmem_fail(ret, "%s(%p, %zu): not inside one live "
+				   "buffer", fn, ptr, size);
 	ret = aclmem_sync(aclmem_ctx_fd(), r.handle, dir, r.offset, size);
-	if (ret) {
-		aclmem_err("SYNC of handle %u [%llu, +%zu): %s", r.handle,
-			   (unsigned long long)r.offset, size, strerror(-ret));
-		return aclmem_ioctl_errno_to_acl(-ret);
-	}
+	if (ret)
+		return aclmem_fail(aclmem_ioctl_errno_to_acl(-ret),
+				   "%s: SYNC of handle %u [%llu, +%zu): %s", fn,
+				   r.handle, (unsigned long long)r.offset,
+				   size, strerror(-ret));
 	return ACL_SUCCESS;
 }
 
@@ -442,7 +470,9 @@ aclError aclrtPointerGetAttributes(const void *ptr,
 	struct aclmem_range r;
 
 	if (!ptr || !attributes)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtPointerGetAttributes: %s is NULL",
+				   !ptr ? "ptr" : "attributes");
 	memset(attributes, 0, sizeof(*attributes));
 	if (aclmem_mem_range(ptr, 0, ACLMEM_BUF_DEVICE | ACLMEM_BUF_HOST, &r)) {
 		/* Memory ACL did not allocate: CANN says "unregistered". */
@@ -466,14 +496,16 @@ aclError aclrtPointerGetAttributes(const void *ptr,
  * flag asks that host memory have the same address on the device, which
  * is always so here.  Reserved or unknown attributes are refused.
  */
-static int cfg_check(const aclrtMallocConfig *cfg)
+static int cfg_check(const char *fn, const aclrtMallocConfig *cfg)
 {
 	size_t i;
 
 	if (!cfg || !cfg->numAttrs)
 		return ACL_SUCCESS;
 	if (!cfg->attrs)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "%s: cfg has %zu attributes but attrs is NULL",
+				   fn, cfg->numAttrs);
 	for (i = 0; i < cfg->numAttrs; i++) {
 		const aclrtMallocAttribute *a = &cfg->attrs[i];
 
@@ -482,17 +514,21 @@ static int cfg_check(const aclrtMallocConfig *cfg)
 			break;
 		case ACL_RT_MEM_ATTR_DEVICE_ID:
 			if (a->value.deviceId != 0)
-				return ACL_ERROR_RT_INVALID_DEVICEID;
+				return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
+						   "%s: no device %u (device 0 only)",
+						   fn, a->value.deviceId);
 			break;
 		case ACL_RT_MEM_ATTR_VA_FLAG:
 			if (a->value.vaFlag > 1)
-				return ACL_ERROR_INVALID_PARAM;
+				return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+						   "%s: vaFlag %u (0 or 1)", fn,
+						   a->value.vaFlag);
 			break;
 		case ACL_RT_MEM_ATTR_RSV:
 		default:
-			aclmem_info("malloc config: attribute %d unknown",
-				    (int)a->attr);
-			return ACL_ERROR_INVALID_PARAM;
+			return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+					   "%s: attribute %d unknown", fn,
+					   (int)a->attr);
 		}
 	}
 	return ACL_SUCCESS;
@@ -504,11 +540,14 @@ aclError aclrtMallocWithCfg(void **devPtr, size_t size,
 	int ret;
 
 	if (!devPtr)
-		return ACL_ERROR_INVALID_PARAM;
-	ret = cfg_check(cfg);
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtMallocWithCfg: devPtr is NULL");
+	ret = cfg_check("aclrtMallocWithCfg", cfg);
 	if (ret)
 		return ret;
-	return aclmem_mem_alloc(ACLMEM_API_MALLOC, devPtr, size, policy);
+	return aclmem_api_ret("aclrtMallocWithCfg",
+			      aclmem_mem_alloc(ACLMEM_API_MALLOC, devPtr, size,
+					       policy));
 }
 
 aclError aclrtMallocHostWithCfg(void **ptr, uint64_t size,
@@ -517,13 +556,18 @@ aclError aclrtMallocHostWithCfg(void **ptr, uint64_t size,
 	int ret;
 
 	if (!ptr)
-		return ACL_ERROR_INVALID_PARAM;
-	ret = cfg_check(cfg);
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtMallocHostWithCfg: ptr is NULL");
+	ret = cfg_check("aclrtMallocHostWithCfg", cfg);
 	if (ret)
 		return ret;
 	if (size > SIZE_MAX)
-		return ACL_ERROR_INVALID_PARAM;
-	return aclmem_mem_alloc(ACLMEM_API_MALLOC_HOST, ptr, (size_t)size, 0);
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtMallocHostWithCfg: size %llu too large",
+				   (unsigned long long)size);
+	return aclmem_api_ret("aclrtMallocHostWithCfg",
+			      aclmem_mem_alloc(ACLMEM_API_MALLOC_HOST, ptr,
+					       (size_t)size, 0));
 }
 
 /*
@@ -533,16 +577,27 @@ aclError aclrtMallocHostWithCfg(void **ptr, uint64_t size,
  */
 static aclError free_synced(void *ptr, enum aclmem_buf_kind kind)
 {
+	const char *fn = kind == ACLMEM_BUF_HOST ? "aclrtFreeHostWithDevSync" :
+						   "aclrtFreeWithDevSync";
 	int sync = ACL_SUCCESS, ret;
 
 	if (!ptr)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: NULL pointer",
+				   fn);
 	if (!is_buffer(ptr, kind))
-		return ACL_ERROR_RT_PARAM_INVALID;
+		return aclmem_fail(ACL_ERROR_RT_PARAM_INVALID,
+				   "%s(%p): not the start of a live %s buffer",
+				   fn, ptr,
+				   kind == ACLMEM_BUF_HOST ? "host" : "device");
 	if (!aclmem_ctx_require())
-		sync = aclmem_streams_sync_all();
+		sync = aclmem_streams_sync_all(-1);
 	ret = aclmem_mem_free(ptr, kind);
-	return ret ? ret : sync;
+	if (ret)
+		return aclmem_api_ret(fn, ret);
+	if (sync)
+		return aclmem_fail(sync, "%s(%p): freed, but a queued task had "
+				   "failed (%d)", fn, ptr, sync);
+	return ACL_SUCCESS;
 }
 
 aclError aclrtFreeWithDevSync(void *devPtr)
@@ -562,7 +617,10 @@ aclError aclrtMemGetAddressRange(void *ptr, void **baseUserVa,
 	aclError ret = ACL_ERROR_RT_PARAM_INVALID;
 
 	if (!ptr || !baseUserVa || !baseVaSize)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtMemGetAddressRange: %s is NULL",
+				   !ptr ? "ptr" : !baseUserVa ? "baseUserVa" :
+				   "baseVaSize");
 	pthread_rwlock_rdlock(&table_lock);
 	n = addrtree_find_le(&table, (uintptr_t)ptr);
 	if (n && (uintptr_t)ptr - n->key < to_buf(n)->size) {
@@ -571,7 +629,10 @@ aclError aclrtMemGetAddressRange(void *ptr, void **baseUserVa,
 		ret = ACL_SUCCESS;
 	}
 	pthread_rwlock_unlock(&table_lock);
-	return ret;
+	if (ret)
+		return aclmem_fail(ret, "aclrtMemGetAddressRange(%p): not inside "
+				   "a live buffer", ptr);
+	return ACL_SUCCESS;
 }
 
 aclError aclrtCheckMemType(void **addrList, uint32_t size, uint32_t memType,
@@ -582,12 +643,19 @@ aclError aclrtCheckMemType(void **addrList, uint32_t size, uint32_t memType,
 	uint32_t i, match = 1;
 	struct aclmem_range r;
 
-	if (!addrList || !checkResult || !size || reserve ||
-	    !memType || (memType & ~known))
-		return ACL_ERROR_INVALID_PARAM;
+	if (!addrList || !checkResult)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtCheckMemType: %s is NULL",
+				   !addrList ? "addrList" : "checkResult");
+	if (!size || reserve || !memType || (memType & ~known))
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtCheckMemType: size %u, memType 0x%x, "
+				   "reserve %u", size, memType, reserve);
 	for (i = 0; i < size; i++)
 		if (!addrList[i])
-			return ACL_ERROR_INVALID_PARAM;
+			return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+					   "aclrtCheckMemType: addrList[%u] is "
+					   "NULL", i);
 	/*
 	 * Device memory here is all ordinary device memory (aclrtMalloc*):
 	 * there is no DVPP pool and no reserved address range.
@@ -609,9 +677,13 @@ aclError aclrtGetMemUsageInfo(int32_t deviceId, aclrtMemUsageInfo *memUsageInfo,
 	size_t n, i;
 
 	if (!memUsageInfo || !outputNum)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtGetMemUsageInfo: %s is NULL",
+				   !memUsageInfo ? "memUsageInfo" : "outputNum");
 	if (deviceId != 0)
-		return ACL_ERROR_RT_INVALID_DEVICEID;
+		return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
+				   "aclrtGetMemUsageInfo: no device %d (device 0 "
+				   "only)", (int)deviceId);
 	pool_usage_sample();
 	memset(e, 0, sizeof(e));
 	/* "APP": the program's live buffers; "RUNTIME": the pool's cache. */
@@ -651,24 +723,31 @@ aclError aclrtMemGetAllocationGranularity(aclrtPhysicalMemProp *prop,
 					  aclrtMemGranularityOptions option,
 					  size_t *granularity)
 {
+	static const char fn[] = "aclrtMemGetAllocationGranularity";
 	bool host, dev;
 	size_t g;
 
 	if (!prop || !granularity)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: %s is NULL", fn,
+				   !prop ? "prop" : "granularity");
 	host = prop->location.type == ACL_MEM_LOCATION_TYPE_HOST ||
 	       prop->location.type == ACL_MEM_LOCATION_TYPE_HOST_NUMA;
 	dev = prop->location.type == ACL_MEM_LOCATION_TYPE_DEVICE;
 	if (!host && !dev)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "%s: location type %d", fn,
+				   (int)prop->location.type);
 	if (option != ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM &&
 	    option != ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: option %d", fn,
+				   (int)option);
 	switch (prop->memAttr) {
 	case ACL_DDR_MEM_NORMAL:
 	case ACL_DDR_MEM_P2P_NORMAL:
 		if (!host)
-			return ACL_ERROR_INVALID_PARAM;
+			return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+					   "%s: memAttr %d is host memory", fn,
+					   (int)prop->memAttr);
 		/* fall through */
 	case ACL_HBM_MEM_NORMAL:
 	case ACL_MEM_NORMAL:
@@ -678,7 +757,9 @@ aclError aclrtMemGetAllocationGranularity(aclrtPhysicalMemProp *prop,
 	case ACL_DDR_MEM_HUGE:
 	case ACL_DDR_MEM_P2P_HUGE:
 		if (!host)
-			return ACL_ERROR_INVALID_PARAM;
+			return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+					   "%s: memAttr %d is host memory", fn,
+					   (int)prop->memAttr);
 		/* fall through */
 	case ACL_HBM_MEM_HUGE:
 	case ACL_MEM_HUGE:
@@ -691,10 +772,13 @@ aclError aclrtMemGetAllocationGranularity(aclrtPhysicalMemProp *prop,
 		g = (size_t)1 << 30;
 		break;
 	default:
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: memAttr %d",
+				   fn, (int)prop->memAttr);
 	}
 	if (dev && prop->location.id != 0)
-		return ACL_ERROR_RT_INVALID_DEVICEID;
+		return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
+				   "%s: no device %u (device 0 only)", fn,
+				   prop->location.id);
 	*granularity = g;
 	return ACL_SUCCESS;
 }

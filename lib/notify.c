@@ -61,8 +61,11 @@ static int notify_get(aclrtNotify handle, struct aclmem_notify **out)
 {
 	struct aclmem_notify *n;
 
-	if (!handle)
+	/* The caller's aclmem_api_ret() names itself before these. */
+	if (!handle) {
+		aclmem_err("notify is NULL");
 		return ACL_ERROR_INVALID_PARAM;
+	}
 	pthread_mutex_lock(&notify_lock);
 	for (n = notifies; n && n != handle; n = n->next)
 		;
@@ -93,19 +96,23 @@ aclError aclrtCreateNotify(aclrtNotify *notify, uint64_t flag)
 	int ret;
 
 	if (!notify)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtCreateNotify: notify is NULL");
 	if (flag != ACL_NOTIFY_DEFAULT && flag != ACL_NOTIFY_DEVICE_USE_ONLY)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtCreateNotify: unknown flag 0x%llx",
+				   (unsigned long long)flag);
 	ret = aclmem_ctx_require();
 	if (ret)
-		return ret;
+		return aclmem_api_ret("aclrtCreateNotify", ret);
 	n = calloc(1, sizeof(*n));
 	if (!n)
-		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
+				   "aclrtCreateNotify: out of memory");
 	ret = aclmem_ipc_create(ACLMEM_IPC_NOTIFY, &n->ipc);
 	if (ret) {
 		free(n);
-		return ret;
+		return aclmem_api_ret("aclrtCreateNotify", ret);
 	}
 	n->ctx = aclmem_ctx_current();
 	publish(n);
@@ -131,14 +138,15 @@ aclError aclrtDestroyNotify(aclrtNotify notify)
 	struct aclmem_notify *n;
 
 	if (!notify)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtDestroyNotify: notify is NULL");
 	pthread_mutex_lock(&notify_lock);
 	n = unlink_locked(notify);
 	pthread_mutex_unlock(&notify_lock);
-	if (!n) {
-		aclmem_err("aclrtDestroyNotify(%p): not a live notify", notify);
-		return ACL_ERROR_RT_PARAM_INVALID;
-	}
+	if (!n)
+		return aclmem_fail(ACL_ERROR_RT_PARAM_INVALID,
+				   "aclrtDestroyNotify(%p): not a live notify",
+				   notify);
 	/* Queued waits hold references and the page stays mapped for them. */
 	notify_put(n);
 	return ACL_SUCCESS;
@@ -178,10 +186,11 @@ aclError aclrtGetNotifyId(aclrtNotify notify, uint32_t *notifyId)
 	int ret;
 
 	if (!notifyId)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtGetNotifyId: notifyId is NULL");
 	ret = notify_get(notify, &n);
 	if (ret)
-		return ret;
+		return aclmem_api_ret("aclrtGetNotifyId", ret);
 	*notifyId = n->id;
 	notify_put(n);
 	return ACL_SUCCESS;
@@ -196,18 +205,22 @@ aclError aclrtNotifyGetExportKey(aclrtNotify notify, char *key, size_t len,
 	int ret;
 
 	if (!key || len < ACLMEM_IPC_KEY_LEN)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtNotifyGetExportKey: %s", !key ?
+				   "key is NULL" : "len is too short for a key");
 	if (flags != ACL_RT_NOTIFY_EXPORT_FLAG_DEFAULT &&
 	    flags != ACL_RT_NOTIFY_EXPORT_FLAG_DISABLE_PID_VALIDATION)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtNotifyGetExportKey: unknown flags 0x%llx",
+				   (unsigned long long)flags);
 	ret = notify_get(notify, &n);
 	if (ret)
-		return ret;
+		return aclmem_api_ret("aclrtNotifyGetExportKey", ret);
 	ret = aclmem_ipc_key(&n->ipc, key, len);
 	if (!ret && flags == ACL_RT_NOTIFY_EXPORT_FLAG_DISABLE_PID_VALIDATION)
 		__atomic_store_n(&n->ipc.page->any_pid, 1, __ATOMIC_RELEASE);
 	notify_put(n);
-	return ret;
+	return aclmem_api_ret("aclrtNotifyGetExportKey", ret);
 }
 
 aclError aclrtNotifySetImportPid(aclrtNotify notify, int32_t *pid, size_t num)
@@ -216,14 +229,21 @@ aclError aclrtNotifySetImportPid(aclrtNotify notify, int32_t *pid, size_t num)
 	int ret;
 
 	if (!pid || !num)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtNotifySetImportPid: %s",
+				   !pid ? "pid is NULL" : "num is 0");
 	ret = notify_get(notify, &n);
 	if (ret)
-		return ret;
-	ret = n->ipc.fd < 0 ? ACL_ERROR_RT_PARAM_INVALID :
-			      aclmem_ipc_allow(&n->ipc, pid, num);
+		return aclmem_api_ret("aclrtNotifySetImportPid", ret);
+	if (n->ipc.fd < 0) {
+		aclmem_err("notify %p was imported: only its exporter says "
+			   "who may import it", notify);
+		ret = ACL_ERROR_RT_PARAM_INVALID;
+	} else {
+		ret = aclmem_ipc_allow(&n->ipc, pid, num);
+	}
 	notify_put(n);
-	return ret;
+	return aclmem_api_ret("aclrtNotifySetImportPid", ret);
 }
 
 aclError aclrtNotifyImportByKey(aclrtNotify *notify, const char *key,
@@ -233,20 +253,25 @@ aclError aclrtNotifyImportByKey(aclrtNotify *notify, const char *key,
 	int ret;
 
 	if (!notify || !key)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtNotifyImportByKey: %s is NULL",
+				   !notify ? "notify" : "key");
 	if (flags != ACL_RT_NOTIFY_IMPORT_FLAG_DEFAULT &&
 	    flags != ACL_RT_NOTIFY_IMPORT_FLAG_ENABLE_PEER_ACCESS)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtNotifyImportByKey: unknown flags 0x%llx",
+				   (unsigned long long)flags);
 	ret = aclmem_ctx_require();
 	if (ret)
-		return ret;
+		return aclmem_api_ret("aclrtNotifyImportByKey", ret);
 	n = calloc(1, sizeof(*n));
 	if (!n)
-		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
+				   "aclrtNotifyImportByKey: out of memory");
 	ret = aclmem_ipc_open(ACLMEM_IPC_NOTIFY, key, &n->ipc);
 	if (ret) {
 		free(n);
-		return ret;
+		return aclmem_api_ret("aclrtNotifyImportByKey", ret);
 	}
 	n->ctx = aclmem_ctx_current();
 	publish(n);
@@ -309,27 +334,29 @@ static void notify_release(struct aclmem_task *task, bool ran)
 static aclError queue(aclrtNotify notify, aclrtStream stream, bool wait,
 		      uint32_t timeout)
 {
+	const char *fn = wait ? "aclrtWaitAndResetNotify" : "aclrtRecordNotify";
 	struct aclmem_notify *n;
 	struct notify_task *t;
 	int ret;
 
 	ret = aclmem_ctx_require();
 	if (ret)
-		return ret;
+		return aclmem_api_ret(fn, ret);
 	ret = notify_get(notify, &n);
 	if (ret)
-		return ret;
+		return aclmem_api_ret(fn, ret);
 	t = calloc(1, sizeof(*t));
 	if (!t) {
 		notify_put(n);
-		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
+				   "%s: out of memory for the task", fn);
 	}
 	t->task.run = notify_run;
 	t->task.release = notify_release;
 	t->notify = n;
 	t->wait = wait;
 	t->timeout_ms = timeout;
-	return aclmem_stream_submit(stream, &t->task);
+	return aclmem_api_ret(fn, aclmem_stream_submit(stream, &t->task));
 }
 
 aclError aclrtRecordNotify(aclrtNotify notify, aclrtStream stream)

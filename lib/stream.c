@@ -35,6 +35,7 @@
 #include "callback.h"
 #include "context.h"
 #include "copy.h"
+#include "hooks.h"
 #include "log.h"
 #include "stream.h"
 
@@ -46,6 +47,9 @@
 				 ACL_STREAM_CPU_SCHEDULE | \
 				 ACL_STREAM_DEVICE_USE_ONLY)
 
+/* Live streams per process: aclrtGetStreamAvailableNum counts down. */
+#define STREAM_MAX		2048U
+
 enum stop_mode { RUN, DRAIN, DISCARD };
 
 struct aclmem_stream {
@@ -56,6 +60,10 @@ struct aclmem_stream {
 	uint32_t priority;
 	uint32_t flags;
 	uint64_t failure_mode;
+	/* Attributes kept for the program; nothing here acts on them. */
+	uint32_t overflow_switch;
+	uint32_t user_tag;
+	uint32_t cache_op_info;
 	pthread_mutex_t lock;
 	pthread_cond_t work;		/* worker: a task or a stop arrived */
 	pthread_cond_t idle;		/* waiters: the queue ran dry */
@@ -71,6 +79,8 @@ struct aclmem_stream {
 
 static pthread_mutex_t streams_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct aclmem_stream *streams;
+static unsigned int nr_streams;		/* under streams_lock */
+static struct aclmem_hooks state_hooks = ACLMEM_HOOKS_INIT;
 static _Atomic int32_t next_stream_id;
 
 static void release_all(struct aclmem_task *t)
@@ -242,6 +252,44 @@ static void registry_add(struct aclmem_stream *s)
 {
 	s->next = streams;
 	streams = s;
+	nr_streams++;
+}
+
+struct state_change {
+	struct aclmem_stream *stream;
+	aclrtStreamState state;
+};
+
+static void call_state(void *fn, void *args, void *ctx)
+{
+	struct state_change *c = ctx;
+
+	((aclrtStreamStateCallback)fn)(c->stream, c->state, args);
+}
+
+/*
+ * Tell the registered callbacks: after an aclrtCreateStream* made s, or
+ * before an aclrtDestroyStream* (or its context's end) takes it down.
+ * Default streams are the runtime's, not the program's: not reported.
+ */
+static void state_changed(struct aclmem_stream *s, aclrtStreamState state)
+{
+	struct state_change c = { s, state };
+
+	if (!s->is_default)
+		aclmem_hooks_call(&state_hooks, call_state, &c);
+}
+
+aclError aclrtRegStreamStateCallback(const char *regName,
+				     aclrtStreamStateCallback callback,
+				     void *args)
+{
+	int ret = aclmem_hooks_set(&state_hooks, regName, (void *)callback,
+				   args);
+
+	return ret ? aclmem_fail(ret, "aclrtRegStreamStateCallback: name "
+				 "NULL, empty or longer than %d",
+				 ACLMEM_HOOK_NAME_MAX) : ACL_SUCCESS;
 }
 
 int aclmem_stream_get(aclrtStream handle, struct aclmem_stream **out)
@@ -260,7 +308,9 @@ int aclmem_stream_get(aclrtStream handle, struct aclmem_stream **out)
 			if (s->ctx == ctx && s->is_default)
 				break;
 		if (!s) {
-			ret = stream_new(ctx, STREAM_PRIO_GREATEST, 0, &s);
+			ret = nr_streams >= STREAM_MAX ?
+				ACL_ERROR_RT_NO_STREAM_RESOURCE :
+				stream_new(ctx, STREAM_PRIO_GREATEST, 0, &s);
 			if (ret)
 				goto out;
 			s->is_default = true;
@@ -300,10 +350,11 @@ aclError aclrtCtxGetCurrentDefaultStream(aclrtStream *stream)
 	int ret;
 
 	if (!stream)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtCtxGetCurrentDefaultStream: stream is NULL");
 	ret = aclmem_stream_get(NULL, &s);
 	if (ret)
-		return ret;
+		return aclmem_api_ret("aclrtCtxGetCurrentDefaultStream", ret);
 	*stream = s;
 	aclmem_stream_put(s);
 	return ACL_SUCCESS;
@@ -350,47 +401,57 @@ int aclmem_stream_submit(aclrtStream handle, struct aclmem_task *t)
 	return ret;
 }
 
-static aclError create(aclrtStream *stream, uint32_t priority, uint32_t flags)
+static aclError create(const char *fn, aclrtStream *stream, uint32_t priority,
+		       uint32_t flags)
 {
 	struct aclmem_stream *s;
 	int ret;
 
 	if (!stream)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: stream is NULL",
+				   fn);
 	ret = aclmem_ctx_require();
 	if (ret)
-		return ret;
+		return aclmem_api_ret(fn, ret);
 	if (flags & ~STREAM_FLAGS_KNOWN)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "%s: unknown flags 0x%x", fn,
+				   flags & ~STREAM_FLAGS_KNOWN);
 	/* CANN clamps a priority past the least one rather than failing. */
 	if (priority > STREAM_PRIO_LEAST)
 		priority = STREAM_PRIO_LEAST;
-	ret = stream_new(aclmem_ctx_current(), priority, flags, &s);
-	if (ret)
-		return ret;
 	pthread_mutex_lock(&streams_lock);
-	registry_add(s);
+	ret = nr_streams >= STREAM_MAX ? ACL_ERROR_RT_NO_STREAM_RESOURCE :
+		stream_new(aclmem_ctx_current(), priority, flags, &s);
+	if (!ret)
+		registry_add(s);
 	pthread_mutex_unlock(&streams_lock);
+	if (ret)
+		return aclmem_api_ret(fn, ret);
 	*stream = s;
+	state_changed(s, ACL_RT_STREAM_STATE_CREATE_POST);
 	return ACL_SUCCESS;
 }
 
 aclError aclrtCreateStream(aclrtStream *stream)
 {
-	return create(stream, STREAM_PRIO_GREATEST, 0);
+	return create("aclrtCreateStream", stream, STREAM_PRIO_GREATEST, 0);
 }
 
 aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority,
 				     uint32_t flag)
 {
-	return create(stream, priority, flag);
+	return create("aclrtCreateStreamWithConfig", stream, priority, flag);
 }
 
 aclError aclrtDeviceGetStreamPriorityRange(int32_t *leastPriority,
 					   int32_t *greatestPriority)
 {
 	if (!leastPriority || !greatestPriority)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtDeviceGetStreamPriorityRange: %s is NULL",
+				   !leastPriority ? "leastPriority" :
+				   "greatestPriority");
 	*leastPriority = STREAM_PRIO_LEAST;
 	*greatestPriority = STREAM_PRIO_GREATEST;
 	return ACL_SUCCESS;
@@ -398,15 +459,19 @@ aclError aclrtDeviceGetStreamPriorityRange(int32_t *leastPriority,
 
 static aclError destroy(aclrtStream handle, enum stop_mode mode)
 {
+	const char *fn = mode == DRAIN ? "aclrtDestroyStream" :
+					 "aclrtDestroyStreamForce";
 	struct aclmem_stream **ps, *s = NULL;
 	struct aclmem_ctx *ctx;
 	int ret;
 
 	if (!handle)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "%s: stream is NULL (the default stream is "
+				   "not destroyed)", fn);
 	ret = aclmem_ctx_require();
 	if (ret)
-		return ret;
+		return aclmem_api_ret(fn, ret);
 	ctx = aclmem_ctx_current();
 	pthread_mutex_lock(&streams_lock);
 	for (ps = &streams; *ps; ps = &(*ps)->next) {
@@ -417,12 +482,17 @@ static aclError destroy(aclrtStream handle, enum stop_mode mode)
 			}
 			s = *ps;
 			*ps = s->next;
+			nr_streams--;
 			break;
 		}
 	}
 	pthread_mutex_unlock(&streams_lock);
 	if (!s)
-		return ret ? ret : ACL_ERROR_RT_PARAM_INVALID;
+		return aclmem_fail(ret ? ret : ACL_ERROR_RT_PARAM_INVALID,
+				   "%s(%p): %s", fn, handle,
+				   ret ? "a stream of another context" :
+				   "not a live stream of this process");
+	state_changed(s, ACL_RT_STREAM_STATE_DESTROY_PRE);
 	stream_stop(s, mode);
 	return ACL_SUCCESS;
 }
@@ -437,31 +507,41 @@ aclError aclrtDestroyStreamForce(aclrtStream stream)
 	return destroy(stream, DISCARD);
 }
 
-static aclError sync_stream(aclrtStream stream, int32_t timeout)
+static aclError sync_stream(const char *fn, aclrtStream stream,
+			     int32_t timeout)
 {
 	struct aclmem_stream *s;
 	int ret;
 
 	if (timeout < -1)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "%s: timeout %d (-1 waits for ever)", fn,
+				   (int)timeout);
 	ret = aclmem_stream_get(stream, &s);
 	if (ret)
-		return ret;
+		return aclmem_api_ret(fn, ret);
 	ret = stream_wait(s, timeout);
 	aclmem_stream_put(s);
-	return ret;
+	if (ret == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT)
+		return aclmem_fail(ret, "%s(%p): not done in %d ms", fn, stream,
+				   (int)timeout);
+	if (ret)
+		return aclmem_fail(ret, "%s(%p): a queued task failed (%d)", fn,
+				   stream, ret);
+	return ACL_SUCCESS;
 }
 
 aclError aclrtSynchronizeStream(aclrtStream stream)
 {
-	return sync_stream(stream, -1);
+	return sync_stream("aclrtSynchronizeStream", stream, -1);
 }
 
-/* CANN: timeout in ms, -1 waits for ever; 0 is also "for ever" there. */
+/* CANN: timeout in ms; -1 waits for ever, 0 only checks. */
 aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream,
 					   int32_t timeout)
 {
-	return sync_stream(stream, timeout == 0 ? -1 : timeout);
+	return sync_stream("aclrtSynchronizeStreamWithTimeout", stream,
+			   timeout);
 }
 
 aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status)
@@ -470,10 +550,11 @@ aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status)
 	int ret;
 
 	if (!status)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtStreamQuery: status is NULL");
 	ret = aclmem_stream_get(stream, &s);
 	if (ret)
-		return ret;
+		return aclmem_api_ret("aclrtStreamQuery", ret);
 	pthread_mutex_lock(&s->lock);
 	*status = stream_idle(s) ? ACL_STREAM_STATUS_COMPLETE :
 				   ACL_STREAM_STATUS_NOT_READY;
@@ -489,12 +570,16 @@ aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode)
 
 	/* CANN documents the default stream as not settable. */
 	if (!stream)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtSetStreamFailureMode: the default stream "
+				   "(NULL) cannot be set");
 	if (mode != ACL_CONTINUE_ON_FAILURE && mode != ACL_STOP_ON_FAILURE)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtSetStreamFailureMode: unknown mode %llu",
+				   (unsigned long long)mode);
 	ret = aclmem_stream_get(stream, &s);
 	if (ret)
-		return ret;
+		return aclmem_api_ret("aclrtSetStreamFailureMode", ret);
 	pthread_mutex_lock(&s->lock);
 	s->failure_mode = mode;
 	pthread_mutex_unlock(&s->lock);
@@ -508,10 +593,11 @@ aclError aclrtStreamGetId(aclrtStream stream, int32_t *streamId)
 	int ret;
 
 	if (!streamId)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtStreamGetId: streamId is NULL");
 	ret = aclmem_stream_get(stream, &s);
 	if (ret)
-		return ret;
+		return aclmem_api_ret("aclrtStreamGetId", ret);
 	*streamId = s->id;
 	aclmem_stream_put(s);
 	return ACL_SUCCESS;
@@ -523,10 +609,11 @@ aclError aclrtStreamGetPriority(aclrtStream stream, uint32_t *priority)
 	int ret;
 
 	if (!priority)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtStreamGetPriority: priority is NULL");
 	ret = aclmem_stream_get(stream, &s);
 	if (ret)
-		return ret;
+		return aclmem_api_ret("aclrtStreamGetPriority", ret);
 	*priority = s->priority;
 	aclmem_stream_put(s);
 	return ACL_SUCCESS;
@@ -538,10 +625,11 @@ aclError aclrtStreamGetFlags(aclrtStream stream, uint32_t *flags)
 	int ret;
 
 	if (!flags)
-		return ACL_ERROR_INVALID_PARAM;
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtStreamGetFlags: flags is NULL");
 	ret = aclmem_stream_get(stream, &s);
 	if (ret)
-		return ret;
+		return aclmem_api_ret("aclrtStreamGetFlags", ret);
 	*flags = s->flags;
 	aclmem_stream_put(s);
 	return ACL_SUCCESS;
@@ -551,17 +639,10 @@ aclError aclrtStreamGetFlags(aclrtStream stream, uint32_t *flags)
  * Discard the work not yet started and make waiting tasks give up; the
  * stream stays usable once the task that was running (if any) returns.
  */
-aclError aclrtStreamAbort(aclrtStream stream)
+static void stream_abort(struct aclmem_stream *s)
 {
-	struct aclmem_stream *s;
 	struct aclmem_task *dropped;
-	int ret;
 
-	if (!stream)
-		return ACL_ERROR_INVALID_PARAM;
-	ret = aclmem_stream_get(stream, &s);
-	if (ret)
-		return ret;
 	pthread_mutex_lock(&s->lock);
 	atomic_store(&s->cancel, true);
 	dropped = s->head;
@@ -573,7 +654,218 @@ aclError aclrtStreamAbort(aclrtStream stream)
 	s->failed = false;
 	pthread_mutex_unlock(&s->lock);
 	release_all(dropped);
+}
+
+aclError aclrtStreamAbort(aclrtStream stream)
+{
+	struct aclmem_stream *s;
+	int ret;
+
+	if (!stream)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtStreamAbort: stream is NULL");
+	ret = aclmem_stream_get(stream, &s);
+	if (ret)
+		return aclmem_api_ret("aclrtStreamAbort", ret);
+	stream_abort(s);
 	aclmem_stream_put(s);
+	return ACL_SUCCESS;
+}
+
+/*
+ * CANN's stop: like aclrtStreamAbort here (work not started is dropped,
+ * waits give up), and the stream stays usable.
+ */
+aclError aclrtStreamStop(aclrtStream stream)
+{
+	int ret;
+
+	if (!stream)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtStreamStop: stream is NULL");
+	ret = aclrtStreamAbort(stream);
+	return ret ? aclmem_api_ret("aclrtStreamStop", ret) : ACL_SUCCESS;
+}
+
+/* ---- configuration handles and attributes ---- */
+
+aclrtStreamConfigHandle *aclrtCreateStreamConfigHandle(void)
+{
+	aclrtStreamConfigHandle *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
+			    "aclrtCreateStreamConfigHandle: out of memory");
+	return h;
+}
+
+aclError aclrtDestroyStreamConfigHandle(aclrtStreamConfigHandle *handle)
+{
+	if (!handle)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtDestroyStreamConfigHandle: NULL handle");
+	free(handle);
+	return ACL_SUCCESS;
+}
+
+aclError aclrtSetStreamConfigOpt(aclrtStreamConfigHandle *handle,
+				 aclrtStreamConfigAttr attr,
+				 const void *attrValue, size_t valueSize)
+{
+	static const size_t size[] = {
+		[ACL_RT_STREAM_WORK_ADDR_PTR] = sizeof(handle->workptr),
+		[ACL_RT_STREAM_WORK_SIZE] = sizeof(handle->workSize),
+		[ACL_RT_STREAM_FLAG] = sizeof(handle->flag),
+		[ACL_RT_STREAM_PRIORITY] = sizeof(handle->priority),
+	};
+
+	if (!handle || !attrValue)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtSetStreamConfigOpt: NULL %s",
+				   handle ? "value" : "handle");
+	if ((unsigned int)attr > ACL_RT_STREAM_PRIORITY ||
+	    valueSize != size[attr])
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtSetStreamConfigOpt: attribute %d with "
+				   "%zu bytes", (int)attr, valueSize);
+	switch (attr) {
+	case ACL_RT_STREAM_WORK_ADDR_PTR:
+		memcpy(&handle->workptr, attrValue, valueSize);
+		break;
+	case ACL_RT_STREAM_WORK_SIZE:
+		memcpy(&handle->workSize, attrValue, valueSize);
+		break;
+	case ACL_RT_STREAM_FLAG:
+		memcpy(&handle->flag, attrValue, valueSize);
+		break;
+	case ACL_RT_STREAM_PRIORITY:
+		memcpy(&handle->priority, attrValue, valueSize);
+		break;
+	}
+	return ACL_SUCCESS;
+}
+
+/*
+ * The work memory a configuration may name is for a model's tasks, which
+ * never run here: it is accepted and not used.
+ */
+aclError aclrtCreateStreamV2(aclrtStream *stream,
+			     const aclrtStreamConfigHandle *handle)
+{
+	if (handle && handle->flag > UINT32_MAX)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtCreateStreamV2: flags %#zx",
+				   handle->flag);
+	return create("aclrtCreateStreamV2", stream,
+		      handle ? handle->priority : STREAM_PRIO_GREATEST,
+		      handle ? (uint32_t)handle->flag : 0);
+}
+
+static aclError attribute(const char *fn, aclrtStream stream,
+			  aclrtStreamAttr type, aclrtStreamAttrValue *value,
+			  bool set)
+{
+	struct aclmem_stream *s;
+	int ret = ACL_SUCCESS;
+
+	if (!value)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: value is NULL",
+				   fn);
+	ret = aclmem_stream_get(stream, &s);
+	if (ret)
+		return aclmem_api_ret(fn, ret);
+	pthread_mutex_lock(&s->lock);
+	switch (type) {
+	case ACL_STREAM_ATTR_FAILURE_MODE:
+		if (!set)
+			value->failureMode = s->failure_mode;
+		else if (s->is_default ||
+			 (value->failureMode != ACL_CONTINUE_ON_FAILURE &&
+			  value->failureMode != ACL_STOP_ON_FAILURE))
+			ret = ACL_ERROR_INVALID_PARAM;
+		else
+			s->failure_mode = value->failureMode;
+		break;
+	case ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK:
+		if (set)
+			s->overflow_switch = value->overflowSwitch;
+		else
+			value->overflowSwitch = s->overflow_switch;
+		break;
+	case ACL_STREAM_ATTR_USER_CUSTOM_TAG:
+		if (set)
+			s->user_tag = value->userCustomTag;
+		else
+			value->userCustomTag = s->user_tag;
+		break;
+	case ACL_STREAM_ATTR_CACHE_OP_INFO:
+		if (set)
+			s->cache_op_info = value->cacheOpInfoSwitch;
+		else
+			value->cacheOpInfoSwitch = s->cache_op_info;
+		break;
+	case ACL_STREAM_ATTR_PRIORITY:
+		if (!set)
+			value->streamPriority = s->priority;
+		else if (value->streamPriority > STREAM_PRIO_LEAST)
+			ret = ACL_ERROR_INVALID_PARAM;
+		else
+			s->priority = value->streamPriority;
+		break;
+	default:
+		ret = ACL_ERROR_INVALID_PARAM;
+	}
+	pthread_mutex_unlock(&s->lock);
+	aclmem_stream_put(s);
+	return ret ? aclmem_fail(ret, "%s(%p, %d): no such attribute or value",
+				 fn, stream, (int)type) : ACL_SUCCESS;
+}
+
+aclError aclrtSetStreamAttribute(aclrtStream stream, aclrtStreamAttr stmAttrType,
+				 aclrtStreamAttrValue *value)
+{
+	return attribute("aclrtSetStreamAttribute", stream, stmAttrType, value,
+			 true);
+}
+
+aclError aclrtGetStreamAttribute(aclrtStream stream, aclrtStreamAttr stmAttrType,
+				 aclrtStreamAttrValue *value)
+{
+	return attribute("aclrtGetStreamAttribute", stream, stmAttrType, value,
+			 false);
+}
+
+aclError aclrtSetStreamOverflowSwitch(aclrtStream stream, uint32_t flag)
+{
+	aclrtStreamAttrValue v = { .overflowSwitch = flag };
+
+	return attribute("aclrtSetStreamOverflowSwitch", stream,
+			 ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK, &v, true);
+}
+
+aclError aclrtGetStreamOverflowSwitch(aclrtStream stream, uint32_t *flag)
+{
+	aclrtStreamAttrValue v = { 0 };
+	int ret;
+
+	if (!flag)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtGetStreamOverflowSwitch: flag is NULL");
+	ret = attribute("aclrtGetStreamOverflowSwitch", stream,
+			ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK, &v, false);
+	if (!ret)
+		*flag = v.overflowSwitch;
+	return ret;
+}
+
+aclError aclrtGetStreamAvailableNum(uint32_t *streamCount)
+{
+	if (!streamCount)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtGetStreamAvailableNum: NULL count");
+	pthread_mutex_lock(&streams_lock);
+	*streamCount = STREAM_MAX - nr_streams;
+	pthread_mutex_unlock(&streams_lock);
 	return ACL_SUCCESS;
 }
 
@@ -629,10 +921,11 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
 		return ACL_SUCCESS;
 	ret = aclmem_copy_check(dst, destMax, src, count, (int)kind);
 	if (ret)
-		return ret;
+		return aclmem_api_ret("aclrtMemcpyAsync", ret);
 	c = calloc(1, sizeof(*c));
 	if (!c)
-		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
+				   "aclrtMemcpyAsync: out of memory for the task");
 	c->task.run = copy_run;
 	c->task.release = task_free;
 	c->dst = dst;
@@ -640,7 +933,8 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
 	c->max = destMax;
 	c->count = count;
 	c->kind = (int)kind;
-	return aclmem_stream_submit(stream, &c->task);
+	return aclmem_api_ret("aclrtMemcpyAsync",
+			      aclmem_stream_submit(stream, &c->task));
 }
 
 aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value,
@@ -653,10 +947,11 @@ aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value,
 		return ACL_SUCCESS;
 	ret = aclmem_set_check(devPtr, maxCount, count);
 	if (ret)
-		return ret;
+		return aclmem_api_ret("aclrtMemsetAsync", ret);
 	c = calloc(1, sizeof(*c));
 	if (!c)
-		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
+				   "aclrtMemsetAsync: out of memory for the task");
 	c->task.run = copy_run;
 	c->task.release = task_free;
 	c->fill = true;
@@ -664,17 +959,21 @@ aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value,
 	c->max = maxCount;
 	c->count = count;
 	c->value = value;
-	return aclmem_stream_submit(stream, &c->task);
+	return aclmem_api_ret("aclrtMemsetAsync",
+			      aclmem_stream_submit(stream, &c->task));
 }
 
 /* ---- every stream ---- */
 
-int aclmem_streams_sync_all(void)
+int aclmem_streams_sync_all(int32_t timeout_ms)
 {
 	struct aclmem_stream **snap, *s;
+	struct timespec start, now;
+	int32_t left = timeout_ms;
 	size_t n = 0, i;
 	int ret = ACL_SUCCESS, err;
 
+	clock_gettime(CLOCK_MONOTONIC, &start);
 	pthread_mutex_lock(&streams_lock);
 	for (s = streams; s; s = s->next)
 		n++;
@@ -689,13 +988,44 @@ int aclmem_streams_sync_all(void)
 	}
 	pthread_mutex_unlock(&streams_lock);
 	for (i = 0; i < n; i++) {
-		err = stream_wait(snap[i], -1);
-		if (err && !ret)
+		/* One deadline for all: each stream gets what is left. */
+		if (timeout_ms > 0) {
+			int64_t spent;
+
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			spent = (now.tv_sec - start.tv_sec) * 1000LL +
+				(now.tv_nsec - start.tv_nsec) / 1000000L;
+			left = spent >= timeout_ms ? 0 :
+			       (int32_t)(timeout_ms - spent);
+		}
+		err = stream_wait(snap[i], left);
+		if (err && (!ret || err == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT))
 			ret = err;
 		aclmem_stream_put(snap[i]);
 	}
 	free(snap);
 	return ret;
+}
+
+void aclmem_streams_abort_all(void)
+{
+	struct aclmem_stream **snap, *s;
+	size_t n = 0, i;
+
+	pthread_mutex_lock(&streams_lock);
+	for (s = streams; s; s = s->next)
+		n++;
+	snap = calloc(n ? n : 1, sizeof(*snap));
+	for (s = streams, i = 0; snap && s; s = s->next, i++) {
+		stream_ref(s);
+		snap[i] = s;
+	}
+	pthread_mutex_unlock(&streams_lock);
+	for (i = 0; snap && i < n; i++) {
+		stream_abort(snap[i]);
+		aclmem_stream_put(snap[i]);
+	}
+	free(snap);
 }
 
 void aclmem_streams_destroy_ctx(struct aclmem_ctx *ctx, bool force)
@@ -708,6 +1038,7 @@ void aclmem_streams_destroy_ctx(struct aclmem_ctx *ctx, bool force)
 			*ps = s->next;
 			s->next = list;
 			list = s;
+			nr_streams--;
 		} else {
 			ps = &s->next;
 		}
@@ -715,6 +1046,7 @@ void aclmem_streams_destroy_ctx(struct aclmem_ctx *ctx, bool force)
 	pthread_mutex_unlock(&streams_lock);
 	while ((s = list)) {
 		list = s->next;
+		state_changed(s, ACL_RT_STREAM_STATE_DESTROY_PRE);
 		stream_stop(s, force ? DISCARD : DRAIN);
 	}
 }
@@ -743,4 +1075,6 @@ void aclmem_streams_atfork_child(void)
 		streams = s->next;
 		free(s);
 	}
+	nr_streams = 0;
+	aclmem_hooks_atfork_child(&state_hooks);
 }

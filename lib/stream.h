@@ -58,8 +58,15 @@ int32_t aclmem_stream_id(struct aclmem_stream *s);
  */
 bool aclmem_stream_cancelled(struct aclmem_stream *s);
 
-/* Wait for every stream of every context; the first error kept (cleared). */
-int aclmem_streams_sync_all(void);
+/*
+ * Wait for every stream of every context, up to timeout_ms in all (< 0:
+ * for ever; 0: only check): ACL_ERROR_RT_STREAM_SYNC_TIMEOUT if one is
+ * still busy then, else the first error a stream kept (cleared).
+ */
+int aclmem_streams_sync_all(int32_t timeout_ms);
+
+/* aclrtStreamAbort on every stream of every context. */
+void aclmem_streams_abort_all(void);
 
 /*
  * Destroy every stream of a context (NULL: of every context): force

@@ -130,14 +130,16 @@ aclError aclrtValueWrite(void *devAddr, uint64_t value, uint32_t flag,
 {
 	/* CANN: reserved, must be 0. */
 	if (flag)
-		return ACL_ERROR_INVALID_PARAM;
-	return queue(devAddr, value, 0, false, stream);
+		return aclmem_api_ret(__func__, ACL_ERROR_INVALID_PARAM);
+	return aclmem_api_ret(__func__,
+				      queue(devAddr, value, 0, false, stream));
 }
 
 aclError aclrtValueWait(void *devAddr, uint64_t value, uint32_t flag,
 			aclrtStream stream)
 {
 	if (flag > ACL_STREAM_WAIT_VALUE_NOR)
-		return ACL_ERROR_INVALID_PARAM;
-	return queue(devAddr, value, flag, true, stream);
+		return aclmem_api_ret(__func__, ACL_ERROR_INVALID_PARAM);
+	return aclmem_api_ret(__func__,
+				      queue(devAddr, value, flag, true, stream));
 }

@@ -248,6 +248,64 @@ typedef enum aclrtDeviceLimit {
 	ACL_RT_DEV_LIMIT_SIMT_PRINTF_FIFO_SIZE = 4,
 } aclrtDeviceLimit;
 
+typedef enum {
+	ACL_RT_STREAM_WORK_ADDR_PTR = 0,
+	ACL_RT_STREAM_WORK_SIZE,
+	ACL_RT_STREAM_FLAG,
+	ACL_RT_STREAM_PRIORITY,
+} aclrtStreamConfigAttr;
+
+typedef struct aclrtStreamConfigHandle {
+	void *workptr;
+	size_t workSize;
+	size_t flag;
+	uint32_t priority;
+} aclrtStreamConfigHandle;
+
+typedef enum {
+	ACL_STREAM_ATTR_FAILURE_MODE = 1,
+	ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK = 2,
+	ACL_STREAM_ATTR_USER_CUSTOM_TAG = 3,
+	ACL_STREAM_ATTR_CACHE_OP_INFO = 4,
+	ACL_STREAM_ATTR_PRIORITY = 5,
+} aclrtStreamAttr;
+
+typedef union {
+	uint64_t failureMode;
+	uint32_t overflowSwitch;
+	uint32_t userCustomTag;
+	uint32_t cacheOpInfoSwitch;
+	uint32_t streamPriority;
+	uint32_t reserve[4];
+} aclrtStreamAttrValue;
+
+typedef enum {
+	ACL_RT_STREAM_STATE_CREATE_POST = 1,
+	ACL_RT_STREAM_STATE_DESTROY_PRE,
+} aclrtStreamState;
+
+typedef void (*aclrtStreamStateCallback)(aclrtStream stm,
+					 aclrtStreamState state, void *args);
+
+typedef enum {
+	ACL_RT_DEVICE_STATE_SET_PRE = 0,
+	ACL_RT_DEVICE_STATE_SET_POST,
+	ACL_RT_DEVICE_STATE_RESET_PRE,
+	ACL_RT_DEVICE_STATE_RESET_POST,
+} aclrtDeviceState;
+
+typedef void (*aclrtDeviceStateCallback)(int32_t deviceId,
+					 aclrtDeviceState state, void *args);
+
+typedef enum {
+	ACL_RT_DEVICE_TASK_ABORT_PRE = 0,
+	ACL_RT_DEVICE_TASK_ABORT_POST,
+} aclrtDeviceTaskAbortStage;
+
+typedef int32_t (*aclrtDeviceTaskAbortCallback)(int32_t deviceId,
+						aclrtDeviceTaskAbortStage stage,
+						uint32_t timeout, void *args);
+
 typedef void (*aclrtCallback)(void *userData);
 typedef void (*aclrtHostFunc)(void *args);
 
@@ -263,6 +321,16 @@ ACL_FUNC_VISIBILITY aclError aclrtGetDevice(int32_t *deviceId);
 ACL_FUNC_VISIBILITY aclError aclrtGetDeviceCount(uint32_t *count);
 ACL_FUNC_VISIBILITY aclError aclrtGetRunMode(aclrtRunMode *runMode);
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeDevice(void);
+ACL_FUNC_VISIBILITY aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout);
+/* Told when the device comes into use and when its last reset ends it. */
+ACL_FUNC_VISIBILITY aclError aclrtRegDeviceStateCallback(const char *regName,
+							 aclrtDeviceStateCallback callback,
+							 void *args);
+ACL_FUNC_VISIBILITY aclError aclrtSetDeviceTaskAbortCallback(const char *regName,
+							     aclrtDeviceTaskAbortCallback callback,
+							     void *args);
+ACL_FUNC_VISIBILITY aclError aclrtDeviceTaskAbort(int32_t deviceId,
+						  uint32_t timeout);
 
 /* Streams.  A NULL stream is the default stream of the current device. */
 ACL_FUNC_VISIBILITY aclError aclrtCreateStream(aclrtStream *stream);
@@ -306,6 +374,29 @@ ACL_FUNC_VISIBILITY aclError aclrtStreamGetPriority(aclrtStream stream,
 ACL_FUNC_VISIBILITY aclError aclrtStreamGetFlags(aclrtStream stream,
 						 uint32_t *flags);
 ACL_FUNC_VISIBILITY aclError aclrtStreamAbort(aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtStreamStop(aclrtStream stream);
+ACL_FUNC_VISIBILITY aclrtStreamConfigHandle *aclrtCreateStreamConfigHandle(void);
+ACL_FUNC_VISIBILITY aclError aclrtDestroyStreamConfigHandle(aclrtStreamConfigHandle *handle);
+ACL_FUNC_VISIBILITY aclError aclrtSetStreamConfigOpt(aclrtStreamConfigHandle *handle,
+						     aclrtStreamConfigAttr attr,
+						     const void *attrValue,
+						     size_t valueSize);
+ACL_FUNC_VISIBILITY aclError aclrtCreateStreamV2(aclrtStream *stream,
+						 const aclrtStreamConfigHandle *handle);
+ACL_FUNC_VISIBILITY aclError aclrtSetStreamAttribute(aclrtStream stream,
+						     aclrtStreamAttr stmAttrType,
+						     aclrtStreamAttrValue *value);
+ACL_FUNC_VISIBILITY aclError aclrtGetStreamAttribute(aclrtStream stream,
+						     aclrtStreamAttr stmAttrType,
+						     aclrtStreamAttrValue *value);
+ACL_FUNC_VISIBILITY aclError aclrtSetStreamOverflowSwitch(aclrtStream stream,
+							  uint32_t flag);
+ACL_FUNC_VISIBILITY aclError aclrtGetStreamOverflowSwitch(aclrtStream stream,
+							  uint32_t *flag);
+ACL_FUNC_VISIBILITY aclError aclrtGetStreamAvailableNum(uint32_t *streamCount);
+ACL_FUNC_VISIBILITY aclError aclrtRegStreamStateCallback(const char *regName,
+							 aclrtStreamStateCallback callback,
+							 void *args);
 /* A 64-bit device word written or waited for in stream order. */
 ACL_FUNC_VISIBILITY aclError aclrtValueWrite(void *devAddr, uint64_t value,
 					     uint32_t flag, aclrtStream stream);

@@ -48,7 +48,11 @@ START_TEST(set_device_makes_default_current)
 	ck_assert_int_eq(flags, 0);
 	ck_assert_int_eq(aclrtGetPrimaryCtxState(1, &flags, &active),
 			 ACL_ERROR_RT_INVALID_DEVICEID);
-	ck_assert_int_eq(aclrtGetPrimaryCtxState(0, NULL, &active),
+	/* flags is reserved: CANN's callers pass NULL. */
+	active = 0;
+	ck_assert_int_eq(aclrtGetPrimaryCtxState(0, NULL, &active), 0);
+	ck_assert_int_eq(active, 1);
+	ck_assert_int_eq(aclrtGetPrimaryCtxState(0, &flags, NULL),
 			 ACL_ERROR_INVALID_PARAM);
 	/* The default context cannot be destroyed, only reset. */
 	ck_assert_int_eq(aclrtDestroyContext(c1), ACL_ERROR_RT_PARAM_INVALID);
@@ -352,11 +356,20 @@ START_TEST(query_not_ready_then_timeout)
 	ck_assert_int_eq(st, ACL_STREAM_STATUS_NOT_READY);
 	ck_assert_int_eq(aclrtSynchronizeStreamWithTimeout(s, 10),
 			 ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
+	/* 0 only checks (CANN). */
+	ck_assert_int_eq(aclrtSynchronizeStreamWithTimeout(s, 0),
+			 ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
+	ck_assert_int_eq(aclrtSynchronizeDeviceWithTimeout(0),
+			 ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
+	ck_assert_int_eq(aclrtSynchronizeDeviceWithTimeout(-5),
+			 ACL_ERROR_INVALID_PARAM);
 	ck_assert_int_eq(aclrtSynchronizeStreamWithTimeout(s, -2),
 			 ACL_ERROR_INVALID_PARAM);
 	ck_assert_int_eq(aclrtSynchronizeStreamWithTimeout(s, -1), 0);
 	ck_assert_int_eq(aclrtStreamQuery(s, &st), 0);
 	ck_assert_int_eq(st, ACL_STREAM_STATUS_COMPLETE);
+	ck_assert_int_eq(aclrtSynchronizeStreamWithTimeout(s, 0), 0);
+	ck_assert_int_eq(aclrtSynchronizeDeviceWithTimeout(1000), 0);
 	ck_assert_int_eq(aclrtDestroyStream(s), 0);
 }
 END_TEST
@@ -432,6 +445,200 @@ START_TEST(abort_discards_queued_work)
 }
 END_TEST
 
+START_TEST(config_handles_and_attributes)
+{
+	aclrtStreamConfigHandle *h = aclrtCreateStreamConfigHandle();
+	aclrtStreamAttrValue v;
+	uint32_t prio = 9, flags = 9, avail1, avail2, sw = 7;
+	size_t flag = ACL_STREAM_FAST_SYNC;
+	aclrtStream s;
+
+	ck_assert_ptr_nonnull(h);
+	prio = 5;
+	ck_assert_int_eq(aclrtSetStreamConfigOpt(h, ACL_RT_STREAM_PRIORITY,
+						 &prio, sizeof(prio)), 0);
+	ck_assert_int_eq(aclrtSetStreamConfigOpt(h, ACL_RT_STREAM_FLAG, &flag,
+						 sizeof(flag)), 0);
+	ck_assert_int_eq(aclrtSetStreamConfigOpt(h, ACL_RT_STREAM_PRIORITY,
+						 &prio, 2), ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtSetStreamConfigOpt(h, (aclrtStreamConfigAttr)9,
+						 &prio, 4), ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtSetStreamConfigOpt(NULL, ACL_RT_STREAM_PRIORITY,
+						 &prio, 4), ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtGetStreamAvailableNum(&avail1), 0);
+	ck_assert_int_eq(aclrtCreateStreamV2(&s, h), 0);
+	ck_assert_int_eq(aclrtGetStreamAvailableNum(&avail2), 0);
+	ck_assert_uint_eq(avail2, avail1 - 1);
+	ck_assert_int_eq(aclrtStreamGetPriority(s, &prio), 0);
+	ck_assert_uint_eq(prio, 5);
+	ck_assert_int_eq(aclrtStreamGetFlags(s, &flags), 0);
+	ck_assert_uint_eq(flags, ACL_STREAM_FAST_SYNC);
+	ck_assert_int_eq(aclrtDestroyStreamConfigHandle(h), 0);
+	ck_assert_int_eq(aclrtDestroyStreamConfigHandle(NULL),
+			 ACL_ERROR_INVALID_PARAM);
+
+	/* Attributes: failure mode is the real one, the others are kept. */
+	v.failureMode = ACL_STOP_ON_FAILURE;
+	ck_assert_int_eq(aclrtSetStreamAttribute(s, ACL_STREAM_ATTR_FAILURE_MODE,
+						 &v), 0);
+	v.failureMode = 99;
+	ck_assert_int_eq(aclrtGetStreamAttribute(s, ACL_STREAM_ATTR_FAILURE_MODE,
+						 &v), 0);
+	ck_assert_uint_eq(v.failureMode, ACL_STOP_ON_FAILURE);
+	v.failureMode = 5;
+	ck_assert_int_eq(aclrtSetStreamAttribute(s, ACL_STREAM_ATTR_FAILURE_MODE,
+						 &v), ACL_ERROR_INVALID_PARAM);
+	v.userCustomTag = 1234;
+	ck_assert_int_eq(aclrtSetStreamAttribute(s,
+			ACL_STREAM_ATTR_USER_CUSTOM_TAG, &v), 0);
+	v.userCustomTag = 0;
+	ck_assert_int_eq(aclrtGetStreamAttribute(s,
+			ACL_STREAM_ATTR_USER_CUSTOM_TAG, &v), 0);
+	ck_assert_uint_eq(v.userCustomTag, 1234);
+	v.streamPriority = 2;
+	ck_assert_int_eq(aclrtSetStreamAttribute(s, ACL_STREAM_ATTR_PRIORITY,
+						 &v), 0);
+	ck_assert_int_eq(aclrtStreamGetPriority(s, &prio), 0);
+	ck_assert_uint_eq(prio, 2);
+	ck_assert_int_eq(aclrtGetStreamAttribute(s, (aclrtStreamAttr)77, &v),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtGetStreamAttribute(s, ACL_STREAM_ATTR_PRIORITY,
+						 NULL), ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtSetStreamOverflowSwitch(s, 1), 0);
+	ck_assert_int_eq(aclrtGetStreamOverflowSwitch(s, &sw), 0);
+	ck_assert_uint_eq(sw, 1);
+	ck_assert_int_eq(aclrtStreamStop(s), 0);
+	ck_assert_int_eq(aclrtStreamStop(NULL), ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtDestroyStream(s), 0);
+	ck_assert_int_eq(aclrtGetStreamAvailableNum(&avail2), 0);
+	ck_assert_uint_eq(avail2, avail1);
+	/* A NULL configuration is the defaults. */
+	ck_assert_int_eq(aclrtCreateStreamV2(&s, NULL), 0);
+	ck_assert_int_eq(aclrtDestroyStream(s), 0);
+}
+END_TEST
+
+struct seen {
+	int n;
+	int states[8];
+	void *streams[8];
+	int32_t devs[8];
+};
+
+static void stream_state_cb(aclrtStream stm, aclrtStreamState state,
+			    void *args)
+{
+	struct seen *w = args;
+
+	if (w->n < 8) {
+		w->streams[w->n] = stm;
+		w->states[w->n++] = state;
+	}
+}
+
+static void device_state_cb(int32_t dev, aclrtDeviceState state, void *args)
+{
+	struct seen *w = args;
+
+	if (w->n < 8) {
+		w->devs[w->n] = dev;
+		w->states[w->n++] = state;
+	}
+}
+
+static int32_t abort_cb(int32_t dev, aclrtDeviceTaskAbortStage stage,
+			uint32_t timeout, void *args)
+{
+	struct seen *w = args;
+
+	(void)dev;
+	(void)timeout;
+	if (w->n < 8)
+		w->states[w->n++] = stage;
+	return 0;
+}
+
+static int32_t refuse_cb(int32_t dev, aclrtDeviceTaskAbortStage stage,
+			 uint32_t timeout, void *args)
+{
+	(void)dev;
+	(void)stage;
+	(void)timeout;
+	(void)args;
+	return 1;
+}
+
+START_TEST(state_callbacks)
+{
+	struct seen st = { 0 }, dv = { 0 }, ab = { 0 };
+	unsigned char *a;
+	aclrtStream s;
+	int i;
+
+	ck_assert_int_eq(aclrtRegStreamStateCallback("t", stream_state_cb, &st),
+			 0);
+	ck_assert_int_eq(aclrtRegStreamStateCallback(NULL, stream_state_cb,
+						     &st), ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtRegStreamStateCallback("", stream_state_cb, &st),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtCreateStream(&s), 0);
+	ck_assert_int_eq(aclrtDestroyStream(s), 0);
+	ck_assert_int_eq(st.n, 2);
+	ck_assert_int_eq(st.states[0], ACL_RT_STREAM_STATE_CREATE_POST);
+	ck_assert_int_eq(st.states[1], ACL_RT_STREAM_STATE_DESTROY_PRE);
+	ck_assert_ptr_eq(st.streams[0], s);
+	ck_assert_ptr_eq(st.streams[1], s);
+	/* NULL removes it. */
+	ck_assert_int_eq(aclrtRegStreamStateCallback("t", NULL, NULL), 0);
+	ck_assert_int_eq(aclrtCreateStream(&s), 0);
+	ck_assert_int_eq(aclrtDestroyStream(s), 0);
+	ck_assert_int_eq(st.n, 2);
+
+	/* Device state: only when the device comes into and out of use. */
+	ck_assert_int_eq(aclrtRegDeviceStateCallback("t", device_state_cb, &dv),
+			 0);
+	ck_assert_int_eq(aclrtSetDevice(0), 0);	/* a second reference */
+	ck_assert_int_eq(dv.n, 0);
+	ck_assert_int_eq(aclrtResetDevice(0), 0);
+	ck_assert_int_eq(dv.n, 0);
+	ck_assert_int_eq(aclrtResetDevice(0), 0);	/* the last */
+	ck_assert_int_eq(dv.n, 2);
+	ck_assert_int_eq(dv.states[0], ACL_RT_DEVICE_STATE_RESET_PRE);
+	ck_assert_int_eq(dv.states[1], ACL_RT_DEVICE_STATE_RESET_POST);
+	ck_assert_int_eq(aclrtSetDevice(0), 0);
+	ck_assert_int_eq(dv.n, 4);
+	ck_assert_int_eq(dv.states[2], ACL_RT_DEVICE_STATE_SET_PRE);
+	ck_assert_int_eq(dv.states[3], ACL_RT_DEVICE_STATE_SET_POST);
+	ck_assert_int_eq(dv.devs[3], 0);
+	ck_assert_int_eq(aclrtRegDeviceStateCallback("t", NULL, NULL), 0);
+
+	/* Task abort: queued work dropped, callbacks before and after. */
+	ck_assert_int_eq(aclrtSetDeviceTaskAbortCallback("t", abort_cb, &ab), 0);
+	ck_assert_int_eq(aclrtMalloc((void **)&a, 64, 2), 0);
+	ck_assert_int_eq(aclrtMemset(a, 64, 0, 64), 0);
+	ck_assert_int_eq(aclrtCreateStream(&s), 0);
+	ck_assert_int_eq(aclrtLaunchHostFunc(s, sleep_fn, (void *)200000L), 0);
+	for (i = 1; i <= 20; i++)
+		ck_assert_int_eq(aclrtMemsetAsync(a, 64, i, 64, s), 0);
+	ck_assert_int_eq(aclrtDeviceTaskAbort(0, 1000), 0);
+	ck_assert_int_eq(aclrtSynchronizeStream(s), 0);
+	ck_assert_int_eq(a[0], 0);
+	ck_assert_int_eq(ab.n, 2);
+	ck_assert_int_eq(ab.states[0], ACL_RT_DEVICE_TASK_ABORT_PRE);
+	ck_assert_int_eq(ab.states[1], ACL_RT_DEVICE_TASK_ABORT_POST);
+	ck_assert_int_eq(aclrtDeviceTaskAbort(1, 1000),
+			 ACL_ERROR_RT_INVALID_DEVICEID);
+	ck_assert_int_eq(aclrtSetDeviceTaskAbortCallback("no", refuse_cb, NULL),
+			 0);
+	ck_assert_int_eq(aclrtDeviceTaskAbort(0, 1000),
+			 ACL_ERROR_RT_TASK_ABORT_STOP);
+	ck_assert_int_eq(aclrtSetDeviceTaskAbortCallback("no", NULL, NULL), 0);
+	ck_assert_int_eq(aclrtSetDeviceTaskAbortCallback("t", NULL, NULL), 0);
+	ck_assert_int_eq(aclrtDestroyStream(s), 0);
+	ck_assert_int_eq(aclrtFree(a), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("acl_context");
@@ -454,5 +661,7 @@ int main(void)
 	ADD(query_not_ready_then_timeout, 30);
 	ADD(failure_mode, 60);
 	ADD(abort_discards_queued_work, 30);
+	ADD(config_handles_and_attributes, 30);
+	ADD(state_callbacks, 60);
 	return acltest_run(s);
 }
