@@ -153,6 +153,11 @@ int aclmem_ctx_require(void)
 	return ACL_SUCCESS;
 }
 
+int32_t aclmem_ctx_device(const struct aclmem_ctx *ctx)
+{
+	return ctx->dev;
+}
+
 struct aclmem_ctx *aclmem_ctx_current(void)
 {
 	return tls_ctx;

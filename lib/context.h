@@ -30,6 +30,9 @@ int aclmem_ctx_require(void);
 /* The current context after a successful aclmem_ctx_require(). */
 struct aclmem_ctx *aclmem_ctx_current(void);
 
+/* The device a live context is on. */
+int32_t aclmem_ctx_device(const struct aclmem_ctx *ctx);
+
 /* True when ctx (which may be dangling) is a live context.  Takes the lock. */
 bool aclmem_ctx_alive(const struct aclmem_ctx *ctx);
 

@@ -35,6 +35,7 @@
 #include "callback.h"
 #include "context.h"
 #include "copy.h"
+#include "errors.h"
 #include "hooks.h"
 #include "log.h"
 #include "stream.h"
@@ -64,6 +65,7 @@ struct aclmem_stream {
 	uint32_t overflow_switch;
 	uint32_t user_tag;
 	uint32_t cache_op_info;
+	uint32_t next_task_id;		/* for exception reports */
 	pthread_mutex_t lock;
 	pthread_cond_t work;		/* worker: a task or a stop arrived */
 	pthread_cond_t idle;		/* waiters: the queue ran dry */
@@ -124,6 +126,15 @@ static void *worker(void *arg)
 		s->busy = true;
 		pthread_mutex_unlock(&s->lock);
 		ret = t->run(t, s);
+		/*
+		 * A failed task is an exception CANN reports to the
+		 * program's exception callbacks; work given up because the
+		 * program aborted the stream is not.
+		 */
+		if (ret && ret != ACL_ERROR_RT_STREAM_ABORT)
+			aclmem_exception_report((uint32_t)s->id, t->id,
+						aclmem_ctx_device(s->ctx),
+						(uint32_t)ret);
 		t->release(t, true);
 		pthread_mutex_lock(&s->lock);
 		s->busy = false;
@@ -389,6 +400,7 @@ int aclmem_stream_submit(aclrtStream handle, struct aclmem_task *t)
 		t->release(t, false);
 	} else {
 		t->next = NULL;
+		t->id = s->next_task_id++;
 		if (s->tail)
 			s->tail->next = t;
 		else

@@ -22,6 +22,7 @@ struct aclmem_stream;
 
 struct aclmem_task {
 	struct aclmem_task *next;
+	uint32_t id;			/* set when queued: the stream's count */
 	/* On the stream's worker, in queue order: an ACL code. */
 	int (*run)(struct aclmem_task *t, struct aclmem_stream *s);
 	/*

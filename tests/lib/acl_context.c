@@ -639,6 +639,57 @@ START_TEST(state_callbacks)
 }
 END_TEST
 
+static struct {
+	int calls;
+	uint32_t stream_id, code, task;
+	uint32_t dev;
+} exc;
+
+static void exception_cb(aclrtExceptionInfo *info)
+{
+	exc.calls++;
+	exc.stream_id = aclrtGetStreamIdFromExceptionInfo(info);
+	exc.code = aclrtGetErrorCodeFromExceptionInfo(info);
+	exc.dev = aclrtGetDeviceIdFromExceptionInfo(info);
+	exc.task = aclrtGetTaskIdFromExceptionInfo(info);
+}
+
+/* A queued task that fails reaches the exception callbacks, once. */
+START_TEST(failed_task_reports_exception)
+{
+	unsigned char host[64];
+	aclrtStream s;
+	int32_t id;
+	void *doomed;
+
+	ck_assert_int_eq(aclrtExceptionInfoCallbackRegister(exception_cb), 0);
+	ck_assert_int_eq(aclrtCreateStream(&s), 0);
+	ck_assert_int_eq(aclrtStreamGetId(s, &id), 0);
+	ck_assert_int_eq(aclrtMalloc(&doomed, 64, 2), 0);
+	ck_assert_int_eq(aclrtLaunchHostFunc(s, sleep_fn, (void *)100000L), 0);
+	ck_assert_int_eq(aclrtMemcpyAsync(host, 64, doomed, 64,
+					  ACL_MEMCPY_DEVICE_TO_HOST, s), 0);
+	ck_assert_int_eq(aclrtFree(doomed), 0);
+	ck_assert_int_eq(aclrtSynchronizeStream(s), ACL_ERROR_RT_PARAM_INVALID);
+	ck_assert_int_eq(exc.calls, 1);
+	ck_assert_uint_eq(exc.stream_id, (uint32_t)id);
+	ck_assert_uint_eq(exc.code, ACL_ERROR_RT_PARAM_INVALID);
+	ck_assert_uint_eq(exc.dev, 0);
+	ck_assert_uint_eq(exc.task, 1);	/* the second task of the stream */
+	/* A wait given up because of an abort is not an exception. */
+	ck_assert_int_eq(aclrtMalloc(&doomed, 64, 2), 0);
+	*(uint64_t *)doomed = 0;
+	ck_assert_int_eq(aclrtValueWait(doomed, 1, ACL_STREAM_WAIT_VALUE_EQ, s),
+			 0);
+	usleep(50000);
+	ck_assert_int_eq(aclrtStreamAbort(s), 0);
+	ck_assert_int_eq(exc.calls, 1);
+	ck_assert_int_eq(aclrtFree(doomed), 0);
+	ck_assert_int_eq(aclrtExceptionInfoCallbackUnregister(exception_cb), 0);
+	ck_assert_int_eq(aclrtDestroyStream(s), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("acl_context");
@@ -663,5 +714,6 @@ int main(void)
 	ADD(abort_discards_queued_work, 30);
 	ADD(config_handles_and_attributes, 30);
 	ADD(state_callbacks, 60);
+	ADD(failed_task_reports_exception, 30);
 	return acltest_run(s);
 }
