@@ -107,6 +107,9 @@ static aclError queue(void *devAddr, uint64_t value, uint32_t flag,
 	struct value_task *t;
 	int ret;
 
+	/* Arguments first, then the context, as everywhere in CANN. */
+	if (!devAddr)
+		return ACL_ERROR_INVALID_PARAM;
 	ret = aclmem_ctx_require();
 	if (ret)
 		return ret;

@@ -106,6 +106,12 @@ void aclpy_rt_finalized(void);
  */
 extern PyMethodDef aclpy_rt_memory_ext_methods[];
 
+/*
+ * lib/python/runtime_ext.c: notifies, IPC events, timed stream waits,
+ * value write/wait, runtime settings, device id mappings.
+ */
+extern PyMethodDef aclpy_rt_runtime_ext_methods[];
+
 /* lib/python/util.c: numpy helpers, start_thread/stop_thread. */
 extern PyMethodDef aclpy_util_numpy_methods[];
 

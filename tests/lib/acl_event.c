@@ -312,7 +312,7 @@ START_TEST(ipc_event_between_processes)
 	uint64_t ts;
 	float ms;
 	pid_t pid;
-	int st;
+	int st, go[2];
 
 	flag = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -337,14 +337,26 @@ START_TEST(ipc_event_between_processes)
 	ck_assert_int_eq(aclrtEventElapsedTime(&ms, e, e),
 			 ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
 
-	/* The record runs after 300 ms and after the flag is set. */
+	/*
+	 * Fork before queuing anything (a child inherits no queued work),
+	 * then let it open the handle once the record is queued: the record
+	 * runs after 300 ms and after the flag is set.
+	 */
+	ck_assert_int_eq(pipe(go), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (!pid) {
+		char c;
+
+		close(go[1]);
+		_exit(read(go[0], &c, 1) == 1 ? ipc_child(h, flag) : 89);
+	}
+	close(go[0]);
 	ck_assert_int_eq(aclrtLaunchHostFunc(s, sleep_fn, (void *)300000L), 0);
 	ck_assert_int_eq(aclrtLaunchHostFunc(s, set_flag, (void *)flag), 0);
 	ck_assert_int_eq(aclrtRecordEvent(e, s), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (!pid)
-		_exit(ipc_child(h, flag));
+	ck_assert_int_eq(write(go[1], "g", 1), 1);
+	close(go[1]);
 	ck_assert_int_eq(aclrtSynchronizeStream(s), 0);
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 	ck_assert(WIFEXITED(st));

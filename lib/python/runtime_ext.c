@@ -1,0 +1,593 @@
+// SPDX-License-Identifier: MIT
+/*
+ * acl.rt: notifies, IPC events, timed stream waits, 64-bit value
+ * write/wait, runtime settings and device id mappings, under pyACL's names
+ * and return conventions where pyACL has them:
+ *
+ *   notify, ret = acl.rt.create_notify(flag)
+ *   key, ret = acl.rt.notify_get_export_key(notify, len, flags)   (str)
+ *   ret = acl.rt.notify_set_import_pid(notify, [pid, ...])
+ *   notify, ret = acl.rt.notify_import_by_key(key, flags)
+ *   value, ret = acl.rt.get_sys_param_opt(opt)
+ *   value, ret = acl.rt.get_devices_topo(device_id, other_device_id)
+ *
+ * pyACL has no binding for aclrtIpcGetEventHandle/aclrtIpcOpenEventHandle,
+ * aclrtStreamWaitEventWithTimeout and two of the id mappings; ours take
+ * the C name's words (lib/README.md).  The IPC event handle is the C
+ * struct's 64 bytes as a bytes object: opaque, it goes to the other
+ * process as it is (e.g. as handle.hex()).
+ *
+ * Handles (notifies, events, streams) are ints, 0 where a call failed.
+ * The GIL is released around every library call, as in runtime.c.
+ */
+#include <string.h>
+
+#include "acl/acl.h"
+#include "aclpy.h"
+
+/* Key buffers: CANN's keys fit 65 bytes; a larger len asks for this. */
+#define KEY_LEN_MAX	1024
+
+/* ---- converters this file needs beyond aclpy.h's ---- */
+
+static int conv_u32(PyObject *o, void *out)
+{
+	unsigned long v;
+
+	if (!need_int(o, "argument"))
+		return 0;
+	v = PyLong_AsUnsignedLong(o);
+	if (v == (unsigned long)-1 && PyErr_Occurred())
+		return 0;
+	if (v > UINT32_MAX) {
+		PyErr_SetString(PyExc_OverflowError,
+				"argument out of uint32 range");
+		return 0;
+	}
+	*(uint32_t *)out = (uint32_t)v;
+	return 1;
+}
+
+static int conv_u64(PyObject *o, void *out)
+{
+	unsigned long long v;
+
+	if (!need_int(o, "argument"))
+		return 0;
+	v = PyLong_AsUnsignedLongLong(o);
+	if (v == (unsigned long long)-1 && PyErr_Occurred())
+		return 0;
+	*(uint64_t *)out = (uint64_t)v;
+	return 1;
+}
+
+static int conv_i64(PyObject *o, void *out)
+{
+	long long v;
+
+	if (!need_int(o, "argument"))
+		return 0;
+	v = PyLong_AsLongLong(o);
+	if (v == -1 && PyErr_Occurred())
+		return 0;
+	*(int64_t *)out = (int64_t)v;
+	return 1;
+}
+
+static PyObject *handle_ret(void *h, aclError ret)
+{
+	return Py_BuildValue("(Ki)",
+			     ret ? 0ULL : (unsigned long long)(uintptr_t)h,
+			     (int)ret);
+}
+
+/* ---- notifies ---- */
+
+static PyObject *py_create_notify(PyObject *self, PyObject *args)
+{
+	aclrtNotify n = NULL;
+	uint64_t flag;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&:create_notify", conv_u64, &flag))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtCreateNotify(&n, flag);
+	Py_END_ALLOW_THREADS
+	return handle_ret(n, ret);
+}
+
+static PyObject *py_destroy_notify(PyObject *self, PyObject *args)
+{
+	void *n;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&:destroy_notify", conv_ptr, &n))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtDestroyNotify(n);
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+static PyObject *py_record_notify(PyObject *self, PyObject *args)
+{
+	void *n, *s;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&O&:record_notify", conv_ptr, &n,
+			      conv_ptr, &s))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtRecordNotify(n, s);
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+static PyObject *py_wait_and_reset_notify(PyObject *self, PyObject *args)
+{
+	uint32_t timeout;
+	void *n, *s;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&O&O&:wait_and_reset_notify", conv_ptr,
+			      &n, conv_ptr, &s, conv_u32, &timeout))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtWaitAndResetNotify(n, s, timeout);
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+static PyObject *py_get_notify_id(PyObject *self, PyObject *args)
+{
+	uint32_t id = 0;
+	void *n;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&:get_notify_id", conv_ptr, &n))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtGetNotifyId(n, &id);
+	Py_END_ALLOW_THREADS
+	return Py_BuildValue("(Ii)", ret ? 0U : (unsigned int)id, (int)ret);
+}
+
+/* key, ret = notify_get_export_key(notify, len, flags): key is a str. */
+static PyObject *py_notify_get_export_key(PyObject *self, PyObject *args)
+{
+	uint64_t flags;
+	size_t len;
+	char *key;
+	void *n;
+	aclError ret;
+	PyObject *res;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&O&O&:notify_get_export_key", conv_ptr,
+			      &n, conv_size, &len, conv_u64, &flags))
+		return NULL;
+	if (len > KEY_LEN_MAX)
+		len = KEY_LEN_MAX;
+	/* One byte more than the library may write: always terminated. */
+	key = PyMem_RawCalloc(1, len + 1);
+	if (!key)
+		return PyErr_NoMemory();
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtNotifyGetExportKey(n, key, len, flags);
+	Py_END_ALLOW_THREADS
+	res = Py_BuildValue("(si)", ret ? "" : key, (int)ret);
+	PyMem_RawFree(key);
+	return res;
+}
+
+/* ret = notify_set_import_pid(notify, pids): a list (or tuple) of ints. */
+static PyObject *py_notify_set_import_pid(PyObject *self, PyObject *args)
+{
+	PyObject *list, *seq;
+	Py_ssize_t i, num;
+	int32_t *pids;
+	void *n;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&O:notify_set_import_pid", conv_ptr, &n,
+			      &list))
+		return NULL;
+	if (!PyList_Check(list) && !PyTuple_Check(list)) {
+		PyErr_Format(PyExc_TypeError,
+			     "pids must be a list of ints, not %.200s",
+			     Py_TYPE(list)->tp_name);
+		return NULL;
+	}
+	seq = PySequence_Fast(list, "pids must be a list of ints");
+	if (!seq)
+		return NULL;
+	num = PySequence_Fast_GET_SIZE(seq);
+	/* At least one element: an empty list is the library's to refuse
+	 * (num 0), not a NULL pointer's. */
+	pids = PyMem_RawCalloc((size_t)num + 1, sizeof(*pids));
+	if (!pids) {
+		Py_DECREF(seq);
+		return PyErr_NoMemory();
+	}
+	for (i = 0; i < num; i++) {
+		if (!conv_i32(PySequence_Fast_GET_ITEM(seq, i), &pids[i])) {
+			PyMem_RawFree(pids);
+			Py_DECREF(seq);
+			return NULL;
+		}
+	}
+	Py_DECREF(seq);
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtNotifySetImportPid(n, pids, (size_t)num);
+	Py_END_ALLOW_THREADS
+	PyMem_RawFree(pids);
+	return PyLong_FromLong(ret);
+}
+
+static PyObject *py_notify_import_by_key(PyObject *self, PyObject *args)
+{
+	aclrtNotify n = NULL;
+	const char *key;
+	uint64_t flags;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "sO&:notify_import_by_key", &key,
+			      conv_u64, &flags))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtNotifyImportByKey(&n, key, flags);
+	Py_END_ALLOW_THREADS
+	return handle_ret(n, ret);
+}
+
+/* ---- IPC events ---- */
+
+/* handle, ret = ipc_get_event_handle(event): 64 bytes, b"" on failure. */
+static PyObject *py_ipc_get_event_handle(PyObject *self, PyObject *args)
+{
+	aclrtIpcEventHandle h;
+	void *e;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&:ipc_get_event_handle", conv_ptr, &e))
+		return NULL;
+	memset(&h, 0, sizeof(h));
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtIpcGetEventHandle(e, &h);
+	Py_END_ALLOW_THREADS
+	return Py_BuildValue("(y#i)", h.reserved,
+			     ret ? (Py_ssize_t)0 : (Py_ssize_t)sizeof(h.reserved),
+			     (int)ret);
+}
+
+/*
+ * event, ret = ipc_open_event_handle(handle): any bytes-like object of at
+ * most ACL_IPC_EVENT_HANDLE_SIZE bytes, zero-padded to the struct, so a
+ * handle whose trailing zero bytes were lost in transit still opens.
+ */
+static PyObject *py_ipc_open_event_handle(PyObject *self, PyObject *args)
+{
+	aclrtIpcEventHandle h;
+	aclrtEvent e = NULL;
+	Py_buffer view;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "y*:ipc_open_event_handle", &view))
+		return NULL;
+	if (view.len > (Py_ssize_t)sizeof(h.reserved)) {
+		PyBuffer_Release(&view);
+		PyErr_Format(PyExc_ValueError,
+			     "handle is %zd bytes, at most %u", view.len,
+			     (unsigned int)sizeof(h.reserved));
+		return NULL;
+	}
+	memset(&h, 0, sizeof(h));
+	memcpy(h.reserved, view.buf, (size_t)view.len);
+	PyBuffer_Release(&view);
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtIpcOpenEventHandle(h, &e);
+	Py_END_ALLOW_THREADS
+	return handle_ret(e, ret);
+}
+
+/* ret = stream_wait_event_with_timeout(stream, event, timeout): C order */
+static PyObject *py_stream_wait_event_with_timeout(PyObject *self,
+						   PyObject *args)
+{
+	int32_t timeout;
+	void *s, *e;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&O&O&:stream_wait_event_with_timeout",
+			      conv_ptr, &s, conv_ptr, &e, conv_i32, &timeout))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtStreamWaitEventWithTimeout(s, e, timeout);
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+/* ---- 64-bit values in stream order ---- */
+
+static PyObject *do_value(PyObject *args, const char *fmt,
+			  aclError (*fn)(void *, uint64_t, uint32_t,
+					 aclrtStream))
+{
+	uint64_t value;
+	uint32_t flag;
+	void *p, *s;
+	aclError ret;
+
+	if (!PyArg_ParseTuple(args, fmt, conv_ptr, &p, conv_u64, &value,
+			      conv_u32, &flag, conv_ptr, &s))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = fn(p, value, flag, s);
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+static PyObject *py_value_write(PyObject *self, PyObject *args)
+{
+	(void)self;
+	return do_value(args, "O&O&O&O&:value_write", aclrtValueWrite);
+}
+
+static PyObject *py_value_wait(PyObject *self, PyObject *args)
+{
+	(void)self;
+	return do_value(args, "O&O&O&O&:value_wait", aclrtValueWait);
+}
+
+/* ---- settings ---- */
+
+static PyObject *do_set_opt(PyObject *args, const char *fmt,
+			    aclError (*fn)(aclSysParamOpt, int64_t))
+{
+	int32_t opt;
+	int64_t value;
+	aclError ret;
+
+	if (!PyArg_ParseTuple(args, fmt, conv_i32, &opt, conv_i64, &value))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = fn((aclSysParamOpt)opt, value);
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+static PyObject *do_get_opt(PyObject *args, const char *fmt,
+			    aclError (*fn)(aclSysParamOpt, int64_t *))
+{
+	int64_t value = 0;
+	int32_t opt;
+	aclError ret;
+
+	if (!PyArg_ParseTuple(args, fmt, conv_i32, &opt))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = fn((aclSysParamOpt)opt, &value);
+	Py_END_ALLOW_THREADS
+	return Py_BuildValue("(Li)", ret ? 0LL : (long long)value, (int)ret);
+}
+
+static PyObject *py_set_sys_param_opt(PyObject *self, PyObject *args)
+{
+	(void)self;
+	return do_set_opt(args, "O&O&:set_sys_param_opt", aclrtSetSysParamOpt);
+}
+
+static PyObject *py_get_sys_param_opt(PyObject *self, PyObject *args)
+{
+	(void)self;
+	return do_get_opt(args, "O&:get_sys_param_opt", aclrtGetSysParamOpt);
+}
+
+static PyObject *py_ctx_set_sys_param_opt(PyObject *self, PyObject *args)
+{
+	(void)self;
+	return do_set_opt(args, "O&O&:ctx_set_sys_param_opt",
+			  aclrtCtxSetSysParamOpt);
+}
+
+static PyObject *py_ctx_get_sys_param_opt(PyObject *self, PyObject *args)
+{
+	(void)self;
+	return do_get_opt(args, "O&:ctx_get_sys_param_opt",
+			  aclrtCtxGetSysParamOpt);
+}
+
+static PyObject *py_set_device_sat_mode(PyObject *self, PyObject *args)
+{
+	int32_t mode;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&:set_device_sat_mode", conv_i32, &mode))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtSetDeviceSatMode((aclrtFloatOverflowMode)mode);
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+static PyObject *py_get_device_sat_mode(PyObject *self, PyObject *args)
+{
+	aclrtFloatOverflowMode mode = ACL_RT_OVERFLOW_MODE_SATURATION;
+	aclError ret;
+
+	(void)self;
+	(void)args;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtGetDeviceSatMode(&mode);
+	Py_END_ALLOW_THREADS
+	return Py_BuildValue("(ii)", ret ? 0 : (int)mode, (int)ret);
+}
+
+static PyObject *py_set_ts_device(PyObject *self, PyObject *args)
+{
+	int32_t ts;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&:set_ts_device", conv_i32, &ts))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtSetTsDevice((aclrtTsId)ts);
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+static PyObject *py_device_set_limit(PyObject *self, PyObject *args)
+{
+	int32_t limit;
+	size_t value;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&O&:device_set_limit", conv_i32, &limit,
+			      conv_size, &value))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtDeviceSetLimit((aclrtDeviceLimit)limit, value);
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+static PyObject *py_device_get_limit(PyObject *self, PyObject *args)
+{
+	int32_t limit;
+	size_t value = 0;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&:device_get_limit", conv_i32, &limit))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtDeviceGetLimit((aclrtDeviceLimit)limit, &value);
+	Py_END_ALLOW_THREADS
+	return Py_BuildValue("(ni)", ret ? (Py_ssize_t)0 : (Py_ssize_t)value,
+			     (int)ret);
+}
+
+/* ---- device ids ---- */
+
+typedef aclError (*map_fn)(const int32_t, int32_t *const);
+
+static PyObject *do_map(PyObject *args, const char *fmt, map_fn fn)
+{
+	int32_t from, to = 0;
+	aclError ret;
+
+	if (!PyArg_ParseTuple(args, fmt, conv_i32, &from))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = fn(from, &to);
+	Py_END_ALLOW_THREADS
+	return Py_BuildValue("(ii)", ret ? 0 : (int)to, (int)ret);
+}
+
+#define MAP(pyname, cname)						\
+static PyObject *py_##pyname(PyObject *self, PyObject *args)		\
+{									\
+	(void)self;							\
+	return do_map(args, "O&:" #pyname, cname);			\
+}
+
+MAP(get_logic_dev_id_by_phy_dev_id, aclrtGetLogicDevIdByPhyDevId)
+MAP(get_phy_dev_id_by_logic_dev_id, aclrtGetPhyDevIdByLogicDevId)
+MAP(get_user_dev_id_by_phy_dev_id, aclrtGetUserDevIdByPhyDevId)
+MAP(get_phy_dev_id_by_user_dev_id, aclrtGetPhyDevIdByUserDevId)
+MAP(get_logic_dev_id_by_user_dev_id, aclrtGetLogicDevIdByUserDevId)
+MAP(get_user_dev_id_by_logic_dev_id, aclrtGetUserDevIdByLogicDevId)
+
+static PyObject *py_get_devices_topo(PyObject *self, PyObject *args)
+{
+	uint32_t dev, other;
+	uint64_t value = 0;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&O&:get_devices_topo", conv_u32, &dev,
+			      conv_u32, &other))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtGetDevicesTopo(dev, other, &value);
+	Py_END_ALLOW_THREADS
+	return Py_BuildValue("(Ki)", ret ? 0ULL : (unsigned long long)value,
+			     (int)ret);
+}
+
+/* ---- table ---- */
+
+#define MAP_ENTRY(pyname, out, in)					\
+	{ #pyname, py_##pyname, METH_VARARGS,				\
+	  #out ", ret = " #pyname "(" #in ")" }
+
+PyMethodDef aclpy_rt_runtime_ext_methods[] = {
+	{ "create_notify", py_create_notify, METH_VARARGS,
+	  "notify, ret = create_notify(flag)" },
+	{ "destroy_notify", py_destroy_notify, METH_VARARGS,
+	  "ret = destroy_notify(notify)" },
+	{ "record_notify", py_record_notify, METH_VARARGS,
+	  "ret = record_notify(notify, stream)" },
+	{ "wait_and_reset_notify", py_wait_and_reset_notify, METH_VARARGS,
+	  "ret = wait_and_reset_notify(notify, stream, timeout_ms)" },
+	{ "get_notify_id", py_get_notify_id, METH_VARARGS,
+	  "notify_id, ret = get_notify_id(notify)" },
+	{ "notify_get_export_key", py_notify_get_export_key, METH_VARARGS,
+	  "key, ret = notify_get_export_key(notify, len, flags): key is a str" },
+	{ "notify_set_import_pid", py_notify_set_import_pid, METH_VARARGS,
+	  "ret = notify_set_import_pid(notify, pids): pids a list of ints" },
+	{ "notify_import_by_key", py_notify_import_by_key, METH_VARARGS,
+	  "notify, ret = notify_import_by_key(key, flags)" },
+	{ "ipc_get_event_handle", py_ipc_get_event_handle, METH_VARARGS,
+	  "handle, ret = ipc_get_event_handle(event): handle is 64 bytes" },
+	{ "ipc_open_event_handle", py_ipc_open_event_handle, METH_VARARGS,
+	  "event, ret = ipc_open_event_handle(handle)" },
+	{ "stream_wait_event_with_timeout", py_stream_wait_event_with_timeout,
+	  METH_VARARGS,
+	  "ret = stream_wait_event_with_timeout(stream, event, timeout_ms)" },
+	{ "value_write", py_value_write, METH_VARARGS,
+	  "ret = value_write(dev_addr, value, flag, stream)" },
+	{ "value_wait", py_value_wait, METH_VARARGS,
+	  "ret = value_wait(dev_addr, value, flag, stream)" },
+	{ "set_sys_param_opt", py_set_sys_param_opt, METH_VARARGS,
+	  "ret = set_sys_param_opt(opt, value)" },
+	{ "get_sys_param_opt", py_get_sys_param_opt, METH_VARARGS,
+	  "value, ret = get_sys_param_opt(opt)" },
+	{ "ctx_set_sys_param_opt", py_ctx_set_sys_param_opt, METH_VARARGS,
+	  "ret = ctx_set_sys_param_opt(opt, value)" },
+	{ "ctx_get_sys_param_opt", py_ctx_get_sys_param_opt, METH_VARARGS,
+	  "value, ret = ctx_get_sys_param_opt(opt)" },
+	{ "set_device_sat_mode", py_set_device_sat_mode, METH_VARARGS,
+	  "ret = set_device_sat_mode(mode)" },
+	{ "get_device_sat_mode", py_get_device_sat_mode, METH_NOARGS,
+	  "mode, ret = get_device_sat_mode()" },
+	{ "set_ts_device", py_set_ts_device, METH_VARARGS,
+	  "ret = set_ts_device(ts_id)" },
+	{ "device_set_limit", py_device_set_limit, METH_VARARGS,
+	  "ret = device_set_limit(limit, value)" },
+	{ "device_get_limit", py_device_get_limit, METH_VARARGS,
+	  "value, ret = device_get_limit(limit)" },
+	MAP_ENTRY(get_logic_dev_id_by_phy_dev_id, logic_dev_id, phy_dev_id),
+	MAP_ENTRY(get_phy_dev_id_by_logic_dev_id, phy_dev_id, logic_dev_id),
+	MAP_ENTRY(get_user_dev_id_by_phy_dev_id, user_dev_id, phy_dev_id),
+	MAP_ENTRY(get_phy_dev_id_by_user_dev_id, phy_dev_id, user_dev_id),
+	MAP_ENTRY(get_logic_dev_id_by_user_dev_id, logic_dev_id, user_dev_id),
+	MAP_ENTRY(get_user_dev_id_by_logic_dev_id, user_dev_id, logic_dev_id),
+	{ "get_devices_topo", py_get_devices_topo, METH_VARARGS,
+	  "value, ret = get_devices_topo(device_id, other_device_id)" },
+	{ NULL, NULL, 0, NULL },
+};
