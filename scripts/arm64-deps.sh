@@ -27,7 +27,7 @@
 #                       boot/vmlinuz-<kver>, lib/modules/<kver>/,
 #                       usr/src/linux-headers-<kver>/ (kbuild: the host's
 #                       linux-kbuild-<ver>, same as for amd64)
-#     sysroot/          check, libsubunit, libdrm-dev, libdrm2, busybox-static
+#     sysroot/          check, libsubunit, libdrm-dev, libdrm2, json-c, busybox-static
 #                       and bash-static, arm64 (static libraries; busybox and
 #                       bash for the guest's root, tests/vm/arm64-root.sh)
 # Kernels: the arm64 flavour of every installed amd64 Debian kernel
@@ -137,14 +137,16 @@ extract_toolchain "$CACHE/toolchain" aarch64-linux-gnu $TOOLCHAIN_PKGS
 extract_toolchain "$CACHE/toolchain-armhf" arm-linux-gnueabihf $ARMHF_TOOLCHAIN_PKGS
 
 # ---- sysroot ---------------------------------------------------------------
+# The stamp holds the package list: a sysroot extracted for another list
+# (an older tree's) is extracted again.
 sr=$CACHE/sysroot
-if [ ! -e "$sr/.done" ]; then
+if [ "$(cat "$sr/.done" 2>/dev/null)" != "$(echo $SYSROOT_PKGS)" ]; then
 	msg "extracting the arm64 sysroot ($SYSROOT_PKGS)"
 	rm -rf "$sr"
 	mkdir -p "$sr"
 	# shellcheck disable=SC2046,SC2086
 	download_extract "$sr" $(printf '%s:arm64 ' $SYSROOT_PKGS)
-	touch "$sr/.done"
+	echo $SYSROOT_PKGS >"$sr/.done"
 fi
 
 # ---- kernels ---------------------------------------------------------------
