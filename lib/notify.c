@@ -369,3 +369,32 @@ aclError aclrtWaitAndResetNotify(aclrtNotify notify, aclrtStream stream,
 {
 	return queue(notify, stream, true, timeout);
 }
+
+/*
+ * Clear notifies at once, from the host (CANN: not in stream order).  All
+ * handles are checked before any is cleared, so a bad one changes nothing.
+ */
+aclError aclrtNotifyBatchReset(aclrtNotify *notifies, size_t num)
+{
+	struct aclmem_notify **got;
+	size_t i, n = 0;
+	int ret = ACL_SUCCESS;
+
+	if (!notifies || !num)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtNotifyBatchReset: no notifies");
+	got = calloc(num, sizeof(*got));
+	if (!got)
+		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
+				   "aclrtNotifyBatchReset: out of memory");
+	for (i = 0; i < num && !ret; i++)
+		if (!(ret = notify_get(notifies[i], &got[i])))
+			n++;
+	for (i = 0; i < n; i++) {
+		if (!ret)
+			__atomic_store_n(flag_word(got[i]), 0, __ATOMIC_RELEASE);
+		notify_put(got[i]);
+	}
+	free(got);
+	return ret ? aclmem_api_ret("aclrtNotifyBatchReset", ret) : ACL_SUCCESS;
+}

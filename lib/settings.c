@@ -10,7 +10,8 @@
  * read; an option never set reads as ACL_ERROR_RT_SYSPARAMOPT_NOT_SET
  * (107021), so callers fall back to their default as they do on CANN; a
  * context's options go with the context.  There are no SIMT or SIMD cores,
- * so their stack and FIFO limits are ACL_ERROR_RT_FEATURE_NOT_SUPPORT.
+ * so their stack and FIFO limits are ACL_ERROR_RT_FEATURE_NOT_SUPPORT, and
+ * the core limits of streams and threads are 0.
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -19,6 +20,7 @@
 #include "acl/acl_rt.h"
 #include "context.h"
 #include "log.h"
+#include "stream.h"
 
 #define NR_OPTS	(ACL_OPT_ENABLE_DEBUG_KERNEL + 1)
 
@@ -213,4 +215,122 @@ aclError aclrtDeviceGetLimit(aclrtDeviceLimit limit, size_t *value)
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "aclrtDeviceGetLimit: NULL value");
 	return limit_unsupported("aclrtDeviceGetLimit", limit);
+}
+
+/* ---- core limits of streams and threads ---- */
+
+/*
+ * CANN lets a stream, or a thread using a stream's limits, run on fewer AI
+ * cores than the device has.  There are no AI cores here: every limit is 0
+ * (the cores there are), 0 may be set and anything more is refused, as for
+ * the device (aclrtSetDeviceResLimit).
+ */
+static __thread bool thread_uses_stream;
+
+static int res_check(const char *fn, aclrtStream stream,
+		     aclrtDevResLimitType type)
+{
+	struct aclmem_stream *s;
+	int ret;
+
+	if (type != ACL_RT_DEV_RES_CUBE_CORE &&
+	    type != ACL_RT_DEV_RES_VECTOR_CORE)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "%s: no such resource %d", fn, (int)type);
+	ret = aclmem_stream_get(stream, &s);
+	if (ret)
+		return aclmem_api_ret(fn, ret);
+	aclmem_stream_put(s);
+	return ACL_SUCCESS;
+}
+
+aclError aclrtGetStreamResLimit(aclrtStream stream, aclrtDevResLimitType type,
+				uint32_t *value)
+{
+	int ret;
+
+	if (!value)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtGetStreamResLimit: value is NULL");
+	ret = res_check("aclrtGetStreamResLimit", stream, type);
+	if (!ret)
+		*value = 0;
+	return ret;
+}
+
+aclError aclrtSetStreamResLimit(aclrtStream stream, aclrtDevResLimitType type,
+				uint32_t value)
+{
+	int ret = res_check("aclrtSetStreamResLimit", stream, type);
+
+	if (!ret && value)
+		ret = aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				  "aclrtSetStreamResLimit: %u cores, there are "
+				  "none", value);
+	return ret;
+}
+
+aclError aclrtResetStreamResLimit(aclrtStream stream)
+{
+	return res_check("aclrtResetStreamResLimit", stream,
+			 ACL_RT_DEV_RES_CUBE_CORE);
+}
+
+aclError aclrtUseStreamResInCurrentThread(aclrtStream stream)
+{
+	int ret = res_check("aclrtUseStreamResInCurrentThread", stream,
+			    ACL_RT_DEV_RES_CUBE_CORE);
+
+	if (!ret)
+		thread_uses_stream = true;
+	return ret;
+}
+
+aclError aclrtUnuseStreamResInCurrentThread(aclrtStream stream)
+{
+	int ret = res_check("aclrtUnuseStreamResInCurrentThread", stream,
+			    ACL_RT_DEV_RES_CUBE_CORE);
+
+	if (!ret)
+		thread_uses_stream = false;
+	return ret;
+}
+
+aclError aclrtGetResInCurrentThread(aclrtDevResLimitType type, uint32_t *value)
+{
+	int ret;
+
+	if (!value || (type != ACL_RT_DEV_RES_CUBE_CORE &&
+		       type != ACL_RT_DEV_RES_VECTOR_CORE))
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtGetResInCurrentThread: NULL value or "
+				   "no such resource %d", (int)type);
+	ret = aclmem_ctx_require();
+	if (ret)
+		return aclmem_api_ret("aclrtGetResInCurrentThread", ret);
+	/* The stream's limit or the device's: 0 either way. */
+	(void)thread_uses_stream;
+	*value = 0;
+	return ACL_SUCCESS;
+}
+
+/* ---- what needs a model or AI cores ---- */
+
+aclError aclrtCtxGetFloatOverflowAddr(void **overflowAddr)
+{
+	if (!overflowAddr)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtCtxGetFloatOverflowAddr: NULL");
+	return aclmem_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+			   "aclrtCtxGetFloatOverflowAddr: no AI cores here to "
+			   "report float overflow");
+}
+
+aclError aclrtActiveStream(aclrtStream activeStream, aclrtStream stream)
+{
+	(void)activeStream;
+	(void)stream;
+	return aclmem_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+			   "aclrtActiveStream: activating streams is for "
+			   "models, which do not run here");
 }

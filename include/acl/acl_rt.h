@@ -463,6 +463,8 @@ ACL_FUNC_VISIBILITY aclError aclrtWaitAndResetNotify(aclrtNotify notify,
 						     uint32_t timeout);
 ACL_FUNC_VISIBILITY aclError aclrtGetNotifyId(aclrtNotify notify,
 					      uint32_t *notifyId);
+ACL_FUNC_VISIBILITY aclError aclrtNotifyBatchReset(aclrtNotify *notifies,
+						   size_t num);
 ACL_FUNC_VISIBILITY aclError aclrtNotifyGetExportKey(aclrtNotify notify,
 						     char *key, size_t len,
 						     uint64_t flags);
@@ -769,6 +771,23 @@ ACL_FUNC_VISIBILITY aclError aclrtGetDeviceResLimit(int32_t deviceId,
 ACL_FUNC_VISIBILITY aclError aclrtSetDeviceResLimit(int32_t deviceId,
 						    aclrtDevResLimitType type,
 						    uint32_t value);
+
+/* Core limits of streams and threads: there are no AI cores, all 0. */
+ACL_FUNC_VISIBILITY aclError aclrtGetStreamResLimit(aclrtStream stream,
+						    aclrtDevResLimitType type,
+						    uint32_t *value);
+ACL_FUNC_VISIBILITY aclError aclrtSetStreamResLimit(aclrtStream stream,
+						    aclrtDevResLimitType type,
+						    uint32_t value);
+ACL_FUNC_VISIBILITY aclError aclrtResetStreamResLimit(aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtUseStreamResInCurrentThread(aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtUnuseStreamResInCurrentThread(aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtGetResInCurrentThread(aclrtDevResLimitType type,
+							uint32_t *value);
+/* Need a model or AI cores: ACL_ERROR_RT_FEATURE_NOT_SUPPORT. */
+ACL_FUNC_VISIBILITY aclError aclrtCtxGetFloatOverflowAddr(void **overflowAddr);
+ACL_FUNC_VISIBILITY aclError aclrtActiveStream(aclrtStream activeStream,
+					       aclrtStream stream);
 ACL_FUNC_VISIBILITY aclError aclrtResetDeviceResLimit(int32_t deviceId);
 ACL_FUNC_VISIBILITY aclError aclrtDeviceCanAccessPeer(int32_t *canAccessPeer,
 						      int32_t deviceId,

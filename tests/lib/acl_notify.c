@@ -67,6 +67,23 @@ START_TEST(record_releases_wait)
 	ck_assert_int_eq(aclrtSynchronizeStream(b), 0);
 	ck_assert_int_eq(aclrtWaitAndResetNotify(n, b, 50), 0);
 	ck_assert_int_eq(aclrtSynchronizeStream(b), ACL_ERROR_RT_WAIT_TIMEOUT);
+	/* A batch reset clears at once; a bad handle clears nothing. */
+	{
+		aclrtNotify both[2] = { n, NULL };
+		int dummy;
+
+		ck_assert_int_eq(aclrtRecordNotify(n, a), 0);
+		ck_assert_int_eq(aclrtSynchronizeStream(a), 0);
+		both[1] = &dummy;
+		ck_assert_int_eq(aclrtNotifyBatchReset(both, 2),
+				 ACL_ERROR_RT_PARAM_INVALID);
+		ck_assert_int_eq(aclrtNotifyBatchReset(both, 1), 0);
+		ck_assert_int_eq(aclrtNotifyBatchReset(NULL, 1),
+				 ACL_ERROR_INVALID_PARAM);
+		ck_assert_int_eq(aclrtWaitAndResetNotify(n, b, 50), 0);
+		ck_assert_int_eq(aclrtSynchronizeStream(b),
+				 ACL_ERROR_RT_WAIT_TIMEOUT);
+	}
 	ck_assert_int_eq(aclrtDestroyNotify(n), 0);
 	ck_assert_int_eq(aclrtDestroyNotify(n), ACL_ERROR_RT_PARAM_INVALID);
 	ck_assert_int_eq(aclrtRecordNotify(n, a), ACL_ERROR_RT_PARAM_INVALID);

@@ -122,6 +122,39 @@ START_TEST(device_ids_and_topology)
 }
 END_TEST
 
+START_TEST(stream_and_thread_core_limits)
+{
+	aclrtStream s;
+	uint32_t v = 9;
+	void *addr;
+
+	ck_assert_int_eq(aclrtCreateStream(&s), 0);
+	ck_assert_int_eq(aclrtGetStreamResLimit(s, ACL_RT_DEV_RES_CUBE_CORE, &v),
+			 0);
+	ck_assert_uint_eq(v, 0);
+	ck_assert_int_eq(aclrtSetStreamResLimit(s, ACL_RT_DEV_RES_VECTOR_CORE, 0),
+			 0);
+	ck_assert_int_eq(aclrtSetStreamResLimit(s, ACL_RT_DEV_RES_VECTOR_CORE, 4),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtGetStreamResLimit(s, (aclrtDevResLimitType)5, &v),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtResetStreamResLimit(s), 0);
+	ck_assert_int_eq(aclrtUseStreamResInCurrentThread(s), 0);
+	v = 9;
+	ck_assert_int_eq(aclrtGetResInCurrentThread(ACL_RT_DEV_RES_CUBE_CORE,
+						    &v), 0);
+	ck_assert_uint_eq(v, 0);
+	ck_assert_int_eq(aclrtUnuseStreamResInCurrentThread(s), 0);
+	ck_assert_int_eq(aclrtDestroyStream(s), 0);
+	ck_assert_int_eq(aclrtUseStreamResInCurrentThread(s),
+			 ACL_ERROR_RT_PARAM_INVALID);
+	ck_assert_int_eq(aclrtCtxGetFloatOverflowAddr(&addr),
+			 ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
+	ck_assert_int_eq(aclrtActiveStream(NULL, NULL),
+			 ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("acl_settings");
@@ -138,5 +171,6 @@ int main(void)
 	ADD(context_options_are_the_contexts, 30);
 	ADD(sat_mode_ts_limits, 30);
 	ADD(device_ids_and_topology, 30);
+	ADD(stream_and_thread_core_limits, 30);
 	return acltest_run(s);
 }
