@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * acl.rt: notifies, IPC events, timed stream waits, 64-bit value
- * write/wait, runtime settings and device id mappings, under pyACL's names
- * and return conventions where pyACL has them:
+ * write/wait, runtime settings, device id mappings, and the device and
+ * stream controls (timed device synchronisation, task abort, stream stop,
+ * attributes, V2 creation, core limits), under pyACL's names and return
+ * conventions where pyACL has them:
  *
  *   notify, ret = acl.rt.create_notify(flag)
  *   key, ret = acl.rt.notify_get_export_key(notify, len, flags)   (str)
@@ -12,8 +14,10 @@
  *   value, ret = acl.rt.get_devices_topo(device_id, other_device_id)
  *
  * pyACL has no binding for aclrtIpcGetEventHandle/aclrtIpcOpenEventHandle,
- * aclrtStreamWaitEventWithTimeout and two of the id mappings; ours take
- * the C name's words (lib/README.md).  The IPC event handle is the C
+ * aclrtStreamWaitEventWithTimeout, two of the id mappings,
+ * aclrtStreamStop and aclrtCreateStreamV2; ours take the C name's words
+ * (lib/README.md).  Nor for the stream and device state callbacks and the
+ * task abort callback, which have no binding here.  The IPC event handle is the C
  * struct's 64 bytes as a bytes object: opaque, it goes to the other
  * process as it is (e.g. as handle.hex()).
  *
@@ -529,6 +533,387 @@ static PyObject *py_get_devices_topo(PyObject *self, PyObject *args)
 			     (int)ret);
 }
 
+/* ---- device and stream control ---- */
+
+/* One handle, no other argument, only ret: stream_stop and the res calls. */
+static PyObject *do_stream(PyObject *args, const char *fmt,
+			   aclError (*fn)(aclrtStream))
+{
+	aclError ret;
+	void *s;
+
+	if (!PyArg_ParseTuple(args, fmt, conv_ptr, &s))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = fn(s);
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+#define STREAM_ONLY(pyname, cname)					\
+static PyObject *py_##pyname(PyObject *self, PyObject *args)		\
+{									\
+	(void)self;							\
+	return do_stream(args, "O&:" #pyname, cname);			\
+}
+
+STREAM_ONLY(stream_stop, aclrtStreamStop)
+STREAM_ONLY(reset_stream_res_limit, aclrtResetStreamResLimit)
+STREAM_ONLY(use_stream_res_in_current_thread,
+	    aclrtUseStreamResInCurrentThread)
+STREAM_ONLY(unuse_stream_res_in_current_thread,
+	    aclrtUnuseStreamResInCurrentThread)
+
+static PyObject *py_synchronize_device_with_timeout(PyObject *self,
+						    PyObject *args)
+{
+	int32_t timeout;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&:synchronize_device_with_timeout",
+			      conv_i32, &timeout))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtSynchronizeDeviceWithTimeout(timeout);
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+static PyObject *py_device_task_abort(PyObject *self, PyObject *args)
+{
+	uint32_t timeout;
+	int32_t dev;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&O&:device_task_abort", conv_i32, &dev,
+			      conv_u32, &timeout))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtDeviceTaskAbort(dev, timeout);
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+static PyObject *py_get_stream_available_num(PyObject *self, PyObject *args)
+{
+	uint32_t count = 0;
+	aclError ret;
+
+	(void)self;
+	(void)args;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtGetStreamAvailableNum(&count);
+	Py_END_ALLOW_THREADS
+	return Py_BuildValue("(Ii)", ret ? 0U : (unsigned int)count, (int)ret);
+}
+
+static PyObject *py_set_stream_overflow_switch(PyObject *self, PyObject *args)
+{
+	uint32_t flag;
+	aclError ret;
+	void *s;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&O&:set_stream_overflow_switch", conv_ptr,
+			      &s, conv_u32, &flag))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtSetStreamOverflowSwitch(s, flag);
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+static PyObject *py_get_stream_overflow_switch(PyObject *self, PyObject *args)
+{
+	uint32_t flag = 0;
+	aclError ret;
+	void *s;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&:get_stream_overflow_switch", conv_ptr,
+			      &s))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtGetStreamOverflowSwitch(s, &flag);
+	Py_END_ALLOW_THREADS
+	return Py_BuildValue("(Ii)", ret ? 0U : (unsigned int)flag, (int)ret);
+}
+
+/*
+ * Stream attributes.  pyACL documents the value as a dict of
+ * aclrtStreamAttrValue's members: get gives {member: value} with the one
+ * member the attribute names ({} on failure); set reads that member from
+ * a dict (other keys ignored, so a dict from get goes back as it is) or
+ * takes a plain int for it.  An attribute CANN does not name has no
+ * member: the union goes as zeros and the library refuses it.
+ */
+static const char *attr_member(int32_t attr)
+{
+	switch (attr) {
+	case ACL_STREAM_ATTR_FAILURE_MODE:
+		return "failureMode";
+	case ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK:
+		return "overflowSwitch";
+	case ACL_STREAM_ATTR_USER_CUSTOM_TAG:
+		return "userCustomTag";
+	case ACL_STREAM_ATTR_CACHE_OP_INFO:
+		return "cacheOpInfoSwitch";
+	case ACL_STREAM_ATTR_PRIORITY:
+		return "streamPriority";
+	}
+	return NULL;
+}
+
+static int attr_value_in(int32_t attr, PyObject *o, aclrtStreamAttrValue *v)
+{
+	const char *member = attr_member(attr);
+	PyObject *item = o;
+
+	memset(v, 0, sizeof(*v));
+	if (PyDict_Check(o)) {
+		if (!member)
+			return 1;
+		item = PyDict_GetItemString(o, member);	/* borrowed */
+		if (!item) {
+			PyErr_Format(PyExc_KeyError,
+				     "value has no \"%s\" for attribute %d",
+				     member, (int)attr);
+			return 0;
+		}
+	} else if (!PyLong_Check(o)) {
+		PyErr_Format(PyExc_TypeError,
+			     "value must be a dict or an int, not %.200s",
+			     Py_TYPE(o)->tp_name);
+		return 0;
+	}
+	if (!member)
+		return need_int(item, "value");
+	if (attr == ACL_STREAM_ATTR_FAILURE_MODE)
+		return conv_u64(item, &v->failureMode);
+	/* The other members are all uint32_t at the union's start. */
+	return conv_u32(item, &v->overflowSwitch);
+}
+
+static PyObject *py_set_stream_attribute(PyObject *self, PyObject *args)
+{
+	aclrtStreamAttrValue v;
+	PyObject *value;
+	int32_t attr;
+	aclError ret;
+	void *s;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&O&O:set_stream_attribute", conv_ptr, &s,
+			      conv_i32, &attr, &value))
+		return NULL;
+	if (!attr_value_in(attr, value, &v))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtSetStreamAttribute(s, (aclrtStreamAttr)attr, &v);
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+static PyObject *py_get_stream_attribute(PyObject *self, PyObject *args)
+{
+	aclrtStreamAttrValue v;
+	const char *member;
+	int32_t attr;
+	aclError ret;
+	void *s;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&O&:get_stream_attribute", conv_ptr, &s,
+			      conv_i32, &attr))
+		return NULL;
+	memset(&v, 0, sizeof(v));
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtGetStreamAttribute(s, (aclrtStreamAttr)attr, &v);
+	Py_END_ALLOW_THREADS
+	member = attr_member(attr);
+	if (ret || !member)
+		return Py_BuildValue("({}i)", (int)ret);
+	if (attr == ACL_STREAM_ATTR_FAILURE_MODE)
+		return Py_BuildValue("({s:K}i)", member,
+				     (unsigned long long)v.failureMode, (int)ret);
+	return Py_BuildValue("({s:I}i)", member,
+			     (unsigned int)v.overflowSwitch, (int)ret);
+}
+
+/*
+ * stream, ret = create_stream_v2(config): pyACL has no binding for
+ * aclrtCreateStreamV2 nor for the configuration handle, so the handle is
+ * made here from a dict {"priority": p, "flag": f} (either key may be left
+ * out: 0) and freed after the call; None is the NULL handle (the
+ * library's defaults).  The work memory a handle may name is for model
+ * tasks, which never run here, and has no key.
+ */
+static int set_opt(aclrtStreamConfigHandle *h, PyObject *config,
+		   const char *key, aclrtStreamConfigAttr attr, aclError *ret)
+{
+	PyObject *item = PyDict_GetItemString(config, key);	/* borrowed */
+	uint32_t prio;
+	size_t flag;
+
+	if (!item || *ret)
+		return 1;
+	if (attr == ACL_RT_STREAM_PRIORITY) {
+		if (!conv_u32(item, &prio))
+			return 0;
+		*ret = aclrtSetStreamConfigOpt(h, attr, &prio, sizeof(prio));
+	} else {
+		if (!conv_size(item, &flag))
+			return 0;
+		*ret = aclrtSetStreamConfigOpt(h, attr, &flag, sizeof(flag));
+	}
+	return 1;
+}
+
+static PyObject *py_create_stream_v2(PyObject *self, PyObject *args)
+{
+	aclrtStreamConfigHandle *h = NULL;
+	PyObject *config, *key;
+	aclrtStream s = NULL;
+	aclError ret = ACL_SUCCESS;
+	Py_ssize_t pos = 0;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O:create_stream_v2", &config))
+		return NULL;
+	if (config != Py_None) {
+		if (!PyDict_Check(config)) {
+			PyErr_Format(PyExc_TypeError,
+				     "config must be a dict or None, not %.200s",
+				     Py_TYPE(config)->tp_name);
+			return NULL;
+		}
+		while (PyDict_Next(config, &pos, &key, NULL)) {
+			if (!PyUnicode_Check(key) ||
+			    (PyUnicode_CompareWithASCIIString(key, "priority") &&
+			     PyUnicode_CompareWithASCIIString(key, "flag"))) {
+				PyErr_Format(PyExc_ValueError,
+					     "config: unknown key %R", key);
+				return NULL;
+			}
+		}
+		/* Plain calloc in the library: no need to drop the GIL. */
+		h = aclrtCreateStreamConfigHandle();
+		if (!h)
+			return PyErr_NoMemory();
+		if (!set_opt(h, config, "priority", ACL_RT_STREAM_PRIORITY,
+			     &ret) ||
+		    !set_opt(h, config, "flag", ACL_RT_STREAM_FLAG, &ret)) {
+			aclrtDestroyStreamConfigHandle(h);
+			return NULL;
+		}
+	}
+	if (!ret) {
+		Py_BEGIN_ALLOW_THREADS
+		ret = aclrtCreateStreamV2(&s, h);
+		Py_END_ALLOW_THREADS
+	}
+	if (h)
+		aclrtDestroyStreamConfigHandle(h);
+	return handle_ret(s, ret);
+}
+
+/* ---- core limits of streams and threads ---- */
+
+static PyObject *py_get_stream_res_limit(PyObject *self, PyObject *args)
+{
+	uint32_t value = 0;
+	int32_t type;
+	aclError ret;
+	void *s;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&O&:get_stream_res_limit", conv_ptr, &s,
+			      conv_i32, &type))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtGetStreamResLimit(s, (aclrtDevResLimitType)type, &value);
+	Py_END_ALLOW_THREADS
+	return Py_BuildValue("(Ii)", ret ? 0U : (unsigned int)value, (int)ret);
+}
+
+static PyObject *py_set_stream_res_limit(PyObject *self, PyObject *args)
+{
+	uint32_t value;
+	int32_t type;
+	aclError ret;
+	void *s;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&O&O&:set_stream_res_limit", conv_ptr, &s,
+			      conv_i32, &type, conv_u32, &value))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtSetStreamResLimit(s, (aclrtDevResLimitType)type, value);
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+static PyObject *py_get_res_in_current_thread(PyObject *self, PyObject *args)
+{
+	uint32_t value = 0;
+	int32_t type;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&:get_res_in_current_thread", conv_i32,
+			      &type))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtGetResInCurrentThread((aclrtDevResLimitType)type, &value);
+	Py_END_ALLOW_THREADS
+	return Py_BuildValue("(Ii)", ret ? 0U : (unsigned int)value, (int)ret);
+}
+
+/* ret = notify_batch_reset(notifies): a list (or tuple) of notifies. */
+static PyObject *py_notify_batch_reset(PyObject *self, PyObject *args)
+{
+	PyObject *list, *seq;
+	Py_ssize_t i, num;
+	aclrtNotify *ns;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O:notify_batch_reset", &list))
+		return NULL;
+	if (!PyList_Check(list) && !PyTuple_Check(list)) {
+		PyErr_Format(PyExc_TypeError,
+			     "notifies must be a list of ints, not %.200s",
+			     Py_TYPE(list)->tp_name);
+		return NULL;
+	}
+	seq = PySequence_Fast(list, "notifies must be a list of ints");
+	if (!seq)
+		return NULL;
+	num = PySequence_Fast_GET_SIZE(seq);
+	/* One more than needed: an empty list is the library's to refuse
+	 * (num 0), as in notify_set_import_pid. */
+	ns = PyMem_RawCalloc((size_t)num + 1, sizeof(*ns));
+	if (!ns) {
+		Py_DECREF(seq);
+		return PyErr_NoMemory();
+	}
+	for (i = 0; i < num; i++) {
+		if (!conv_ptr(PySequence_Fast_GET_ITEM(seq, i), &ns[i])) {
+			PyMem_RawFree(ns);
+			Py_DECREF(seq);
+			return NULL;
+		}
+	}
+	Py_DECREF(seq);
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtNotifyBatchReset(ns, (size_t)num);
+	Py_END_ALLOW_THREADS
+	PyMem_RawFree(ns);
+	return PyLong_FromLong(ret);
+}
+
 /* ---- table ---- */
 
 #define MAP_ENTRY(pyname, out, in)					\
@@ -589,5 +974,41 @@ PyMethodDef aclpy_rt_runtime_ext_methods[] = {
 	MAP_ENTRY(get_user_dev_id_by_logic_dev_id, user_dev_id, logic_dev_id),
 	{ "get_devices_topo", py_get_devices_topo, METH_VARARGS,
 	  "value, ret = get_devices_topo(device_id, other_device_id)" },
+	{ "synchronize_device_with_timeout", py_synchronize_device_with_timeout,
+	  METH_VARARGS, "ret = synchronize_device_with_timeout(timeout_ms)" },
+	{ "device_task_abort", py_device_task_abort, METH_VARARGS,
+	  "ret = device_task_abort(device_id, timeout_ms)" },
+	{ "stream_stop", py_stream_stop, METH_VARARGS,
+	  "ret = stream_stop(stream)" },
+	{ "get_stream_available_num", py_get_stream_available_num, METH_NOARGS,
+	  "stream_count, ret = get_stream_available_num()" },
+	{ "set_stream_overflow_switch", py_set_stream_overflow_switch,
+	  METH_VARARGS, "ret = set_stream_overflow_switch(stream, flag)" },
+	{ "get_stream_overflow_switch", py_get_stream_overflow_switch,
+	  METH_VARARGS, "flag, ret = get_stream_overflow_switch(stream)" },
+	{ "set_stream_attribute", py_set_stream_attribute, METH_VARARGS,
+	  "ret = set_stream_attribute(stream, stm_attr_type, value): value a "
+	  "dict {member: int} or an int" },
+	{ "get_stream_attribute", py_get_stream_attribute, METH_VARARGS,
+	  "value, ret = get_stream_attribute(stream, stm_attr_type): value a "
+	  "dict {member: int}" },
+	{ "create_stream_v2", py_create_stream_v2, METH_VARARGS,
+	  "stream, ret = create_stream_v2(config): config a dict "
+	  "{\"priority\": p, \"flag\": f} or None" },
+	{ "get_stream_res_limit", py_get_stream_res_limit, METH_VARARGS,
+	  "value, ret = get_stream_res_limit(stream, type)" },
+	{ "set_stream_res_limit", py_set_stream_res_limit, METH_VARARGS,
+	  "ret = set_stream_res_limit(stream, type, value)" },
+	{ "reset_stream_res_limit", py_reset_stream_res_limit, METH_VARARGS,
+	  "ret = reset_stream_res_limit(stream)" },
+	{ "use_stream_res_in_current_thread", py_use_stream_res_in_current_thread,
+	  METH_VARARGS, "ret = use_stream_res_in_current_thread(stream)" },
+	{ "unuse_stream_res_in_current_thread",
+	  py_unuse_stream_res_in_current_thread, METH_VARARGS,
+	  "ret = unuse_stream_res_in_current_thread(stream)" },
+	{ "get_res_in_current_thread", py_get_res_in_current_thread,
+	  METH_VARARGS, "value, ret = get_res_in_current_thread(type)" },
+	{ "notify_batch_reset", py_notify_batch_reset, METH_VARARGS,
+	  "ret = notify_batch_reset(notifies): a list of notifies" },
 	{ NULL, NULL, 0, NULL },
 };

@@ -1,5 +1,7 @@
 # SPDX-License-Identifier: MIT
-"""acl.rt notifies, IPC events, timed waits, values, settings and device ids.
+"""acl.rt notifies, IPC events, timed waits, values, settings, device ids,
+and the device and stream controls (timed device sync, task abort, stream
+stop, attributes, V2 creation, core limits).
 
 lib/python/runtime_ext.c, with pyACL's names where pyACL has them: outputs
 first, ret last, handles are ints.  Tests that need /dev/npu-mem are
@@ -57,6 +59,13 @@ class Constants(unittest.TestCase):
         self.assertEqual(acl.ACL_ERROR_RT_NO_NOTIFY_RESOURCE, 207009)
         self.assertEqual(acl.ACL_ERROR_RT_ADDR_UNALIGNED, 107008)
         self.assertEqual(acl.rt.ACL_NOTIFY_DEVICE_USE_ONLY, 1)
+        self.assertEqual([acl.ACL_STREAM_ATTR_FAILURE_MODE,
+                          acl.ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK,
+                          acl.ACL_STREAM_ATTR_USER_CUSTOM_TAG,
+                          acl.ACL_STREAM_ATTR_CACHE_OP_INFO,
+                          acl.ACL_STREAM_ATTR_PRIORITY], [1, 2, 3, 4, 5])
+        self.assertEqual(acl.ACL_ERROR_RT_TASK_ABORT_STOP, 107035)
+        self.assertEqual(acl.rt.ACL_STREAM_ATTR_PRIORITY, 5)
 
     def test_argument_errors(self):
         type_errors = [
@@ -73,6 +82,24 @@ class Constants(unittest.TestCase):
             (acl.rt.device_get_limit, ("0",)),
             (acl.rt.get_user_dev_id_by_logic_dev_id, (None,)),
             (acl.rt.get_devices_topo, (0, "1")),
+            (acl.rt.synchronize_device_with_timeout, (None,)),
+            (acl.rt.device_task_abort, (0, 1.0)),
+            (acl.rt.stream_stop, ("s",)),
+            (acl.rt.set_stream_overflow_switch, (0, None)),
+            (acl.rt.get_stream_overflow_switch, (1.5,)),
+            (acl.rt.set_stream_attribute, (0, 1, "1")),
+            (acl.rt.set_stream_attribute, (0, 1, {"failureMode": "1"})),
+            (acl.rt.get_stream_attribute, (0, None)),
+            (acl.rt.create_stream_v2, (5,)),
+            (acl.rt.create_stream_v2, ({"priority": "1"},)),
+            (acl.rt.get_stream_res_limit, (0, "0")),
+            (acl.rt.set_stream_res_limit, (0, 0, None)),
+            (acl.rt.reset_stream_res_limit, (None,)),
+            (acl.rt.use_stream_res_in_current_thread, ("0",)),
+            (acl.rt.unuse_stream_res_in_current_thread, ("0",)),
+            (acl.rt.get_res_in_current_thread, (None,)),
+            (acl.rt.notify_batch_reset, (5,)),
+            (acl.rt.notify_batch_reset, (["n"],)),
         ]
         for fn, args in type_errors:
             with self.subTest(fn=fn.__name__, args=args):
@@ -86,6 +113,26 @@ class Constants(unittest.TestCase):
             acl.rt.notify_set_import_pid(1, [1 << 31])
         with self.assertRaises(ValueError):
             acl.rt.ipc_open_event_handle(b"k" * 65)
+        overflow_errors = [
+            (acl.rt.device_task_abort, (0, -1)),
+            (acl.rt.set_stream_overflow_switch, (0, 1 << 32)),
+            (acl.rt.set_stream_attribute, (0, 2, 1 << 32)),
+            (acl.rt.set_stream_attribute, (0, 1, {"failureMode": 1 << 64})),
+            (acl.rt.create_stream_v2, ({"priority": -1},)),
+            (acl.rt.set_stream_res_limit, (0, 0, -1)),
+            (acl.rt.notify_batch_reset, ([-1],)),
+        ]
+        for fn, args in overflow_errors:
+            with self.subTest(fn=fn.__name__, args=args):
+                with self.assertRaises(OverflowError):
+                    fn(*args)
+        # A dict without the member the attribute names; a key that is not
+        # a configuration field.
+        with self.assertRaises(KeyError):
+            acl.rt.set_stream_attribute(0, acl.ACL_STREAM_ATTR_PRIORITY,
+                                        {"failureMode": 1})
+        with self.assertRaises(ValueError):
+            acl.rt.create_stream_v2({"priority": 0, "workSize": 0})
 
 
 class NoDevice(unittest.TestCase):
@@ -133,6 +180,26 @@ class NoDevice(unittest.TestCase):
             "eq(acl.rt.notify_get_export_key(0, 65, 0), ('', 100000))\n"
             "eq(acl.rt.ipc_get_event_handle(0), (b'', 100000))\n"
             "eq(acl.rt.value_write(0, 1, 1, 0), 100000)\n"
+            "eq(acl.rt.synchronize_device_with_timeout(-1), 107002)\n"
+            "eq(acl.rt.device_task_abort(0, 0), 107002)\n"
+            "eq(acl.rt.device_task_abort(-1, 0), 107001)\n"
+            "eq(acl.rt.stream_stop(0), 100000)\n"
+            "eq(acl.rt.get_stream_available_num(), (2048, 0))\n"
+            "eq(acl.rt.set_stream_overflow_switch(0, 1), 107002)\n"
+            "eq(acl.rt.get_stream_overflow_switch(0), (0, 107002))\n"
+            "eq(acl.rt.set_stream_attribute(0, 2, {'overflowSwitch': 1}), 107002)\n"
+            "eq(acl.rt.get_stream_attribute(0, 2), ({}, 107002))\n"
+            "eq(acl.rt.create_stream_v2(None), (0, 107002))\n"
+            "eq(acl.rt.create_stream_v2({'flag': 1 << 32}), (0, 100000))\n"
+            "eq(acl.rt.get_stream_res_limit(0, 0), (0, 107002))\n"
+            "eq(acl.rt.set_stream_res_limit(0, 0, 0), 107002)\n"
+            "eq(acl.rt.reset_stream_res_limit(0), 107002)\n"
+            "eq(acl.rt.use_stream_res_in_current_thread(0), 107002)\n"
+            "eq(acl.rt.unuse_stream_res_in_current_thread(0), 107002)\n"
+            "eq(acl.rt.get_res_in_current_thread(0), (0, 107002))\n"
+            "eq(acl.rt.get_res_in_current_thread(5), (0, 100000))\n"
+            "eq(acl.rt.notify_batch_reset([]), 100000)\n"
+            "eq(acl.rt.notify_batch_reset([0]), 100000)\n"
         )
         out = run_py(code)
         self.assertEqual(out.returncode, 0, out.stderr)
@@ -403,6 +470,204 @@ class WithDevice(unittest.TestCase):
         self.assertEqual(acl.rt.get_device_sat_mode(), (acl.ACL_RT_OVERFLOW_MODE_SATURATION, 0))
         self.assertEqual(acl.rt.set_device_sat_mode(acl.ACL_RT_OVERFLOW_MODE_UNDEF),
                          acl.ACL_ERROR_INVALID_PARAM)
+
+
+    # ---- device and stream controls ----
+
+    def dead_stream(self):
+        """A stream handle that was live and is destroyed."""
+        s, ret = acl.rt.create_stream()
+        self.assertEqual(ret, 0)
+        self.assertEqual(acl.rt.destroy_stream(s), 0)
+        return s
+
+    def test_synchronize_device_with_timeout(self):
+        s = self.stream()
+        gate = self.blocker(s)
+        # One stream busy: a short wait gives up, 0 only checks.
+        t0 = time.monotonic()
+        self.assertEqual(acl.rt.synchronize_device_with_timeout(100),
+                         acl.ACL_ERROR_RT_STREAM_SYNC_TIMEOUT)
+        self.assertGreaterEqual(time.monotonic() - t0, 0.09)
+        self.assertEqual(acl.rt.synchronize_device_with_timeout(0),
+                         acl.ACL_ERROR_RT_STREAM_SYNC_TIMEOUT)
+        # The GIL is released: the gate opens while we wait for ever.
+        threading.Timer(0.1, gate.set).start()
+        self.assertEqual(acl.rt.synchronize_device_with_timeout(-1), 0)
+        self.assertEqual(acl.rt.stream_query(s), (acl.ACL_STREAM_STATUS_COMPLETE, 0))
+
+    def test_stream_stop_drops_queued_work(self):
+        s = self.stream()
+        n = self.notify()
+        self.addCleanup(acl.rt.destroy_notify, n)
+        buf = self.malloc(4096)
+        self.assertEqual(acl.rt.wait_and_reset_notify(n, s, LONG * 1000), 0)
+        self.assertEqual(acl.rt.memset_async(buf, 4096, 9, 4096, s), 0)
+        self.assert_waiting(s, buf, 4096)
+        # The wait gives up and the memset is dropped, without a record.
+        self.assertEqual(acl.rt.stream_stop(s), 0)
+        self.assertEqual(acl.rt.synchronize_stream(s), 0)
+        self.assertEqual(acl.util.ptr_to_bytes(buf, 4096), bytes(4096))
+        # Still usable.
+        self.assertEqual(acl.rt.memset_async(buf, 1, 5, 1, s), 0)
+        self.assertEqual(acl.rt.synchronize_stream(s), 0)
+        self.assertEqual(acl.util.ptr_to_bytes(buf, 2), b"\x05\x00")
+        self.assertEqual(acl.rt.stream_stop(0), acl.ACL_ERROR_INVALID_PARAM)
+        self.assertEqual(acl.rt.stream_stop(self.dead_stream()),
+                         acl.ACL_ERROR_RT_PARAM_INVALID)
+
+    def test_device_task_abort(self):
+        a, b = self.stream(), self.stream()
+        n = self.notify()
+        self.addCleanup(acl.rt.destroy_notify, n)
+        buf = self.malloc(4096)
+        for s in (a, b):
+            self.assertEqual(acl.rt.wait_and_reset_notify(n, s, LONG * 1000), 0)
+        self.assertEqual(acl.rt.memset_async(buf, 64, 1, 64, a), 0)
+        self.assertEqual(acl.rt.memset_async(buf + 64, 64, 2, 64, b), 0)
+        self.assert_waiting(a, buf, 128)
+        # Every stream of the device gives up its waits and queued work.
+        self.assertEqual(acl.rt.device_task_abort(0, 0), 0)
+        self.assertEqual(acl.rt.synchronize_device_with_timeout(LONG * 1000), 0)
+        self.assertEqual(acl.util.ptr_to_bytes(buf, 128), bytes(128))
+        self.assertEqual(acl.rt.device_task_abort(-1, 0),
+                         acl.ACL_ERROR_RT_INVALID_DEVICEID)
+
+    def test_stream_available_num(self):
+        before, ret = acl.rt.get_stream_available_num()
+        self.assertEqual(ret, 0)
+        self.assertGreater(before, 0)
+        self.stream()
+        self.assertEqual(acl.rt.get_stream_available_num(), (before - 1, 0))
+
+    def test_overflow_switch(self):
+        s = self.stream()
+        self.assertEqual(acl.rt.get_stream_overflow_switch(s), (0, 0))
+        self.assertEqual(acl.rt.set_stream_overflow_switch(s, 1), 0)
+        self.assertEqual(acl.rt.get_stream_overflow_switch(s), (1, 0))
+        # The same setting as the attribute.
+        self.assertEqual(acl.rt.get_stream_attribute(
+            s, acl.ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK), ({"overflowSwitch": 1}, 0))
+        dead = self.dead_stream()
+        self.assertEqual(acl.rt.set_stream_overflow_switch(dead, 1),
+                         acl.ACL_ERROR_RT_PARAM_INVALID)
+        self.assertEqual(acl.rt.get_stream_overflow_switch(dead),
+                         (0, acl.ACL_ERROR_RT_PARAM_INVALID))
+
+    def test_stream_attributes(self):
+        s = self.stream()
+        get = acl.rt.get_stream_attribute
+        put = acl.rt.set_stream_attribute
+        mode = acl.ACL_STREAM_ATTR_FAILURE_MODE
+        self.assertEqual(get(s, mode), ({"failureMode": acl.ACL_CONTINUE_ON_FAILURE}, 0))
+        self.assertEqual(put(s, mode, {"failureMode": acl.ACL_STOP_ON_FAILURE}), 0)
+        self.assertEqual(get(s, mode), ({"failureMode": acl.ACL_STOP_ON_FAILURE}, 0))
+        # A plain int is the member the attribute names; a dict from get
+        # goes back as it is.
+        self.assertEqual(put(s, mode, acl.ACL_CONTINUE_ON_FAILURE), 0)
+        self.assertEqual(get(s, mode), ({"failureMode": 0}, 0))
+        tag = acl.ACL_STREAM_ATTR_USER_CUSTOM_TAG
+        self.assertEqual(put(s, tag, 0xFFFFFFFF), 0)
+        value, ret = get(s, tag)
+        self.assertEqual((value, ret), ({"userCustomTag": 0xFFFFFFFF}, 0))
+        self.assertEqual(put(s, tag, {"userCustomTag": 7, "other": "ignored"}), 0)
+        self.assertEqual(get(s, tag), ({"userCustomTag": 7}, 0))
+        self.assertEqual(put(s, acl.ACL_STREAM_ATTR_CACHE_OP_INFO, 1), 0)
+        self.assertEqual(get(s, acl.ACL_STREAM_ATTR_CACHE_OP_INFO),
+                         ({"cacheOpInfoSwitch": 1}, 0))
+        # Priority acts: the stream reports it.
+        prio = acl.ACL_STREAM_ATTR_PRIORITY
+        self.assertEqual(put(s, prio, {"streamPriority": 3}), 0)
+        self.assertEqual(get(s, prio), ({"streamPriority": 3}, 0))
+        self.assertEqual(acl.rt.stream_get_priority(s), (3, 0))
+        self.assertEqual(put(s, prio, 8), acl.ACL_ERROR_INVALID_PARAM)
+        self.assertEqual(get(s, prio), ({"streamPriority": 3}, 0))
+        # No such attribute; no failure mode on the default stream.
+        self.assertEqual(get(s, 9), ({}, acl.ACL_ERROR_INVALID_PARAM))
+        self.assertEqual(put(s, 9, 0), acl.ACL_ERROR_INVALID_PARAM)
+        self.assertEqual(put(s, 9, {}), acl.ACL_ERROR_INVALID_PARAM)
+        self.assertEqual(put(0, mode, acl.ACL_STOP_ON_FAILURE),
+                         acl.ACL_ERROR_INVALID_PARAM)
+        self.assertEqual(get(self.dead_stream(), mode),
+                         ({}, acl.ACL_ERROR_RT_PARAM_INVALID))
+
+    def test_create_stream_v2(self):
+        cases = [
+            ({"priority": 3, "flag": acl.ACL_STREAM_FAST_LAUNCH}, 3,
+             acl.ACL_STREAM_FAST_LAUNCH),
+            ({"priority": 5}, 5, 0),
+            ({}, 0, 0),
+            (None, 0, 0),
+        ]
+        buf = self.malloc(4096)
+        for config, prio, flags in cases:
+            with self.subTest(config=config):
+                s, ret = acl.rt.create_stream_v2(config)
+                self.assertEqual(ret, 0)
+                self.assertNotEqual(s, 0)
+                try:
+                    self.assertEqual(acl.rt.stream_get_priority(s), (prio, 0))
+                    self.assertEqual(acl.rt.stream_get_flags(s), (flags, 0))
+                    self.assertEqual(acl.rt.memset_async(buf, 16, prio + 1, 16, s), 0)
+                    self.assertEqual(acl.rt.synchronize_stream(s), 0)
+                    self.assertEqual(acl.util.ptr_to_bytes(buf, 16),
+                                     bytes([prio + 1]) * 16)
+                finally:
+                    self.assertEqual(acl.rt.destroy_stream(s), 0)
+        self.assertEqual(acl.rt.create_stream_v2({"flag": 1 << 32}),
+                         (0, acl.ACL_ERROR_INVALID_PARAM))
+
+    def test_core_limits(self):
+        s = self.stream()
+        cube, vector = acl.ACL_RT_DEV_RES_CUBE_CORE, acl.ACL_RT_DEV_RES_VECTOR_CORE
+        # No AI cores: every limit is 0, 0 may be set, more is refused.
+        self.assertEqual(acl.rt.get_stream_res_limit(s, cube), (0, 0))
+        self.assertEqual(acl.rt.get_stream_res_limit(0, vector), (0, 0))
+        self.assertEqual(acl.rt.set_stream_res_limit(s, vector, 0), 0)
+        self.assertEqual(acl.rt.set_stream_res_limit(s, cube, 1),
+                         acl.ACL_ERROR_INVALID_PARAM)
+        self.assertEqual(acl.rt.get_stream_res_limit(s, 7), (0, acl.ACL_ERROR_INVALID_PARAM))
+        self.assertEqual(acl.rt.reset_stream_res_limit(s), 0)
+        self.assertEqual(acl.rt.use_stream_res_in_current_thread(s), 0)
+        self.assertEqual(acl.rt.get_res_in_current_thread(cube), (0, 0))
+        self.assertEqual(acl.rt.unuse_stream_res_in_current_thread(s), 0)
+        self.assertEqual(acl.rt.get_res_in_current_thread(vector), (0, 0))
+        self.assertEqual(acl.rt.get_res_in_current_thread(2),
+                         (0, acl.ACL_ERROR_INVALID_PARAM))
+        dead = self.dead_stream()
+        for fn in (acl.rt.reset_stream_res_limit,
+                   acl.rt.use_stream_res_in_current_thread,
+                   acl.rt.unuse_stream_res_in_current_thread):
+            with self.subTest(fn=fn.__name__):
+                self.assertEqual(fn(dead), acl.ACL_ERROR_RT_PARAM_INVALID)
+        self.assertEqual(acl.rt.set_stream_res_limit(dead, cube, 0),
+                         acl.ACL_ERROR_RT_PARAM_INVALID)
+
+    def test_notify_batch_reset(self):
+        n1, n2 = self.notify(), self.notify()
+        self.addCleanup(acl.rt.destroy_notify, n1)
+        self.addCleanup(acl.rt.destroy_notify, n2)
+        s = self.stream()
+        for n in (n1, n2):
+            self.assertEqual(acl.rt.record_notify(n, s), 0)
+        self.assertEqual(acl.rt.synchronize_stream(s), 0)
+        # A bad handle in the list: none is cleared, so n1 is still set.
+        self.assertEqual(acl.rt.notify_batch_reset([n1, 0]), acl.ACL_ERROR_INVALID_PARAM)
+        dead = self.notify()
+        self.assertEqual(acl.rt.destroy_notify(dead), 0)
+        self.assertEqual(acl.rt.notify_batch_reset((n1, dead)),
+                         acl.ACL_ERROR_RT_PARAM_INVALID)
+        self.assertEqual(acl.rt.wait_and_reset_notify(n1, s, LONG * 1000), 0)
+        self.assertEqual(acl.rt.synchronize_stream(s), 0)
+        self.assertEqual(acl.rt.record_notify(n1, s), 0)
+        self.assertEqual(acl.rt.synchronize_stream(s), 0)
+        # Both cleared at once: waits on either time out.
+        self.assertEqual(acl.rt.notify_batch_reset([n1, n2]), 0)
+        for n in (n1, n2):
+            with self.subTest(notify=n):
+                self.assertEqual(acl.rt.wait_and_reset_notify(n, s, 100), 0)
+                self.assertEqual(acl.rt.synchronize_stream(s),
+                                 acl.ACL_ERROR_RT_WAIT_TIMEOUT)
 
 
 if __name__ == "__main__":
