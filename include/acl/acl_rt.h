@@ -599,6 +599,90 @@ ACL_FUNC_VISIBILITY aclError aclrtCheckMemType(void **addrList, uint32_t size,
 					       uint32_t *checkResult,
 					       uint32_t reserve);
 
+/* ---- batched copies and cache maintenance (lib/batch.c, lib/cmo.c) ---- */
+
+typedef struct {
+	aclrtMemLocation dstLoc;
+	aclrtMemLocation srcLoc;
+	uint8_t rsv[16];
+} aclrtMemcpyBatchAttr;
+
+typedef enum aclrtCmoType {
+	ACL_RT_CMO_TYPE_PREFETCH = 0,
+	ACL_RT_CMO_TYPE_WRITEBACK,
+	ACL_RT_CMO_TYPE_INVALID,
+	ACL_RT_CMO_TYPE_FLUSH,
+} aclrtCmoType;
+
+typedef struct {
+	aclrtCmoType cmoType;
+	uint32_t barrierId;
+} aclrtBarrierCmoInfo;
+
+#define ACL_RT_CMO_MAX_BARRIER_NUM 6U
+
+typedef struct {
+	size_t barrierNum;
+	aclrtBarrierCmoInfo cmoInfo[ACL_RT_CMO_MAX_BARRIER_NUM];
+} aclrtBarrierTaskInfo;
+
+ACL_FUNC_VISIBILITY aclError aclrtMemcpyBatch(void **dsts, size_t *destMaxs,
+					      void **srcs, size_t *sizes,
+					      size_t numBatches,
+					      aclrtMemcpyBatchAttr *attrs,
+					      size_t *attrsIndexes,
+					      size_t numAttrs,
+					      size_t *failIndex);
+ACL_FUNC_VISIBILITY aclError aclrtMemcpyBatchV2(void **dsts, size_t *destMaxs,
+						void **srcs, size_t *sizes,
+						size_t numBatches,
+						aclrtMemcpyBatchAttr *attrs,
+						size_t *attrsIndexes,
+						size_t numAttrs);
+ACL_FUNC_VISIBILITY aclError aclrtMemcpyBatchAsync(void **dsts,
+						   size_t *destMaxs,
+						   void **srcs, size_t *sizes,
+						   size_t numBatches,
+						   aclrtMemcpyBatchAttr *attrs,
+						   size_t *attrsIndexes,
+						   size_t numAttrs,
+						   size_t *failIndex,
+						   aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtMemcpyBatchAsyncV2(void **dsts,
+						     size_t *destMaxs,
+						     void **srcs,
+						     size_t *sizes,
+						     size_t numBatches,
+						     aclrtMemcpyBatchAttr *attrs,
+						     size_t *attrsIndexes,
+						     size_t numAttrs,
+						     aclrtStream stream);
+/* Deprecated in CANN in favour of aclrtMemcpyAsync. */
+ACL_FUNC_VISIBILITY aclError aclrtMemcpyAsyncWithCondition(void *dst,
+							   size_t destMax,
+							   const void *src,
+							   size_t count,
+							   aclrtMemcpyKind kind,
+							   aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtCmoAsync(void *src, size_t size,
+					   aclrtCmoType cmoType,
+					   aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtCmoAsyncWithBarrier(void *src, size_t size,
+						      aclrtCmoType cmoType,
+						      uint32_t barrierId,
+						      aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtCmoWaitBarrier(aclrtBarrierTaskInfo *taskInfo,
+						 aclrtStream stream,
+						 uint32_t flag);
+ACL_FUNC_VISIBILITY aclError aclrtCmoGetDescSize(size_t *size);
+ACL_FUNC_VISIBILITY aclError aclrtCmoSetDesc(void *cmoDesc, void *src,
+					     size_t size);
+ACL_FUNC_VISIBILITY aclError aclrtCmoAsyncWithDesc(void *cmoDesc,
+						   aclrtCmoType cmoType,
+						   aclrtStream stream,
+						   const void *reserve);
+ACL_FUNC_VISIBILITY aclError aclrtDeviceL2CacheFlush(void *rsv);
+
 /* ---- errors, exception callbacks, system and device facts ---- */
 
 /* The version of CANN's acl_rt.h whose names these headers follow. */

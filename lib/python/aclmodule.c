@@ -529,6 +529,10 @@ static const struct {
 	C(ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED),
 	C(ACL_RT_MEM_ALLOC_GRANULARITY_UNDEF),
 	C(ACL_RT_MEM_TYPE_DEV), C(ACL_RT_MEM_TYPE_DVPP), C(ACL_RT_MEM_TYPE_RSVD),
+	/* cache operations (lib/python/memory_more.c) */
+	C(ACL_RT_CMO_TYPE_PREFETCH), C(ACL_RT_CMO_TYPE_WRITEBACK),
+	C(ACL_RT_CMO_TYPE_INVALID), C(ACL_RT_CMO_TYPE_FLUSH),
+	C(ACL_RT_CMO_MAX_BARRIER_NUM),
 	/* events, streams and callbacks (lib/python/runtime.c) */
 	C(ACL_EVENT_SYNC), C(ACL_EVENT_CAPTURE_STREAM_PROGRESS),
 	C(ACL_EVENT_TIME_LINE), C(ACL_EVENT_DEVICE_USE_ONLY),
@@ -600,6 +604,7 @@ static PyMethodDef *const rt_tables[] = {
 	aclpy_system_rt_methods,
 	aclpy_rt_runtime_methods,
 	aclpy_rt_memory_ext_methods,
+	aclpy_rt_memory_more_methods,
 	aclpy_rt_runtime_ext_methods,
 	NULL,
 };

@@ -107,6 +107,12 @@ void aclpy_rt_finalized(void);
 extern PyMethodDef aclpy_rt_memory_ext_methods[];
 
 /*
+ * lib/python/memory_more.c: batched copies, the conditional copy, cache
+ * operations and the L2 flush.
+ */
+extern PyMethodDef aclpy_rt_memory_more_methods[];
+
+/*
  * lib/python/runtime_ext.c: notifies, IPC events, timed stream waits,
  * value write/wait, runtime settings, device id mappings.
  */

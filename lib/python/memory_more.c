@@ -1,0 +1,459 @@
+// SPDX-License-Identifier: MIT
+/*
+ * acl.rt: batched copies, the deprecated conditional copy, cache
+ * operations and the L2 flush.  pyACL has no binding for these; the names
+ * are made from the C names as pyACL makes its own (aclrtFooBar ->
+ * acl.rt.foo_bar), outputs then ret:
+ *
+ *   fail_index, ret = acl.rt.memcpy_batch(dsts, dest_maxs, srcs, sizes,
+ *                                         attrs, attrs_indexes)
+ *   ret = acl.rt.memcpy_batch_v2(dsts, dest_maxs, srcs, sizes, attrs,
+ *                                attrs_indexes)
+ *   fail_index, ret = acl.rt.memcpy_batch_async(..., attrs_indexes, stream)
+ *   ret = acl.rt.memcpy_batch_async_v2(..., attrs_indexes, stream)
+ *   ret = acl.rt.memcpy_async_with_condition(dst, dest_max, src, count,
+ *                                            kind, stream)
+ *   ret = acl.rt.cmo_async(src, size, cmo_type, stream)
+ *   ret = acl.rt.cmo_async_with_barrier(src, size, cmo_type, barrier_id,
+ *                                       stream)
+ *   ret = acl.rt.cmo_wait_barrier(task_info, stream, flag)
+ *   size, ret = acl.rt.cmo_get_desc_size()
+ *   ret = acl.rt.cmo_set_desc(cmo_desc, src, size)
+ *   ret = acl.rt.cmo_async_with_desc(cmo_desc, cmo_type, stream)
+ *   ret = acl.rt.device_l2_cache_flush()
+ *
+ * Arrays are lists (or tuples) of ints; numBatches is the length of the
+ * four copy lists, which must be equal, and numAttrs that of attrs and
+ * attrs_indexes, also equal (else ValueError).  An attribute is a dict
+ * {"dstLoc": {"id": 0, "type": t}, "srcLoc": {...}} ("id" optional, 0);
+ * task_info is a list of {"cmoType": t, "barrierId": id} dicts (its
+ * length is barrierNum, at most 6, else ValueError).  The C calls'
+ * reserved arguments (aclrtCmoAsyncWithDesc's reserve,
+ * aclrtDeviceL2CacheFlush's rsv) are passed as NULL.  The GIL is released
+ * around every library call.
+ */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "acl/acl.h"
+#include "aclpy.h"
+
+static int conv_u32(PyObject *o, void *out)
+{
+	unsigned long long v;
+
+	if (!need_int(o, "argument"))
+		return 0;
+	v = PyLong_AsUnsignedLongLong(o);
+	if (v == (unsigned long long)-1 && PyErr_Occurred())
+		return 0;
+	if (v > UINT32_MAX) {
+		PyErr_SetString(PyExc_OverflowError,
+				"argument out of uint32 range");
+		return 0;
+	}
+	*(uint32_t *)out = (uint32_t)v;
+	return 1;
+}
+
+/* A list/tuple of ints as a new size_t array (n may be 0: one slot). */
+static size_t *int_array(PyObject *seq, const char *what, bool ptrs,
+			 Py_ssize_t *n)
+{
+	PyObject *fast = PySequence_Fast(seq, what);
+	Py_ssize_t i, len;
+	size_t *a;
+
+	if (!fast)
+		return NULL;
+	len = PySequence_Fast_GET_SIZE(fast);
+	a = PyMem_Calloc(len ? (size_t)len : 1, sizeof(*a));
+	if (!a) {
+		Py_DECREF(fast);
+		PyErr_NoMemory();
+		return NULL;
+	}
+	for (i = 0; i < len; i++) {
+		PyObject *o = PySequence_Fast_GET_ITEM(fast, i);
+		void *p;
+
+		if (ptrs ? !conv_ptr(o, &p) : !conv_size(o, &a[i])) {
+			PyMem_Free(a);
+			Py_DECREF(fast);
+			return NULL;
+		}
+		if (ptrs)
+			a[i] = (size_t)(uintptr_t)p;
+	}
+	Py_DECREF(fast);
+	*n = len;
+	return a;
+}
+
+static int dict_u32(PyObject *d, const char *key, bool required,
+		    uint32_t *out)
+{
+	PyObject *v;
+
+	if (!PyDict_Check(d)) {
+		PyErr_Format(PyExc_TypeError, "expected a dict, not %.200s",
+			     Py_TYPE(d)->tp_name);
+		return 0;
+	}
+	v = PyDict_GetItemString(d, key);	/* borrowed */
+	if (!v) {
+		if (required) {
+			PyErr_SetString(PyExc_KeyError, key);
+			return 0;
+		}
+		*out = 0;
+		return 1;
+	}
+	return conv_u32(v, out);
+}
+
+static int loc_from(PyObject *attr, const char *key, aclrtMemLocation *l)
+{
+	PyObject *d;
+	uint32_t type;
+
+	if (!PyDict_Check(attr)) {
+		PyErr_Format(PyExc_TypeError, "attribute must be a dict, not "
+			     "%.200s", Py_TYPE(attr)->tp_name);
+		return 0;
+	}
+	d = PyDict_GetItemString(attr, key);
+	if (!d) {
+		PyErr_SetString(PyExc_KeyError, key);
+		return 0;
+	}
+	if (!dict_u32(d, "id", false, &l->id) ||
+	    !dict_u32(d, "type", true, &type))
+		return 0;
+	l->type = (aclrtMemLocationType)type;
+	return 1;
+}
+
+static aclrtMemcpyBatchAttr *attr_array(PyObject *seq, Py_ssize_t *n)
+{
+	PyObject *fast = PySequence_Fast(seq, "attrs must be a list");
+	aclrtMemcpyBatchAttr *a;
+	Py_ssize_t i, len;
+
+	if (!fast)
+		return NULL;
+	len = PySequence_Fast_GET_SIZE(fast);
+	a = PyMem_Calloc(len ? (size_t)len : 1, sizeof(*a));
+	if (!a) {
+		Py_DECREF(fast);
+		PyErr_NoMemory();
+		return NULL;
+	}
+	for (i = 0; i < len; i++) {
+		PyObject *o = PySequence_Fast_GET_ITEM(fast, i);
+
+		if (!loc_from(o, "dstLoc", &a[i].dstLoc) ||
+		    !loc_from(o, "srcLoc", &a[i].srcLoc)) {
+			PyMem_Free(a);
+			Py_DECREF(fast);
+			return NULL;
+		}
+	}
+	Py_DECREF(fast);
+	*n = len;
+	return a;
+}
+
+struct batch_args {
+	size_t *dsts, *maxs, *srcs, *sizes, *idx;
+	aclrtMemcpyBatchAttr *attrs;
+	Py_ssize_t n, na;
+};
+
+static void batch_free(struct batch_args *b)
+{
+	PyMem_Free(b->dsts);
+	PyMem_Free(b->maxs);
+	PyMem_Free(b->srcs);
+	PyMem_Free(b->sizes);
+	PyMem_Free(b->idx);
+	PyMem_Free(b->attrs);
+}
+
+static int batch_parse(PyObject *args, bool with_stream, struct batch_args *b,
+		       void **stream)
+{
+	PyObject *d, *m, *s, *z, *a, *ix;
+	Py_ssize_t n2 = 0, n3 = 0, n4 = 0, ni = 0;
+
+	memset(b, 0, sizeof(*b));
+	if (with_stream ? !PyArg_ParseTuple(args, "OOOOOOO&", &d, &m, &s, &z,
+					    &a, &ix, conv_ptr, stream) :
+	    !PyArg_ParseTuple(args, "OOOOOO", &d, &m, &s, &z, &a, &ix))
+		return 0;
+	b->dsts = int_array(d, "dsts must be a list", true, &b->n);
+	b->maxs = b->dsts ? int_array(m, "dest_maxs must be a list", false,
+				      &n2) : NULL;
+	b->srcs = b->maxs ? int_array(s, "srcs must be a list", true, &n3) :
+		  NULL;
+	b->sizes = b->srcs ? int_array(z, "sizes must be a list", false, &n4) :
+		   NULL;
+	b->attrs = b->sizes ? attr_array(a, &b->na) : NULL;
+	b->idx = b->attrs ? int_array(ix, "attrs_indexes must be a list",
+				      false, &ni) : NULL;
+	if (!b->idx) {
+		batch_free(b);
+		return 0;
+	}
+	if (n2 != b->n || n3 != b->n || n4 != b->n || ni != b->na) {
+		PyErr_SetString(PyExc_ValueError, "dsts, dest_maxs, srcs and "
+				"sizes must have one length, attrs and "
+				"attrs_indexes another");
+		batch_free(b);
+		return 0;
+	}
+	return 1;
+}
+
+static PyObject *batch_call(PyObject *args, bool async, bool v2)
+{
+	struct batch_args b;
+	void *stream = NULL;
+	size_t fail = SIZE_MAX;
+	aclError ret;
+
+	if (!batch_parse(args, async, &b, &stream))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	if (!async && !v2)
+		ret = aclrtMemcpyBatch((void **)b.dsts, b.maxs,
+				       (void **)b.srcs, b.sizes, (size_t)b.n,
+				       b.attrs, b.idx, (size_t)b.na, &fail);
+	else if (!async)
+		ret = aclrtMemcpyBatchV2((void **)b.dsts, b.maxs,
+					 (void **)b.srcs, b.sizes, (size_t)b.n,
+					 b.attrs, b.idx, (size_t)b.na);
+	else if (!v2)
+		ret = aclrtMemcpyBatchAsync((void **)b.dsts, b.maxs,
+					    (void **)b.srcs, b.sizes,
+					    (size_t)b.n, b.attrs, b.idx,
+					    (size_t)b.na, &fail, stream);
+	else
+		ret = aclrtMemcpyBatchAsyncV2((void **)b.dsts, b.maxs,
+					      (void **)b.srcs, b.sizes,
+					      (size_t)b.n, b.attrs, b.idx,
+					      (size_t)b.na, stream);
+	Py_END_ALLOW_THREADS
+	batch_free(&b);
+	if (v2)
+		return PyLong_FromLong(ret);
+	return Py_BuildValue("(Ki)", (unsigned long long)fail, (int)ret);
+}
+
+static PyObject *py_memcpy_batch(PyObject *self, PyObject *args)
+{
+	(void)self;
+	return batch_call(args, false, false);
+}
+
+static PyObject *py_memcpy_batch_v2(PyObject *self, PyObject *args)
+{
+	(void)self;
+	return batch_call(args, false, true);
+}
+
+static PyObject *py_memcpy_batch_async(PyObject *self, PyObject *args)
+{
+	(void)self;
+	return batch_call(args, true, false);
+}
+
+static PyObject *py_memcpy_batch_async_v2(PyObject *self, PyObject *args)
+{
+	(void)self;
+	return batch_call(args, true, true);
+}
+
+static PyObject *py_memcpy_async_with_condition(PyObject *self,
+						PyObject *args)
+{
+	void *dst, *src, *stream;
+	size_t max, count;
+	int32_t kind;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&O&O&O&O&O&", conv_ptr, &dst, conv_size,
+			      &max, conv_ptr, &src, conv_size, &count,
+			      conv_i32, &kind, conv_ptr, &stream))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtMemcpyAsyncWithCondition(dst, max, src, count,
+					    (aclrtMemcpyKind)kind, stream);
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+static PyObject *py_cmo_async(PyObject *self, PyObject *args)
+{
+	void *src, *stream;
+	size_t size;
+	int32_t type;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&O&O&O&", conv_ptr, &src, conv_size,
+			      &size, conv_i32, &type, conv_ptr, &stream))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtCmoAsync(src, size, (aclrtCmoType)type, stream);
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+static PyObject *py_cmo_async_with_barrier(PyObject *self, PyObject *args)
+{
+	void *src, *stream;
+	size_t size;
+	int32_t type;
+	uint32_t id;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&O&O&O&O&", conv_ptr, &src, conv_size,
+			      &size, conv_i32, &type, conv_u32, &id, conv_ptr,
+			      &stream))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtCmoAsyncWithBarrier(src, size, (aclrtCmoType)type, id,
+				       stream);
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+static PyObject *py_cmo_wait_barrier(PyObject *self, PyObject *args)
+{
+	PyObject *info, *fast;
+	aclrtBarrierTaskInfo ti;
+	void *stream;
+	uint32_t flag, type;
+	Py_ssize_t i, len;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "OO&O&", &info, conv_ptr, &stream,
+			      conv_u32, &flag))
+		return NULL;
+	fast = PySequence_Fast(info, "task_info must be a list");
+	if (!fast)
+		return NULL;
+	len = PySequence_Fast_GET_SIZE(fast);
+	if (len > (Py_ssize_t)ACL_RT_CMO_MAX_BARRIER_NUM) {
+		Py_DECREF(fast);
+		PyErr_SetString(PyExc_ValueError, "task_info: at most 6 entries");
+		return NULL;
+	}
+	memset(&ti, 0, sizeof(ti));
+	ti.barrierNum = (size_t)len;
+	for (i = 0; i < len; i++) {
+		PyObject *o = PySequence_Fast_GET_ITEM(fast, i);
+
+		if (!dict_u32(o, "cmoType", true, &type) ||
+		    !dict_u32(o, "barrierId", true, &ti.cmoInfo[i].barrierId)) {
+			Py_DECREF(fast);
+			return NULL;
+		}
+		ti.cmoInfo[i].cmoType = (aclrtCmoType)type;
+	}
+	Py_DECREF(fast);
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtCmoWaitBarrier(&ti, stream, flag);
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+static PyObject *py_cmo_get_desc_size(PyObject *self, PyObject *args)
+{
+	size_t size = 0;
+	aclError ret;
+
+	(void)self;
+	(void)args;
+	ret = aclrtCmoGetDescSize(&size);
+	return Py_BuildValue("(ni)", ret ? (Py_ssize_t)0 : (Py_ssize_t)size,
+			     (int)ret);
+}
+
+static PyObject *py_cmo_set_desc(PyObject *self, PyObject *args)
+{
+	void *desc, *src;
+	size_t size;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&O&O&", conv_ptr, &desc, conv_ptr, &src,
+			      conv_size, &size))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtCmoSetDesc(desc, src, size);
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+static PyObject *py_cmo_async_with_desc(PyObject *self, PyObject *args)
+{
+	void *desc, *stream;
+	int32_t type;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&O&O&", conv_ptr, &desc, conv_i32, &type,
+			      conv_ptr, &stream))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtCmoAsyncWithDesc(desc, (aclrtCmoType)type, stream, NULL);
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+static PyObject *py_device_l2_cache_flush(PyObject *self, PyObject *args)
+{
+	aclError ret;
+
+	(void)self;
+	(void)args;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtDeviceL2CacheFlush(NULL);
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+PyMethodDef aclpy_rt_memory_more_methods[] = {
+	{ "memcpy_batch", py_memcpy_batch, METH_VARARGS,
+	  "fail_index, ret = memcpy_batch(dsts, dest_maxs, srcs, sizes, attrs, attrs_indexes)" },
+	{ "memcpy_batch_v2", py_memcpy_batch_v2, METH_VARARGS,
+	  "ret = memcpy_batch_v2(dsts, dest_maxs, srcs, sizes, attrs, attrs_indexes)" },
+	{ "memcpy_batch_async", py_memcpy_batch_async, METH_VARARGS,
+	  "fail_index, ret = memcpy_batch_async(dsts, dest_maxs, srcs, sizes, attrs, attrs_indexes, stream)" },
+	{ "memcpy_batch_async_v2", py_memcpy_batch_async_v2, METH_VARARGS,
+	  "ret = memcpy_batch_async_v2(dsts, dest_maxs, srcs, sizes, attrs, attrs_indexes, stream)" },
+	{ "memcpy_async_with_condition", py_memcpy_async_with_condition,
+	  METH_VARARGS,
+	  "ret = memcpy_async_with_condition(dst, dest_max, src, count, kind, stream)" },
+	{ "cmo_async", py_cmo_async, METH_VARARGS,
+	  "ret = cmo_async(src, size, cmo_type, stream)" },
+	{ "cmo_async_with_barrier", py_cmo_async_with_barrier, METH_VARARGS,
+	  "ret = cmo_async_with_barrier(src, size, cmo_type, barrier_id, stream)" },
+	{ "cmo_wait_barrier", py_cmo_wait_barrier, METH_VARARGS,
+	  "ret = cmo_wait_barrier(task_info, stream, flag)" },
+	{ "cmo_get_desc_size", py_cmo_get_desc_size, METH_NOARGS,
+	  "size, ret = cmo_get_desc_size()" },
+	{ "cmo_set_desc", py_cmo_set_desc, METH_VARARGS,
+	  "ret = cmo_set_desc(cmo_desc, src, size)" },
+	{ "cmo_async_with_desc", py_cmo_async_with_desc, METH_VARARGS,
+	  "ret = cmo_async_with_desc(cmo_desc, cmo_type, stream)" },
+	{ "device_l2_cache_flush", py_device_l2_cache_flush, METH_NOARGS,
+	  "ret = device_l2_cache_flush()" },
+	{ NULL, NULL, 0, NULL },
+};
