@@ -79,6 +79,50 @@ extern PyMethodDef aclpy_rt_base_methods[];
 /* Tables added to acl.util. */
 extern PyMethodDef aclpy_util_base_methods[];
 
+static inline int conv_u32(PyObject *o, void *out)
+{
+	unsigned long long v;
+
+	if (!need_int(o, "argument"))
+		return 0;
+	v = PyLong_AsUnsignedLongLong(o);
+	if (v == (unsigned long long)-1 && PyErr_Occurred())
+		return 0;
+	if (v > UINT32_MAX) {
+		PyErr_SetString(PyExc_OverflowError,
+				"argument out of uint32 range");
+		return 0;
+	}
+	*(uint32_t *)out = (uint32_t)v;
+	return 1;
+}
+
+static inline int conv_u64(PyObject *o, void *out)
+{
+	unsigned long long v;
+
+	if (!need_int(o, "argument"))
+		return 0;
+	v = PyLong_AsUnsignedLongLong(o);
+	if (v == (unsigned long long)-1 && PyErr_Occurred())
+		return 0;
+	*(uint64_t *)out = (uint64_t)v;
+	return 1;
+}
+
+static inline int conv_i64(PyObject *o, void *out)
+{
+	long long v;
+
+	if (!need_int(o, "argument"))
+		return 0;
+	v = PyLong_AsLongLong(o);
+	if (v == -1 && PyErr_Occurred())
+		return 0;
+	*(int64_t *)out = (int64_t)v;
+	return 1;
+}
+
 /*
  * Each file's tables of acl.rt and acl.util functions, listed in
  * aclmodule.c's rt_tables and util_tables.

@@ -39,26 +39,6 @@
 #include "acl/acl.h"
 #include "aclpy.h"
 
-/* ---- converters ---- */
-
-static int conv_u32(PyObject *o, void *out)
-{
-	unsigned long long v;
-
-	if (!need_int(o, "argument"))
-		return 0;
-	v = PyLong_AsUnsignedLongLong(o);
-	if (v == (unsigned long long)-1 && PyErr_Occurred())
-		return 0;
-	if (v > UINT32_MAX) {
-		PyErr_SetString(PyExc_OverflowError,
-				"argument out of uint32 range");
-		return 0;
-	}
-	*(uint32_t *)out = (uint32_t)v;
-	return 1;
-}
-
 static PyObject *ptr_or_zero(aclError ret, const void *p)
 {
 	return PyLong_FromUnsignedLongLong(ret ? 0ULL :

@@ -39,24 +39,6 @@
 #include "acl/acl.h"
 #include "aclpy.h"
 
-static int conv_u32(PyObject *o, void *out)
-{
-	unsigned long long v;
-
-	if (!need_int(o, "argument"))
-		return 0;
-	v = PyLong_AsUnsignedLongLong(o);
-	if (v == (unsigned long long)-1 && PyErr_Occurred())
-		return 0;
-	if (v > UINT32_MAX) {
-		PyErr_SetString(PyExc_OverflowError,
-				"argument out of uint32 range");
-		return 0;
-	}
-	*(uint32_t *)out = (uint32_t)v;
-	return 1;
-}
-
 /* A list/tuple of ints as a new size_t array (n may be 0: one slot). */
 static size_t *int_array(PyObject *seq, const char *what, bool ptrs,
 			 Py_ssize_t *n)

@@ -40,39 +40,6 @@
 #include "acl/acl.h"
 #include "aclpy.h"
 
-/* ---- converters this file needs beyond aclpy.h's ---- */
-
-static int conv_u32(PyObject *o, void *out)
-{
-	unsigned long v;
-
-	if (!need_int(o, "argument"))
-		return 0;
-	v = PyLong_AsUnsignedLong(o);
-	if (v == (unsigned long)-1 && PyErr_Occurred())
-		return 0;
-	if (v > UINT32_MAX) {
-		PyErr_SetString(PyExc_OverflowError,
-				"argument out of uint32 range");
-		return 0;
-	}
-	*(uint32_t *)out = (uint32_t)v;
-	return 1;
-}
-
-static int conv_u64(PyObject *o, void *out)
-{
-	unsigned long long v;
-
-	if (!need_int(o, "argument"))
-		return 0;
-	v = PyLong_AsUnsignedLongLong(o);
-	if (v == (unsigned long long)-1 && PyErr_Occurred())
-		return 0;
-	*(uint64_t *)out = (uint64_t)v;
-	return 1;
-}
-
 static PyObject *handle_ret(void *h, aclError ret)
 {
 	return Py_BuildValue("(Ki)",

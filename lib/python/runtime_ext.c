@@ -32,52 +32,6 @@
 /* Key buffers: CANN's keys fit 65 bytes; a larger len asks for this. */
 #define KEY_LEN_MAX	1024
 
-/* ---- converters this file needs beyond aclpy.h's ---- */
-
-static int conv_u32(PyObject *o, void *out)
-{
-	unsigned long v;
-
-	if (!need_int(o, "argument"))
-		return 0;
-	v = PyLong_AsUnsignedLong(o);
-	if (v == (unsigned long)-1 && PyErr_Occurred())
-		return 0;
-	if (v > UINT32_MAX) {
-		PyErr_SetString(PyExc_OverflowError,
-				"argument out of uint32 range");
-		return 0;
-	}
-	*(uint32_t *)out = (uint32_t)v;
-	return 1;
-}
-
-static int conv_u64(PyObject *o, void *out)
-{
-	unsigned long long v;
-
-	if (!need_int(o, "argument"))
-		return 0;
-	v = PyLong_AsUnsignedLongLong(o);
-	if (v == (unsigned long long)-1 && PyErr_Occurred())
-		return 0;
-	*(uint64_t *)out = (uint64_t)v;
-	return 1;
-}
-
-static int conv_i64(PyObject *o, void *out)
-{
-	long long v;
-
-	if (!need_int(o, "argument"))
-		return 0;
-	v = PyLong_AsLongLong(o);
-	if (v == -1 && PyErr_Occurred())
-		return 0;
-	*(int64_t *)out = (int64_t)v;
-	return 1;
-}
-
 static PyObject *handle_ret(void *h, aclError ret)
 {
 	return Py_BuildValue("(Ki)",
