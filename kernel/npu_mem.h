@@ -15,13 +15,16 @@
  * takes client->lock inside it; nothing takes them the other way round).
  * npu_mem_clients_lock (the global client list) is taken before a client's
  * lock (debugfs), never after it.  npu_mem_bufs_lock (the live-buffer
- * registry, and every buffer's DMA mapping state) nests inside nothing but
- * the device's removal (device.c: npu_dev_lock, then the revoke callback
- * takes it).  The device's SRCU read section (npu_mem_dev_enter) may be
- * held around any of them; removal waits for it with no lock held but
- * npu_dev_lock, which no section ever takes.  A buffer's imports_lock is taken inside
- * the dma-buf's reservation lock (importers map with it held), never around
- * it.  Page allocation never runs under a lock.
+ * registry, and every buffer's DMA mapping state) nests inside the device's
+ * removal (device.c: npu_dev_lock, then the revoke callback takes it) and
+ * inside the mm's mmap lock, where a VMA's ->close (munmap, exit) or a
+ * failed mmap drops a buffer's last reference; of the module's locks only
+ * edu.c's edu_lock is taken under it.  The device's SRCU read section
+ * (npu_mem_dev_enter) may be held around any of them; removal waits for it
+ * with no lock held but npu_dev_lock, which no section ever takes.  A
+ * buffer's imports_lock is taken inside the dma-buf's reservation lock
+ * (importers map with it held), never around it.  Page allocation never
+ * runs under a lock.
  */
 #ifndef _NPU_MEM_H
 #define _NPU_MEM_H

@@ -5,8 +5,9 @@
  * current context.
  *
  * Lock order: ctx lock -> streams lock -> one stream's lock; ctx lock ->
- * pool lock.  The buffer table's lock nests inside nothing and is never held
- * while another of these is taken.
+ * pool lock.  The buffer table's lock comes last: nothing is taken while it
+ * is held.  aclFinalize takes it under the ctx lock, and the fork handlers
+ * under the ctx, streams and pool locks (context.c: atfork_prepare()).
  */
 #ifndef ACLMEM_CONTEXT_H
 #define ACLMEM_CONTEXT_H

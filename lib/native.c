@@ -145,9 +145,12 @@ static int map(int fd, const struct npu_mem_buffer *buf, void **addr)
 		return 0;
 	}
 	/*
-	 * Large pages only help if the virtual address is aligned like the
-	 * physical chunks: reserve address space with room to align, map the
-	 * buffer over the aligned part, give back the slack on both sides.
+	 * Put the buffer at a virtual address aligned like its physical
+	 * chunks: reserve address space with room to align, map the buffer
+	 * over the aligned part, give back the slack on both sides.  The
+	 * driver inserts 4 KiB PTEs whatever the alignment (see
+	 * npu_mem_buf_insert_pages() in kernel/buffer.c); a PMD mapping of a
+	 * chunk, were the driver to make one, would need this alignment.
 	 */
 	p = mmap(NULL, len + align, PROT_NONE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);

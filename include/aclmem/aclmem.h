@@ -63,9 +63,12 @@ ACLMEM_API int aclmem_export(int fd, uint32_t handle, uint32_t flags);
 /*
  * Map the whole buffer shared, read-write (read-only when the buffer was
  * allocated NPU_MEM_ALLOC_READONLY).  Buffers backed by 2 MiB or 1 GiB pages
- * are mapped at an address aligned to that size, so the kernel can use large
- * page table entries.  The mapping keeps the buffer alive after
- * aclmem_free(); release it with aclmem_unmap().
+ * are mapped at an address aligned to that size, congruent with their
+ * physical chunks.  The driver maps every buffer with 4 KiB page table
+ * entries all the same (a PMD entry for driver pages would keep
+ * get_user_pages(), and so O_DIRECT, off the mapping), so the alignment
+ * does not widen the TLB reach today.  The mapping keeps the buffer alive
+ * after aclmem_free(); release it with aclmem_unmap().
  */
 ACLMEM_API int aclmem_map(int fd, const struct npu_mem_buffer *buf,
 			  void **addr);

@@ -5,7 +5,8 @@
  * through range checks, alignment, page sizes, the driver's counters, the
  * read-only flag, memory too large (207001, nothing left allocated), and
  * every error of the free calls.  The pool is off (NPU_MEM_POOL_MAX=0) so
- * each call reaches the driver; tests/lib/acl_pool.c covers the pool.
+ * each call reaches the driver; tests/host/acl_pool.c (its logic) and
+ * tests/lib/acl_pool_classes.c (its classes, with the driver) cover the pool.
  */
 #include <stdint.h>
 #include <stdio.h>

@@ -9,11 +9,10 @@ set -euo pipefail
 TOP=$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)
 cd "$TOP"
 
-# The richest program that exists wins: the build order of the project is
-# module, then tools, then library and examples.
+# The richest program built wins: the ACL demo (make lib), else
+# tools/npu_mem_info, which prints GET_INFO (make tests).
 c_demo=""
-for p in build/examples/acl_demo build/tests/kernel/npu_mem_info \
-	build/tools/npu_mem_info; do
+for p in build/examples/acl_demo build/tools/npu_mem_info; do
 	if [ -x "$p" ]; then c_demo=$p; break; fi
 done
 
