@@ -106,12 +106,26 @@ static bool dma_range_in_buf(const struct npu_mem_buf *buf, u64 addr, u64 len)
 	return for_each_dma_range(buf, range_holds, &want);
 }
 
-static bool dma_range_live(u64 addr, u64 len)
+/*
+ * Host memory registered read-only is pinned without write access: it may
+ * be page cache or the shared zero page, so the device is only ever given
+ * read access to it.  Everything else is mapped both ways.
+ */
+static enum dma_data_direction buf_dma_dir(const struct npu_mem_buf *buf)
+{
+	const u32 ro_host = NPU_MEM_BUF_HOST | NPU_MEM_BUF_READONLY;
+
+	return (READ_ONCE(buf->flags) & ro_host) == ro_host ? DMA_TO_DEVICE :
+						    DMA_BIDIRECTIONAL;
+}
+
+static bool dma_range_live(u64 addr, u64 len, bool write)
 {
 	struct npu_mem_buf *buf;
 
 	list_for_each_entry(buf, &npu_mem_bufs, node)
-		if (buf->mapped && dma_range_in_buf(buf, addr, len))
+		if (buf->mapped && (!write || buf_dma_dir(buf) == DMA_BIDIRECTIONAL) &&
+		    dma_range_in_buf(buf, addr, len))
 			return true;
 	return false;
 }
@@ -120,23 +134,28 @@ static bool dma_range_live(u64 addr, u64 len)
  * npu_mem_dma_range_lock() - check two device ranges are inside live buffers
  * @a: first range's device address
  * @alen: its length
- * @b: second range's device address
+ * @b: second range's device address, which the device will write
  * @blen: its length
  *
- * On success the buffer registry stays locked, so no buffer can be unmapped
- * until npu_mem_dma_range_unlock(); on failure (-EINVAL) it is unlocked.
+ * On success the buffer and import registries stay locked, so nothing can be
+ * unmapped until npu_mem_dma_range_unlock(); on failure (-EINVAL) they are
+ * unlocked.
  */
 int npu_mem_dma_range_lock(u64 a, u64 alen, u64 b, u64 blen)
 {
 	mutex_lock(&npu_mem_bufs_lock);
-	if (dma_range_live(a, alen) && dma_range_live(b, blen))
+	npu_mem_imports_lock();
+	if ((dma_range_live(a, alen, false) || npu_mem_imports_range_live(a, alen)) &&
+	    (dma_range_live(b, blen, true) || npu_mem_imports_range_live(b, blen)))
 		return 0;
+	npu_mem_imports_unlock();
 	mutex_unlock(&npu_mem_bufs_lock);
 	return -EINVAL;
 }
 
 void npu_mem_dma_range_unlock(void)
 {
+	npu_mem_imports_unlock();
 	mutex_unlock(&npu_mem_bufs_lock);
 }
 
@@ -199,14 +218,24 @@ static void end_in_flight(u64 bytes)
 
 static void free_chunks(struct npu_mem_buf *buf)
 {
+	bool host = buf->flags & NPU_MEM_BUF_HOST;
+	bool dirty = !(buf->flags & NPU_MEM_BUF_READONLY);
 	unsigned int i;
 
 	/*
 	 * put_page(), not __free_pages(): a get_user_pages() user of the
 	 * mapping (an O_DIRECT read in flight) may still hold a reference.
+	 * Registered host pages hold one pin per 4 KiB page, and the device
+	 * may have written them (unless pinned read-only): unpin each, dirty,
+	 * so the page cache or swap keeps what the device wrote.
 	 */
 	for (i = 0; i < buf->nr_chunks; i++) {
-		put_page(buf->chunks[i].page);
+		if (host)
+			unpin_user_page_range_dirty_lock(buf->chunks[i].page,
+							 1UL << buf->chunks[i].order,
+							 dirty);
+		else
+			put_page(buf->chunks[i].page);
 		if (!(i & 1023))
 			cond_resched();
 	}
@@ -369,9 +398,9 @@ static int map_for_device(struct npu_mem_buf *buf, struct device *dev)
 	 * DMA_ATTR_NO_WARN: a full IOMMU or bounce pool is the caller's
 	 * -ENOMEM, not a kernel log line; dma-direct says -EIO for it.
 	 */
-	ret = dma_map_sgtable(dev, &buf->sgt, DMA_BIDIRECTIONAL, DMA_ATTR_NO_WARN);
+	ret = dma_map_sgtable(dev, &buf->sgt, buf_dma_dir(buf), DMA_ATTR_NO_WARN);
 	if (!ret && !buf->sgt.nents) {
-		dma_unmap_sgtable(dev, &buf->sgt, DMA_BIDIRECTIONAL, 0);
+		dma_unmap_sgtable(dev, &buf->sgt, buf_dma_dir(buf), 0);
 		ret = -ENOMEM;
 	}
 	if (ret) {
@@ -400,7 +429,7 @@ static void unmap_for_device(struct npu_mem_buf *buf)
 	lockdep_assert_held(&npu_mem_bufs_lock);
 	if (!buf->mapped)
 		return;
-	dma_unmap_sgtable(buf->dev, &buf->sgt, DMA_BIDIRECTIONAL,
+	dma_unmap_sgtable(buf->dev, &buf->sgt, buf_dma_dir(buf),
 			  DMA_ATTR_SKIP_CPU_SYNC);
 	buf->mapped = false;
 	buf->flags &= ~(NPU_MEM_BUF_DEV_CONTIG | NPU_MEM_BUF_BOUNCED);
@@ -411,7 +440,7 @@ static void unmap_for_device(struct npu_mem_buf *buf)
  * a removal either comes before (-ENODEV) or finds the buffer registered
  * and unmaps it.
  */
-static int map_and_register(struct npu_mem_buf *buf)
+int npu_mem_buf_map(struct npu_mem_buf *buf)
 {
 	struct device *dev;
 	int idx, ret = -ENODEV;
@@ -453,29 +482,20 @@ bool npu_mem_buf_mapped(const struct npu_mem_buf *buf)
 	return READ_ONCE(buf->mapped);
 }
 
-static void unfill(struct npu_mem_buf *buf)
-{
-	unsigned long npages = buf->size >> PAGE_SHIFT;
-
-	if (buf->chunks) {
-		free_chunks(buf);
-		kvfree(buf->chunks);
-	}
-	atomic64_sub(npages, &buf->mm->pinned_vm);
-	mmdrop(buf->mm);
-	if (buf->user) {
-		atomic_long_sub(npages, &buf->user->locked_vm);
-		free_uid(buf->user);
-	}
-}
-
-/*
- * The pages and what they are charged to, apart from the global count:
- * the opener's user (unless it may lock without limit), the allocating
- * process's VmPin, the chunks themselves.  Undone by unfill().
+/**
+ * npu_mem_buf_charge() - charge a new buffer's pages as pinned memory
+ * @buf: the buffer, with its size set and nothing charged yet
+ * @user: who pays: the file opener's user
+ * @unlimited: the opener had CAP_IPC_LOCK
+ *
+ * What a buffer's pages are charged to apart from the global count: the
+ * opener's user (unless it may lock without limit) and the calling
+ * process's VmPin.  The same for allocated buffers and registered host
+ * memory; undone when the buffer goes (unfill()) or by
+ * npu_mem_buf_discard().  Return: 0 or -ENOMEM (RLIMIT_MEMLOCK).
  */
-static int fill(struct npu_mem_buf *buf, struct user_struct *user,
-		bool unlimited)
+int npu_mem_buf_charge(struct npu_mem_buf *buf, struct user_struct *user,
+		       bool unlimited)
 {
 	unsigned long npages = buf->size >> PAGE_SHIFT;
 	int ret;
@@ -491,6 +511,40 @@ static int fill(struct npu_mem_buf *buf, struct user_struct *user,
 	buf->mm = current->mm;
 	mmgrab(buf->mm);
 	atomic64_add(npages, &buf->mm->pinned_vm);
+	return 0;
+}
+
+static void uncharge(struct npu_mem_buf *buf)
+{
+	unsigned long npages = buf->size >> PAGE_SHIFT;
+
+	atomic64_sub(npages, &buf->mm->pinned_vm);
+	mmdrop(buf->mm);
+	if (buf->user) {
+		atomic_long_sub(npages, &buf->user->locked_vm);
+		free_uid(buf->user);
+	}
+}
+
+/* The chunks (kind-aware: freed or unpinned) and the charges. */
+static void unfill(struct npu_mem_buf *buf)
+{
+	if (buf->chunks) {
+		free_chunks(buf);
+		kvfree(buf->chunks);
+	}
+	uncharge(buf);
+}
+
+/* The charges, then the pages.  Undone by unfill(). */
+static int fill(struct npu_mem_buf *buf, struct user_struct *user,
+		bool unlimited)
+{
+	int ret;
+
+	ret = npu_mem_buf_charge(buf, user, unlimited);
+	if (ret)
+		return ret;
 
 	buf->max_chunks = chunks_if_huge(buf->size, buf->policy);
 	buf->chunks = kvmalloc_array(buf->max_chunks, sizeof(*buf->chunks),
@@ -499,6 +553,45 @@ static int fill(struct npu_mem_buf *buf, struct user_struct *user,
 	if (ret)
 		unfill(buf);
 	return ret;
+}
+
+/**
+ * npu_mem_buf_new() - an empty buffer object, one reference, nothing charged
+ * @size: bytes, page-aligned
+ * @policy: enum npu_mem_policy
+ * @flags: NPU_MEM_BUF_READONLY and/or NPU_MEM_BUF_HOST
+ *
+ * Return: the buffer, or NULL without memory.
+ */
+struct npu_mem_buf *npu_mem_buf_new(u64 size, u32 policy, u32 flags)
+{
+	struct npu_mem_buf *buf = kzalloc(sizeof(*buf), GFP_KERNEL_ACCOUNT);
+
+	if (!buf)
+		return NULL;
+	kref_init(&buf->ref);
+	mutex_init(&buf->imports_lock);
+	INIT_LIST_HEAD(&buf->imports);
+	INIT_LIST_HEAD(&buf->node);
+	buf->size = size;
+	buf->policy = policy;
+	buf->flags = flags;
+	return buf;
+}
+
+/**
+ * npu_mem_buf_discard() - undo a buffer that npu_mem_buf_map() never mapped
+ * @buf: from npu_mem_buf_new(), perhaps charged (npu_mem_buf_charge()),
+ *	with the chunks it holds so far (freed or unpinned, by its kind)
+ */
+void npu_mem_buf_discard(struct npu_mem_buf *buf)
+{
+	if (buf->mm)
+		unfill(buf);
+	else
+		kvfree(buf->chunks);
+	mutex_destroy(&buf->imports_lock);
+	kfree(buf);
 }
 
 /**
@@ -526,17 +619,10 @@ struct npu_mem_buf *npu_mem_buf_alloc(u64 size, u32 policy, u32 flags,
 	if (policy == NPU_MEM_POLICY_HUGE1G_ONLY)
 		return ERR_PTR(-EOPNOTSUPP);	/* alloc_contig_pages() is not exported */
 
-	buf = kzalloc(sizeof(*buf), GFP_KERNEL_ACCOUNT);
+	buf = npu_mem_buf_new(size, policy,
+			      flags & NPU_MEM_ALLOC_READONLY ? NPU_MEM_BUF_READONLY : 0);
 	if (!buf)
 		return ERR_PTR(-ENOMEM);
-	kref_init(&buf->ref);
-	mutex_init(&buf->imports_lock);
-	INIT_LIST_HEAD(&buf->imports);
-	INIT_LIST_HEAD(&buf->node);
-	buf->size = size;
-	buf->policy = policy;
-	if (flags & NPU_MEM_ALLOC_READONLY)
-		buf->flags |= NPU_MEM_BUF_READONLY;
 
 	ret = charge_global(size);
 	if (ret)
@@ -545,7 +631,7 @@ struct npu_mem_buf *npu_mem_buf_alloc(u64 size, u32 policy, u32 flags,
 	end_in_flight(size);
 	if (ret)
 		goto err_uncharge_global;
-	ret = map_and_register(buf);
+	ret = npu_mem_buf_map(buf);
 	if (ret)
 		goto err_unfill;
 
@@ -568,6 +654,13 @@ static void npu_mem_buf_release(struct kref *ref)
 {
 	struct npu_mem_buf *buf = container_of(ref, struct npu_mem_buf, ref);
 
+	/* Another driver's pages: only the attachment and reference are ours. */
+	if (buf->foreign) {
+		npu_mem_import_release(buf);
+		mutex_destroy(&buf->imports_lock);
+		kfree(buf);
+		return;
+	}
 	mutex_lock(&npu_mem_bufs_lock);
 	list_del(&buf->node);
 	unmap_for_device(buf);
@@ -575,10 +668,13 @@ static void npu_mem_buf_release(struct kref *ref)
 	sg_free_table(&buf->sgt);
 	unfill(buf);
 
-	atomic64_sub(buf->nr_huge, &npu_mem_usage.huge_pages);
-	atomic64_sub(buf->nr_normal, &npu_mem_usage.normal_pages);
-	atomic64_dec(&npu_mem_usage.buffers);
-	atomic64_sub(buf->size, &npu_mem_usage.bytes);
+	/* Registered host memory added none: the global usage never had it. */
+	if (!(buf->flags & NPU_MEM_BUF_HOST)) {
+		atomic64_sub(buf->nr_huge, &npu_mem_usage.huge_pages);
+		atomic64_sub(buf->nr_normal, &npu_mem_usage.normal_pages);
+		atomic64_dec(&npu_mem_usage.buffers);
+		atomic64_sub(buf->size, &npu_mem_usage.bytes);
+	}
 	mutex_destroy(&buf->imports_lock);
 	kfree(buf);
 }
@@ -607,12 +703,12 @@ void npu_mem_buf_describe(const struct npu_mem_buf *buf, bool sees_phys,
 
 	memset(out, 0, sizeof(*out));
 	out->size = buf->size;
-	out->mmap_offset = (u64)buf->pgoff << PAGE_SHIFT;
 	out->huge_pages = buf->nr_huge;
 	out->normal_pages = buf->nr_normal;
 	out->policy = buf->policy;
 	if (!mapped) {
-		out->flags = (flags & NPU_MEM_BUF_READONLY) | NPU_MEM_BUF_DEV_UNMAPPED;
+		out->flags = (flags & (NPU_MEM_BUF_READONLY | NPU_MEM_BUF_HOST |
+				NPU_MEM_BUF_FOREIGN)) | NPU_MEM_BUF_DEV_UNMAPPED;
 	} else if (hide) {
 		out->flags = (flags & ~NPU_MEM_BUF_DEV_CONTIG) | NPU_MEM_BUF_DEV_HIDDEN;
 	} else {
@@ -726,6 +822,13 @@ int npu_mem_buf_sync(struct npu_mem_buf *buf, u64 offset, u64 len,
 
 	if (!len || check_add_overflow(offset, len, &end) || end > buf->size)
 		return -EINVAL;
+	/*
+	 * A mapping the device only reads is synced in that direction only
+	 * (the DMA API wants the mapping's own): for the CPU there is nothing
+	 * to take back.
+	 */
+	if (buf_dma_dir(buf) == DMA_TO_DEVICE)
+		dir = DMA_TO_DEVICE;
 
 	/* Mapped for this device: a buffer of an older one was unmapped. */
 	dev = npu_mem_dev_enter(&idx);

@@ -44,6 +44,7 @@ struct npu_mem_client *npu_mem_client_create(const struct cred *cred)
 	client->unlimited = ns_capable_noaudit(&init_user_ns, CAP_IPC_LOCK);
 	client->sees_phys = ns_capable_noaudit(&init_user_ns, CAP_SYS_ADMIN);
 	client->pid = task_tgid_nr(current);
+	INIT_LIST_HEAD(&client->ipc_keys);
 	get_task_comm(client->comm, current);
 
 	mutex_lock(&npu_mem_clients_lock);
@@ -54,16 +55,19 @@ struct npu_mem_client *npu_mem_client_create(const struct cred *cred)
 
 void npu_mem_client_destroy(struct npu_mem_client *client)
 {
-	struct npu_mem_buf *buf;
+	struct npu_mem_handle *h;
 	unsigned long handle;
 
 	mutex_lock(&npu_mem_clients_lock);
 	list_del(&client->node);
 	mutex_unlock(&npu_mem_clients_lock);
 
+	/* Its keys die with it: importers must not outlive-import the owner. */
+	npu_mem_ipc_revoke_client(client);
 	/* Last reference to the file: nobody else can reach these tables. */
-	xa_for_each(&client->handles, handle, buf) {
-		npu_mem_buf_put(buf);
+	xa_for_each(&client->handles, handle, h) {
+		npu_mem_buf_put(h->buf);
+		kfree(h);
 		cond_resched();
 	}
 	xa_destroy(&client->handles);
@@ -89,30 +93,30 @@ static inline u64 buf_pages(const struct npu_mem_buf *buf)
 
 static bool offset_less(struct rb_node *a, const struct rb_node *b)
 {
-	return rb_entry(a, struct npu_mem_buf, offset_node)->pgoff <
-	       rb_entry(b, struct npu_mem_buf, offset_node)->pgoff;
+	return rb_entry(a, struct npu_mem_handle, offset_node)->pgoff <
+	       rb_entry(b, struct npu_mem_handle, offset_node)->pgoff;
 }
 
 /*
- * The offset space is an rbtree of the buffers themselves, so adding and
+ * The offset space is an rbtree of the handles themselves, so adding and
  * removing one allocates nothing and costs O(log n) whatever the history.
  */
-static struct npu_mem_buf *offset_lookup(struct npu_mem_client *client,
-					 u64 pgoff)
+static struct npu_mem_handle *offset_lookup(struct npu_mem_client *client,
+					    u64 pgoff)
 {
 	struct rb_node *n = client->offsets.rb_node;
 
 	lockdep_assert_held(&client->lock);
 	while (n) {
-		struct npu_mem_buf *buf = rb_entry(n, struct npu_mem_buf,
-						   offset_node);
+		struct npu_mem_handle *h = rb_entry(n, struct npu_mem_handle,
+						    offset_node);
 
-		if (pgoff < buf->pgoff)
+		if (pgoff < h->pgoff)
 			n = n->rb_left;
-		else if (pgoff - buf->pgoff >= buf_pages(buf))
+		else if (pgoff - h->pgoff >= buf_pages(h->buf))
 			n = n->rb_right;
 		else
-			return buf;
+			return h;
 	}
 	return NULL;
 }
@@ -135,12 +139,12 @@ static int alloc_pgoff(struct npu_mem_client *client, u64 npages, u64 *pgoff)
 	}
 
 	for (n = rb_first(&client->offsets); n; n = rb_next(n)) {
-		struct npu_mem_buf *buf = rb_entry(n, struct npu_mem_buf,
-						   offset_node);
+		struct npu_mem_handle *h = rb_entry(n, struct npu_mem_handle,
+						    offset_node);
 
-		if (buf->pgoff - start >= npages)
+		if (h->pgoff - start >= npages)
 			break;
-		start = buf->pgoff + buf_pages(buf);
+		start = h->pgoff + buf_pages(h->buf);
 	}
 	if (start >= PGOFF_LIMIT || PGOFF_LIMIT - start < npages)
 		return -ENOSPC;
@@ -148,89 +152,142 @@ static int alloc_pgoff(struct npu_mem_client *client, u64 npages, u64 *pgoff)
 	return 0;
 }
 
-/*
- * Takes over the caller's reference to @buf on success, and describes the
- * buffer into @desc under the same lock hold: once the lock drops, another
- * thread can FREE the new handle (handles are predictable), and the buffer
- * with it.
+static void describe(struct npu_mem_client *client,
+		     const struct npu_mem_handle *h, struct npu_mem_buffer *desc)
+{
+	npu_mem_buf_describe(h->buf, client->sees_phys, desc);
+	desc->mmap_offset = h->pgoff << PAGE_SHIFT;
+	desc->flags |= h->flags;
+}
+
+/**
+ * npu_mem_client_add() - a new handle for @buf in @client
+ * @client: the open file
+ * @buf: the buffer; the caller's reference passes to the handle on success
+ * @hflags: NPU_MEM_BUF_IMPORTED when the buffer is another file's
+ * @handle: out: the handle number
+ * @desc: out: the buffer as this handle describes it
+ *
+ * Describes under the same lock hold: once the lock drops, another thread
+ * can FREE the new handle (handles are predictable), and the buffer with it.
+ * Registered host memory gets no mmap offset: it is not mapped through us.
  */
 int npu_mem_client_add(struct npu_mem_client *client, struct npu_mem_buf *buf,
-		       u32 *handle, struct npu_mem_buffer *desc)
+		       u32 hflags, u32 *handle, struct npu_mem_buffer *desc)
 {
-	u64 pgoff;
+	bool mappable = !(buf->flags & NPU_MEM_BUF_HOST);
+	struct npu_mem_handle *h;
 	int ret;
 
+	h = kzalloc(sizeof(*h), GFP_KERNEL_ACCOUNT);
+	if (!h)
+		return -ENOMEM;
+	h->buf = buf;
+	h->flags = hflags;
+
 	mutex_lock(&client->lock);
-	ret = alloc_pgoff(client, buf_pages(buf), &pgoff);
-	if (ret)
-		goto out;
+	if (mappable) {
+		ret = alloc_pgoff(client, buf_pages(buf), &h->pgoff);
+		if (ret)
+			goto err_unlock;
+	}
 	/* Cyclic, so a stale handle names nothing rather than a newer buffer. */
-	ret = xa_alloc_cyclic(&client->handles, handle, buf, xa_limit_32b,
+	ret = xa_alloc_cyclic(&client->handles, handle, h, xa_limit_32b,
 			      &client->next_handle, GFP_KERNEL_ACCOUNT);
 	if (ret < 0)
-		goto out;
-	ret = 0;
-	buf->pgoff = pgoff;
-	rb_add(&buf->offset_node, &client->offsets, offset_less);
+		goto err_unlock;
+	if (mappable)
+		rb_add(&h->offset_node, &client->offsets, offset_less);
 	account(client, buf, 1);
-	npu_mem_buf_describe(buf, client->sees_phys, desc);
-out:
+	describe(client, h, desc);
 	mutex_unlock(&client->lock);
+	return 0;
+
+err_unlock:
+	mutex_unlock(&client->lock);
+	kfree(h);
 	return ret;
 }
 
 /*
  * Drops @handle.  With @only, only if the handle still names that buffer:
  * ALLOC's undo must not free a buffer another thread put there after
- * freeing the one ALLOC made.
+ * freeing the one ALLOC made.  Keys exported from the handle go with it,
+ * under the same lock hold, so no import can follow a completed FREE.
  */
 int npu_mem_client_remove(struct npu_mem_client *client, u32 handle,
 			  const struct npu_mem_buf *only)
 {
-	struct npu_mem_buf *buf;
+	struct npu_mem_handle *h;
 
 	mutex_lock(&client->lock);
-	buf = xa_load(&client->handles, handle);
-	if (buf && only && buf != only)
-		buf = NULL;
-	if (buf)
+	h = xa_load(&client->handles, handle);
+	if (h && only && h->buf != only)
+		h = NULL;
+	if (h) {
 		xa_erase(&client->handles, handle);
-	if (buf) {
 		/* The offset dies with the handle; live mappings keep the buffer. */
-		rb_erase(&buf->offset_node, &client->offsets);
-		account(client, buf, -1);
+		if (h->pgoff)
+			rb_erase(&h->offset_node, &client->offsets);
+		account(client, h->buf, -1);
+		npu_mem_ipc_revoke_handle(client, handle);
 	}
 	mutex_unlock(&client->lock);
-	if (!buf)
+	if (!h)
 		return -ENOENT;
-	npu_mem_buf_put(buf);
+	npu_mem_buf_put(h->buf);
+	kfree(h);
 	return 0;
+}
+
+int npu_mem_client_describe(struct npu_mem_client *client, u32 handle,
+			    struct npu_mem_buffer *desc)
+{
+	struct npu_mem_handle *h;
+
+	mutex_lock(&client->lock);
+	h = xa_load(&client->handles, handle);
+	if (h)
+		describe(client, h, desc);
+	mutex_unlock(&client->lock);
+	return h ? 0 : -ENOENT;
 }
 
 /* Returns a new reference, or NULL. */
 struct npu_mem_buf *npu_mem_client_lookup(struct npu_mem_client *client,
 					  u32 handle)
 {
-	struct npu_mem_buf *buf;
+	struct npu_mem_handle *h;
+	struct npu_mem_buf *buf = NULL;
 
 	mutex_lock(&client->lock);
-	buf = xa_load(&client->handles, handle);
-	if (buf)
+	h = xa_load(&client->handles, handle);
+	if (h) {
+		buf = h->buf;
 		npu_mem_buf_get(buf);
+	}
 	mutex_unlock(&client->lock);
 	return buf;
 }
 
-/* Returns a new reference to the buffer whose offset range holds @pgoff. */
+/*
+ * Returns a new reference to the buffer whose offset range holds @pgoff,
+ * and in @first the page offset where that range starts.
+ */
 struct npu_mem_buf *npu_mem_client_lookup_pgoff(struct npu_mem_client *client,
-						unsigned long pgoff)
+						unsigned long pgoff,
+						u64 *first)
 {
-	struct npu_mem_buf *buf;
+	struct npu_mem_handle *h;
+	struct npu_mem_buf *buf = NULL;
 
 	mutex_lock(&client->lock);
-	buf = offset_lookup(client, pgoff);
-	if (buf)
+	h = offset_lookup(client, pgoff);
+	if (h) {
+		buf = h->buf;
+		*first = h->pgoff;
 		npu_mem_buf_get(buf);
+	}
 	mutex_unlock(&client->lock);
 	return buf;
 }

@@ -8,6 +8,7 @@
 #define _NPU_MEM_COMPAT_H
 
 #include <linux/version.h>
+#include <linux/dma-buf.h>
 #include <linux/dma-mapping.h>
 #include <linux/mm.h>
 #include <linux/module.h>
@@ -50,6 +51,19 @@ static inline int npu_dma_set_seg_limits(struct device *dev)
 #define NPU_MEM_IMPORT_NS_DMA_BUF()	MODULE_IMPORT_NS(DMA_BUF)
 #else
 #define NPU_MEM_IMPORT_NS_DMA_BUF()	MODULE_IMPORT_NS("DMA_BUF")
+#endif
+
+/*
+ * Static importers map without holding the reservation lock: the locking
+ * variants were split out in 6.2, and before that the plain calls took it
+ * themselves for static attachments.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 2, 0)
+#define npu_dma_buf_map_unlocked	dma_buf_map_attachment
+#define npu_dma_buf_unmap_unlocked	dma_buf_unmap_attachment
+#else
+#define npu_dma_buf_map_unlocked	dma_buf_map_attachment_unlocked
+#define npu_dma_buf_unmap_unlocked	dma_buf_unmap_attachment_unlocked
 #endif
 
 /*

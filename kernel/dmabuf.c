@@ -202,8 +202,7 @@ static int npu_mem_dmabuf_end_cpu(struct dma_buf *dmabuf,
 static int npu_mem_dmabuf_mmap(struct dma_buf *dmabuf,
 			       struct vm_area_struct *vma)
 {
-	return npu_mem_mmap_buf(dmabuf->priv, vma,
-				(u64)vma->vm_pgoff << PAGE_SHIFT, true);
+	return npu_mem_mmap_buf(dmabuf->priv, vma);
 }
 
 static int npu_mem_dmabuf_vmap(struct dma_buf *dmabuf, struct iosys_map *map)
@@ -245,6 +244,12 @@ static const struct dma_buf_ops npu_mem_dmabuf_ops = {
 };
 
 /* Takes over the caller's reference to @buf on success. */
+/* The buffer behind one of our own dma-bufs, or NULL for another driver's. */
+struct npu_mem_buf *npu_mem_dmabuf_buf(struct dma_buf *dmabuf)
+{
+	return dmabuf->ops == &npu_mem_dmabuf_ops ? dmabuf->priv : NULL;
+}
+
 struct dma_buf *npu_mem_dmabuf_export(struct npu_mem_buf *buf, u32 flags)
 {
 	DEFINE_DMA_BUF_EXPORT_INFO(exp);

@@ -25,6 +25,7 @@ struct npu_mem_pending {
 	struct npu_mem_buf *buf;	/* a reference, dropped either way */
 	int fd;			/* commit: install @file there; undo: release */
 	struct file *file;
+	const u64 *key;		/* undo: revoke the IPC key it points to */
 };
 
 union npu_mem_ioctl_arg {
@@ -34,6 +35,12 @@ union npu_mem_ioctl_arg {
 	struct npu_mem_query query;
 	struct npu_mem_sync sync;
 	struct npu_mem_export export;
+	struct npu_mem_ipc_export ipc_export;
+	struct npu_mem_ipc_set_pids ipc_set_pids;
+	struct npu_mem_ipc_import ipc_import;
+	struct npu_mem_ipc_revoke ipc_revoke;
+	struct npu_mem_host_register host_register;
+	struct npu_mem_dmabuf_import dmabuf_import;
 };
 
 static bool any_set(const void *p, size_t len)
@@ -70,12 +77,34 @@ static int npu_mem_get_info(struct npu_mem_client *client, void *data,
 	return 0;
 }
 
+/*
+ * A new handle for @buf, taking over the caller's reference: one more
+ * reference for the undo path, since another thread may FREE the handle as
+ * soon as it exists.
+ */
+static int add_pending(struct npu_mem_client *client, struct npu_mem_buf *buf,
+		       u32 hflags, u32 *handle, struct npu_mem_buffer *desc,
+		       struct npu_mem_pending *p)
+{
+	int ret;
+
+	npu_mem_buf_get(buf);
+	ret = npu_mem_client_add(client, buf, hflags, handle, desc);
+	if (ret) {
+		npu_mem_buf_put(buf);
+		npu_mem_buf_put(buf);
+		return ret;
+	}
+	p->handle = *handle;
+	p->buf = buf;
+	return 0;
+}
+
 static int npu_mem_alloc_ioctl(struct npu_mem_client *client, void *data,
 			       struct npu_mem_pending *p)
 {
 	struct npu_mem_alloc *args = data;
 	struct npu_mem_buf *buf;
-	int ret;
 
 	if (!args->size || args->policy >= NPU_MEM_POLICY_COUNT ||
 	    (args->flags & ~NPU_MEM_ALLOC_VALID) || args->pad)
@@ -85,21 +114,7 @@ static int npu_mem_alloc_ioctl(struct npu_mem_client *client, void *data,
 				client->user, client->unlimited);
 	if (IS_ERR(buf))
 		return PTR_ERR(buf);
-
-	/*
-	 * One reference for the handle, one for the undo path: another
-	 * thread may FREE the handle as soon as it exists.
-	 */
-	npu_mem_buf_get(buf);
-	ret = npu_mem_client_add(client, buf, &args->handle, &args->buf);
-	if (ret) {
-		npu_mem_buf_put(buf);
-		npu_mem_buf_put(buf);
-		return ret;
-	}
-	p->handle = args->handle;
-	p->buf = buf;
-	return 0;
+	return add_pending(client, buf, 0, &args->handle, &args->buf, p);
 }
 
 static int npu_mem_free_ioctl(struct npu_mem_client *client, void *data,
@@ -116,16 +131,10 @@ static int npu_mem_query_ioctl(struct npu_mem_client *client, void *data,
 			       struct npu_mem_pending *p)
 {
 	struct npu_mem_query *args = data;
-	struct npu_mem_buf *buf;
 
 	if (args->flags)
 		return -EINVAL;
-	mutex_lock(&client->lock);
-	buf = xa_load(&client->handles, args->handle);
-	if (buf)
-		npu_mem_buf_describe(buf, client->sees_phys, &args->buf);
-	mutex_unlock(&client->lock);
-	return buf ? 0 : -ENOENT;
+	return npu_mem_client_describe(client, args->handle, &args->buf);
 }
 
 static int npu_mem_sync_ioctl(struct npu_mem_client *client, void *data,
@@ -143,6 +152,12 @@ static int npu_mem_sync_ioctl(struct npu_mem_client *client, void *data,
 	buf = npu_mem_client_lookup(client, args->handle);
 	if (!buf)
 		return -ENOENT;
+	if (buf->flags & NPU_MEM_BUF_FOREIGN) {
+		ret = npu_mem_import_sync(buf, args->offset, args->length,
+					  args->direction);
+		npu_mem_buf_put(buf);
+		return ret;
+	}
 	/* Write back what the CPU wrote, then drop lines the device may change. */
 	if (args->direction & NPU_MEM_SYNC_TO_DEVICE)
 		ret = npu_mem_buf_sync(buf, args->offset, args->length,
@@ -170,6 +185,14 @@ static int npu_mem_export_ioctl(struct npu_mem_client *client, void *data,
 	buf = npu_mem_client_lookup(client, args->handle);
 	if (!buf)
 		return -ENOENT;
+	/*
+	 * Registered host memory is the process's own, and a foreign import
+	 * is its exporter's: not ours to share.
+	 */
+	if (buf->flags & (NPU_MEM_BUF_HOST | NPU_MEM_BUF_FOREIGN)) {
+		npu_mem_buf_put(buf);
+		return -EINVAL;
+	}
 	if ((buf->flags & NPU_MEM_BUF_READONLY) && (args->flags & O_RDWR)) {
 		npu_mem_buf_put(buf);
 		return -EACCES;
@@ -196,6 +219,92 @@ static int npu_mem_export_ioctl(struct npu_mem_client *client, void *data,
 	return 0;
 }
 
+static int npu_mem_ipc_export_ioctl(struct npu_mem_client *client, void *data,
+				    struct npu_mem_pending *p)
+{
+	struct npu_mem_ipc_export *args = data;
+	int ret;
+
+	if ((args->flags & ~NPU_MEM_IPC_EXPORT_VALID) ||
+	    (args->flags & NPU_MEM_IPC_ANY_PID && args->flags & NPU_MEM_IPC_KEY64))
+		return -EINVAL;
+	ret = npu_mem_ipc_export(client, args->handle, args->flags, args->key);
+	if (!ret)
+		p->key = args->key;
+	return ret;
+}
+
+static int npu_mem_ipc_set_pids_ioctl(struct npu_mem_client *client,
+				      void *data, struct npu_mem_pending *p)
+{
+	struct npu_mem_ipc_set_pids *args = data;
+
+	if (args->flags)
+		return -EINVAL;
+	return npu_mem_ipc_set_pids(client, args->key,
+				    u64_to_user_ptr(args->pids), args->count);
+}
+
+static int npu_mem_ipc_import_ioctl(struct npu_mem_client *client, void *data,
+				    struct npu_mem_pending *p)
+{
+	struct npu_mem_ipc_import *args = data;
+	struct npu_mem_buf *buf;
+
+	if (args->flags)
+		return -EINVAL;
+	buf = npu_mem_ipc_lookup(args->key);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+	/* As EXPORT: nothing to share with a device that is gone. */
+	if (!npu_mem_buf_mapped(buf)) {
+		npu_mem_buf_put(buf);
+		return -ENODEV;
+	}
+	return add_pending(client, buf, NPU_MEM_BUF_IMPORTED, &args->handle,
+			   &args->buf, p);
+}
+
+static int npu_mem_ipc_revoke_ioctl(struct npu_mem_client *client, void *data,
+				    struct npu_mem_pending *p)
+{
+	struct npu_mem_ipc_revoke *args = data;
+
+	if (args->flags || args->pad)
+		return -EINVAL;
+	return npu_mem_ipc_revoke(client, args->key);
+}
+
+static int npu_mem_host_register_ioctl(struct npu_mem_client *client,
+				       void *data, struct npu_mem_pending *p)
+{
+	struct npu_mem_host_register *args = data;
+	struct npu_mem_buf *buf;
+
+	if (args->flags & ~NPU_MEM_HOST_VALID)
+		return -EINVAL;
+	buf = npu_mem_buf_register(args->addr, args->size, args->flags,
+				   client->user, client->unlimited);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+	return add_pending(client, buf, 0, &args->handle, &args->buf, p);
+}
+
+static int npu_mem_dmabuf_import_ioctl(struct npu_mem_client *client,
+				       void *data, struct npu_mem_pending *p)
+{
+	struct npu_mem_dmabuf_import *args = data;
+	struct npu_mem_buf *buf;
+	u32 hflags;
+
+	if (args->flags || args->pad)
+		return -EINVAL;
+	buf = npu_mem_import_dmabuf(args->fd, &hflags);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+	return add_pending(client, buf, hflags, &args->handle, &args->buf, p);
+}
+
 struct npu_mem_ioctl_desc {
 	unsigned int cmd;
 	size_t min_size;	/* the struct's ABI v1 size: nothing older exists */
@@ -214,6 +323,12 @@ static const struct npu_mem_ioctl_desc npu_mem_ioctls[] = {
 	NPU_MEM_IOCTL(NPU_MEM_IOCTL_QUERY, npu_mem_query_ioctl),
 	NPU_MEM_IOCTL(NPU_MEM_IOCTL_SYNC, npu_mem_sync_ioctl),
 	NPU_MEM_IOCTL(NPU_MEM_IOCTL_EXPORT, npu_mem_export_ioctl),
+	NPU_MEM_IOCTL(NPU_MEM_IOCTL_IPC_EXPORT, npu_mem_ipc_export_ioctl),
+	NPU_MEM_IOCTL(NPU_MEM_IOCTL_IPC_SET_PIDS, npu_mem_ipc_set_pids_ioctl),
+	NPU_MEM_IOCTL(NPU_MEM_IOCTL_IPC_IMPORT, npu_mem_ipc_import_ioctl),
+	NPU_MEM_IOCTL(NPU_MEM_IOCTL_IPC_REVOKE, npu_mem_ipc_revoke_ioctl),
+	NPU_MEM_IOCTL(NPU_MEM_IOCTL_HOST_REGISTER, npu_mem_host_register_ioctl),
+	NPU_MEM_IOCTL(NPU_MEM_IOCTL_DMABUF_IMPORT, npu_mem_dmabuf_import_ioctl),
 };
 
 long npu_mem_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
@@ -255,6 +370,8 @@ long npu_mem_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		}
 		if (pending.handle)
 			npu_mem_client_remove(client, pending.handle, pending.buf);
+		if (pending.key)
+			npu_mem_ipc_revoke(client, pending.key);
 		ret = -EFAULT;
 	} else if (pending.file) {
 		fd_install(pending.fd, pending.file);

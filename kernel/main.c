@@ -98,12 +98,22 @@ static struct miscdevice npu_mem_misc = {
 	.fops = &npu_mem_fops,
 };
 
+/* The NPU device is going: nothing may stay mapped for it. */
+static void npu_mem_revoke(struct device *dev)
+{
+	npu_mem_imports_revoke(dev);
+	npu_mem_bufs_revoke(dev);
+}
+
 static int __init npu_mem_init(void)
 {
 	int ret;
 
+	ret = npu_mem_ipc_init();
+	if (ret)
+		return ret;
 	npu_mem_debugfs_init();
-	ret = npu_mem_device_init(npu_mem_bufs_revoke);
+	ret = npu_mem_device_init(npu_mem_revoke);
 	if (ret)
 		goto err_debugfs;
 	ret = misc_register(&npu_mem_misc);
@@ -117,6 +127,7 @@ err_device:
 	npu_mem_device_exit();
 err_debugfs:
 	npu_mem_debugfs_exit();
+	npu_mem_ipc_exit();
 	return ret;
 }
 
@@ -125,6 +136,7 @@ static void __exit npu_mem_exit(void)
 	misc_deregister(&npu_mem_misc);
 	npu_mem_device_exit();
 	npu_mem_debugfs_exit();
+	npu_mem_ipc_exit();
 }
 
 module_init(npu_mem_init);

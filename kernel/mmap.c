@@ -30,17 +30,19 @@ static void npu_mem_vm_close(struct vm_area_struct *vma)
 /*
  * Every page is inserted at mmap time; a fault only comes after the user
  * zapped PTEs (MADV_DONTNEED and friends).  Put the same page back, as a
- * normal page so get_user_pages() keeps working on it.
+ * normal page so get_user_pages() keeps working on it.  Page offsets are
+ * from the buffer's start: mmap made them so for the device file too.
  */
-static vm_fault_t fault_at(struct vm_fault *vmf, u64 index)
+static vm_fault_t npu_mem_vm_fault(struct vm_fault *vmf)
 {
 	struct vm_area_struct *vma = vmf->vma;
 	struct npu_mem_buf *buf = vma->vm_private_data;
 	int ret;
 
-	if (index >= buf->size >> PAGE_SHIFT)
+	if (vmf->pgoff >= buf->size >> PAGE_SHIFT)
 		return VM_FAULT_SIGBUS;
-	ret = vm_insert_page(vma, vmf->address, npu_mem_buf_page(buf, index));
+	ret = vm_insert_page(vma, vmf->address,
+			     npu_mem_buf_page(buf, vmf->pgoff));
 	if (ret == -ENOMEM)
 		return VM_FAULT_OOM;
 	if (ret && ret != -EBUSY)
@@ -48,30 +50,10 @@ static vm_fault_t fault_at(struct vm_fault *vmf, u64 index)
 	return VM_FAULT_NOPAGE;
 }
 
-/* Device-file mappings: page offsets are in the client's offset space. */
-static vm_fault_t npu_mem_vm_fault(struct vm_fault *vmf)
-{
-	struct npu_mem_buf *buf = vmf->vma->vm_private_data;
-
-	return fault_at(vmf, vmf->pgoff - buf->pgoff);
-}
-
-/* dma-buf mappings: page offsets are from the buffer's start. */
-static vm_fault_t npu_mem_dmabuf_vm_fault(struct vm_fault *vmf)
-{
-	return fault_at(vmf, vmf->pgoff);
-}
-
 static const struct vm_operations_struct npu_mem_vm_ops = {
 	.open = npu_mem_vm_open,
 	.close = npu_mem_vm_close,
 	.fault = npu_mem_vm_fault,
-};
-
-static const struct vm_operations_struct npu_mem_dmabuf_vm_ops = {
-	.open = npu_mem_vm_open,
-	.close = npu_mem_vm_close,
-	.fault = npu_mem_dmabuf_vm_fault,
 };
 
 static vm_fault_t npu_mem_vm_sigbus(struct vm_fault *vmf)
@@ -84,17 +66,20 @@ static const struct vm_operations_struct npu_mem_vm_failed_ops = {
 };
 
 /*
- * Map @buf from byte @offset into @vma.  Shared by the device file and by
- * dma-bufs (@dmabuf); takes its own buffer reference for the VMA.
+ * Map @buf from page vma->vm_pgoff on into @vma.  Shared by the device
+ * file and by dma-bufs; takes its own buffer reference for the VMA.
  */
-int npu_mem_mmap_buf(struct npu_mem_buf *buf, struct vm_area_struct *vma,
-		     u64 offset, bool dmabuf)
+int npu_mem_mmap_buf(struct npu_mem_buf *buf, struct vm_area_struct *vma)
 {
 	unsigned long len = vma->vm_end - vma->vm_start;
+	u64 offset = (u64)vma->vm_pgoff << PAGE_SHIFT;
 	int ret;
 
 	/* VM_MAYSHARE: read-only files' shared mappings lack VM_SHARED. */
 	if (!(vma->vm_flags & VM_MAYSHARE))
+		return -EINVAL;
+	/* Registered host memory is the process's own: nothing to map. */
+	if (buf->flags & NPU_MEM_BUF_HOST)
 		return -EINVAL;
 	if (offset > buf->size || len > buf->size - offset)
 		return -EINVAL;
@@ -108,7 +93,7 @@ int npu_mem_mmap_buf(struct npu_mem_buf *buf, struct vm_area_struct *vma,
 			 VM_MIXEDMAP);
 	npu_mem_buf_get(buf);
 	vma->vm_private_data = buf;
-	vma->vm_ops = dmabuf ? &npu_mem_dmabuf_vm_ops : &npu_mem_vm_ops;
+	vma->vm_ops = &npu_mem_vm_ops;
 
 	ret = npu_mem_buf_insert_pages(buf, vma, offset);
 	if (ret) {
@@ -124,18 +109,28 @@ int npu_mem_mmap_buf(struct npu_mem_buf *buf, struct vm_area_struct *vma,
 	return ret;
 }
 
+/*
+ * The device file's offsets name handles; from here on the VMA's page
+ * offsets are the buffer's own, as for a dma-buf, so one buffer mapped
+ * through several handles (IPC imports) faults the same way everywhere.
+ */
 int npu_mem_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct npu_mem_client *client = file->private_data;
 	struct npu_mem_buf *buf;
+	u64 first;
 	int ret;
 
-	buf = npu_mem_client_lookup_pgoff(client, vma->vm_pgoff);
+	buf = npu_mem_client_lookup_pgoff(client, vma->vm_pgoff, &first);
 	if (!buf)
 		return -EINVAL;
-	ret = npu_mem_mmap_buf(buf, vma,
-			       (u64)(vma->vm_pgoff - buf->pgoff) << PAGE_SHIFT,
-			       false);
+	vma->vm_pgoff -= first;
+	if (!(vma->vm_flags & VM_MAYSHARE))
+		ret = -EINVAL;		/* the rule for every mapping of ours */
+	else if (buf->flags & NPU_MEM_BUF_FOREIGN)
+		ret = npu_mem_import_mmap(buf, vma);
+	else
+		ret = npu_mem_mmap_buf(buf, vma);
 	npu_mem_buf_put(buf);
 	return ret;
 }

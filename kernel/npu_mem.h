@@ -4,8 +4,12 @@
  *
  * Objects:
  *  - npu_mem_client: one per open file of /dev/npu-mem.  Owns a handle table
- *    (xarray, handle -> buffer) and an mmap offset space (rbtree of the
- *    buffers by page offset).  The handle holds one buffer reference.
+ *    (xarray, handle number -> npu_mem_handle) and an mmap offset space
+ *    (rbtree of its handles by page offset).  Each handle holds one buffer
+ *    reference; several handles, in one file or in several (IPC import),
+ *    may name the same buffer.
+ *  - npu_mem_ipc_key: a buffer exported by key (ipc.c), owned by the file
+ *    that exported it; holds a buffer reference until revoked.
  *  - npu_mem_buf: pinned pages, their sg_table DMA-mapped for the NPU device.
  *    Reference counted: the handle, every VMA that maps it and every dma-buf
  *    exported from it hold a reference; the last put frees the pages.
@@ -14,7 +18,10 @@
  * mmap lock is never taken under it (mmap runs with the mmap lock held and
  * takes client->lock inside it; nothing takes them the other way round).
  * npu_mem_clients_lock (the global client list) is taken before a client's
- * lock (debugfs), never after it.  npu_mem_bufs_lock (the live-buffer
+ * lock (debugfs), never after it.  npu_mem_ipc_lock (ipc.c: the key
+ * registry) is taken inside a client's lock, never around it.  import.c's
+ * imports_mutex is taken inside npu_mem_bufs_lock (the test engine's range
+ * checks) and around foreign dma-bufs' reservation locks.  npu_mem_bufs_lock (the live-buffer
  * registry, and every buffer's DMA mapping state) nests inside the device's
  * removal (device.c: npu_dev_lock, then the revoke callback takes it) and
  * inside the mm's mmap lock, where a VMA's ->close (munmap, exit) or a
@@ -56,7 +63,7 @@ struct npu_mem_buf {
 	struct kref ref;
 	u64 size;
 	u32 policy;
-	u32 flags;			/* NPU_MEM_BUF_READONLY, _DEV_CONTIG, _BOUNCED */
+	u32 flags;			/* NPU_MEM_BUF_READONLY, _DEV_CONTIG, _BOUNCED, _HOST */
 	unsigned int nr_chunks;
 	unsigned int max_chunks;	/* room in @chunks */
 	u32 nr_huge;
@@ -69,11 +76,20 @@ struct npu_mem_buf {
 	u64 dev_addr;			/* first device address, as mapped */
 	struct mm_struct *mm;		/* charged in pinned_vm (VmPin) */
 	struct user_struct *user;	/* charged in locked_vm (RLIMIT_MEMLOCK) */
-	u64 pgoff;			/* mmap offset (pages), valid while handle lives */
-	struct rb_node offset_node;	/* in the owning client's offsets */
 	struct list_head node;		/* all live buffers, for DMA range checks */
 	struct mutex imports_lock;	/* @imports */
 	struct list_head imports;	/* importers' mappings (dmabuf.c) */
+	struct npu_mem_import *foreign;	/* another driver's dma-buf (import.c) */
+};
+
+struct npu_mem_import;
+
+/* A buffer as one open file names it. */
+struct npu_mem_handle {
+	struct npu_mem_buf *buf;	/* a reference */
+	u64 pgoff;			/* mmap offset (pages); 0: not mappable */
+	struct rb_node offset_node;	/* in the client's offsets, if pgoff */
+	u32 flags;			/* NPU_MEM_BUF_IMPORTED */
 };
 
 struct npu_mem_client {
@@ -93,6 +109,8 @@ struct npu_mem_client {
 	u64 huge_pages;
 	u64 normal_pages;
 	struct list_head node;		/* npu_mem_clients */
+	struct list_head ipc_keys;	/* keys it exported, under npu_mem_ipc_lock */
+	unsigned int nr_ipc_keys;	/* under npu_mem_ipc_lock */
 };
 
 /* Global usage, all clients, in atomics so page loops stay lock-free. */
@@ -144,30 +162,66 @@ int npu_mem_buf_insert_pages(struct npu_mem_buf *buf,
 int npu_mem_dma_range_lock(u64 a, u64 alen, u64 b, u64 blen);
 void npu_mem_dma_range_unlock(void);
 
+/* userptr.c: registered host memory */
+struct npu_mem_buf *npu_mem_buf_register(u64 addr, u64 size, u32 flags,
+					 struct user_struct *user,
+					 bool unlimited);
+/* buffer.c, for userptr.c and import.c: the pieces of a buffer's life */
+struct npu_mem_buf *npu_mem_buf_new(u64 size, u32 policy, u32 flags);
+int npu_mem_buf_charge(struct npu_mem_buf *buf, struct user_struct *user,
+		       bool unlimited);
+int npu_mem_buf_map(struct npu_mem_buf *buf);
+void npu_mem_buf_discard(struct npu_mem_buf *buf);
+
 /* client.c */
 struct npu_mem_client *npu_mem_client_create(const struct cred *cred);
 void npu_mem_client_destroy(struct npu_mem_client *client);
 int npu_mem_client_add(struct npu_mem_client *client, struct npu_mem_buf *buf,
-		       u32 *handle, struct npu_mem_buffer *desc);
+		       u32 hflags, u32 *handle, struct npu_mem_buffer *desc);
 int npu_mem_client_remove(struct npu_mem_client *client, u32 handle,
 			  const struct npu_mem_buf *only);
+int npu_mem_client_describe(struct npu_mem_client *client, u32 handle,
+			    struct npu_mem_buffer *desc);
 struct npu_mem_buf *npu_mem_client_lookup(struct npu_mem_client *client,
 					  u32 handle);
 struct npu_mem_buf *npu_mem_client_lookup_pgoff(struct npu_mem_client *client,
-						unsigned long pgoff);
+						unsigned long pgoff,
+						u64 *first);
 void npu_mem_client_show_fdinfo(struct seq_file *m,
 				struct npu_mem_client *client);
 
 /* mmap.c */
 int npu_mem_mmap(struct file *file, struct vm_area_struct *vma);
-int npu_mem_mmap_buf(struct npu_mem_buf *buf, struct vm_area_struct *vma,
-		     u64 offset, bool dmabuf);
+int npu_mem_mmap_buf(struct npu_mem_buf *buf, struct vm_area_struct *vma);
 
 /* ioctl.c */
 long npu_mem_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 
+/* ipc.c: the key registry */
+int npu_mem_ipc_init(void);
+void npu_mem_ipc_exit(void);
+int npu_mem_ipc_export(struct npu_mem_client *client, u32 handle, u32 flags,
+		       u64 key[2]);
+int npu_mem_ipc_set_pids(struct npu_mem_client *client, const u64 key[2],
+			 const s32 __user *pids, u32 count);
+struct npu_mem_buf *npu_mem_ipc_lookup(const u64 key[2]);
+int npu_mem_ipc_revoke(struct npu_mem_client *client, const u64 key[2]);
+void npu_mem_ipc_revoke_handle(struct npu_mem_client *client, u32 handle);
+void npu_mem_ipc_revoke_client(struct npu_mem_client *client);
+
 /* dmabuf.c */
 struct dma_buf *npu_mem_dmabuf_export(struct npu_mem_buf *buf, u32 flags);
+struct npu_mem_buf *npu_mem_dmabuf_buf(struct dma_buf *dmabuf);
+
+/* import.c: other drivers' dma-bufs */
+struct npu_mem_buf *npu_mem_import_dmabuf(int fd, u32 *hflags);
+void npu_mem_import_release(struct npu_mem_buf *buf);
+void npu_mem_imports_revoke(struct device *dev);
+void npu_mem_imports_lock(void);
+void npu_mem_imports_unlock(void);
+bool npu_mem_imports_range_live(u64 addr, u64 len);
+int npu_mem_import_sync(struct npu_mem_buf *buf, u64 offset, u64 len, u32 dir);
+int npu_mem_import_mmap(struct npu_mem_buf *buf, struct vm_area_struct *vma);
 
 /* edu.c: QEMU's edu device as a test DMA engine, in test builds only */
 struct pci_dev;

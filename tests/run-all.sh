@@ -35,7 +35,8 @@ set -uo pipefail
 #    CANN-style samples, built by step 1b against both toolkits.
 #  - x86_64-iommu-edu: the programs whose behaviour depends on the device
 #    (the others would repeat the plain guest's run at twice the cost);
-#    dev_remove last, although it gives the device back.
+#    dev_remove last, although it gives the device back (dmabuf_import,
+#    one of kernel/dmabuf*, unbinds it too, and gives it back as well).
 #  - x86_64-race: one vCPU and init_on_free=1, where use-after-free races
 #    between ioctls on one handle show up as wrong data or an oops.
 #  - x86_64-swiotlb-edu: every mapping bounces (SEV/TDX guests, 32-bit
@@ -49,8 +50,8 @@ set -uo pipefail
 MATRIX=(
 	# config            kernels      suites
 	"x86_64             all          kernel lib python fuzz samples"
-	"x86_64-iommu-edu   newest,6.1   kernel/edu_dma kernel/sync kernel/sync_trace kernel/alloc_policy kernel/get_info kernel/visibility kernel/dmabuf* kernel/alloc_race kernel/dev_remove"
-	"x86_64-race        all          kernel/alloc_race fuzz"
+	"x86_64-iommu-edu   newest,6.1   kernel/edu_dma kernel/sync kernel/sync_trace kernel/alloc_policy kernel/get_info kernel/visibility kernel/dmabuf* kernel/alloc_race kernel/host_register kernel/ipc_mem kernel/dev_remove"
+	"x86_64-race        all          kernel/alloc_race kernel/ipc_mem fuzz"
 	"x86_64-swiotlb-edu newest,6.1   kernel lib !kernel/dmabuf* !kernel/coherence_stress !kernel/exhaustion !kernel/huge_fallback"
 	"x86_64-noinit      newest       kernel/content_zero kernel/leak_memcg"
 )

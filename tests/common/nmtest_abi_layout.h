@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * nmtest_abi_layout.h: the frozen layout of the npu-mem v1 UAPI structs.
+ * nmtest_abi_layout.h: the frozen layout of the npu-mem UAPI structs
+ * (ABI 1.0, and the structs 1.1 added).
  *
  * These numbers are the ABI: a v1 binary built with any compiler, 32- or
  * 64-bit, must see exactly these sizes and offsets.  Structs may only grow at
@@ -24,7 +25,13 @@
 	X(npu_mem_free, 8)			\
 	X(npu_mem_query, 56)			\
 	X(npu_mem_sync, 32)			\
-	X(npu_mem_export, 16)
+	X(npu_mem_export, 16)			\
+	X(npu_mem_ipc_export, 24)		\
+	X(npu_mem_ipc_set_pids, 32)		\
+	X(npu_mem_ipc_import, 72)		\
+	X(npu_mem_ipc_revoke, 24)		\
+	X(npu_mem_host_register, 72)		\
+	X(npu_mem_dmabuf_import, 64)
 
 /* X(struct tag, member, offsetof, sizeof) -- every member, in order */
 #define NM_ABI_FIELDS(X)					\
@@ -73,7 +80,31 @@
 	X(npu_mem_export, handle, 0, 4)				\
 	X(npu_mem_export, flags, 4, 4)				\
 	X(npu_mem_export, fd, 8, 4)				\
-	X(npu_mem_export, pad, 12, 4)
+	X(npu_mem_export, pad, 12, 4)				\
+	X(npu_mem_ipc_export, handle, 0, 4)			\
+	X(npu_mem_ipc_export, flags, 4, 4)			\
+	X(npu_mem_ipc_export, key, 8, 16)			\
+	X(npu_mem_ipc_set_pids, key, 0, 16)			\
+	X(npu_mem_ipc_set_pids, pids, 16, 8)			\
+	X(npu_mem_ipc_set_pids, count, 24, 4)			\
+	X(npu_mem_ipc_set_pids, flags, 28, 4)			\
+	X(npu_mem_ipc_import, key, 0, 16)			\
+	X(npu_mem_ipc_import, flags, 16, 4)			\
+	X(npu_mem_ipc_import, handle, 20, 4)			\
+	X(npu_mem_ipc_import, buf, 24, 48)			\
+	X(npu_mem_ipc_revoke, key, 0, 16)			\
+	X(npu_mem_ipc_revoke, flags, 16, 4)			\
+	X(npu_mem_ipc_revoke, pad, 20, 4)			\
+	X(npu_mem_host_register, addr, 0, 8)			\
+	X(npu_mem_host_register, size, 8, 8)			\
+	X(npu_mem_host_register, flags, 16, 4)			\
+	X(npu_mem_host_register, handle, 20, 4)			\
+	X(npu_mem_host_register, buf, 24, 48)			\
+	X(npu_mem_dmabuf_import, fd, 0, 4)			\
+	X(npu_mem_dmabuf_import, flags, 4, 4)			\
+	X(npu_mem_dmabuf_import, handle, 8, 4)			\
+	X(npu_mem_dmabuf_import, pad, 12, 4)			\
+	X(npu_mem_dmabuf_import, buf, 16, 48)
 
 /* X(command, direction, nr, struct tag) */
 #define NM_ABI_IOCTLS(X)						\
@@ -82,7 +113,13 @@
 	X(NPU_MEM_IOCTL_FREE, _IOC_WRITE, 0x02, npu_mem_free)		\
 	X(NPU_MEM_IOCTL_QUERY, _IOC_READ | _IOC_WRITE, 0x03, npu_mem_query) \
 	X(NPU_MEM_IOCTL_SYNC, _IOC_WRITE, 0x04, npu_mem_sync)		\
-	X(NPU_MEM_IOCTL_EXPORT, _IOC_READ | _IOC_WRITE, 0x05, npu_mem_export)
+	X(NPU_MEM_IOCTL_EXPORT, _IOC_READ | _IOC_WRITE, 0x05, npu_mem_export) \
+	X(NPU_MEM_IOCTL_IPC_EXPORT, _IOC_READ | _IOC_WRITE, 0x06, npu_mem_ipc_export) \
+	X(NPU_MEM_IOCTL_IPC_SET_PIDS, _IOC_WRITE, 0x07, npu_mem_ipc_set_pids) \
+	X(NPU_MEM_IOCTL_IPC_IMPORT, _IOC_READ | _IOC_WRITE, 0x08, npu_mem_ipc_import) \
+	X(NPU_MEM_IOCTL_IPC_REVOKE, _IOC_WRITE, 0x09, npu_mem_ipc_revoke) \
+	X(NPU_MEM_IOCTL_HOST_REGISTER, _IOC_READ | _IOC_WRITE, 0x0a, npu_mem_host_register) \
+	X(NPU_MEM_IOCTL_DMABUF_IMPORT, _IOC_READ | _IOC_WRITE, 0x0b, npu_mem_dmabuf_import)
 
 #define NM_SA_STRUCT(s, size)						\
 	_Static_assert(sizeof(struct s) == (size),			\

@@ -35,10 +35,20 @@
 #ifndef NPU_MEM_DEV_REMOVED
 #define NPU_MEM_DEV_REMOVED		(1U << 3)
 #endif
+#ifndef NPU_MEM_BUF_HOST
+#define NPU_MEM_BUF_HOST		(1U << 5)
+#endif
+#ifndef NPU_MEM_BUF_IMPORTED
+#define NPU_MEM_BUF_IMPORTED		(1U << 6)
+#endif
+#ifndef NPU_MEM_BUF_FOREIGN
+#define NPU_MEM_BUF_FOREIGN		(1U << 7)
+#endif
 
 #define NM_DESC_KNOWN_FLAGS						\
 	(NPU_MEM_BUF_READONLY | NPU_MEM_BUF_DEV_CONTIG |			\
-	 NPU_MEM_BUF_DEV_HIDDEN | NPU_MEM_BUF_BOUNCED | NPU_MEM_BUF_DEV_UNMAPPED)
+	 NPU_MEM_BUF_DEV_HIDDEN | NPU_MEM_BUF_BOUNCED | NPU_MEM_BUF_DEV_UNMAPPED | \
+	 NPU_MEM_BUF_HOST | NPU_MEM_BUF_IMPORTED | NPU_MEM_BUF_FOREIGN)
 
 /* The rules, one bit each in nm_desc_check()'s answer. */
 enum nm_desc_rule {
@@ -113,6 +123,8 @@ static inline unsigned int nm_desc_rules(const struct npu_mem_buffer *b,
 	unsigned int bad = 0;
 	size_t at = 0;
 	bool pages_ok;
+	/* another driver's dma-buf (DMABUF_IMPORT): its pages are not ours */
+	bool foreign = b->flags & NPU_MEM_BUF_FOREIGN;
 
 	if (msg && len)
 		msg[0] = 0;
@@ -154,7 +166,10 @@ static inline unsigned int nm_desc_rules(const struct npu_mem_buffer *b,
 	default:
 		pages_ok = true;
 	}
-	if (!pages_ok || bytes != b->size || !chunks) {
+	if (foreign && chunks) {
+		bad |= 1U << NM_DESC_PAGES;
+		nm_desc_say(msg, len, &at, " FOREIGN with pages of its own;");
+	} else if (!foreign && (!pages_ok || bytes != b->size || !chunks)) {
 		bad |= 1U << NM_DESC_PAGES;
 		nm_desc_say(msg, len, &at, " pages make %#llx bytes%s;",
 			    (unsigned long long)bytes,
@@ -186,7 +201,9 @@ static inline unsigned int nm_desc_rules(const struct npu_mem_buffer *b,
 			    e->hidden ? "set" : "clear");
 	}
 
-	if (!b->mmap_offset || (b->mmap_offset & 4095) ||
+	/* registered host memory is not mapped through the file: offset 0 */
+	if ((b->flags & NPU_MEM_BUF_HOST) ? b->mmap_offset != 0 :
+	    !b->mmap_offset || (b->mmap_offset & 4095) ||
 	    b->mmap_offset > (uint64_t)INT64_MAX - b->size) {
 		bad |= 1U << NM_DESC_OFFSET;
 		nm_desc_say(msg, len, &at, " mmap_offset %#llx;",
@@ -211,7 +228,7 @@ static inline unsigned int nm_desc_rules(const struct npu_mem_buffer *b,
 			nm_desc_say(msg, len, &at, " dev_addr %#llx;",
 				    (unsigned long long)b->dev_addr);
 		}
-		if (!b->dev_segments || b->dev_segments > chunks ||
+		if (!b->dev_segments || (!foreign && b->dev_segments > chunks) ||
 		    !!(b->flags & NPU_MEM_BUF_DEV_CONTIG) !=
 		    (b->dev_segments == 1)) {
 			bad |= 1U << NM_DESC_DEV;

@@ -8,8 +8,10 @@
  *   fault_inject [-p PATH-PREFIX] [-q]
  *
  * Paths: open; ALLOC of each policy (HUGE_FIRST, HUGE_ONLY, NORMAL_ONLY) at
- * several sizes; mmap of the device; SYNC; EXPORT; mmap, DMA_BUF_IOCTL_SYNC
- * and vgem import of the dma-buf; FREE, QUERY, GET_INFO; and an allocation
+ * several sizes; HOST_REGISTER of anonymous memory (read-write and
+ * read-only); mmap of the device; SYNC; EXPORT; mmap, DMA_BUF_IOCTL_SYNC
+ * and vgem import of the dma-buf; IPC_EXPORT, IPC_SET_PIDS and IPC_IMPORT
+ * (into a second open file); FREE, QUERY, GET_INFO; and an allocation
  * killed by SIGKILL half-way (the EINTR path, seen from outside).
  *
  * Two ways of failing, both aimed at this process only:
@@ -277,6 +279,8 @@ static int count_fds(void)
 #define P_BUF		2	/* ... and a buffer in it */
 #define P_DMABUF	4	/* ... exported as a dma-buf */
 #define P_VGEM		8	/* ... and the vgem card */
+#define P_HOST		16	/* an anonymous mapping of size, patterned */
+#define P_KEY		32	/* the buffer exported by key, a second fd */
 
 struct ctx {
 	uint32_t policy;
@@ -294,6 +298,14 @@ struct ctx {
 	int newfd;
 	uint32_t gem;
 	int probe_fd;		/* lowest free fd number before the call */
+	uint8_t *host;		/* P_HOST: the memory to register */
+	uint32_t host_flags;
+	struct npu_mem_host_register hr;
+	bool has_hr;
+	uint64_t key[2];	/* P_KEY: the buffer's key ... */
+	int fd2;		/* ... and another open file to import into */
+	struct npu_mem_ipc_import im;
+	bool has_im;
 };
 
 struct path {
@@ -410,6 +422,41 @@ static int verify_alloc(struct ctx *c)
 	return bad;
 }
 
+/* The byte the prepared host memory holds at offset i. */
+static uint8_t host_byte(size_t i)
+{
+	return (uint8_t)(i * 131 + (i >> 12) + 7);
+}
+
+static long call_host_register(struct ctx *c)
+{
+	long r;
+
+	memset(&c->hr, 0, sizeof(c->hr));
+	c->hr.addr = (uint64_t)(uintptr_t)c->host;
+	c->hr.size = c->size;
+	c->hr.flags = c->host_flags;
+	r = ret_of(ioctl(c->fd, NPU_MEM_IOCTL_HOST_REGISTER, &c->hr));
+	c->has_hr = r == 0;
+	return r;
+}
+
+/* QUERY agrees, the handle is host memory of that size, the bytes are intact. */
+static int verify_host_register(struct ctx *c)
+{
+	struct npu_mem_query q = { .handle = c->hr.handle };
+	size_t i;
+
+	if (ioctl(c->fd, NPU_MEM_IOCTL_QUERY, &q) || q.buf.size != c->size ||
+	    c->hr.buf.size != c->size || !(q.buf.flags & NPU_MEM_BUF_HOST) ||
+	    q.buf.normal_pages * PAGE != c->size || q.buf.mmap_offset)
+		return 1;
+	for (i = 0; i < c->size; i++)
+		if (c->host[i] != host_byte(i))
+			return 1;
+	return 0;
+}
+
 static long call_mmap(struct ctx *c)
 {
 	c->maplen = c->a.buf.size;
@@ -450,6 +497,95 @@ static long call_export(struct ctx *c)
 static int verify_export(struct ctx *c)
 {
 	return lseek(c->newfd, 0, SEEK_END) != (off_t)c->a.buf.size;
+}
+
+static long call_ipc_export(struct ctx *c)
+{
+	struct npu_mem_ipc_export e = { .handle = c->a.handle };
+	long r = ret_of(ioctl(c->fd, NPU_MEM_IOCTL_IPC_EXPORT, &e));
+
+	if (!r) {
+		c->key[0] = e.key[0];
+		c->key[1] = e.key[1];
+	}
+	return r;
+}
+
+/* The key works: another open file imports the same buffer with it. */
+static int verify_ipc_export(struct ctx *c)
+{
+	struct npu_mem_ipc_import im = { .key = { c->key[0], c->key[1] } };
+	int fd = open(DEV_PATH, O_RDWR | O_CLOEXEC), bad;
+
+	if (fd < 0)
+		return 1;
+	bad = ioctl(fd, NPU_MEM_IOCTL_IPC_IMPORT, &im) ||
+	      im.buf.size != c->a.buf.size ||
+	      !(im.buf.flags & NPU_MEM_BUF_IMPORTED);
+	close(fd);
+	return bad;
+}
+
+/* This process on the key's allow-list: then it may import. */
+static long call_ipc_set_pids(struct ctx *c)
+{
+	int32_t self = getpid();
+	struct npu_mem_ipc_set_pids s = {
+		.key = { c->key[0], c->key[1] },
+		.pids = (uintptr_t)&self, .count = 1,
+	};
+
+	return ret_of(ioctl(c->fd, NPU_MEM_IOCTL_IPC_SET_PIDS, &s));
+}
+
+static int verify_ipc_set_pids(struct ctx *c)
+{
+	return verify_ipc_export(c);
+}
+
+static long call_ipc_import(struct ctx *c)
+{
+	long r;
+
+	memset(&c->im, 0, sizeof(c->im));
+	c->im.key[0] = c->key[0];
+	c->im.key[1] = c->key[1];
+	r = ret_of(ioctl(c->fd2, NPU_MEM_IOCTL_IPC_IMPORT, &c->im));
+	c->has_im = r == 0;
+	if (r) {
+		/* attempt() looks at the first file only: nothing of the
+		 * failed import may remain in the second either */
+		struct npu_mem_info info;
+
+		memset(&info, 0, sizeof(info));
+		if (ioctl(c->fd2, NPU_MEM_IOCTL_GET_INFO, &info) == 0 &&
+		    info.client_buffers)
+			violation("ipc_import", "failed (%s), yet the importing "
+				  "file has %llu buffers",
+				  strerrorname_np((int)-r) ?: "?",
+				  (unsigned long long)info.client_buffers);
+	}
+	return r;
+}
+
+/* The import is the buffer: QUERY agrees, and it maps (zeroed). */
+static int verify_ipc_import(struct ctx *c)
+{
+	struct npu_mem_query q = { .handle = c->im.handle };
+	uint8_t *p;
+	int bad;
+
+	if (ioctl(c->fd2, NPU_MEM_IOCTL_QUERY, &q) ||
+	    q.buf.size != c->a.buf.size || c->im.buf.size != c->a.buf.size ||
+	    !(q.buf.flags & NPU_MEM_BUF_IMPORTED))
+		return 1;
+	p = mmap(NULL, q.buf.size, PROT_READ | PROT_WRITE, MAP_SHARED, c->fd2,
+		 (off_t)q.buf.mmap_offset);
+	if (p == MAP_FAILED)
+		return 1;
+	bad = check_map(p, q.buf.size, true);
+	munmap(p, q.buf.size);
+	return bad;
 }
 
 static long call_dmabuf_mmap(struct ctx *c)
@@ -535,7 +671,7 @@ static long call_get_info(struct ctx *c)
 static int prepare(const struct path *p, struct ctx *c)
 {
 	memset(c, 0, sizeof(*c));
-	c->fd = c->dfd = c->vgem = c->newfd = -1;
+	c->fd = c->dfd = c->vgem = c->newfd = c->fd2 = -1;
 	c->policy = p->policy;
 	c->size = p->size;
 	if (p->prep & P_FD) {
@@ -557,12 +693,36 @@ static int prepare(const struct path *p, struct ctx *c)
 			return -errno;
 		c->dfd = (int)e.fd;
 	}
+	if (p->prep & P_KEY) {
+		struct npu_mem_ipc_export e = { .handle = c->a.handle };
+
+		if (ioctl(c->fd, NPU_MEM_IOCTL_IPC_EXPORT, &e))
+			return -errno;
+		c->key[0] = e.key[0];
+		c->key[1] = e.key[1];
+		c->fd2 = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+		if (c->fd2 < 0)
+			return -errno;
+	}
 	/* A card fd per attempt: DRM keeps a handle whose ioctl failed in its
 	 * final copy to user space (EFAULT) until the fd is closed. */
 	if (p->prep & P_VGEM) {
 		c->vgem = open_vgem();
 		if (c->vgem < 0)
 			return -ENODEV;
+	}
+	if (p->prep & P_HOST) {
+		size_t i;
+
+		c->host_flags = p->policy;	/* NPU_MEM_HOST_* for these paths */
+		c->host = mmap(NULL, p->size, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (c->host == MAP_FAILED) {
+			c->host = NULL;
+			return -errno;
+		}
+		for (i = 0; i < p->size; i++)
+			c->host[i] = host_byte(i);
 	}
 	/* The number the kernel would give a new fd. */
 	c->probe_fd = dup(0);
@@ -586,8 +746,16 @@ static void release(struct ctx *c)
 		ioctl(c->fd, NPU_MEM_IOCTL_FREE, &(struct npu_mem_free){ .handle = c->out.handle });
 	if (c->has_buf)
 		ioctl(c->fd, NPU_MEM_IOCTL_FREE, &(struct npu_mem_free){ .handle = c->a.handle });
+	if (c->has_hr)
+		ioctl(c->fd, NPU_MEM_IOCTL_FREE, &(struct npu_mem_free){ .handle = c->hr.handle });
+	if (c->has_im)
+		ioctl(c->fd2, NPU_MEM_IOCTL_FREE, &(struct npu_mem_free){ .handle = c->im.handle });
+	if (c->fd2 >= 0)
+		close(c->fd2);
 	if (c->fd >= 0)
 		close(c->fd);
+	if (c->host)
+		munmap(c->host, c->size);
 }
 
 struct snapshot {
@@ -929,6 +1097,14 @@ static void build_paths(void)
 			add_path(name, P_FD, call_alloc, verify_alloc, E_MEM_FAULT,
 				 pols[i], sizes[j]);
 		}
+	/* The policy field carries NPU_MEM_HOST_* flags for these. */
+	add_path("host_register 4K", P_FD | P_HOST, call_host_register,
+		 verify_host_register, E_MEM_FAULT, 0, PAGE);
+	add_path("host_register 2M+4K", P_FD | P_HOST, call_host_register,
+		 verify_host_register, E_MEM_FAULT, 0, HUGE + PAGE);
+	add_path("host_register RO 64K", P_FD | P_HOST, call_host_register,
+		 verify_host_register, E_MEM_FAULT, NPU_MEM_HOST_READONLY,
+		 64 * 1024);
 	add_path("mmap HUGE_FIRST 2M+8K", P_FD | P_BUF, call_mmap, verify_map, E_MEM,
 		 NPU_MEM_POLICY_HUGE_FIRST, HUGE + 2 * PAGE);
 	add_path("mmap NORMAL_ONLY 64K", P_FD | P_BUF, call_mmap, verify_map, E_MEM,
@@ -937,6 +1113,15 @@ static void build_paths(void)
 		 NPU_MEM_POLICY_HUGE_FIRST, HUGE + PAGE);
 	add_path("export", P_FD | P_BUF, call_export, verify_export, E_MEM_FAULT,
 		 NPU_MEM_POLICY_HUGE_FIRST, HUGE + PAGE);
+	/* IPC: the key's table entry, the allow-list, the importer's handle */
+	add_path("ipc_export", P_FD | P_BUF, call_ipc_export, verify_ipc_export,
+		 E_MEM_FAULT, NPU_MEM_POLICY_HUGE_FIRST, HUGE + PAGE);
+	add_path("ipc_set_pids", P_FD | P_BUF | P_KEY, call_ipc_set_pids,
+		 verify_ipc_set_pids, E_MEM_FAULT, NPU_MEM_POLICY_NORMAL_ONLY,
+		 64 * 1024);
+	add_path("ipc_import", P_FD | P_BUF | P_KEY, call_ipc_import,
+		 verify_ipc_import, E_MEM_FAULT, NPU_MEM_POLICY_HUGE_FIRST,
+		 HUGE + PAGE);
 	add_path("dma-buf mmap", P_FD | P_BUF | P_DMABUF, call_dmabuf_mmap, verify_map,
 		 E_MEM, NPU_MEM_POLICY_HUGE_FIRST, HUGE + PAGE);
 	add_path("dma-buf sync", P_FD | P_BUF | P_DMABUF, call_dmabuf_sync, NULL, E_FAULT,

@@ -12,6 +12,10 @@
  *    pad/reserved/flags words, live, freed and random handles, and the
  *    handles and mmap offsets the driver will hand out next (handles are
  *    sequential, so any thread can name a buffer while it is being made);
+ *  - IPC_EXPORT/SET_PIDS/IMPORT/REVOKE with the keys the driver gave it,
+ *    keys one bit off and invented ones (zero, all ones, KEY64-shaped),
+ *    from the exporting file and from others, racing FREE, close and each
+ *    other; imported handles join the pool the other operations use;
  *  - mutated ioctl numbers: the right magic with a wrong nr, direction or
  *    size (including sizes larger than the struct, with zero or non-zero
  *    tails), fully random numbers, and argument pointers that are NULL,
@@ -20,6 +24,15 @@
  *    lengths, every prot, shared and private; munmap of pieces (VMA splits),
  *    mremap (shrink, grow, move), mprotect, madvise (every advice), touching
  *    the mappings, vmsplice/write from them into a pipe, process_vm_readv;
+ *  - HOST_REGISTER of fresh anonymous mappings of its own (private or
+ *    shared, read-only now and then; pieces of them, ranges running past
+ *    them, unaligned ones), unmapped right after so that registrations
+ *    outlive their memory, and of garbage addresses and sizes; the handles
+ *    join the pool;
+ *  - DMABUF_IMPORT of its own npu-mem dma-bufs, of other drivers' dma-bufs
+ *    it made at start (system dma-heap, udmabuf: where the kernel has them),
+ *    of the device file itself and of random fd numbers, with bad flags and
+ *    pad now and then; the handles it gets join the pool;
  *  - close, dup, export-and-close, DMA_BUF_IOCTL_* on dma-bufs, fork (the
  *    child allocates, maps and frees on inherited fds, then exits), reads of
  *    fdinfo, smaps and the driver's debugfs files - all racing each other.
@@ -96,7 +109,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/dma-buf.h>
+#include <linux/dma-heap.h>
 #include <linux/npu_mem.h>
+#include <linux/udmabuf.h>
 
 #include "nmtest_bufcheck.h"
 
@@ -238,7 +253,9 @@ enum op {
 	OP_SYNC, OP_EXPORT, OP_EXPORT_CLOSE, OP_RAW_IOCTL, OP_BAD_PTR,
 	OP_MMAP, OP_MMAP_DMABUF, OP_MUNMAP, OP_MREMAP, OP_MPROTECT, OP_MADVISE,
 	OP_TOUCH, OP_PIPE_IO, OP_VM_READV, OP_DMABUF_IOCTL, OP_FORK,
-	OP_PROC_READ, OP_FILE_IO, OP_PREDICT,
+	OP_PROC_READ, OP_FILE_IO, OP_PREDICT, OP_DMABUF_IMPORT,
+	OP_HOST_REGISTER,
+	OP_IPC_EXPORT, OP_IPC_SET_PIDS, OP_IPC_IMPORT, OP_IPC_REVOKE,
 	OP_COUNT
 };
 
@@ -247,7 +264,8 @@ static const char *const op_names[OP_COUNT] = {
 	"export", "export+close", "raw_ioctl", "bad_pointer", "mmap",
 	"mmap_dmabuf", "munmap", "mremap", "mprotect", "madvise", "touch",
 	"pipe_io", "process_vm_readv", "dmabuf_ioctl", "fork", "proc_read",
-	"read/write", "next_handle",
+	"read/write", "next_handle", "dmabuf_import", "host_register",
+	"ipc_export", "ipc_set_pids", "ipc_import", "ipc_revoke",
 };
 
 /* Relative weights: ioctls first, mappings next, process-level rarer. */
@@ -259,6 +277,9 @@ static const unsigned int op_weight[OP_COUNT] = {
 	[OP_MREMAP] = 3, [OP_MPROTECT] = 3, [OP_MADVISE] = 5, [OP_TOUCH] = 6,
 	[OP_PIPE_IO] = 2, [OP_VM_READV] = 2, [OP_DMABUF_IOCTL] = 5,
 	[OP_FORK] = 1, [OP_PROC_READ] = 2, [OP_FILE_IO] = 1, [OP_PREDICT] = 8,
+	[OP_DMABUF_IMPORT] = 5, [OP_HOST_REGISTER] = 5,
+	[OP_IPC_EXPORT] = 5, [OP_IPC_SET_PIDS] = 3, [OP_IPC_IMPORT] = 6,
+	[OP_IPC_REVOKE] = 3,
 };
 
 #define NERR 140
@@ -472,6 +493,29 @@ static const int *const E_NR[] = {
 	E_GET_INFO, E_ALLOC, E_FREE, E_QUERY, E_SYNC, E_EXPORT,
 };
 #define NR_IOCTLS	6
+/* DMABUF_IMPORT: EBADF for a bad fd field, EINVAL for a file that is no
+ * dma-buf, ENODEV, ENOMEM (also the exporter's), and a new handle's
+ * ENOSPC/EBUSY as for ALLOC. */
+static const int E_DMABUF_IMPORT[] = { EINVAL, EBADF, ENODEV, ENOMEM, EFAULT,
+				       ENOSPC, EBUSY, 0 };
+/* HOST_REGISTER: its own list (E2BIG past max_alloc, EINTR as for ALLOC),
+ * and a new handle's EBUSY (no mmap offset: no ENOSPC). */
+static const int E_HOST_REGISTER[] = { EINVAL, E2BIG, EFAULT, EOPNOTSUPP,
+				       EEXIST, ENOMEM, ENODEV, EINTR, EBUSY, 0 };
+
+/* IPC by key: ENOENT for a key that names nothing (or, EXPORT, a handle),
+ * EPERM from a file not the exporter's, ESRCH for a pid of no process,
+ * EACCES for an importer the rules refuse, ENOSPC for a full allow-list
+ * (and, EXPORT, a file holding too many keys; IMPORT, a new handle's
+ * ENOSPC/EBUSY as for ALLOC). */
+static const int E_IPC_EXPORT[] = { EINVAL, ENOENT, ENOSPC, ENOMEM, EFAULT, 0 };
+static const int E_IPC_SET_PIDS[] = { EINVAL, ENOENT, EPERM, ESRCH, ENOSPC,
+				      ENOMEM, EFAULT, 0 };
+static const int E_IPC_IMPORT[] = { EINVAL, ENOENT, EACCES, ENODEV, ENOMEM,
+				    ENOSPC, EBUSY, EFAULT, 0 };
+static const int E_IPC_REVOKE[] = { EINVAL, ENOENT, EPERM, EFAULT, 0 };
+
+static const int *nr_errors(unsigned int nr, unsigned long *cmd);
 
 /* An ioctl's result: its own errors, plus EBADF/ENOTTY when fd is not (or
  * no longer) an npu-mem file. */
@@ -482,9 +526,10 @@ static void record_ioctl(enum op op, unsigned int nr, int fd, long ret, int err,
 {
 	va_list ap;
 
+	const int *e = nr_errors(nr, NULL);
+
 	va_start(ap, fmt);
-	vrecord(op, ret, err, nr < NR_IOCTLS ? E_NR[nr] : (const int[]){ ENOTTY, 0 },
-		fd, fmt, ap);
+	vrecord(op, ret, err, e ? e : (const int[]){ ENOTTY, 0 }, fd, fmt, ap);
 	va_end(ap);
 }
 
@@ -1070,6 +1115,53 @@ static const unsigned long v1_cmds[NR_IOCTLS] = {
 };
 
 /*
+ * The errors ioctl number nr may give, and (cmd) its command as the header
+ * defines it; NULL for a number that is no ioctl of the driver.  The v1
+ * ioctls by table, the later ones one by one.
+ */
+static const int *nr_errors(unsigned int nr, unsigned long *cmd)
+{
+	unsigned long c = 0;
+	const int *e = NULL;
+
+	if (nr < NR_IOCTLS) {
+		c = v1_cmds[nr];
+		e = E_NR[nr];
+	} else if (nr == _IOC_NR(NPU_MEM_IOCTL_DMABUF_IMPORT)) {
+		c = NPU_MEM_IOCTL_DMABUF_IMPORT;
+		e = E_DMABUF_IMPORT;
+	} else if (nr == _IOC_NR(NPU_MEM_IOCTL_HOST_REGISTER)) {
+		c = NPU_MEM_IOCTL_HOST_REGISTER;
+		e = E_HOST_REGISTER;
+	}
+	if (!e && nr >= _IOC_NR(NPU_MEM_IOCTL_IPC_EXPORT) &&
+	    nr <= _IOC_NR(NPU_MEM_IOCTL_IPC_REVOKE)) {
+		static const unsigned long ipc_cmds[] = {
+			NPU_MEM_IOCTL_IPC_EXPORT, NPU_MEM_IOCTL_IPC_SET_PIDS,
+			NPU_MEM_IOCTL_IPC_IMPORT, NPU_MEM_IOCTL_IPC_REVOKE,
+		};
+		static const int *const ipc_errs[] = {
+			E_IPC_EXPORT, E_IPC_SET_PIDS, E_IPC_IMPORT, E_IPC_REVOKE,
+		};
+
+		c = ipc_cmds[nr - _IOC_NR(NPU_MEM_IOCTL_IPC_EXPORT)];
+		e = ipc_errs[nr - _IOC_NR(NPU_MEM_IOCTL_IPC_EXPORT)];
+	}
+	if (cmd)
+		*cmd = c;
+	return e;
+}
+
+/* A successful DMABUF_IMPORT through this (maybe larger) command number */
+static bool cmd_is_import(unsigned long cmd)
+{
+	return _IOC_TYPE(cmd) == NPU_MEM_IOCTL_MAGIC &&
+	       _IOC_NR(cmd) == _IOC_NR(NPU_MEM_IOCTL_DMABUF_IMPORT) &&
+	       _IOC_DIR(cmd) == _IOC_DIR(NPU_MEM_IOCTL_DMABUF_IMPORT) &&
+	       _IOC_SIZE(cmd) >= sizeof(struct npu_mem_dmabuf_import);
+}
+
+/*
  * A mutated command on an npu-mem file gets what the header's rules say:
  * -ENOTTY for a wrong magic, nr or direction; -EINVAL for a size below the
  * v1 struct, or above it with non-zero bytes past it; otherwise whatever
@@ -1082,22 +1174,24 @@ static void raw_result(unsigned long cmd, int fd, long ret, int err,
 	static const int only_enotty[] = { ENOTTY, 0 }, only_einval[] = { EINVAL, 0 };
 	unsigned int nr = _IOC_NR(cmd);
 	size_t size = _IOC_SIZE(cmd), v1, i;
-	const int *allowed = NULL;
+	const int *allowed = NULL, *known;
 	bool tail = false, valid = false;
+	unsigned long real;
 
 	if (churned() || !npu_file(fd)) {
 		record(OP_RAW_IOCTL, ret, err, NULL, "fd %d cmd %#lx", fd, cmd);
 		return;
 	}
-	if (_IOC_TYPE(cmd) != NPU_MEM_IOCTL_MAGIC || nr >= NR_IOCTLS ||
-	    _IOC_DIR(cmd) != _IOC_DIR(v1_cmds[nr])) {
+	known = nr_errors(nr, &real);
+	if (_IOC_TYPE(cmd) != NPU_MEM_IOCTL_MAGIC || !known ||
+	    _IOC_DIR(cmd) != _IOC_DIR(real)) {
 		allowed = only_enotty;
 	} else {
-		v1 = _IOC_SIZE(v1_cmds[nr]);
+		v1 = _IOC_SIZE(real);
 		for (i = v1; i < size; i++)
 			tail |= arg[i] != 0;
 		valid = size >= v1 && !tail;
-		allowed = valid ? E_NR[nr] : only_einval;
+		allowed = valid ? known : only_einval;
 	}
 	record_fd(OP_RAW_IOCTL, fd, ret, err, allowed, "fd %d cmd %#lx", fd, cmd);
 	if (ret == 0 && !valid) {
@@ -1109,6 +1203,12 @@ static void raw_result(unsigned long cmd, int fd, long ret, int err,
 		check_alloc_answer((const struct npu_mem_alloc *)arg, fd);
 	if (ret == 0 && nr == 3)
 		check_query_answer((const struct npu_mem_query *)arg, fd, NULL);
+	if (ret == 0 && cmd_is_import(cmd)) {
+		const struct npu_mem_dmabuf_import *d = (const void *)arg;
+		struct npu_mem_query q = { .handle = d->handle, .buf = d->buf };
+
+		check_query_answer(&q, fd, NULL);
+	}
 }
 
 /* Mutated ioctl numbers with sane-looking argument memory. */
@@ -1126,8 +1226,12 @@ static void op_raw_ioctl(struct thr *t)
 	switch (below(&t->r, 5)) {
 	case 0:			/* a real command with a wrong size */
 	case 1:
-		nr = below(&t->r, 6);
-		dir = (unsigned long[]){ _IOC_READ | _IOC_WRITE, _IOC_READ | _IOC_WRITE,
+		nr = below(&t->r, 7);
+		if (nr == 6)
+			nr = _IOC_NR(NPU_MEM_IOCTL_DMABUF_IMPORT);
+		dir = nr == _IOC_NR(NPU_MEM_IOCTL_DMABUF_IMPORT) ?
+		      _IOC_DIR(NPU_MEM_IOCTL_DMABUF_IMPORT) :
+		      (unsigned long[]){ _IOC_READ | _IOC_WRITE, _IOC_READ | _IOC_WRITE,
 					 _IOC_WRITE, _IOC_READ | _IOC_WRITE,
 					 _IOC_WRITE, _IOC_READ | _IOC_WRITE }[nr];
 		size = chance(&t->r, 50) ? below(&t->r, 200) : below(&t->r, 1 << 14);
@@ -1171,6 +1275,9 @@ call:
 	if (ret == 0 && _IOC_TYPE(cmd) == NPU_MEM_IOCTL_MAGIC && _IOC_NR(cmd) == 5 &&
 	    _IOC_SIZE(cmd) >= offsetof(struct npu_mem_export, pad))
 		fz_close((int)((struct npu_mem_export *)t->argbuf)->fd);
+	if (ret == 0 && cmd_is_import(cmd))
+		ioctl(fd, NPU_MEM_IOCTL_FREE, &(struct npu_mem_free){
+			((struct npu_mem_dmabuf_import *)t->argbuf)->handle, 0 });
 }
 
 /* Valid command numbers, invalid argument pointers. */
@@ -1179,8 +1286,9 @@ static void op_bad_ptr(struct thr *t)
 	static const unsigned long cmds[] = {
 		NPU_MEM_IOCTL_GET_INFO, NPU_MEM_IOCTL_ALLOC, NPU_MEM_IOCTL_FREE,
 		NPU_MEM_IOCTL_QUERY, NPU_MEM_IOCTL_SYNC, NPU_MEM_IOCTL_EXPORT,
+		NPU_MEM_IOCTL_DMABUF_IMPORT,
 	};
-	unsigned long cmd = cmds[below(&t->r, 6)];
+	unsigned long cmd = cmds[below(&t->r, sizeof(cmds) / sizeof(cmds[0]))];
 	size_t sz = _IOC_SIZE(cmd);
 	int fd = some_devfd(t);
 	void *arg;
@@ -1215,6 +1323,9 @@ static void op_bad_ptr(struct thr *t)
 		finding("ALLOC succeeded with a bad/zero argument at %p", arg);
 	if (ret == 0 && cmd == NPU_MEM_IOCTL_EXPORT)
 		fz_close((int)((struct npu_mem_export *)arg)->fd);
+	if (ret == 0 && cmd == NPU_MEM_IOCTL_DMABUF_IMPORT)
+		ioctl(fd, NPU_MEM_IOCTL_FREE, &(struct npu_mem_free){
+			((struct npu_mem_dmabuf_import *)arg)->handle, 0 });
 }
 
 static void add_map(uint8_t *p, size_t len, int prot)
@@ -1754,7 +1865,8 @@ static void op_file_io(struct thr *t)
  */
 static void op_predict(struct thr *t)
 {
-	static const int e_free[] = { ENOENT, 0 }, e_export[] = { ENOENT, EACCES, 0 };
+	static const int e_free[] = { ENOENT, 0 }, e_noexp[] = { ENOENT, EINVAL, 0 };
+	static const int e_export[] = { ENOENT, EACCES, EINVAL, 0 };
 	int s, fd, k = 1 + (int)below(&t->r, 4), i;
 	uint64_t id, off;
 	uint32_t h;
@@ -1819,8 +1931,9 @@ static void op_predict(struct thr *t)
 		};
 
 		ret = ioctl(fd, NPU_MEM_IOCTL_EXPORT, &e);
-		/* EACCES: the new buffer may be READONLY */
-		record_fd(OP_PREDICT, fd, ret, errno, e.flags & O_RDWR ? e_export : e_free,
+		/* EACCES: the new buffer may be READONLY; EINVAL: the new
+		 * handle may be another driver's dma-buf (DMABUF_IMPORT) */
+		record_fd(OP_PREDICT, fd, ret, errno, e.flags & O_RDWR ? e_export : e_noexp,
 			  "EXPORT of next handle %u flags %#x (fd %d)", h, e.flags, fd);
 		if (ret == 0)
 			fz_close((int)e.fd);
@@ -1840,6 +1953,460 @@ static void op_predict(struct thr *t)
 	}
 }
 
+/*
+ * Other drivers' dma-bufs, made once before the threads start and closed
+ * after they end (so their numbers never change meaning): the system
+ * dma-heap's and udmabuf's, where the running kernel has them.
+ */
+#define MAX_FOREIGN	3
+static struct {
+	int fd;
+	uint64_t size;
+} foreign[MAX_FOREIGN];
+static unsigned int nforeign;
+
+static void make_foreign(void)
+{
+	struct dma_heap_allocation_data h = { .fd_flags = O_RDWR | O_CLOEXEC };
+	int dev, memfd;
+
+	dev = open("/dev/dma_heap/system", O_RDONLY | O_CLOEXEC);
+	for (int i = 0; dev >= 0 && i < 2; i++) {
+		h.len = i ? (1ULL << 20) + PAGE : 64 * 1024;
+		h.fd = 0;	/* an input that must be 0 */
+		if (ioctl(dev, DMA_HEAP_IOCTL_ALLOC, &h) == 0) {
+			foreign[nforeign].fd = (int)h.fd;
+			foreign[nforeign++].size = h.len;
+		}
+	}
+	if (dev >= 0)
+		close(dev);
+	dev = open("/dev/udmabuf", O_RDWR | O_CLOEXEC);
+	memfd = memfd_create("npu_mem_fuzz", MFD_ALLOW_SEALING | MFD_CLOEXEC);
+	if (dev >= 0 && memfd >= 0 && !ftruncate(memfd, 128 * 1024) &&
+	    !fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK)) {
+		struct udmabuf_create c = {
+			.memfd = (uint32_t)memfd, .flags = UDMABUF_FLAGS_CLOEXEC,
+			.size = 128 * 1024,
+		};
+		int fd = ioctl(dev, UDMABUF_CREATE, &c);
+
+		if (fd >= 0) {
+			foreign[nforeign].fd = fd;
+			foreign[nforeign++].size = c.size;
+		}
+	}
+	if (memfd >= 0)
+		close(memfd);
+	if (dev >= 0)
+		close(dev);
+	printf("other drivers' dma-bufs to import: %u\n", nforeign);
+}
+
+static void op_dmabuf_import(struct thr *t)
+{
+	struct npu_mem_dmabuf_import *d = (void *)t->argbuf;
+	enum { OWN, OTHER_DRIVER, ANY } what = ANY;
+	int fd = some_devfd(t), src = -1, s, i;
+	uint64_t size = 0, id = devfd_id(fd);
+	struct npu_mem_query q;
+	long ret;
+
+	switch (below(&t->r, 8)) {
+	case 0:
+	case 1:
+	case 2:			/* one of its own npu-mem dma-bufs */
+		pthread_mutex_lock(&st.lock);
+		s = pick_fd(&t->r, FD_DMABUF);
+		if (s >= 0) {
+			src = st.fds[s].fd;
+			size = st.fds[s].size;
+			what = OWN;
+		}
+		pthread_mutex_unlock(&st.lock);
+		break;
+	case 3:
+	case 4:			/* another driver's */
+		if (nforeign) {
+			i = (int)below(&t->r, nforeign);
+			src = foreign[i].fd;
+			size = foreign[i].size;
+			what = OTHER_DRIVER;
+		}
+		break;
+	case 5:			/* the device file: no dma-buf */
+		src = fd;
+		break;
+	case 6:
+		src = (int)below(&t->r, 64);
+		break;
+	default:
+		src = (int)boundary32(&t->r);
+	}
+	memset(d, 0, sizeof(*d));
+	d->fd = (uint32_t)src;
+	if (chance(&t->r, 5))
+		d->flags = boundary32(&t->r);
+	if (chance(&t->r, 5))
+		d->pad = boundary32(&t->r);
+	if (chance(&t->r, 5))
+		d->handle = boundary32(&t->r);	/* out field: ignored */
+	ret = ioctl(fd, NPU_MEM_IOCTL_DMABUF_IMPORT, d);
+	record_ioctl(OP_DMABUF_IMPORT, _IOC_NR(NPU_MEM_IOCTL_DMABUF_IMPORT), fd,
+		     ret, errno, "fd %d imports fd %d flags %#x pad %#x", fd, src,
+		     d->flags, d->pad);
+	if (ret)
+		return;
+	if (d->flags || d->pad || !d->handle)
+		finding("DMABUF_IMPORT accepted flags %#x pad %#x (handle %u)",
+			d->flags, d->pad, d->handle);
+	q = (struct npu_mem_query){ .handle = d->handle, .buf = d->buf };
+	check_query_answer(&q, fd, NULL);
+	/* Judged only while the fd number surely named that dma-buf. */
+	if (what == OTHER_DRIVER &&
+	    ((d->buf.flags & (NPU_MEM_BUF_FOREIGN | NPU_MEM_BUF_IMPORTED)) !=
+	     (NPU_MEM_BUF_FOREIGN | NPU_MEM_BUF_IMPORTED) || d->buf.size != size))
+		finding("DMABUF_IMPORT of another driver's %#llx-byte dma-buf: "
+			"flags %#x size %#llx", (unsigned long long)size,
+			d->buf.flags, (unsigned long long)d->buf.size);
+	/* (the size recorded with an npu-mem dma-buf is a guess: EXPORT was
+	 * given handles near the one it knew) */
+	if (what == OWN && !churned() &&
+	    (!(d->buf.flags & NPU_MEM_BUF_IMPORTED) ||
+	     (d->buf.flags & NPU_MEM_BUF_FOREIGN)))
+		finding("DMABUF_IMPORT of an npu-mem dma-buf: flags %#x",
+			d->buf.flags);
+	/* Now and then gone at once, racing whoever picks the next handle. */
+	if (chance(&t->r, 30)) {
+		ioctl(fd, NPU_MEM_IOCTL_FREE, &(struct npu_mem_free){ d->handle, 0 });
+		return;
+	}
+	pthread_mutex_lock(&st.lock);
+	for (i = 0; i < MAX_BUFS && st.bufs[i].used && st.bufs[i].live; i++)
+		;
+	if (i < MAX_BUFS) {
+		st.bufs[i] = (struct fz_buf){ true, true, fd, d->handle, d->buf.size,
+					       d->buf.mmap_offset, d->buf.flags,
+					       id, d->buf };
+		st.live_bytes += d->buf.size;
+		pthread_mutex_unlock(&st.lock);
+	} else {
+		pthread_mutex_unlock(&st.lock);
+		ioctl(fd, NPU_MEM_IOCTL_FREE, &(struct npu_mem_free){ d->handle, 0 });
+	}
+}
+
+/*
+ * HOST_REGISTER: mostly a piece of a fresh anonymous mapping (sometimes
+ * running past it, or unaligned), else garbage.  The mapping goes right
+ * after the call: a registration keeps its pages regardless.
+ */
+static void op_host_register(struct thr *t)
+{
+	struct npu_mem_host_register *h = (void *)t->argbuf;
+	int fd = some_devfd(t), i;
+	uint64_t id = devfd_id(fd), npages = 1 + below(&t->r, 32), first;
+	int prot = chance(&t->r, 20) ? PROT_READ : PROT_READ | PROT_WRITE;
+	size_t len = npages * PAGE;
+	uint8_t *m = MAP_FAILED;
+	long ret;
+
+	memset(h, 0, sizeof(*h));
+	if (chance(&t->r, 85))
+		m = mmap(NULL, len, prot, MAP_ANONYMOUS |
+			 (chance(&t->r, 20) ? MAP_SHARED : MAP_PRIVATE), -1, 0);
+	if (m != MAP_FAILED) {
+		if ((prot & PROT_WRITE) && chance(&t->r, 70))
+			memset(m, 0x5a, len);
+		first = below(&t->r, npages);
+		h->addr = (uintptr_t)m + first * PAGE;
+		h->size = (1 + below(&t->r, npages - first)) * PAGE;
+		if (chance(&t->r, 10))
+			h->size += below(&t->r, 3) * PAGE;	/* past the end */
+		if (chance(&t->r, 5))
+			h->addr += below(&t->r, PAGE);
+		if (chance(&t->r, 5))
+			h->size += below(&t->r, PAGE);
+	} else {
+		h->addr = boundary64(&t->r);
+		h->size = boundary64(&t->r);
+	}
+	h->flags = chance(&t->r, 90) ? (chance(&t->r, 30) ? NPU_MEM_HOST_READONLY : 0) :
+		   boundary32(&t->r);
+	if (chance(&t->r, 5))
+		h->handle = boundary32(&t->r);	/* out field: ignored */
+	ret = ioctl(fd, NPU_MEM_IOCTL_HOST_REGISTER, h);
+	record_ioctl(OP_HOST_REGISTER, _IOC_NR(NPU_MEM_IOCTL_HOST_REGISTER), fd,
+		     ret, errno, "fd %d addr %#llx size %#llx flags %#x", fd,
+		     (unsigned long long)h->addr, (unsigned long long)h->size,
+		     h->flags);
+	if (m != MAP_FAILED)
+		munmap(m, len);
+	if (ret)
+		return;
+	if (!h->handle || (h->flags & ~NPU_MEM_HOST_VALID) ||
+	    (h->addr | h->size) & (PAGE - 1) || !(h->buf.flags & NPU_MEM_BUF_HOST) ||
+	    h->buf.size != h->size)
+		finding("HOST_REGISTER accepted/returned nonsense: handle %u addr %#llx "
+			"size %#llx flags %#x -> size %#llx flags %#x", h->handle,
+			(unsigned long long)h->addr, (unsigned long long)h->size,
+			h->flags, (unsigned long long)h->buf.size, h->buf.flags);
+	else
+		check_desc(false, &h->buf, &(struct nm_desc_expect){
+				.req_known = true, .req = h->size,
+				.policy = NPU_MEM_POLICY_NORMAL_ONLY,
+				.alloc_flags = h->flags & NPU_MEM_HOST_READONLY ?
+					       NPU_MEM_ALLOC_READONLY : 0,
+				.hidden = main_hidden },
+			   "fd %d HOST_REGISTER %#llx size %#llx flags %#x -> handle %u",
+			   fd, (unsigned long long)h->addr,
+			   (unsigned long long)h->size, h->flags, h->handle);
+	if (chance(&t->r, 30)) {
+		ioctl(fd, NPU_MEM_IOCTL_FREE, &(struct npu_mem_free){ h->handle, 0 });
+		return;
+	}
+	pthread_mutex_lock(&st.lock);
+	for (i = 0; id && i < MAX_FDS; i++)
+		if (st.fds[i].kind == FD_DEV && st.fds[i].id == id)
+			st.fds[i].last_handle = h->handle;
+	for (i = 0; i < MAX_BUFS && st.bufs[i].used && st.bufs[i].live; i++)
+		;
+	if (i < MAX_BUFS) {
+		st.bufs[i] = (struct fz_buf){ true, true, fd, h->handle, h->buf.size,
+					       0, h->buf.flags, id, h->buf };
+		st.live_bytes += h->buf.size;
+		pthread_mutex_unlock(&st.lock);
+	} else {
+		pthread_mutex_unlock(&st.lock);
+		ioctl(fd, NPU_MEM_IOCTL_FREE, &(struct npu_mem_free){ h->handle, 0 });
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* IPC by key: keys the driver gave us, keys one bit off, invented ones */
+
+#define MAX_KEYS	64
+
+static struct fz_key {
+	bool used;
+	int fd;			/* the exporting fd number ... */
+	uint64_t fdid;		/* ... and which open() it stood for */
+	uint64_t key[2];
+	uint32_t flags;
+} keys[MAX_KEYS];		/* under st.lock */
+
+/* A key to try: its slot in keys[] (-1 when invented or altered) and the
+ * fd that exported it (-1 when unknown). */
+static int some_key(struct thr *t, __u64 *key, int *owner)
+{
+	int i, n = 0, cand[MAX_KEYS], slot = -1;
+
+	*owner = -1;
+	if (!chance(&t->r, 10)) {
+		pthread_mutex_lock(&st.lock);
+		for (i = 0; i < MAX_KEYS; i++)
+			if (keys[i].used)
+				cand[n++] = i;
+		if (n) {
+			slot = cand[below(&t->r, n)];
+			key[0] = keys[slot].key[0];
+			key[1] = keys[slot].key[1];
+			*owner = keys[slot].fd;
+		}
+		pthread_mutex_unlock(&st.lock);
+	}
+	if (slot < 0) {
+		switch (below(&t->r, 4)) {
+		case 0:
+			key[0] = key[1] = 0;
+			break;
+		case 1:
+			key[0] = key[1] = UINT64_MAX;
+			break;
+		case 2:			/* a KEY64 shape */
+			key[0] = rnd(&t->r);
+			key[1] = 0;
+			break;
+		default:
+			key[0] = rnd(&t->r);
+			key[1] = rnd(&t->r);
+		}
+		return -1;
+	}
+	if (chance(&t->r, 5)) {		/* one bit off: names nothing */
+		key[below(&t->r, 2)] ^= 1ULL << below(&t->r, 64);
+		return -1;
+	}
+	return slot;
+}
+
+static void op_ipc_export(struct thr *t)
+{
+	struct npu_mem_ipc_export *e = (void *)t->argbuf;
+	int fd = some_devfd(t), slot;
+	uint64_t id = devfd_id(fd);
+	long ret;
+
+	memset(e, 0, sizeof(*e));
+	e->handle = some_handle(t, fd, &slot);
+	e->flags = chance(&t->r, 90) ? (uint32_t)below(&t->r, 4) :
+		   boundary32(&t->r);
+	if (chance(&t->r, 5)) {		/* out fields: ignored */
+		e->key[0] = rnd(&t->r);
+		e->key[1] = rnd(&t->r);
+	}
+	ret = ioctl(fd, NPU_MEM_IOCTL_IPC_EXPORT, e);
+	record_ioctl(OP_IPC_EXPORT, _IOC_NR(NPU_MEM_IOCTL_IPC_EXPORT), fd, ret,
+		     errno, "fd %d handle %u flags %#x", fd, e->handle, e->flags);
+	if (ret)
+		return;
+	if ((e->flags & ~NPU_MEM_IPC_EXPORT_VALID) ||
+	    ((e->flags & NPU_MEM_IPC_ANY_PID) && (e->flags & NPU_MEM_IPC_KEY64)))
+		finding("IPC_EXPORT accepted flags %#x", e->flags);
+	if ((!e->key[0] && !e->key[1]) ||
+	    ((e->flags & NPU_MEM_IPC_KEY64) && e->key[1]))
+		finding("IPC_EXPORT flags %#x gave the key %016llx%016llx",
+			e->flags, (unsigned long long)e->key[0],
+			(unsigned long long)e->key[1]);
+	pthread_mutex_lock(&st.lock);
+	keys[below(&t->r, MAX_KEYS)] = (struct fz_key){
+		true, fd, id, { e->key[0], e->key[1] }, e->flags,
+	};
+	pthread_mutex_unlock(&st.lock);
+}
+
+static void op_ipc_set_pids(struct thr *t)
+{
+	struct npu_mem_ipc_set_pids *s = (void *)t->argbuf;
+	int32_t *pids = (int32_t *)(t->argbuf + 256);
+	int owner, fd, n, i;
+	long ret;
+
+	memset(s, 0, sizeof(*s));
+	some_key(t, s->key, &owner);
+	fd = owner >= 0 && chance(&t->r, 80) ? owner : some_devfd(t);
+	s->count = chance(&t->r, 85) ? 1 + (uint32_t)below(&t->r, 4) :
+		   chance(&t->r, 30) ? 0 :
+		   chance(&t->r, 50) ? NPU_MEM_IPC_MAX_PIDS +
+				       (uint32_t)below(&t->r, 2) :
+		   boundary32(&t->r);
+	n = s->count < 8 ? (int)s->count : 8;
+	for (i = 0; i < n; i++) {
+		switch (below(&t->r, 8)) {
+		case 0:
+			pids[i] = (int32_t)boundary32(&t->r);
+			break;
+		case 1:
+			pids[i] = 1;			/* init */
+			break;
+		case 2:
+			pids[i] = (int32_t)syscall(SYS_gettid); /* a thread */
+			break;
+		default:
+			pids[i] = getpid();
+		}
+	}
+	switch (below(&t->r, 20)) {
+	case 0:
+		s->pids = 0;
+		break;
+	case 1:		/* running into the guard page */
+		s->pids = (uintptr_t)(t->argbuf + 16384 - 4);
+		((int32_t *)(uintptr_t)s->pids)[0] = getpid();
+		break;
+	case 2:
+		s->pids = boundary64(&t->r);
+		break;
+	default:
+		s->pids = (uintptr_t)pids;
+	}
+	if (chance(&t->r, 5))
+		s->flags = boundary32(&t->r);
+	ret = ioctl(fd, NPU_MEM_IOCTL_IPC_SET_PIDS, s);
+	record_ioctl(OP_IPC_SET_PIDS, _IOC_NR(NPU_MEM_IOCTL_IPC_SET_PIDS), fd,
+		     ret, errno, "fd %d count %u flags %#x", fd, s->count,
+		     s->flags);
+	if (ret == 0 && (s->flags || !s->count ||
+			 s->count > NPU_MEM_IPC_MAX_PIDS))
+		finding("IPC_SET_PIDS accepted count %u flags %#x", s->count,
+			s->flags);
+}
+
+static void op_ipc_import(struct thr *t)
+{
+	struct npu_mem_ipc_import *im = (void *)t->argbuf;
+	int fd = some_devfd(t), owner, i;
+	uint64_t id = devfd_id(fd);
+	struct npu_mem_query q;
+	long ret;
+
+	memset(im, 0, sizeof(*im));
+	some_key(t, im->key, &owner);
+	if (chance(&t->r, 5))
+		im->flags = boundary32(&t->r);
+	if (chance(&t->r, 5))
+		im->handle = boundary32(&t->r);	/* out field: ignored */
+	ret = ioctl(fd, NPU_MEM_IOCTL_IPC_IMPORT, im);
+	record_ioctl(OP_IPC_IMPORT, _IOC_NR(NPU_MEM_IOCTL_IPC_IMPORT), fd, ret,
+		     errno, "fd %d key %016llx%016llx flags %#x", fd,
+		     (unsigned long long)im->key[0],
+		     (unsigned long long)im->key[1], im->flags);
+	if (ret)
+		return;
+	if (im->flags || !im->handle || !(im->buf.flags & NPU_MEM_BUF_IMPORTED))
+		finding("IPC_IMPORT accepted flags %#x or answered handle %u "
+			"flags %#x", im->flags, im->handle, im->buf.flags);
+	q = (struct npu_mem_query){ .handle = im->handle, .buf = im->buf };
+	check_query_answer(&q, fd, NULL);
+	/* Now and then gone at once, racing the exporter's FREE and REVOKE. */
+	if (chance(&t->r, 30)) {
+		ioctl(fd, NPU_MEM_IOCTL_FREE, &(struct npu_mem_free){ im->handle, 0 });
+		return;
+	}
+	pthread_mutex_lock(&st.lock);
+	for (i = 0; i < MAX_BUFS && st.bufs[i].used && st.bufs[i].live; i++)
+		;
+	if (i < MAX_BUFS) {
+		st.bufs[i] = (struct fz_buf){ true, true, fd, im->handle,
+					       im->buf.size, im->buf.mmap_offset,
+					       im->buf.flags, id, im->buf };
+		st.live_bytes += im->buf.size;
+		pthread_mutex_unlock(&st.lock);
+	} else {
+		pthread_mutex_unlock(&st.lock);
+		ioctl(fd, NPU_MEM_IOCTL_FREE, &(struct npu_mem_free){ im->handle, 0 });
+	}
+}
+
+static void op_ipc_revoke(struct thr *t)
+{
+	struct npu_mem_ipc_revoke *v = (void *)t->argbuf;
+	int owner, fd, slot;
+	long ret;
+
+	memset(v, 0, sizeof(*v));
+	slot = some_key(t, v->key, &owner);
+	fd = owner >= 0 && chance(&t->r, 80) ? owner : some_devfd(t);
+	if (chance(&t->r, 5))
+		v->flags = boundary32(&t->r);
+	if (chance(&t->r, 5))
+		v->pad = boundary32(&t->r);
+	ret = ioctl(fd, NPU_MEM_IOCTL_IPC_REVOKE, v);
+	record_ioctl(OP_IPC_REVOKE, _IOC_NR(NPU_MEM_IOCTL_IPC_REVOKE), fd, ret,
+		     errno, "fd %d flags %#x pad %#x", fd, v->flags, v->pad);
+	if (ret)
+		return;
+	if (v->flags || v->pad)
+		finding("IPC_REVOKE accepted flags %#x pad %#x", v->flags,
+			v->pad);
+	/* Kept now and then: a revoked key to try again. */
+	pthread_mutex_lock(&st.lock);
+	if (slot >= 0 && keys[slot].key[0] == v->key[0] &&
+	    keys[slot].key[1] == v->key[1] && chance(&t->r, 70))
+		keys[slot].used = false;
+	pthread_mutex_unlock(&st.lock);
+}
+
 static void (*const op_fn[OP_COUNT])(struct thr *) = {
 	[OP_OPEN] = op_open, [OP_CLOSE] = op_close, [OP_DUP] = op_dup,
 	[OP_GET_INFO] = op_get_info, [OP_ALLOC] = op_alloc, [OP_FREE] = op_free,
@@ -1852,7 +2419,10 @@ static void (*const op_fn[OP_COUNT])(struct thr *) = {
 	[OP_PIPE_IO] = op_pipe_io, [OP_VM_READV] = op_vm_readv,
 	[OP_DMABUF_IOCTL] = op_dmabuf_ioctl, [OP_FORK] = op_fork,
 	[OP_PROC_READ] = op_proc_read, [OP_FILE_IO] = op_file_io,
-	[OP_PREDICT] = op_predict,
+	[OP_PREDICT] = op_predict, [OP_DMABUF_IMPORT] = op_dmabuf_import,
+	[OP_HOST_REGISTER] = op_host_register,
+	[OP_IPC_EXPORT] = op_ipc_export, [OP_IPC_SET_PIDS] = op_ipc_set_pids,
+	[OP_IPC_IMPORT] = op_ipc_import, [OP_IPC_REVOKE] = op_ipc_revoke,
 };
 
 static unsigned int weight_sum;
@@ -2786,6 +3356,7 @@ int main(int argc, char **argv)
 	/* What every answer must say about device addresses: these files
 	 * were opened with this process's privileges. */
 	main_hidden = !(info.dev_flags & NPU_MEM_DEV_IOMMU) && !nm_desc_cap_sys_admin();
+	make_foreign();
 
 	for (i = 0; i < nthreads; i++) {
 		struct thr *t = &thr[i];
@@ -2827,6 +3398,8 @@ int main(int argc, char **argv)
 
 	/* ---- everything released: the driver must be back at zero ---- */
 	cleanup_all();
+	for (k = 0; k < nforeign; k++)
+		close(foreign[k].fd);
 	for (i = 0; i < nthreads; i++) {
 		close(thr[i].pipefd[0]);
 		close(thr[i].pipefd[1]);

@@ -187,7 +187,7 @@ END_TEST
 
 START_TEST(unknown_nr)
 {
-	static const unsigned int nrs[] = { 0x06, 0x07, 0x08, 0x10, 0x3f,
+	static const unsigned int nrs[] = { 0x0c, 0x0d, 0x0e, 0x10, 0x3f,
 					    0x40, 0x7f, 0x80, 0xfe, 0xff };
 	static const unsigned int dirs[] = { _IOC_NONE, _IOC_READ, _IOC_WRITE,
 					     NM_IOC_RW };
@@ -214,7 +214,7 @@ START_TEST(unknown_nr)
 			}
 	NM_SENTINEL_CHECK(&c.sent);
 	/* A plain _IO with the magic and nothing else. */
-	nm_assert_ret(raw(&c, _IO(NPU_MEM_IOCTL_MAGIC, 0x06), NULL), -ENOTTY);
+	nm_assert_ret(raw(&c, _IO(NPU_MEM_IOCTL_MAGIC, 0x0c), NULL), -ENOTTY);
 	NM_SENTINEL_CHECK(&c.sent);
 	ctx_fini(&c);
 }

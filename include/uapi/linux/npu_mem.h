@@ -7,8 +7,11 @@
  * client's handles are released at the last close() or munmap(), whichever
  * comes later.  A buffer is a set of physically backed, zeroed, pinned
  * pages, DMA-mapped for the NPU device when it is allocated.  A handle names
- * a buffer inside one open file only.  A buffer lives while its handle, any
- * CPU mapping of it, or any dma-buf exported from it exists.
+ * a buffer inside one open file only; one buffer may have handles in
+ * several files (IPC_IMPORT, DMABUF_IMPORT of npu-mem's own dma-bufs).  A
+ * buffer lives while any handle, CPU mapping, IPC key or dma-buf of it
+ * exists.  Handles can also name registered host memory (HOST_REGISTER)
+ * and other drivers' dma-bufs (DMABUF_IMPORT).
  *
  * ABI rules (Documentation/process/botching-up-ioctls.rst):
  *  - every struct is made of __u32/__u64 only and padded to 8 bytes;
@@ -93,7 +96,7 @@
 #define NPU_MEM_DEVICE_NAME	"npu-mem"
 
 #define NPU_MEM_ABI_MAJOR	1
-#define NPU_MEM_ABI_MINOR	0
+#define NPU_MEM_ABI_MINOR	1
 
 /* Page sizes, as bits of npu_mem_info.page_sizes (bit n means 2^n bytes). */
 #define NPU_MEM_PAGE_4K		(1ULL << 12)
@@ -184,6 +187,15 @@ struct npu_mem_info {
 						 * SYNC is needed even on a coherent device */
 #define NPU_MEM_BUF_DEV_UNMAPPED	(1U << 4)	/* the device was removed: no device
 						 * address; the memory stays usable */
+#define NPU_MEM_BUF_HOST	(1U << 5)	/* registered host memory (HOST_REGISTER):
+						 * the process's own pages, not mappable
+						 * through this file; mmap_offset is 0 */
+#define NPU_MEM_BUF_IMPORTED	(1U << 6)	/* this handle came from IPC_IMPORT or
+						 * DMABUF_IMPORT: the memory is another
+						 * file's, or another driver's */
+#define NPU_MEM_BUF_FOREIGN	(1U << 7)	/* another driver's dma-buf
+						 * (DMABUF_IMPORT): its exporter owns
+						 * the pages; huge/normal_pages are 0 */
 
 /**
  * struct npu_mem_buffer - what a buffer is (out of ALLOC and QUERY)
@@ -298,6 +310,184 @@ struct npu_mem_export {
 	__u32 pad;
 };
 
+/*
+ * Sharing a buffer between processes by key (IPC_EXPORT, IPC_SET_PIDS,
+ * IPC_IMPORT, IPC_REVOKE).
+ *
+ * IPC_EXPORT names a buffer of this file with a key of 128 random bits.
+ * Another process that learns the key (by any channel) and is allowed to
+ * may IPC_IMPORT it: it gets a handle in its own open file naming the same
+ * pages and the same device mapping, which it maps, queries, syncs and
+ * frees like its own.  Who may import:
+ *  - with an allow-list (IPC_SET_PIDS), exactly the listed processes.
+ *    Pids are resolved in the caller's pid namespace when they are set and
+ *    kept as references to those processes, so a pid reused by another
+ *    process later grants nothing;
+ *  - without a list, or with NPU_MEM_IPC_ANY_PID, any process whose real
+ *    and effective uid equal the exporter's, in the exporter's user
+ *    namespace.  Other users, and other user namespaces, need a list.
+ * The exporter's user is that of the process calling IPC_EXPORT; an
+ * importer is judged by the calling process's pid and credentials (not the
+ * file opener's: sharing is between processes).  A key lives until
+ * IPC_REVOKE, until the exporting file FREEs the handle it was made from,
+ * or until the exporting file is released (its last close() or munmap()),
+ * whichever is first: then no one can import with it, and imports already
+ * made keep the memory alive until they are freed.  The memory stays charged (Accounting)
+ * to the exporter's user and memory cgroup for as long as any handle,
+ * mapping or dma-buf of it lives.  Keys are not kept across module reloads.
+ * Errors: -ENOENT for a key that names nothing (never issued, revoked, or
+ * its exporter gone), -EACCES for an importer the rules above refuse,
+ * -EPERM for IPC_SET_PIDS or IPC_REVOKE from a file other than the
+ * exporter's, -ESRCH for a pid in IPC_SET_PIDS that names no process (or
+ * a thread that is not a process's main thread; pids are checked before
+ * the key), -ENOSPC for an IPC_EXPORT beyond NPU_MEM_IPC_MAX_KEYS live
+ * keys of one file, -ENOMEM; IPC_IMPORT also fails as ALLOC does when the
+ * file has no handle or offset space left (-EBUSY, -ENOSPC).  Duplicate
+ * pids in an allow-list each take a place in it.
+ */
+#define NPU_MEM_IPC_ANY_PID	(1U << 0)	/* any process of the exporter's
+						 * user; the allow-list is ignored */
+/*
+ * A key of 64 random bits in key[0] (key[1] is 0), for APIs whose handles
+ * are 64-bit integers.  Too short to be the only secret: such a key admits
+ * only the processes on its allow-list (none until IPC_SET_PIDS), and
+ * cannot be combined with NPU_MEM_IPC_ANY_PID (-EINVAL).
+ */
+#define NPU_MEM_IPC_KEY64	(1U << 1)
+#define NPU_MEM_IPC_EXPORT_VALID	(NPU_MEM_IPC_ANY_PID | NPU_MEM_IPC_KEY64)
+/* Most pids one key's allow-list holds (IPC_SET_PIDS: -ENOSPC beyond). */
+#define NPU_MEM_IPC_MAX_PIDS	1024
+/* Most live keys one open file may have exported (IPC_EXPORT: -ENOSPC). */
+#define NPU_MEM_IPC_MAX_KEYS	4096
+
+/**
+ * struct npu_mem_ipc_export - NPU_MEM_IOCTL_IPC_EXPORT
+ * @handle: in: the buffer (not one that is NPU_MEM_BUF_HOST: -EINVAL)
+ * @flags: in: NPU_MEM_IPC_*
+ * @key: out: the key.  Each call makes a new key with its own allow-list.
+ */
+struct npu_mem_ipc_export {
+	__u32 handle;
+	__u32 flags;
+	__u64 key[2];
+};
+
+/**
+ * struct npu_mem_ipc_set_pids - NPU_MEM_IOCTL_IPC_SET_PIDS
+ * @key: in: a key this file exported
+ * @pids: in: user pointer to @count pid_t (__s32) values; each must name
+ *	a live process (-ESRCH) and is added to the key's allow-list
+ * @count: in: 1..NPU_MEM_IPC_MAX_PIDS (-EINVAL otherwise)
+ * @flags: in: must be 0
+ */
+struct npu_mem_ipc_set_pids {
+	__u64 key[2];
+	__u64 pids;
+	__u32 count;
+	__u32 flags;
+};
+
+/**
+ * struct npu_mem_ipc_import - NPU_MEM_IOCTL_IPC_IMPORT
+ * @key: in: the exporter's key
+ * @flags: in: must be 0
+ * @handle: out: a new handle in this file (NPU_MEM_BUF_IMPORTED set)
+ * @buf: out: the buffer's description, as QUERY gives it in this file
+ *
+ * -ENODEV when the buffer's device mapping is gone (Device removal).
+ */
+struct npu_mem_ipc_import {
+	__u64 key[2];
+	__u32 flags;
+	__u32 handle;
+	struct npu_mem_buffer buf;
+};
+
+/**
+ * struct npu_mem_ipc_revoke - NPU_MEM_IOCTL_IPC_REVOKE
+ * @key: in: a key this file exported; no import is possible after this
+ * @flags: in: must be 0
+ * @pad: must be 0
+ */
+struct npu_mem_ipc_revoke {
+	__u64 key[2];
+	__u32 flags;
+	__u32 pad;
+};
+
+/* npu_mem_host_register.flags */
+#define NPU_MEM_HOST_READONLY	(1U << 0)	/* the device only reads: the pages
+						 * are pinned without write access */
+#define NPU_MEM_HOST_VALID	(NPU_MEM_HOST_READONLY)
+
+/**
+ * struct npu_mem_host_register - NPU_MEM_IOCTL_HOST_REGISTER
+ * @addr: in: start of a range of the caller's memory, page-aligned
+ * @size: in: bytes, a non-zero multiple of the page size
+ * @flags: in: NPU_MEM_HOST_*
+ * @handle: out: a handle naming the pinned range (NPU_MEM_BUF_HOST); FREE
+ *	unregisters it
+ * @buf: out: its description; dev_addr is where the NPU sees @addr
+ *
+ * The pages under the range are pinned for the long term (FOLL_LONGTERM)
+ * and DMA-mapped for the NPU device, charged like a buffer's (Accounting:
+ * RLIMIT_MEMLOCK and VmPin, not the global cap, since no memory is added).
+ * The device keeps these pages until FREE: if the process unmaps or
+ * remaps the range meanwhile, its new pages are not what the device sees.
+ * A registered private range stays with the parent at fork(); the child
+ * gets copies.  SYNC works as for buffers.  mmap and EXPORT of the handle
+ * are refused (-EINVAL): the memory is already the process's own.
+ * Errors: -EINVAL for a bad address, size or flags; -EFAULT for a range
+ * not wholly mapped; -EOPNOTSUPP for memory that cannot be pinned for the
+ * long term (I/O and PFN maps, DAX, file-backed shared mappings other than
+ * shmem and hugetlbfs); -EEXIST for npu-mem's own mappings, which have a
+ * device address already; -ENOMEM as for ALLOC's limits; -ENODEV.
+ */
+struct npu_mem_host_register {
+	__u64 addr;
+	__u64 size;
+	__u32 flags;
+	__u32 handle;
+	struct npu_mem_buffer buf;
+};
+
+/**
+ * struct npu_mem_dmabuf_import - NPU_MEM_IOCTL_DMABUF_IMPORT
+ * @fd: in: a dma-buf file descriptor
+ * @flags: in: must be 0
+ * @handle: out: a new handle (NPU_MEM_BUF_IMPORTED) naming the dma-buf
+ * @pad: must be 0
+ * @buf: out: its description: @size is the dma-buf's, @dev_addr where the
+ *	NPU sees its first byte (as for buffers, withheld without an IOMMU
+ *	unless the opener had CAP_SYS_ADMIN)
+ *
+ * npu-mem attaches to the dma-buf as a static importer: the exporter must
+ * pin the memory while it is mapped for the NPU, and exporters that can
+ * only move it (dynamic-only, without pinning) fail the import with their
+ * error.  The handle holds a reference to the dma-buf until FREE and the
+ * last mapping; the memory stays charged to whoever the exporter charges.
+ *  - a dma-buf of npu-mem itself gives a handle on the same buffer (as
+ *    IPC_IMPORT does: NPU_MEM_BUF_IMPORTED, not FOREIGN);
+ *  - another driver's gets NPU_MEM_BUF_FOREIGN.  Its mmap_offset maps it
+ *    through the exporter's own mmap (refused with the exporter's error if
+ *    it has none), SYNC maintains the whole dma-buf for the NPU through the
+ *    exporter (DMA_BUF_IOCTL_SYNC's begin/end CPU access) whatever the
+ *    range, once the range is checked; EXPORT, IPC_EXPORT give -EINVAL:
+ *    pass the original dma-buf instead.
+ * Device removal detaches every import from the device: QUERY reports
+ * NPU_MEM_BUF_DEV_UNMAPPED, mmap keeps working.
+ * Errors: -EBADF for a bad fd, -EINVAL for a file that is not a dma-buf,
+ * bad flags or pad, -ENODEV when there is no device, -ENOMEM, and the
+ * exporter's errors from attaching or mapping (see its driver).
+ */
+struct npu_mem_dmabuf_import {
+	__u32 fd;
+	__u32 flags;
+	__u32 handle;
+	__u32 pad;
+	struct npu_mem_buffer buf;
+};
+
 #define NPU_MEM_IOCTL_MAGIC	0xB9
 
 #define NPU_MEM_IOCTL_GET_INFO	_IOWR(NPU_MEM_IOCTL_MAGIC, 0x00, struct npu_mem_info)
@@ -306,5 +496,11 @@ struct npu_mem_export {
 #define NPU_MEM_IOCTL_QUERY	_IOWR(NPU_MEM_IOCTL_MAGIC, 0x03, struct npu_mem_query)
 #define NPU_MEM_IOCTL_SYNC	_IOW(NPU_MEM_IOCTL_MAGIC, 0x04, struct npu_mem_sync)
 #define NPU_MEM_IOCTL_EXPORT	_IOWR(NPU_MEM_IOCTL_MAGIC, 0x05, struct npu_mem_export)
+#define NPU_MEM_IOCTL_IPC_EXPORT	_IOWR(NPU_MEM_IOCTL_MAGIC, 0x06, struct npu_mem_ipc_export)
+#define NPU_MEM_IOCTL_IPC_SET_PIDS	_IOW(NPU_MEM_IOCTL_MAGIC, 0x07, struct npu_mem_ipc_set_pids)
+#define NPU_MEM_IOCTL_IPC_IMPORT	_IOWR(NPU_MEM_IOCTL_MAGIC, 0x08, struct npu_mem_ipc_import)
+#define NPU_MEM_IOCTL_IPC_REVOKE	_IOW(NPU_MEM_IOCTL_MAGIC, 0x09, struct npu_mem_ipc_revoke)
+#define NPU_MEM_IOCTL_HOST_REGISTER	_IOWR(NPU_MEM_IOCTL_MAGIC, 0x0a, struct npu_mem_host_register)
+#define NPU_MEM_IOCTL_DMABUF_IMPORT	_IOWR(NPU_MEM_IOCTL_MAGIC, 0x0b, struct npu_mem_dmabuf_import)
 
 #endif /* _UAPI_LINUX_NPU_MEM_H */

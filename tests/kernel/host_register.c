@@ -1,0 +1,1025 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * host_register: NPU_MEM_IOCTL_HOST_REGISTER pins a range of the caller's
+ * own memory for the device.
+ *  - an anonymous range registers; ALLOC and QUERY-style answers agree
+ *    (NPU_MEM_BUF_HOST, size, one 4 KiB page each, NORMAL_ONLY, mmap_offset
+ *    0, a device address, one pin per page); the handle cannot be mapped
+ *    (mmap of its offset, 0: EINVAL), exported (EXPORT, IPC_EXPORT:
+ *    EINVAL), or named through another file; SYNC works in every
+ *    direction, and a range outside it or of length 0 is EINVAL.  The
+ *    charge is VmPin and the per-user locked count, never the global usage
+ *    (allocated_bytes, normal_pages and buffers do not move; the file's
+ *    own client counters do); a THP-backed 8 MiB range registers whole;
+ *  - exact errors: EINVAL for unaligned address or size, size 0, unknown
+ *    flags, an end that overflows; E2BIG past max_alloc; EFAULT for a hole,
+ *    an unmapped or kernel address, PROT_NONE, and a read-only mapping
+ *    without NPU_MEM_HOST_READONLY; EOPNOTSUPP for a PCI BAR mapping
+ *    (VM_IO | VM_PFNMAP, sysfs resourceN) and a shared mapping of a file
+ *    on a real filesystem; EEXIST for npu-mem's own mappings (device file
+ *    and dma-buf) even when only part of the range is one.  Shared memory
+ *    (memfd/tmpfs, MAP_SHARED | MAP_ANONYMOUS), private file mappings and
+ *    read-only registrations of PROT_READ memory succeed.  A refused call
+ *    leaves VmPin and the counters as they were;
+ *  - RLIMIT_MEMLOCK of an unprivileged opener: up to the limit works, a
+ *    page more is ENOMEM; FREE, close(), munmap-then-FREE and exit of a
+ *    registering child give the whole limit back (a new registration of
+ *    all of it works again), VmPin returns;
+ *  - the device sees the user's bytes (x86_64-iommu-edu / swiotlb-edu
+ *    guests: debugfs dma_copy from the registered range into a buffer and
+ *    back); a read-only registration is a DMA source, never a target;
+ *  - munmap while registered: the pinned pages stay the device's, FREE
+ *    later works and gives everything back;
+ *  - fork after registering: the parent keeps its pinned pages (same
+ *    physical pages, and the device sees its later writes), the child's
+ *    writes stay in the child;
+ *  - a thread unmapping and remapping the range while the main thread
+ *    registers and frees it: no crash, only 0 or EFAULT, progress, and
+ *    nothing left charged;
+ *  - device removal (PCI unbind, edu guests) with a registration live:
+ *    QUERY says DEV_UNMAPPED, SYNC and a new registration give ENODEV, the
+ *    memory stays the process's, FREE gives everything back; after the
+ *    device is bound again registrations work again.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/statfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <dirent.h>
+#include <linux/magic.h>
+
+#include "nmtest_cred.h"
+#include "nmtest_dmabuf.h"
+#include "nmtest_pci.h"
+
+#define RW	(PROT_READ | PROT_WRITE)
+
+static int reg(int fd, const void *addr, uint64_t size, uint32_t flags,
+	       struct npu_mem_host_register *out)
+{
+	struct npu_mem_host_register r = {
+		.addr = (uint64_t)(uintptr_t)addr, .size = size, .flags = flags,
+	};
+	int ret = nm_ioctl(fd, NPU_MEM_IOCTL_HOST_REGISTER, &r);
+
+	if (out)
+		*out = r;
+	return ret;
+}
+
+#define reg_ok(fd, addr, size, flags, out) \
+	_reg_ok((fd), (addr), (size), (flags), (out), __FILE__, __LINE__)
+static uint32_t _reg_ok(int fd, const void *addr, uint64_t size,
+			uint32_t flags, struct npu_mem_host_register *out,
+			const char *f, int l)
+{
+	struct npu_mem_host_register r;
+	int ret = reg(fd, addr, size, flags, &r);
+
+	if (ret)
+		_ck_assert_failed(f, l, "HOST_REGISTER",
+				  "HOST_REGISTER(%p, %llu, %#x): %s", addr,
+				  (unsigned long long)size, flags,
+				  nm_retname(ret));
+	if (out)
+		*out = r;
+	return r.handle;
+}
+
+static void *anon(size_t len, int prot)
+{
+	void *p = mmap(NULL, len, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	ck_assert_msg(p != MAP_FAILED, "mmap anon %zu: %s", len,
+		      nm_errname(errno));
+	return p;
+}
+
+/* What a registration of @size must look like, read back by root. */
+static void assert_host_desc(const struct npu_mem_buffer *b, uint64_t size,
+			     bool readonly)
+{
+	ck_assert_msg(b->flags & NPU_MEM_BUF_HOST, "flags %#x lack HOST",
+		      b->flags);
+	ck_assert_msg(!!(b->flags & NPU_MEM_BUF_READONLY) == readonly,
+		      "flags %#x: READONLY should be %d", b->flags, readonly);
+	ck_assert_uint_eq(b->size, size);
+	ck_assert_uint_eq(b->mmap_offset, 0);
+	ck_assert_uint_eq(b->normal_pages, size / NM_4K);
+	ck_assert_uint_eq(b->huge_pages, 0);
+	ck_assert_uint_eq(b->giant_pages, 0);
+	ck_assert_uint_eq(b->policy, NPU_MEM_POLICY_NORMAL_ONLY);
+	ck_assert_msg((b->flags & NPU_MEM_BUF_DEV_UNMAPPED) ||
+		      (b->dev_addr && b->dev_segments),
+		      "root sees no device address: dev_addr %#llx, %u "
+		      "segments, flags %#x", (unsigned long long)b->dev_addr,
+		      b->dev_segments, b->flags);
+}
+
+/*
+ * Pages pinned (FOLL_PIN) and not yet unpinned, system-wide: nothing else
+ * in the test guest pins pages for long, so a FREE must bring it back.
+ * Root only (stat_refresh); the tests that use it run as root.
+ */
+static int64_t pins_held(void)
+{
+	uint64_t acq, rel;
+
+	/* fold the per-CPU deltas, or the figures lag by up to a second */
+	nm_assert_ok(nm_write_file("/proc/sys/vm/stat_refresh", "1"));
+	nm_assert_ok(nm_vmstat("nr_foll_pin_acquired", &acq));
+	nm_assert_ok(nm_vmstat("nr_foll_pin_released", &rel));
+	return (int64_t)(acq - rel);
+}
+
+/* The global figures, and the file's own with one more handle of @size. */
+static void assert_counters_host(int fd, const struct nm_counters *before,
+				 uint64_t size)
+{
+	struct nm_counters want = *before;
+
+	want.client_buffers++;
+	want.client_bytes += size;
+	nm_assert_counters_now(fd, &want);
+}
+
+START_TEST(register_anon_and_describe)
+{
+	const uint64_t size = 16 * NM_4K;
+	struct npu_mem_host_register r;
+	struct npu_mem_buffer q;
+	struct nm_counters c0;
+	uint64_t pin0;
+	uint8_t *p = anon(size, RW);
+	int fd = nm_open(), other, dfd;
+	int64_t held0;
+
+	nm_fill(p, size, 17);
+	nm_counters(fd, &c0);
+	pin0 = nm_vmpin_bytes();
+	held0 = pins_held();
+	reg_ok(fd, p, size, 0, &r);
+	ck_assert_msg(pins_held() == held0 + (int64_t)(size / NM_4K),
+		      "pins held %lld -> %lld, want one per page",
+		      (long long)held0, (long long)pins_held());
+	ck_assert_msg(r.handle, "handle 0");
+	assert_host_desc(&r.buf, size, false);
+	nm_assert_ok(nm_query(fd, r.handle, &q));
+	nm_assert_buf_eq(&r.buf, &q);
+	ck_assert_uint_eq(nm_vmpin_bytes(), pin0 + size);
+	assert_counters_host(fd, &c0, size);
+	ck_assert_msg(nm_verify(p, size, 17) == SIZE_MAX,
+		      "registering changed the memory");
+
+	/* Not mappable through the file, not exportable. */
+	nm_assert_mmap_errno(mmap(NULL, size, RW, MAP_SHARED, fd,
+				  (off_t)r.buf.mmap_offset), EINVAL);
+	nm_assert_mmap_errno(mmap(NULL, NM_4K, PROT_READ, MAP_SHARED, fd, 0),
+			     EINVAL);
+	nm_assert_ret(nm_export(fd, r.handle, O_CLOEXEC, &dfd), -EINVAL);
+	nm_assert_ret(nm_export(fd, r.handle, O_CLOEXEC | O_RDWR, &dfd),
+		      -EINVAL);
+	{
+		struct npu_mem_ipc_export e = { .handle = r.handle };
+
+		nm_assert_ret(nm_ioctl(fd, NPU_MEM_IOCTL_IPC_EXPORT, &e),
+			      -EINVAL);
+	}
+	/* Another file does not know the handle. */
+	other = nm_open();
+	nm_assert_ret(nm_query(other, r.handle, NULL), -ENOENT);
+	close(other);
+
+	/* SYNC as for any buffer. */
+	for (uint32_t d = NPU_MEM_SYNC_TO_DEVICE; d <= NPU_MEM_SYNC_BIDIRECTIONAL; d++) {
+		nm_assert_ok(nm_sync(fd, r.handle, d, 0, size));
+		nm_assert_ok(nm_sync(fd, r.handle, d, NM_4K + 5, 3 * NM_4K));
+		nm_assert_ok(nm_sync(fd, r.handle, d, size - 1, 1));
+		nm_assert_ret(nm_sync(fd, r.handle, d, 0, size + 1), -EINVAL);
+		nm_assert_ret(nm_sync(fd, r.handle, d, size, 1), -EINVAL);
+		nm_assert_ret(nm_sync(fd, r.handle, d, 1, 0), -EINVAL);
+		nm_assert_ret(nm_sync(fd, r.handle, d, 8, UINT64_MAX), -EINVAL);
+	}
+	ck_assert_msg(nm_verify(p, size, 17) == SIZE_MAX,
+		      "SYNC changed the memory");
+
+	nm_free_ok(fd, r.handle);
+	nm_assert_ret(nm_free(fd, r.handle), -ENOENT);
+	ck_assert_uint_eq(nm_vmpin_bytes(), pin0);
+	ck_assert_msg(pins_held() == held0, "pins held %lld after FREE, "
+		      "%lld before", (long long)pins_held(), (long long)held0);
+	nm_assert_counters_now(fd, &c0);
+	/* The memory is the process's as before, and registers again. */
+	ck_assert_msg(nm_verify(p, size, 17) == SIZE_MAX,
+		      "FREE changed the memory");
+	p[0] ^= 1;
+	reg_ok(fd, p, size, 0, &r);
+	close(fd);
+	ck_assert_uint_eq(nm_vmpin_bytes(), pin0);
+	ck_assert_msg(pins_held() == held0, "pins held %lld after close, "
+		      "%lld before", (long long)pins_held(), (long long)held0);
+	munmap(p, size);
+}
+END_TEST
+
+/* A refused registration: exact error, and nothing charged. */
+#define assert_refused(fd, addr, size, flags, err) do {			\
+	struct nm_counters _c0;						\
+	uint64_t _pin0 = nm_vmpin_bytes();				\
+	nm_counters((fd), &_c0);					\
+	nm_assert_ret(reg((fd), (addr), (size), (flags), NULL), (err));	\
+	ck_assert_uint_eq(nm_vmpin_bytes(), _pin0);			\
+	nm_assert_counters_now((fd), &_c0);				\
+} while (0)
+
+START_TEST(bad_arguments)
+{
+	struct npu_mem_info info;
+	uint8_t *p = anon(8 * NM_4K, RW), *hole;
+	int fd = nm_open();
+
+	memset(p, 1, 8 * NM_4K);
+	nm_get_info_ok(fd, &info);
+	assert_refused(fd, p + 1, NM_4K, 0, -EINVAL);
+	assert_refused(fd, p + 2048, 2 * NM_4K, 0, -EINVAL);
+	assert_refused(fd, p, NM_4K + 1, 0, -EINVAL);
+	assert_refused(fd, p, NM_4K - 1, 0, -EINVAL);
+	assert_refused(fd, p, 0, 0, -EINVAL);
+	assert_refused(fd, NULL, 0, 0, -EINVAL);
+	assert_refused(fd, p, NM_4K, 1U << 1, -EINVAL);
+	assert_refused(fd, p, NM_4K, 1U << 31, -EINVAL);
+	assert_refused(fd, p, NM_4K, ~NPU_MEM_HOST_VALID, -EINVAL);
+	/* addr + size wraps around */
+	assert_refused(fd, (void *)(uintptr_t)(UINT64_MAX - NM_4K + 1),
+		       2 * NM_4K, 0, -EINVAL);
+	assert_refused(fd, p, UINT64_MAX & ~(NM_4K - 1), 0, -EINVAL);
+	/* larger than any buffer may be */
+	assert_refused(fd, p, NM_ALIGN(info.max_alloc + 1, NM_4K), 0, -E2BIG);
+	/* not mapped */
+	assert_refused(fd, (uint8_t *)nm_unmapped_addr() - 64, NM_4K, 0, -EFAULT);
+	assert_refused(fd, NULL, NM_4K, 0, -EFAULT);
+	assert_refused(fd, (void *)(uintptr_t)0xffff888000000000ULL, NM_4K, 0,
+		       -EFAULT);
+	assert_refused(fd, (void *)(uintptr_t)0x0000800000000000ULL, NM_4K, 0,
+		       -EFAULT);
+	/* a hole in the middle, and a range running past the end */
+	hole = p + 3 * NM_4K;
+	nm_assert_sys(munmap(hole, NM_4K));
+	assert_refused(fd, p, 8 * NM_4K, 0, -EFAULT);
+	assert_refused(fd, p, 8 * NM_4K, NPU_MEM_HOST_READONLY, -EFAULT);
+	assert_refused(fd, hole, NM_4K, 0, -EFAULT);
+	reg_ok(fd, p, 3 * NM_4K, 0, NULL);
+	reg_ok(fd, hole + NM_4K, 4 * NM_4K, 0, NULL);
+	/* PROT_NONE: nothing may touch it */
+	nm_assert_sys(mprotect(p + 6 * NM_4K, NM_4K, PROT_NONE));
+	assert_refused(fd, p + 5 * NM_4K, 2 * NM_4K, 0, -EFAULT);
+	assert_refused(fd, p + 6 * NM_4K, NM_4K, NPU_MEM_HOST_READONLY, -EFAULT);
+	close(fd);
+	munmap(p, 8 * NM_4K);
+}
+END_TEST
+
+START_TEST(readonly_registration)
+{
+	const uint64_t size = 4 * NM_4K;
+	struct npu_mem_host_register r;
+	uint8_t *w = anon(size, RW), *ro = anon(size, PROT_READ);
+	uint64_t pin0 = nm_vmpin_bytes();
+	int fd = nm_open();
+
+	/* Writable pins of a read-only mapping: what GUP refuses, EFAULT. */
+	assert_refused(fd, ro, size, 0, -EFAULT);
+	/* Read-only pins of it, untouched (the zero page) or not. */
+	reg_ok(fd, ro, size, NPU_MEM_HOST_READONLY, &r);
+	assert_host_desc(&r.buf, size, true);
+	for (uint32_t d = NPU_MEM_SYNC_TO_DEVICE; d <= NPU_MEM_SYNC_BIDIRECTIONAL; d++)
+		nm_assert_ok(nm_sync(fd, r.handle, d, 0, size));
+	nm_free_ok(fd, r.handle);
+	/* A writable mapping may be registered read-only too. */
+	nm_fill(w, size, 3);
+	reg_ok(fd, w, size, NPU_MEM_HOST_READONLY, &r);
+	assert_host_desc(&r.buf, size, true);
+	/* One read-only page in a writable range: only READONLY works. */
+	nm_assert_sys(mprotect(w + NM_4K, NM_4K, PROT_READ));
+	assert_refused(fd, w, size, 0, -EFAULT);
+	reg_ok(fd, w, size, NPU_MEM_HOST_READONLY, NULL);
+	ck_assert_uint_eq(nm_vmpin_bytes(), pin0 + 2 * size);
+	close(fd);
+	ck_assert_uint_eq(nm_vmpin_bytes(), pin0);
+	munmap(w, size);
+	munmap(ro, size);
+}
+END_TEST
+
+/* First PCI memory BAR that sysfs lets us map: VM_IO | VM_PFNMAP. */
+static void *map_pci_bar(char *path, size_t len)
+{
+	DIR *d = opendir(NM_PCI_DEVICES);
+	struct dirent *e;
+	void *p = MAP_FAILED;
+
+	if (!d)
+		return MAP_FAILED;
+	while (p == MAP_FAILED && (e = readdir(d))) {
+		int bfd;
+
+		if (e->d_name[0] == '.')
+			continue;
+		for (int bar = 0; bar < 6 && p == MAP_FAILED; bar++) {
+			snprintf(path, len, NM_PCI_DEVICES "/%s/resource%d",
+				 e->d_name, bar);
+			bfd = open(path, O_RDONLY | O_CLOEXEC);
+			if (bfd < 0)
+				continue;
+			p = mmap(NULL, NM_4K, PROT_READ, MAP_SHARED, bfd, 0);
+			close(bfd);
+		}
+	}
+	closedir(d);
+	return p;
+}
+
+START_TEST(pfn_map_refused)
+{
+	char path[512];
+	int fd = nm_open();
+	void *bar = map_pci_bar(path, sizeof(path));
+
+	if (bar == MAP_FAILED) {
+		close(fd);
+		nm_skip("no PCI BAR in sysfs could be mapped (resourceN)");
+	}
+	printf("PFN map: %s\n", path);
+	assert_refused(fd, bar, NM_4K, NPU_MEM_HOST_READONLY, -EOPNOTSUPP);
+	assert_refused(fd, bar, NM_4K, 0, -EOPNOTSUPP);
+	munmap(bar, NM_4K);
+	close(fd);
+}
+END_TEST
+
+START_TEST(shared_memory_and_files)
+{
+	const uint64_t size = 4 * NM_4K;
+	const char *dir = getenv("VM_OUTDIR");
+	uint64_t pin0 = nm_vmpin_bytes();
+	char path[512];
+	struct statfs sf;
+	uint8_t *p;
+	int fd = nm_open(), mfd, ffd, rfd;
+
+	/* tmpfs/shmem: a memfd, and MAP_SHARED | MAP_ANONYMOUS */
+	mfd = memfd_create("host_register", MFD_CLOEXEC);
+	ck_assert_int_ge(mfd, 0);
+	nm_assert_sys(ftruncate(mfd, size));
+	p = mmap(NULL, size, RW, MAP_SHARED, mfd, 0);
+	ck_assert(p != MAP_FAILED);
+	nm_fill(p, size, 5);
+	reg_ok(fd, p, size, 0, NULL);
+	reg_ok(fd, p, size, NPU_MEM_HOST_READONLY, NULL);
+	munmap(p, size);
+	close(mfd);
+	p = mmap(NULL, size, RW, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ck_assert(p != MAP_FAILED);
+	reg_ok(fd, p, size, 0, NULL);
+	munmap(p, size);
+	ck_assert_uint_eq(nm_vmpin_bytes(), pin0 + 3 * size);
+	close(fd);
+	ck_assert_uint_eq(nm_vmpin_bytes(), pin0);
+
+	/* a regular file on a filesystem with writeback */
+	if (!dir || statfs(dir, &sf) || sf.f_type == TMPFS_MAGIC)
+		nm_skip("no writable directory off tmpfs ($VM_OUTDIR): the "
+			"shared file mapping case was not run");
+	snprintf(path, sizeof(path), "%s/host_register.%d", dir, (int)getpid());
+	ffd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	ck_assert_msg(ffd >= 0, "%s: %s", path, nm_errname(errno));
+	nm_assert_sys(ftruncate(ffd, size));
+	fd = nm_open();
+	printf("file on f_type %#lx\n", (unsigned long)sf.f_type);
+	p = mmap(NULL, size, RW, MAP_SHARED, ffd, 0);
+	if (p != MAP_FAILED) {
+		assert_refused(fd, p, size, 0, -EOPNOTSUPP);
+		assert_refused(fd, p, size, NPU_MEM_HOST_READONLY, -EOPNOTSUPP);
+		munmap(p, size);
+	} else {
+		printf("no writable shared mapping here (%s): read-only one\n",
+		       nm_errname(errno));
+	}
+	/* opened read-only: filesystems without shared writable mmap (9p) */
+	rfd = open(path, O_RDONLY | O_CLOEXEC);
+	ck_assert_msg(rfd >= 0, "%s: %s", path, nm_errname(errno));
+	p = mmap(NULL, size, PROT_READ, MAP_SHARED, rfd, 0);
+	ck_assert_msg(p != MAP_FAILED, "mmap shared read-only: %s",
+		      nm_errname(errno));
+	close(rfd);
+	assert_refused(fd, p, size, NPU_MEM_HOST_READONLY, -EOPNOTSUPP);
+	munmap(p, size);
+	/* private mappings of the same file are fine */
+	p = mmap(NULL, size, RW, MAP_PRIVATE, ffd, 0);
+	ck_assert(p != MAP_FAILED);
+	reg_ok(fd, p, size, 0, NULL);
+	reg_ok(fd, p, size, NPU_MEM_HOST_READONLY, NULL);
+	munmap(p, size);
+	close(ffd);
+	unlink(path);
+	close(fd);
+	ck_assert_uint_eq(nm_vmpin_bytes(), pin0);
+}
+END_TEST
+
+START_TEST(own_mappings_refused)
+{
+	struct npu_mem_alloc a;
+	uint8_t *m, *d, *big;
+	int fd = nm_open(), dfd, other = nm_open();
+
+	nm_alloc_ok(fd, 4 * NM_4K, NPU_MEM_POLICY_NORMAL_ONLY, 0, &a);
+	m = nm_map_ok(fd, &a, RW);
+	assert_refused(fd, m, 4 * NM_4K, 0, -EEXIST);
+	assert_refused(fd, m + NM_4K, NM_4K, NPU_MEM_HOST_READONLY, -EEXIST);
+	/* from another open file as well */
+	assert_refused(other, m, 4 * NM_4K, 0, -EEXIST);
+	/* a dma-buf of ours, mapped */
+	dfd = nm_export_ok(fd, a.handle, O_CLOEXEC | O_RDWR);
+	d = nm_dmabuf_map_ok(dfd, 0, 4 * NM_4K, RW);
+	assert_refused(fd, d, 4 * NM_4K, 0, -EEXIST);
+	munmap(d, 4 * NM_4K);
+	close(dfd);
+	/* part of the range is anonymous memory, part is ours */
+	big = anon(8 * NM_4K, RW);
+	munmap(m, 4 * NM_4K);
+	m = mmap(big + 4 * NM_4K, 4 * NM_4K, RW, MAP_SHARED | MAP_FIXED, fd,
+		 (off_t)a.buf.mmap_offset);
+	ck_assert_msg(m == big + 4 * NM_4K, "mmap fixed: %s", nm_errname(errno));
+	assert_refused(fd, big, 8 * NM_4K, 0, -EEXIST);
+	reg_ok(fd, big, 4 * NM_4K, 0, NULL);
+	munmap(big, 8 * NM_4K);
+	close(other);
+	close(fd);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- */
+/* As an unprivileged user: RLIMIT_MEMLOCK and the user's locked count */
+
+#define LIMIT	(64 * NM_4K)
+#define UID	NM_UID_OTHER
+
+/* The whole limit registers (and is freed): nothing of this user's is charged. */
+static void assert_room(const char *when)
+{
+	uint8_t *p = anon(LIMIT, RW);
+	struct npu_mem_host_register r;
+	int fd = nm_open(), ret;
+
+	memset(p, 7, LIMIT);
+	ret = reg(fd, p, LIMIT, 0, &r);
+	ck_assert_msg(ret == 0, "%s: registering the whole RLIMIT_MEMLOCK "
+		      "(%llu bytes): %s; something is still charged", when,
+		      (unsigned long long)LIMIT, nm_retname(ret));
+	nm_free_ok(fd, r.handle);
+	close(fd);
+	munmap(p, LIMIT);
+}
+
+static void run_as_user(void (*fn)(void), const char *what)
+{
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		nm_become_ok(UID, LIMIT);
+		fn();
+		_exit(0);
+	}
+	nm_wait_ok(pid, what);
+}
+
+static void memlock_body(void)
+{
+	uint8_t *p = anon(LIMIT + NM_4K, RW);
+	struct npu_mem_host_register r, r2;
+	uint64_t pin0 = nm_vmpin_bytes();
+	int fd = nm_open();
+
+	memset(p, 9, LIMIT + NM_4K);
+	assert_refused(fd, p, LIMIT + NM_4K, 0, -ENOMEM);
+	reg_ok(fd, p, LIMIT / 2, 0, &r);
+	/* the same pages twice count twice, as two buffers would */
+	reg_ok(fd, p, LIMIT / 2, NPU_MEM_HOST_READONLY, &r2);
+	ck_assert_uint_eq(nm_vmpin_bytes(), pin0 + LIMIT);
+	assert_refused(fd, p + LIMIT, NM_4K, 0, -ENOMEM);
+	nm_free_ok(fd, r2.handle);
+	assert_refused(fd, p, LIMIT / 2 + NM_4K, 0, -ENOMEM);
+	reg_ok(fd, p + LIMIT / 2, LIMIT / 2, 0, &r2);
+	nm_free_ok(fd, r.handle);
+	nm_free_ok(fd, r2.handle);
+	ck_assert_uint_eq(nm_vmpin_bytes(), pin0);
+	assert_room("after FREE");
+
+	/* close() with registrations */
+	reg_ok(fd, p, LIMIT, 0, NULL);
+	close(fd);
+	ck_assert_uint_eq(nm_vmpin_bytes(), pin0);
+	assert_room("after close");
+
+	/* munmap while registered, FREE later */
+	fd = nm_open();
+	reg_ok(fd, p, LIMIT, 0, &r);
+	nm_assert_sys(munmap(p, LIMIT + NM_4K));
+	ck_assert_uint_eq(nm_vmpin_bytes(), pin0 + LIMIT);
+	nm_assert_ok(nm_query(fd, r.handle, NULL));
+	nm_assert_ok(nm_sync(fd, r.handle, NPU_MEM_SYNC_BIDIRECTIONAL, 0, LIMIT));
+	nm_free_ok(fd, r.handle);
+	ck_assert_uint_eq(nm_vmpin_bytes(), pin0);
+	assert_room("after munmap, then FREE");
+	close(fd);
+}
+
+START_TEST(memlock_limit_and_give_back)
+{
+	run_as_user(memlock_body, "RLIMIT_MEMLOCK as uid 65533");
+}
+END_TEST
+
+static void exit_body(void)
+{
+	for (int how = 0; how < 2; how++) {
+		int go[2];
+		pid_t pid;
+		int st;
+
+		ck_assert_int_eq(pipe(go), 0);
+		fflush(stdout);
+		pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			uint8_t *p = anon(LIMIT, RW);
+			int fd = nm_open();
+
+			close(go[0]);
+			memset(p, 3, LIMIT);
+			if (reg(fd, p, LIMIT, 0, NULL))
+				_exit(3);
+			nm_signal(go[1]);
+			if (how)
+				pause();	/* killed holding it */
+			_exit(0);		/* exits holding it */
+		}
+		close(go[1]);
+		ck_assert_msg(nm_await(go[0]) == 0, "child did not register");
+		close(go[0]);
+		if (how)
+			kill(pid, SIGKILL);
+		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+		ck_assert_msg(how ? WIFSIGNALED(st) : WIFEXITED(st) &&
+			      WEXITSTATUS(st) == 0, "registering child: %s",
+			      nm_status_str(st));
+		assert_room(how ? "after a registering child was killed" :
+				  "after a registering child exited");
+	}
+}
+
+START_TEST(exit_gives_back)
+{
+	run_as_user(exit_body, "exit with registrations");
+}
+END_TEST
+
+/* ---------------------------------------------------------------- */
+/* Racing munmap/mmap of the range against register/free */
+
+struct racer {
+	uint8_t *addr;
+	size_t len;
+	volatile int stop;
+	unsigned long remaps;
+};
+
+static void *remapper(void *arg)
+{
+	struct racer *r = arg;
+
+	/*
+	 * Yield in both states, so that with one CPU the registering thread
+	 * also runs while the range is mapped (and while it is not).
+	 */
+	while (!r->stop) {
+		munmap(r->addr, r->len);
+		if (r->remaps & 1)
+			sched_yield();
+		if (mmap(r->addr, r->len, RW, MAP_PRIVATE | MAP_ANONYMOUS |
+			 MAP_FIXED, -1, 0) != r->addr)
+			break;
+		/* Mostly untouched: the pin faults the pages in itself, a
+		 * longer window for the munmap to land in. */
+		if (!(r->remaps & 7))
+			memset(r->addr, 1, r->len);
+		r->remaps++;
+		sched_yield();
+	}
+	return NULL;
+}
+
+static void race_body(void)
+{
+	const size_t len = 16 * NM_4K;
+	double deadline = nm_now() + nm_env_u64("HOST_REGISTER_RACE_SECONDS", 4);
+	struct racer rc = { .len = len };
+	unsigned long ok = 0, efault = 0;
+	uint64_t pin0 = nm_vmpin_bytes();
+	pthread_t th;
+	int fd = nm_open();
+
+	rc.addr = anon(len, RW);
+	ck_assert_int_eq(pthread_create(&th, NULL, remapper, &rc), 0);
+	while (nm_now() < deadline || ok < 20) {
+		struct npu_mem_host_register r;
+		int ret = reg(fd, rc.addr, len, 0, &r);
+
+		if (ret == 0) {
+			ok++;
+			NM_REQUIRE(r.buf.flags & NPU_MEM_BUF_HOST, "flags %#x",
+				   r.buf.flags);
+			NM_REQUIRE(nm_free(fd, r.handle) == 0, "FREE failed");
+		} else if (ret == -EFAULT) {
+			efault++;
+		} else {
+			rc.stop = 1;
+			pthread_join(th, NULL);
+			ck_abort_msg("register racing munmap: %s", nm_retname(ret));
+		}
+		if (nm_now() > deadline + 60)
+			break;
+	}
+	rc.stop = 1;
+	pthread_join(th, NULL);
+	printf("race: %lu registered, %lu EFAULT, %lu remaps\n", ok, efault,
+	       rc.remaps);
+	ck_assert_msg(ok >= 20 && rc.remaps >= 20,
+		      "too little progress: %lu registered, %lu remaps", ok,
+		      rc.remaps);
+	ck_assert_uint_eq(nm_vmpin_bytes(), pin0);
+	close(fd);
+	munmap(rc.addr, len);
+	assert_room("after the race");
+}
+
+START_TEST(race_munmap_register)
+{
+	run_as_user(race_body, "munmap racing register");
+}
+END_TEST
+
+/* ---------------------------------------------------------------- */
+/* fork() after registering                                          */
+
+static bool have_edu(void)
+{
+	return access(NM_DMA_COPY, W_OK) == 0;
+}
+
+static int dma_copy(uint64_t src, uint64_t dst, uint64_t len)
+{
+	char text[96];
+
+	snprintf(text, sizeof(text), "%#llx %#llx %#llx",
+		 (unsigned long long)src, (unsigned long long)dst,
+		 (unsigned long long)len);
+	return nm_write_file(NM_DMA_COPY, text);
+}
+
+/* A buffer the device copies to and from, mapped, first 4 KiB at dev_addr */
+struct target {
+	struct npu_mem_alloc a;
+	uint8_t *map;
+};
+
+static void target_new(struct target *t, int fd)
+{
+	nm_alloc_ok(fd, NM_4K, NPU_MEM_POLICY_NORMAL_ONLY, 0, &t->a);
+	t->map = nm_map_ok(fd, &t->a, RW);
+	memset(t->map, 0xee, NM_4K);
+	nm_sync_ok(fd, t->a.handle, NPU_MEM_SYNC_TO_DEVICE, 0, NM_4K);
+}
+
+/* The device's view of the first 4 KiB of @h: copied into @t, read back */
+static void assert_device_sees(int fd, const struct npu_mem_host_register *h,
+			       struct target *t, uint64_t seed, const char *when)
+{
+	size_t bad;
+
+	nm_sync_ok(fd, h->handle, NPU_MEM_SYNC_TO_DEVICE, 0, NM_4K);
+	nm_assert_ok(dma_copy(h->buf.dev_addr, t->a.buf.dev_addr, NM_4K));
+	nm_sync_ok(fd, t->a.handle, NPU_MEM_SYNC_FROM_DEVICE, 0, NM_4K);
+	bad = nm_verify(t->map, NM_4K, seed);
+	ck_assert_msg(bad == SIZE_MAX, "%s: the device read other bytes "
+		      "(first at %zu)", when, bad);
+}
+
+START_TEST(fork_keeps_parent_pages)
+{
+	const uint64_t size = 4 * NM_4K;
+	struct npu_mem_host_register r;
+	uint64_t phys0[4], phys1;
+	struct target t;
+	int fd = nm_open(), go[2];
+	uint8_t *p = anon(size, RW);
+	pid_t pid;
+
+	nm_fill(p, size, 100);
+	reg_ok(fd, p, size, 0, &r);
+	for (int i = 0; i < 4; i++)
+		nm_assert_ok(nm_virt_to_phys(p + i * NM_4K, &phys0[i]));
+	ck_assert_int_eq(pipe(go), 0);
+	fflush(stdout);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		/*
+		 * The child has copies: the parent's writes after fork() are
+		 * not in them, and its own writes stay its own.
+		 */
+		close(go[1]);
+		if (nm_await(go[0]))
+			_exit(2);
+		if (nm_verify(p, size, 100) != SIZE_MAX)
+			_exit(3);
+		nm_fill(p, size, 200);
+		_exit(nm_verify(p, size, 200) == SIZE_MAX ? 0 : 4);
+	}
+	close(go[0]);
+	/*
+	 * The parent writes first, while the child still shares whatever it
+	 * shares: pages that were merely copy-on-write would be replaced
+	 * under the parent now, and the device would keep the old ones.
+	 */
+	nm_fill(p, size, 300);
+	for (int i = 0; i < 4; i++) {
+		nm_assert_ok(nm_virt_to_phys(p + i * NM_4K, &phys1));
+		ck_assert_msg(phys1 == phys0[i], "page %d moved at fork: %#llx "
+			      "-> %#llx: the device keeps the old one", i,
+			      (unsigned long long)phys0[i],
+			      (unsigned long long)phys1);
+	}
+	if (have_edu()) {
+		target_new(&t, fd);
+		assert_device_sees(fd, &r, &t, 300, "parent's write after fork");
+	} else {
+		printf("no edu device: device view after fork not checked\n");
+	}
+	nm_signal(go[1]);
+	nm_wait_ok(pid, "forked child (2: no go, 3: saw the parent's writes, "
+		   "4: lost its own)");
+	ck_assert_msg(nm_verify(p, size, 300) == SIZE_MAX,
+		      "the child's writes reached the parent");
+	close(fd);
+	munmap(p, size);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- */
+/* The device reads and writes the user's pages (edu guests)          */
+
+START_TEST(device_sees_user_bytes)
+{
+	const uint64_t size = 8 * NM_4K;
+	struct npu_mem_host_register h, ro;
+	struct target t;
+	uint8_t *p = anon(size, RW);
+	uint64_t off;
+	size_t bad;
+	int fd = nm_open();
+
+	if (!have_edu()) {
+		close(fd);
+		nm_skip("no edu DMA engine (%s): run in x86_64-iommu-edu",
+			NM_DMA_COPY);
+	}
+	nm_fill(p, size, 41);
+	reg_ok(fd, p, size, 0, &h);
+	target_new(&t, fd);
+	printf("host range dev_addr %#llx flags %#x segments %u\n",
+	       (unsigned long long)h.buf.dev_addr, h.buf.flags,
+	       h.buf.dev_segments);
+
+	/* user -> device -> buffer */
+	assert_device_sees(fd, &h, &t, 41, "first page");
+	/* buffer -> device -> user, at an offset if the range is one run */
+	off = (h.buf.flags & NPU_MEM_BUF_DEV_CONTIG) ? 5 * NM_4K : 0;
+	nm_fill(t.map, NM_4K, 77);
+	nm_sync_ok(fd, t.a.handle, NPU_MEM_SYNC_TO_DEVICE, 0, NM_4K);
+	nm_sync_ok(fd, h.handle, NPU_MEM_SYNC_TO_DEVICE, 0, size);
+	nm_assert_ok(dma_copy(t.a.buf.dev_addr, h.buf.dev_addr + off, NM_4K));
+	nm_sync_ok(fd, h.handle, NPU_MEM_SYNC_FROM_DEVICE, 0, size);
+	bad = nm_verify(p + off, NM_4K, 77);
+	ck_assert_msg(bad == SIZE_MAX, "device write at %llu did not reach "
+		      "the user's memory (first wrong byte %zu)",
+		      (unsigned long long)off, bad);
+	/* and nothing else of the user's changed */
+	ck_assert_msg(nm_verify(p, off, 41) == SIZE_MAX &&
+		      nm_verify_at(p + off + NM_4K, size - off - NM_4K, 41,
+				   off + NM_4K) == SIZE_MAX,
+		      "device write spilled outside [%llu, +4096)",
+		      (unsigned long long)off);
+	/* outside the registered range: refused */
+	if (h.buf.flags & NPU_MEM_BUF_DEV_CONTIG)
+		nm_assert_ret(dma_copy(t.a.buf.dev_addr,
+				       h.buf.dev_addr + size - 8, 16), -EINVAL);
+
+	/* FREE: the device address is gone */
+	nm_free_ok(fd, h.handle);
+	nm_assert_ret(dma_copy(h.buf.dev_addr, t.a.buf.dev_addr, NM_4K),
+		      -EINVAL);
+
+	/* read-only registration: a source, never a target */
+	nm_fill(p, size, 55);
+	reg_ok(fd, p, size, NPU_MEM_HOST_READONLY, &ro);
+	assert_device_sees(fd, &ro, &t, 55, "read-only registration");
+	nm_assert_ret(dma_copy(t.a.buf.dev_addr, ro.buf.dev_addr, NM_4K),
+		      -EINVAL);
+	nm_sync_ok(fd, ro.handle, NPU_MEM_SYNC_FROM_DEVICE, 0, size);
+	ck_assert_msg(nm_verify(p, size, 55) == SIZE_MAX,
+		      "read-only registration written");
+	nm_free_ok(fd, ro.handle);
+	close(fd);
+	munmap(p, size);
+}
+END_TEST
+
+START_TEST(munmap_while_registered)
+{
+	const uint64_t size = 4 * NM_4K;
+	struct npu_mem_host_register h;
+	struct nm_counters c0;
+	uint64_t pin0 = nm_vmpin_bytes();
+	int64_t held0 = pins_held();
+	struct target t;
+	uint8_t *p = anon(size, RW);
+	int fd = nm_open();
+
+	nm_counters(fd, &c0);
+	nm_fill(p, size, 61);
+	reg_ok(fd, p, size, 0, &h);
+	nm_assert_sys(munmap(p, size));
+	/* a new mapping in the same place is not what the device sees */
+	p = mmap(p, size, RW, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	ck_assert(p != MAP_FAILED);
+	nm_fill(p, size, 62);
+	if (have_edu()) {
+		target_new(&t, fd);
+		assert_device_sees(fd, &h, &t, 61, "after munmap");
+		munmap(t.map, NM_4K);
+		nm_free_ok(fd, t.a.handle);
+	}
+	ck_assert_uint_eq(nm_vmpin_bytes(), pin0 + size);
+	nm_free_ok(fd, h.handle);
+	ck_assert_uint_eq(nm_vmpin_bytes(), pin0);
+	ck_assert_msg(pins_held() == held0, "pins held %lld after FREE, "
+		      "%lld before", (long long)pins_held(), (long long)held0);
+	nm_assert_counters_now(fd, &c0);
+	close(fd);
+	munmap(p, size);
+}
+END_TEST
+
+/* THP-backed ranges register whole and describe as 4 KiB pages. */
+START_TEST(large_range)
+{
+	const uint64_t size = 8 * NM_MiB;
+	struct npu_mem_host_register h;
+	uint64_t pin0 = nm_vmpin_bytes();
+	int64_t held0 = pins_held();
+	uint8_t *raw = anon(size + NM_2M, RW);
+	uint8_t *p = (uint8_t *)NM_ALIGN((uintptr_t)raw, NM_2M);
+	double t0;
+	int fd = nm_open();
+
+	madvise(p, size, MADV_HUGEPAGE);
+	nm_fill(p, size, 9);
+	t0 = nm_now();
+	reg_ok(fd, p, size, 0, &h);
+	printf("8 MiB registered in %.3f s: %u device segments\n",
+	       nm_now() - t0, h.buf.dev_segments);
+	assert_host_desc(&h.buf, size, false);
+	ck_assert_uint_eq(nm_vmpin_bytes(), pin0 + size);
+	nm_assert_ok(nm_sync(fd, h.handle, NPU_MEM_SYNC_BIDIRECTIONAL, 0, size));
+	ck_assert_msg(nm_verify(p, size, 9) == SIZE_MAX, "memory changed");
+	/* THP pages pin as one pin per 4 KiB page, and all go at FREE */
+	ck_assert_msg(pins_held() == held0 + (int64_t)(size / NM_4K),
+		      "pins held %lld -> %lld, want +%llu", (long long)held0,
+		      (long long)pins_held(), (unsigned long long)(size / NM_4K));
+	nm_free_ok(fd, h.handle);
+	ck_assert_uint_eq(nm_vmpin_bytes(), pin0);
+	ck_assert_msg(pins_held() == held0, "pins held %lld after FREE, "
+		      "%lld before", (long long)pins_held(), (long long)held0);
+	close(fd);
+	munmap(raw, size + NM_2M);
+}
+END_TEST
+
+/* Check's parent process, after the test whatever its result. */
+static char g_bdf[NM_BDF_LEN];
+
+static void restore_device(void)
+{
+	int ret;
+
+	if (!g_bdf[0])
+		return;
+	ret = nm_pci_restore(g_bdf, 30);
+	if (ret)
+		printf("could not give %s back to npu_mem: %s\n", g_bdf,
+		       nm_retname(ret));
+}
+
+START_TEST(device_removal)
+{
+	const uint64_t size = 4 * NM_4K;
+	struct npu_mem_host_register h;
+	struct npu_mem_buffer q;
+	uint64_t pin0 = nm_vmpin_bytes();
+	int64_t held0 = pins_held();
+	uint8_t *p = anon(size, RW);
+	int fd = nm_open();
+
+	if (!g_bdf[0]) {
+		close(fd);
+		nm_skip("no PCI function bound to npu_mem: run in "
+			"x86_64-iommu-edu");
+	}
+	nm_fill(p, size, 71);
+	reg_ok(fd, p, size, 0, &h);
+	nm_assert_ok(nm_pci_unbind(g_bdf));
+	ck_assert_msg(nm_pci_wait_bound(g_bdf, false, 30), "%s still bound",
+		      g_bdf);
+	nm_assert_ok(nm_query(fd, h.handle, &q));
+	ck_assert_msg((q.flags & (NPU_MEM_BUF_HOST | NPU_MEM_BUF_DEV_UNMAPPED)) ==
+		      (NPU_MEM_BUF_HOST | NPU_MEM_BUF_DEV_UNMAPPED) && !q.dev_addr,
+		      "after unbind: flags %#x dev_addr %#llx", q.flags,
+		      (unsigned long long)q.dev_addr);
+	nm_assert_ret(nm_sync(fd, h.handle, NPU_MEM_SYNC_TO_DEVICE, 0, size),
+		      -ENODEV);
+	assert_refused(fd, p, size, 0, -ENODEV);
+	ck_assert_msg(nm_verify(p, size, 71) == SIZE_MAX, "memory changed");
+	nm_free_ok(fd, h.handle);
+	ck_assert_uint_eq(nm_vmpin_bytes(), pin0);
+	ck_assert_msg(pins_held() == held0, "pins held %lld after FREE, "
+		      "%lld before", (long long)pins_held(), (long long)held0);
+	nm_assert_ok(nm_pci_bind(g_bdf));
+	ck_assert_msg(nm_pci_wait_bound(g_bdf, true, 30), "%s not bound again",
+		      g_bdf);
+	reg_ok(fd, p, size, 0, &h);
+	ck_assert_msg(!(h.buf.flags & NPU_MEM_BUF_DEV_UNMAPPED) && h.buf.dev_addr,
+		      "after bind: flags %#x", h.buf.flags);
+	close(fd);
+	ck_assert_uint_eq(nm_vmpin_bytes(), pin0);
+	munmap(p, size);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = nm_suite("host_register");
+	TCase *tc;
+	int ret;
+
+	nm_require_device();
+	ret = nm_node_open_to_all();
+	if (ret) {
+		printf("SKIP: needs root in a test guest, to let uid %d open "
+		       NM_DEV_PATH ": %s\n", UID, nm_retname(ret));
+		return 77;
+	}
+	nm_add(s, register_anon_and_describe, 60);
+	nm_add(s, bad_arguments, 60);
+	nm_add(s, readonly_registration, 60);
+	nm_add(s, pfn_map_refused, 60);
+	nm_add(s, shared_memory_and_files, 60);
+	nm_add(s, own_mappings_refused, 60);
+	nm_add(s, memlock_limit_and_give_back, 60);
+	nm_add(s, exit_gives_back, 60);
+	nm_add(s, race_munmap_register, 120);
+	nm_add(s, fork_keeps_parent_pages, 60);
+	nm_add(s, device_sees_user_bytes, 120);
+	nm_add(s, munmap_while_registered, 60);
+	nm_add(s, large_range, 120);
+	/* last: it takes the device away and gives it back */
+	if (nm_pci_bound(g_bdf, sizeof(g_bdf)))
+		g_bdf[0] = 0;
+	tc = tcase_create("device_removal");
+	tcase_add_unchecked_fixture(tc, NULL, restore_device);
+	tcase_add_test(tc, device_removal);
+	tcase_set_timeout(tc, 120);
+	suite_add_tcase(s, tc);
+	ret = nm_run(s, NM_NEEDS_DEVICE);
+	nm_node_restore();
+	return ret;
+}
