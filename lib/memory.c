@@ -19,10 +19,13 @@
 #include "aclmem/aclmem.h"
 #include "context.h"
 #include "device.h"
+#include "hostreg.h"
+#include "ipcmem.h"
 #include "log.h"
 #include "memory.h"
 #include "pool.h"
 #include "stream.h"
+#include "vmm.h"
 
 static pthread_rwlock_t table_lock = PTHREAD_RWLOCK_INITIALIZER;
 static struct addrtree table;
@@ -123,6 +126,9 @@ void aclmem_buf_release(struct aclmem_buf *b)
 {
 	int ret;
 
+	/* Its keys die with the handle (FREE): forget them first. */
+	if (b->share & ACLMEM_SHARE_EXPORTED)
+		aclmem_ipcmem_buf_freed(b->handle);
 	/* Pool evictions come here: the buffer leaves the parked set. */
 	pthread_rwlock_wrlock(&table_lock);
 	if (addrtree_find(&parked, (uintptr_t)b->addr) == &b->node)
@@ -234,7 +240,9 @@ int aclmem_mem_free(void *ptr, enum aclmem_buf_kind kind)
 
 	pthread_rwlock_wrlock(&table_lock);
 	n = addrtree_find(&table, (uintptr_t)ptr);
-	if (n && to_buf(n)->kind == kind) {
+	/* Imported memory is another process's: aclrtIpcMemClose frees it. */
+	if (n && to_buf(n)->kind == kind &&
+	    !(to_buf(n)->share & ACLMEM_SHARE_IMPORTED)) {
 		addrtree_remove(&table, n->key);
 		b = to_buf(n);
 	}
@@ -245,7 +253,9 @@ int aclmem_mem_free(void *ptr, enum aclmem_buf_kind kind)
 		return ACL_ERROR_RT_PARAM_INVALID;
 	}
 	usage_sub(b);
-	if (aclmem_ctx_require()) {
+	if (kind == ACLMEM_BUF_HOST)
+		aclmem_hostreg_host_freed(b->addr, b->map_len);
+	if (aclmem_ctx_require() || b->share) {
 		aclmem_buf_release(b);
 		return ACL_SUCCESS;
 	}
@@ -308,6 +318,9 @@ enum aclmem_lookup aclmem_mem_lookup(const void *p, size_t len,
 			ret = ACLMEM_RANGE_OVERRUN;
 	}
 	pthread_rwlock_unlock(&table_lock);
+	/* Pieces of reserved ranges (aclrtMapMem) are not in the table. */
+	if (ret == ACLMEM_RANGE_NONE)
+		ret = aclmem_vmm_lookup(p, len, out);
 	return ret;
 }
 
@@ -322,6 +335,63 @@ int aclmem_mem_range(const void *p, size_t len, unsigned int kinds,
 	if (out)
 		*out = r;
 	return ACL_SUCCESS;
+}
+
+int aclmem_mem_share(const void *p, size_t len, struct aclmem_range *out)
+{
+	int ret = ACL_ERROR_RT_PARAM_INVALID;
+	struct addrtree_node *n;
+
+	pthread_rwlock_wrlock(&table_lock);
+	n = addrtree_find_le(&table, (uintptr_t)p);
+	if (n) {
+		struct aclmem_buf *b = to_buf(n);
+		size_t off = (uintptr_t)p - n->key;
+
+		if (b->kind == ACLMEM_BUF_DEVICE &&
+		    !(b->share & ACLMEM_SHARE_IMPORTED) && off < b->size &&
+		    len <= b->size - off) {
+			b->share |= ACLMEM_SHARE_EXPORTED;
+			out->handle = b->handle;
+			out->offset = off;
+			out->page_size = b->page_size;
+			out->kind = b->kind;
+			out->readonly = b->kflags & NPU_MEM_ALLOC_READONLY;
+			ret = ACL_SUCCESS;
+		}
+	}
+	pthread_rwlock_unlock(&table_lock);
+	return ret;
+}
+
+int aclmem_mem_insert(struct aclmem_buf *b)
+{
+	int ret;
+
+	b->node.key = (uintptr_t)b->addr;
+	pthread_rwlock_wrlock(&table_lock);
+	ret = addrtree_insert(&table, &b->node);
+	pthread_rwlock_unlock(&table_lock);
+	if (ret) {
+		aclmem_err("address %p already in the table", b->addr);
+		return ACL_ERROR_RT_INTERNAL_ERROR;
+	}
+	return ACL_SUCCESS;
+}
+
+struct aclmem_buf *aclmem_mem_take(void *addr)
+{
+	struct addrtree_node *n;
+	struct aclmem_buf *b = NULL;
+
+	pthread_rwlock_wrlock(&table_lock);
+	n = addrtree_find(&table, (uintptr_t)addr);
+	if (n && (to_buf(n)->share & ACLMEM_SHARE_IMPORTED)) {
+		addrtree_remove(&table, n->key);
+		b = to_buf(n);
+	}
+	pthread_rwlock_unlock(&table_lock);
+	return b;
 }
 
 size_t aclmem_mem_release_all(void)
@@ -344,16 +414,24 @@ size_t aclmem_mem_release_all(void)
 		list = next;
 		count++;
 	}
+	/* The device file closes next: its registrations and keys go too. */
+	aclmem_ipcmem_forget_all();
+	aclmem_hostreg_forget_all();
 	return count;
 }
 
 void aclmem_mem_atfork_prepare(void)
 {
 	pthread_rwlock_wrlock(&table_lock);
+	/* Their locks come after the table's (ipcmem.h, hostreg.h). */
+	aclmem_ipcmem_atfork_prepare();
+	aclmem_hostreg_atfork_prepare();
 }
 
 void aclmem_mem_atfork_parent(void)
 {
+	aclmem_hostreg_atfork_parent();
+	aclmem_ipcmem_atfork_parent();
 	pthread_rwlock_unlock(&table_lock);
 }
 
@@ -370,6 +448,8 @@ void aclmem_mem_atfork_child(void)
 	pthread_rwlock_init(&table_lock, NULL);
 	while ((n = addrtree_pop(&table)))
 		free(to_buf(n));
+	aclmem_ipcmem_atfork_child();
+	aclmem_hostreg_atfork_child();
 	/* The pool frees the parked buffers (aclmem_pool_forget). */
 	addrtree_init(&parked);
 	atomic_store(&dev_live, 0);
@@ -629,6 +709,9 @@ aclError aclrtMemGetAddressRange(void *ptr, void **baseUserVa,
 		ret = ACL_SUCCESS;
 	}
 	pthread_rwlock_unlock(&table_lock);
+	/* In a reserved range: the mapped piece, as CANN documents. */
+	if (ret)
+		ret = aclmem_vmm_piece_range(ptr, baseUserVa, baseVaSize);
 	if (ret)
 		return aclmem_fail(ret, "aclrtMemGetAddressRange(%p): not inside "
 				   "a live buffer", ptr);

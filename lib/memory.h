@@ -38,11 +38,21 @@ struct aclmem_buf {
 	uint32_t kflags;		/* NPU_MEM_ALLOC_* asked for */
 	uint32_t page_size;		/* finest page size backing it */
 	uint8_t kind;			/* enum aclmem_buf_kind */
+	uint8_t share;			/* ACLMEM_SHARE_*: IPC keys (ipcmem.c) */
 	/* pool bookkeeping (pool.c), meaningless while in the table */
 	size_t pool_class;		/* size class it was allocated for */
 	struct aclmem_buf *cls_prev, *cls_next;
 	struct aclmem_buf *lru_prev, *lru_next;
 };
+
+/*
+ * aclmem_buf.share.  A buffer keys were made for is never pooled: other
+ * processes may map it until they close it, so its pages must not be
+ * handed to another allocation here.  An imported buffer is another
+ * process's allocation: aclrtFree refuses it, aclrtIpcMemClose frees it.
+ */
+#define ACLMEM_SHARE_EXPORTED	1
+#define ACLMEM_SHARE_IMPORTED	2
 
 /* What a range call learns about the buffer a range lies in. */
 struct aclmem_range {
@@ -77,6 +87,18 @@ enum aclmem_lookup aclmem_mem_lookup(const void *p, size_t len,
  */
 int aclmem_mem_range(const void *p, size_t len, unsigned int kinds,
 		     struct aclmem_range *out);
+
+/*
+ * IPC (ipcmem.c).  aclmem_mem_share: [p, p + len) inside one live device
+ * buffer of this process's own (not imported): mark it exported and fill
+ * *out; ACL_ERROR_RT_PARAM_INVALID otherwise.  aclmem_mem_insert: put an
+ * imported buffer (share = ACLMEM_SHARE_IMPORTED, mapped) in the table: ACL
+ * code.  aclmem_mem_take: remove the imported buffer starting at addr from
+ * the table and return it (NULL if there is none) for aclmem_buf_release.
+ */
+int aclmem_mem_share(const void *p, size_t len, struct aclmem_range *out);
+int aclmem_mem_insert(struct aclmem_buf *b);
+struct aclmem_buf *aclmem_mem_take(void *addr);
 
 /* Unmap and free a buffer in the driver (pool eviction, teardown). */
 void aclmem_buf_release(struct aclmem_buf *buf);

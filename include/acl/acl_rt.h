@@ -150,6 +150,41 @@ typedef enum aclrtMemGranularityOptions {
 	ACL_RT_MEM_ALLOC_GRANULARITY_UNDEF = 0xFFFF,
 } aclrtMemGranularityOptions;
 
+/* ---- virtual memory: reservations, physical handles (lib/vmm.c) ---- */
+
+typedef void *aclrtDrvMemHandle;
+
+/* aclrtReserveMemAddress's flags: the page type of what will be mapped. */
+enum aclrtMemPgType {
+	NORMAL_PAGE_TYPE = 0U,
+	HUGE_PAGE_TYPE,
+	HUGE1G_PAGE_TYPE,
+};
+
+typedef enum aclrtMemSharedHandleType {
+	ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT = 0x1,
+	ACL_MEM_SHARE_HANDLE_TYPE_FABRIC = 0x2,
+} aclrtMemSharedHandleType;
+
+typedef struct aclrtMemFabricHandle {
+	uint8_t data[128];
+} aclrtMemFabricHandle;
+
+#define ACL_RT_VMM_EXPORT_FLAG_DEFAULT			0x0UL
+#define ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION	0x1UL
+
+typedef enum {
+	ACL_RT_MEM_ACCESS_FLAGS_NONE = 0x0,
+	ACL_RT_MEM_ACCESS_FLAGS_READ = 0x1,
+	ACL_RT_MEM_ACCESS_FLAGS_READWRITE = 0x3,
+} aclrtMemAccessFlags;
+
+typedef struct {
+	aclrtMemAccessFlags flags;
+	aclrtMemLocation location;
+	uint8_t rsv[12];
+} aclrtMemAccessDesc;
+
 /* aclrtCheckMemType's memory types (bits). */
 #define ACL_RT_MEM_TYPE_DEV	(0X2U)
 #define ACL_RT_MEM_TYPE_DVPP	(0X8U)
@@ -227,6 +262,53 @@ typedef void *aclrtNotify;
 #define ACL_RT_NOTIFY_EXPORT_FLAG_DISABLE_PID_VALIDATION	0x02UL
 #define ACL_RT_NOTIFY_IMPORT_FLAG_DEFAULT		0x0UL
 #define ACL_RT_NOTIFY_IMPORT_FLAG_ENABLE_PEER_ACCESS	0x02UL
+
+/* ---- IPC memory and registered host memory (lib/ipcmem.c, hostreg.c) ---- */
+
+#define ACL_RT_IPC_MEM_EXPORT_FLAG_DEFAULT		0x0UL
+#define ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION	0x1UL
+#define ACL_RT_IPC_MEM_IMPORT_FLAG_DEFAULT		0x0UL
+#define ACL_RT_IPC_MEM_IMPORT_FLAG_ENABLE_PEER_ACCESS	0x1UL
+
+/* aclrtIpcMemSetAttr's ACL_RT_IPC_MEM_ATTR_ACCESS_LINK values */
+#define ACL_RT_IPC_MEM_ATTR_ACCESS_LINK_SIO		0
+#define ACL_RT_IPC_MEM_ATTR_ACCESS_LINK_HCCS		1
+#define ACL_RT_IPC_MEM_ATTR_ACCESS_LINK_UB_ONE_PORT_PATH	2
+#define ACL_RT_IPC_MEM_ATTR_ACCESS_LINK_UB_MULTI_PORT_PATH	3
+
+typedef enum {
+	ACL_RT_IPC_MEM_ATTR_ACCESS_LINK,
+} aclrtIpcMemAttrType;
+
+/* aclrtHostRegisterV2's flags */
+#define ACL_HOST_REG_MAPPED	0x2UL
+#define ACL_HOST_REG_IOMEMORY	0x4UL
+#define ACL_HOST_REG_READONLY	0x8UL
+#define ACL_HOST_REG_PINNED	0x10000000UL
+
+typedef enum {
+	ACL_HOST_REGISTER_MAPPED = 0,
+	ACL_HOST_REGISTER_IOMEMORY = 0x04,
+	ACL_HOST_REGISTER_READONLY = 0x08
+} aclrtHostRegisterType;
+
+typedef enum {
+	ACL_RT_HAC_TYPE_STARS = 0,
+	ACL_RT_HAC_TYPE_AICPU,
+	ACL_RT_HAC_TYPE_AIC,
+	ACL_RT_HAC_TYPE_AIV,
+	ACL_RT_HAC_TYPE_PCIEDMA,
+	ACL_RT_HAC_TYPE_RDMA,
+	ACL_RT_HAC_TYPE_SDMA,
+	ACL_RT_HAC_TYPE_DVPP,
+	ACL_RT_HAC_TYPE_UDMA,
+	ACL_RT_HAC_TYPE_CCU
+} aclrtHacType;
+
+typedef enum {
+	ACL_RT_HOST_MEM_MAP_NOT_SUPPORTED = 0,
+	ACL_RT_HOST_MEM_MAP_SUPPORTED
+} aclrtHostMemMapCapability;
 
 typedef enum aclrtTsId {
 	ACL_TS_ID_AICORE = 0,
@@ -599,6 +681,58 @@ ACL_FUNC_VISIBILITY aclError aclrtCheckMemType(void **addrList, uint32_t size,
 					       uint32_t *checkResult,
 					       uint32_t reserve);
 
+/*
+ * Virtual memory (lib/vmm.c).  A reserved range is CPU address space; each
+ * aclrtMapMem piece in it is a physical handle's pages, mapped at that
+ * address.  Device pointers are CPU pointers here, so a range is contiguous
+ * for the CPU and for every call of this library (aclrtMemcpy etc. may
+ * cross pieces), but for the NPU each piece keeps its own device address:
+ * the driver controls no IOMMU domain in which to lay the pieces out as
+ * one device range.  A piece is usable (read/write) once mapped;
+ * aclrtMemSetAccess changes the protection of whole pieces.
+ */
+ACL_FUNC_VISIBILITY aclError aclrtReserveMemAddress(void **virPtr, size_t size,
+						    size_t alignment,
+						    void *expectPtr,
+						    uint64_t flags);
+ACL_FUNC_VISIBILITY aclError aclrtReleaseMemAddress(void *virPtr);
+ACL_FUNC_VISIBILITY aclError aclrtMallocPhysical(aclrtDrvMemHandle *handle,
+						 size_t size,
+						 const aclrtPhysicalMemProp *prop,
+						 uint64_t flags);
+ACL_FUNC_VISIBILITY aclError aclrtFreePhysical(aclrtDrvMemHandle handle);
+ACL_FUNC_VISIBILITY aclError aclrtMapMem(void *virPtr, size_t size,
+					 size_t offset,
+					 aclrtDrvMemHandle handle,
+					 uint64_t flags);
+ACL_FUNC_VISIBILITY aclError aclrtUnmapMem(void *virPtr);
+ACL_FUNC_VISIBILITY aclError aclrtMemSetAccess(void *virPtr, size_t size,
+					       aclrtMemAccessDesc *desc,
+					       size_t count);
+ACL_FUNC_VISIBILITY aclError aclrtMemGetAccess(void *virPtr,
+					       aclrtMemLocation *location,
+					       uint64_t *flag);
+ACL_FUNC_VISIBILITY aclError aclrtMemRetainAllocationHandle(
+	void *virPtr, aclrtDrvMemHandle *handle);
+ACL_FUNC_VISIBILITY aclError aclrtMemGetAllocationPropertiesFromHandle(
+	aclrtDrvMemHandle handle, aclrtPhysicalMemProp *prop);
+ACL_FUNC_VISIBILITY aclError aclrtMemExportToShareableHandle(
+	aclrtDrvMemHandle handle, aclrtMemHandleType handleType,
+	uint64_t flags, uint64_t *shareableHandle);
+ACL_FUNC_VISIBILITY aclError aclrtMemImportFromShareableHandle(
+	uint64_t shareableHandle, int32_t deviceId, aclrtDrvMemHandle *handle);
+ACL_FUNC_VISIBILITY aclError aclrtMemSetPidToShareableHandle(
+	uint64_t shareableHandle, int32_t *pid, size_t pidNum);
+ACL_FUNC_VISIBILITY aclError aclrtMemExportToShareableHandleV2(
+	aclrtDrvMemHandle handle, uint64_t flags,
+	aclrtMemSharedHandleType shareType, void *shareableHandle);
+ACL_FUNC_VISIBILITY aclError aclrtMemImportFromShareableHandleV2(
+	void *shareableHandle, aclrtMemSharedHandleType shareType,
+	uint64_t flags, aclrtDrvMemHandle *handle);
+ACL_FUNC_VISIBILITY aclError aclrtMemSetPidToShareableHandleV2(
+	void *shareableHandle, aclrtMemSharedHandleType shareType,
+	int32_t *pid, size_t pidNum);
+
 /* ---- batched copies and cache maintenance (lib/batch.c, lib/cmo.c) ---- */
 
 typedef struct {
@@ -884,6 +1018,47 @@ ACL_FUNC_VISIBILITY aclError aclrtDevicePeerAccessStatus(int32_t deviceId,
 							 int32_t *status);
 ACL_FUNC_VISIBILITY aclError aclrtDeviceGetBareTgid(int32_t *pid);
 ACL_FUNC_VISIBILITY aclError aclrtDeviceGetUuid(int32_t deviceId, aclrtUuid *uuid);
+
+/*
+ * Device memory shared between processes (lib/ipcmem.c).  A key is a
+ * string of 56 characters (len >= 57; CANN passes 65) naming the buffer
+ * and the offset of devPtr in it; the importer maps the whole buffer and
+ * gets the pointer at that offset.  aclrtIpcMemClose frees an import, or
+ * in the exporter makes the key unusable; aclrtFree refuses imported
+ * memory.  aclrtIpcMemImportPidInterServer (super-pod servers) is absent.
+ */
+ACL_FUNC_VISIBILITY aclError aclrtIpcMemGetExportKey(void *devPtr, size_t size,
+						     char *key, size_t len,
+						     uint64_t flags);
+ACL_FUNC_VISIBILITY aclError aclrtIpcMemSetImportPid(const char *key,
+						     int32_t *pid, size_t num);
+ACL_FUNC_VISIBILITY aclError aclrtIpcMemImportByKey(void **devPtr,
+						    const char *key,
+						    uint64_t flags);
+ACL_FUNC_VISIBILITY aclError aclrtIpcMemClose(const char *key);
+ACL_FUNC_VISIBILITY aclError aclrtIpcMemSetAttr(const char *key,
+						aclrtIpcMemAttrType type,
+						uint64_t attr);
+
+/*
+ * Registered host memory (lib/hostreg.c): the pages are pinned and
+ * DMA-mapped for the NPU.  The device pointer is the host pointer itself
+ * (device pointers are CPU pointers here); as CANN documents, it is for
+ * the device, not for aclrtMemcpy and the like, which take the host
+ * pointer as host memory.
+ */
+ACL_FUNC_VISIBILITY aclError aclrtHostRegister(void *ptr, uint64_t size,
+					       aclrtHostRegisterType type,
+					       void **devPtr);
+ACL_FUNC_VISIBILITY aclError aclrtHostRegisterV2(void *ptr, uint64_t size,
+						 uint32_t flag);
+ACL_FUNC_VISIBILITY aclError aclrtHostUnregister(void *ptr);
+ACL_FUNC_VISIBILITY aclError aclrtHostGetDevicePointer(void *pHost,
+						       void **pDevice,
+						       uint32_t flag);
+ACL_FUNC_VISIBILITY aclError aclrtHostMemMapCapabilities(
+	uint32_t deviceId, aclrtHacType hacType,
+	aclrtHostMemMapCapability *capabilities);
 
 #ifdef __cplusplus
 }

@@ -162,6 +162,12 @@ extern PyMethodDef aclpy_rt_memory_more_methods[];
  */
 extern PyMethodDef aclpy_rt_runtime_ext_methods[];
 
+/* lib/python/vmm.c: reservations, physical handles, shareable handles. */
+extern PyMethodDef aclpy_rt_vmm_methods[];
+
+/* lib/python/ipcmem.c: IPC memory keys, registered host memory. */
+extern PyMethodDef aclpy_rt_ipcmem_methods[];
+
 /* lib/python/util.c: numpy helpers, start_thread/stop_thread. */
 extern PyMethodDef aclpy_util_numpy_methods[];
 

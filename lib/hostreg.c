@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: MIT
+/*
+ * aclrtHostRegister, aclrtHostRegisterV2, aclrtHostUnregister,
+ * aclrtHostGetDevicePointer and aclrtHostMemMapCapabilities.
+ *
+ * Ordinary memory (malloc, mmap, the stack) is pinned and DMA-mapped for
+ * the NPU with the driver's HOST_REGISTER, over the range rounded out to
+ * whole pages (the driver's unit; CANN asks for 4 KiB-aligned pointers,
+ * any pointer is taken here), and unregistered with FREE.  Memory from
+ * aclrtMallocHost is pinned and mapped already (the driver refuses to pin
+ * its own pages again), so registering a range inside one of those
+ * buffers only records it; aclrtFreeHost drops the record with the
+ * buffer.  Device memory (aclrtMalloc*) is not host memory: refused.
+ *
+ * Where CANN is silent: a registration is named by the pointer it was made
+ * with (aclrtHostUnregister takes exactly that pointer); ranges may not
+ * overlap another live registration (byte ranges: two registrations may
+ * share a page); ACL_HOST_REGISTER_READONLY / ACL_HOST_REG_READONLY, which
+ * CANN reserves, are honoured (the pages are pinned without write access,
+ * so read-only memory can be registered); IOMEMORY (another PCIe device's
+ * registers) cannot be: ACL_ERROR_RT_FEATURE_NOT_SUPPORT.  A V2
+ * registration without ACL_HOST_REG_MAPPED is pinned all the same, but
+ * aclrtHostGetDevicePointer refuses it.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "acl/acl_rt.h"
+#include "aclmem/aclmem.h"
+#include "context.h"
+#include "device.h"
+#include "hostreg.h"
+#include "log.h"
+#include "memory.h"
+
+struct hostreg {
+	struct hostreg *next;
+	uintptr_t start;		/* the pointer registered */
+	uintptr_t end;			/* start + size */
+	uint32_t handle;		/* 0: in an aclrtMallocHost buffer */
+	bool mapped;			/* has a device pointer */
+};
+
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct hostreg *regs;
+
+/* Under reg_lock: a registration overlapping [start, end), else NULL. */
+static struct hostreg *overlap(uintptr_t start, uintptr_t end)
+{
+	struct hostreg *h;
+
+	for (h = regs; h; h = h->next)
+		if (h->end > start && h->start < end)
+			return h;
+	return NULL;
+}
+
+static int do_register(const char *fn, void *ptr, uint64_t size,
+		       bool mapped, bool readonly)
+{
+	uintptr_t start = (uintptr_t)ptr, end;
+	long page = sysconf(_SC_PAGESIZE);
+	struct npu_mem_host_register hr = { 0 };
+	struct hostreg *h, *o;
+	struct aclmem_range r;
+	int ret, err;
+
+	if (!ptr || !size)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: %s", fn,
+				   !ptr ? "ptr is NULL" : "size is 0");
+	if (size > UINTPTR_MAX - start ||
+	    start + size > UINTPTR_MAX - (uintptr_t)page)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "%s(%p, %" PRIu64 "): the range wraps", fn,
+				   ptr, size);
+	end = start + size;
+	ret = aclmem_ctx_require();
+	if (ret)
+		return aclmem_api_ret(fn, ret);
+
+	switch (aclmem_mem_lookup(ptr, size, &r)) {
+	case ACLMEM_RANGE_INSIDE:
+		if (r.kind != ACLMEM_BUF_HOST)
+			return aclmem_fail(ACL_ERROR_RT_PARAM_INVALID,
+					   "%s(%p): device memory is not host "
+					   "memory", fn, ptr);
+		break;		/* pinned and mapped already */
+	case ACLMEM_RANGE_OVERRUN:
+		return aclmem_fail(ACL_ERROR_RT_PARAM_INVALID,
+				   "%s(%p, %" PRIu64 "): runs past an ACL "
+				   "buffer's end", fn, ptr, size);
+	case ACLMEM_RANGE_NONE:
+		hr.addr = start & ~((uintptr_t)page - 1);
+		hr.size = ((end + (uintptr_t)page - 1) &
+			   ~((uintptr_t)page - 1)) - hr.addr;
+		hr.flags = readonly ? NPU_MEM_HOST_READONLY : 0;
+		break;
+	}
+
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
+				   "%s: out of memory", fn);
+	h->start = start;
+	h->end = end;
+	h->mapped = mapped;
+	pthread_mutex_lock(&reg_lock);
+	o = overlap(start, end);
+	if (o) {
+		uintptr_t other = o->start;
+
+		pthread_mutex_unlock(&reg_lock);
+		free(h);
+		return aclmem_fail(ACL_ERROR_RT_PARAM_INVALID, "%s(%p, %"
+				   PRIu64 "): overlaps the registration of %p",
+				   fn, ptr, size, (void *)other);
+	}
+	/*
+	 * Pinned under the lock so that two threads cannot both pass the
+	 * overlap check; the ioctl takes no library lock.
+	 */
+	if (hr.size) {
+		ret = aclmem_do_ioctl(aclmem_ctx_fd(),
+				      NPU_MEM_IOCTL_HOST_REGISTER, &hr);
+		if (ret) {
+			pthread_mutex_unlock(&reg_lock);
+			free(h);
+			err = -ret;
+			switch (err) {
+			case EEXIST:	/* it touches npu-mem's own mappings */
+			case EFAULT:	/* not wholly mapped (or not writable) */
+			case EINVAL:
+				ret = ACL_ERROR_RT_PARAM_INVALID;
+				break;
+			default:
+				ret = aclmem_ioctl_errno_to_acl(err);
+			}
+			return aclmem_fail(ret, "%s(%p, %" PRIu64 "): "
+					   "HOST_REGISTER of [%#llx, +%#llx): "
+					   "%s", fn, ptr, size,
+					   (unsigned long long)hr.addr,
+					   (unsigned long long)hr.size,
+					   strerror(err));
+		}
+		h->handle = hr.handle;
+	}
+	h->next = regs;
+	regs = h;
+	pthread_mutex_unlock(&reg_lock);
+	return ACL_SUCCESS;
+}
+
+aclError aclrtHostRegister(void *ptr, uint64_t size, aclrtHostRegisterType type,
+			   void **devPtr)
+{
+	static const char fn[] = "aclrtHostRegister";
+	int ret;
+
+	if (!devPtr)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: devPtr is NULL",
+				   fn);
+	switch (type) {
+	case ACL_HOST_REGISTER_MAPPED:
+	case ACL_HOST_REGISTER_READONLY:
+		break;
+	case ACL_HOST_REGISTER_IOMEMORY:
+		return aclmem_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+				   "%s: no IO memory of other devices here", fn);
+	default:
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: type %d", fn,
+				   (int)type);
+	}
+	ret = do_register(fn, ptr, size, true,
+			  type == ACL_HOST_REGISTER_READONLY);
+	if (ret)
+		return ret;
+	/* The NPU sees the pages at the CPU's address (device = CPU pointer). */
+	*devPtr = ptr;
+	return ACL_SUCCESS;
+}
+
+aclError aclrtHostRegisterV2(void *ptr, uint64_t size, uint32_t flag)
+{
+	static const char fn[] = "aclrtHostRegisterV2";
+	const uint32_t known = ACL_HOST_REG_MAPPED | ACL_HOST_REG_IOMEMORY |
+			       ACL_HOST_REG_READONLY | ACL_HOST_REG_PINNED;
+
+	if (!flag || (flag & ~known))
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: flag 0x%x", fn,
+				   flag);
+	if (flag & ACL_HOST_REG_IOMEMORY)
+		return aclmem_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+				   "%s: no IO memory of other devices here", fn);
+	return do_register(fn, ptr, size, flag & ACL_HOST_REG_MAPPED,
+			   flag & ACL_HOST_REG_READONLY);
+}
+
+aclError aclrtHostUnregister(void *ptr)
+{
+	static const char fn[] = "aclrtHostUnregister";
+	struct hostreg **p, *h;
+	int ret = 0;
+
+	if (!ptr)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: ptr is NULL",
+				   fn);
+	pthread_mutex_lock(&reg_lock);
+	for (p = &regs; (h = *p); p = &h->next)
+		if (h->start == (uintptr_t)ptr)
+			break;
+	if (h) {
+		*p = h->next;
+		/* Under the lock: the range is not taken again before. */
+		if (h->handle)
+			ret = aclmem_free(aclmem_ctx_fd(), h->handle);
+	}
+	pthread_mutex_unlock(&reg_lock);
+	if (!h)
+		return aclmem_fail(ACL_ERROR_RT_PARAM_INVALID,
+				   "%s(%p): not a registered pointer", fn, ptr);
+	free(h);
+	if (ret)
+		return aclmem_fail(aclmem_ioctl_errno_to_acl(-ret),
+				   "%s(%p): FREE: %s", fn, ptr, strerror(-ret));
+	return ACL_SUCCESS;
+}
+
+aclError aclrtHostGetDevicePointer(void *pHost, void **pDevice, uint32_t flag)
+{
+	static const char fn[] = "aclrtHostGetDevicePointer";
+	uintptr_t p = (uintptr_t)pHost;
+	struct hostreg *h, found = { 0 };
+
+	if (!pHost || !pDevice || flag)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: %s", fn,
+				   !pHost ? "pHost is NULL" : !pDevice ?
+				   "pDevice is NULL" : "flag must be 0");
+	pthread_mutex_lock(&reg_lock);
+	for (h = regs; h; h = h->next)
+		if (p >= h->start && p < h->end) {
+			found = *h;
+			break;
+		}
+	pthread_mutex_unlock(&reg_lock);
+	if (!h || !found.mapped)
+		return aclmem_fail(ACL_ERROR_RT_PARAM_INVALID,
+				   "%s(%p): not in memory registered %s", fn,
+				   pHost, h ? "with ACL_HOST_REG_MAPPED" :
+				   "with aclrtHostRegister*");
+	*pDevice = pHost;
+	return ACL_SUCCESS;
+}
+
+/*
+ * Registered pages are DMA-mapped for the NPU's PCI function: its DMA
+ * reaches them.  There are no AI cores, AI CPUs, vector cores, DVPP,
+ * collective or RDMA engines, and the system DMA of an Ascend SoC is not
+ * here either: those answer not supported.
+ */
+aclError aclrtHostMemMapCapabilities(uint32_t deviceId, aclrtHacType hacType,
+				     aclrtHostMemMapCapability *capabilities)
+{
+	static const char fn[] = "aclrtHostMemMapCapabilities";
+
+	if (!capabilities)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "%s: capabilities is NULL", fn);
+	if ((unsigned int)hacType > ACL_RT_HAC_TYPE_CCU)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: hacType %d",
+				   fn, (int)hacType);
+	if (deviceId != 0)
+		return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
+				   "%s: no device %u (device 0 only)", fn,
+				   deviceId);
+	*capabilities = hacType == ACL_RT_HAC_TYPE_PCIEDMA ?
+			ACL_RT_HOST_MEM_MAP_SUPPORTED :
+			ACL_RT_HOST_MEM_MAP_NOT_SUPPORTED;
+	return ACL_SUCCESS;
+}
+
+/* ---- the buffer table's hooks (memory.c) ---- */
+
+void aclmem_hostreg_host_freed(void *addr, size_t len)
+{
+	uintptr_t a = (uintptr_t)addr;
+	struct hostreg **p = &regs, *h;
+
+	pthread_mutex_lock(&reg_lock);
+	while ((h = *p)) {
+		if (!h->handle && h->start >= a && h->start - a < len) {
+			*p = h->next;
+			free(h);
+		} else {
+			p = &h->next;
+		}
+	}
+	pthread_mutex_unlock(&reg_lock);
+}
+
+static void forget_locked(void)
+{
+	struct hostreg *h;
+
+	while ((h = regs)) {
+		regs = h->next;
+		free(h);
+	}
+}
+
+void aclmem_hostreg_forget_all(void)
+{
+	pthread_mutex_lock(&reg_lock);
+	forget_locked();
+	pthread_mutex_unlock(&reg_lock);
+}
+
+void aclmem_hostreg_atfork_prepare(void)
+{
+	pthread_mutex_lock(&reg_lock);
+}
+
+void aclmem_hostreg_atfork_parent(void)
+{
+	pthread_mutex_unlock(&reg_lock);
+}
+
+/* The pins stay with the parent (the child's pages are copies). */
+void aclmem_hostreg_atfork_child(void)
+{
+	pthread_mutex_init(&reg_lock, NULL);
+	forget_locked();
+}

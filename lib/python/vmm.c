@@ -1,0 +1,536 @@
+// SPDX-License-Identifier: MIT
+/*
+ * acl.rt: virtual memory (lib/vmm.c).  Names made from the C names as
+ * pyACL makes its own (aclrtFooBar -> acl.rt.foo_bar), outputs then ret:
+ *
+ *   vir_ptr, ret = acl.rt.reserve_mem_address(size, alignment, expect_ptr,
+ *                                             flags)
+ *   ret = acl.rt.release_mem_address(vir_ptr)
+ *   handle, ret = acl.rt.malloc_physical(size, prop, flags)
+ *   ret = acl.rt.free_physical(handle)
+ *   ret = acl.rt.map_mem(vir_ptr, size, offset, handle, flags)
+ *   ret = acl.rt.unmap_mem(vir_ptr)
+ *   ret = acl.rt.mem_set_access(vir_ptr, size, desc_list)
+ *   flag, ret = acl.rt.mem_get_access(vir_ptr, location)
+ *   handle, ret = acl.rt.mem_retain_allocation_handle(vir_ptr)
+ *   prop, ret = acl.rt.mem_get_allocation_properties_from_handle(handle)
+ *   shareable, ret = acl.rt.mem_export_to_shareable_handle(handle,
+ *                                                handle_type, flags)
+ *   handle, ret = acl.rt.mem_import_from_shareable_handle(shareable,
+ *                                                         device_id)
+ *   ret = acl.rt.mem_set_pid_to_shareable_handle(shareable, pid_list)
+ *   shareable, ret = acl.rt.mem_export_to_shareable_handle_v2(handle,
+ *                                                flags, share_type)
+ *   handle, ret = acl.rt.mem_import_from_shareable_handle_v2(shareable,
+ *                                                share_type, flags)
+ *   ret = acl.rt.mem_set_pid_to_shareable_handle_v2(shareable, share_type,
+ *                                                   pid_list)
+ *
+ * Handles and pointers are ints.  prop is a dict as for
+ * mem_get_allocation_granularity ({"handleType", "allocationType",
+ * "memAttr", "location": {"id", "type"}, "reserve"}; all keys optional,
+ * 0); a location is {"id", "type"}; an access descriptor is {"flags",
+ * "location"}.  A V2 shareable handle is an int for the DEFAULT type and
+ * the 128 bytes of aclrtMemFabricHandle (bytes) for FABRIC.
+ */
+#include <stdbool.h>
+#include <string.h>
+
+#include "acl/acl.h"
+#include "aclpy.h"
+
+/* d[key] as an unsigned int no larger than max; missing: 0. */
+static int dict_uint(PyObject *d, const char *key, unsigned long long max,
+		     unsigned long long *out)
+{
+	PyObject *v = PyDict_GetItemString(d, key);
+
+	*out = 0;
+	if (!v)
+		return 1;
+	if (!need_int(v, key))
+		return 0;
+	*out = PyLong_AsUnsignedLongLong(v);
+	if (*out == (unsigned long long)-1 && PyErr_Occurred())
+		return 0;
+	if (*out > max) {
+		PyErr_Format(PyExc_OverflowError, "%s out of range", key);
+		return 0;
+	}
+	return 1;
+}
+
+static int parse_location(PyObject *o, aclrtMemLocation *loc)
+{
+	unsigned long long id, type;
+
+	if (!PyDict_Check(o)) {
+		PyErr_SetString(PyExc_TypeError, "location must be a dict");
+		return 0;
+	}
+	if (!dict_uint(o, "id", UINT32_MAX, &id) ||
+	    !dict_uint(o, "type", INT32_MAX, &type))
+		return 0;
+	loc->id = (uint32_t)id;
+	loc->type = (aclrtMemLocationType)type;
+	return 1;
+}
+
+static int parse_prop(PyObject *o, aclrtPhysicalMemProp *prop)
+{
+	unsigned long long ht, at, ma, rsv;
+	PyObject *loc;
+
+	memset(prop, 0, sizeof(*prop));
+	if (!PyDict_Check(o)) {
+		PyErr_SetString(PyExc_TypeError, "prop must be a dict");
+		return 0;
+	}
+	if (!dict_uint(o, "handleType", INT32_MAX, &ht) ||
+	    !dict_uint(o, "allocationType", INT32_MAX, &at) ||
+	    !dict_uint(o, "memAttr", INT32_MAX, &ma) ||
+	    !dict_uint(o, "reserve", UINT64_MAX, &rsv))
+		return 0;
+	loc = PyDict_GetItemString(o, "location");
+	if (loc && !parse_location(loc, &prop->location))
+		return 0;
+	prop->handleType = (aclrtMemHandleType)ht;
+	prop->allocationType = (aclrtMemAllocationType)at;
+	prop->memAttr = (aclrtMemAttr)ma;
+	prop->reserve = rsv;
+	return 1;
+}
+
+static PyObject *ptr_ret(aclError ret, const void *p)
+{
+	return Py_BuildValue("(Ki)", ret ? 0ULL :
+			     (unsigned long long)(uintptr_t)p, ret);
+}
+
+static PyObject *py_reserve_mem_address(PyObject *self, PyObject *args)
+{
+	size_t size, alignment;
+	void *expect, *p = NULL;
+	uint64_t flags;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&O&O&O&:reserve_mem_address", conv_size,
+			      &size, conv_size, &alignment, conv_ptr, &expect,
+			      conv_u64, &flags))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtReserveMemAddress(&p, size, alignment, expect, flags);
+	Py_END_ALLOW_THREADS
+	return ptr_ret(ret, p);
+}
+
+/* ret = f(ptr) for the calls that take one pointer or handle. */
+#define PTR_CALL(pyname, cfn)						\
+static PyObject *py_##pyname(PyObject *self, PyObject *args)		\
+{									\
+	aclError ret;							\
+	void *p;							\
+									\
+	(void)self;							\
+	if (!PyArg_ParseTuple(args, "O&:" #pyname, conv_ptr, &p))	\
+		return NULL;						\
+	Py_BEGIN_ALLOW_THREADS						\
+	ret = cfn(p);							\
+	Py_END_ALLOW_THREADS						\
+	return PyLong_FromLong(ret);					\
+}
+
+PTR_CALL(release_mem_address, aclrtReleaseMemAddress)
+PTR_CALL(free_physical, aclrtFreePhysical)
+PTR_CALL(unmap_mem, aclrtUnmapMem)
+
+static PyObject *py_malloc_physical(PyObject *self, PyObject *args)
+{
+	aclrtPhysicalMemProp prop;
+	aclrtDrvMemHandle h = NULL;
+	PyObject *pyprop;
+	uint64_t flags;
+	size_t size;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&OO&:malloc_physical", conv_size, &size,
+			      &pyprop, conv_u64, &flags))
+		return NULL;
+	if (!parse_prop(pyprop, &prop))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtMallocPhysical(&h, size, &prop, flags);
+	Py_END_ALLOW_THREADS
+	return ptr_ret(ret, h);
+}
+
+static PyObject *py_map_mem(PyObject *self, PyObject *args)
+{
+	size_t size, offset;
+	uint64_t flags;
+	void *p, *h;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&O&O&O&O&:map_mem", conv_ptr, &p,
+			      conv_size, &size, conv_size, &offset, conv_ptr,
+			      &h, conv_u64, &flags))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtMapMem(p, size, offset, h, flags);
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+static PyObject *py_mem_set_access(PyObject *self, PyObject *args)
+{
+	aclrtMemAccessDesc *desc;
+	PyObject *list, *fast;
+	Py_ssize_t i, n;
+	size_t size;
+	aclError ret;
+	void *p;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&O&O:mem_set_access", conv_ptr, &p,
+			      conv_size, &size, &list))
+		return NULL;
+	fast = PySequence_Fast(list, "desc must be a list of dicts");
+	if (!fast)
+		return NULL;
+	n = PySequence_Fast_GET_SIZE(fast);
+	desc = PyMem_Calloc(n ? (size_t)n : 1, sizeof(*desc));
+	if (!desc) {
+		Py_DECREF(fast);
+		return PyErr_NoMemory();
+	}
+	for (i = 0; i < n; i++) {
+		PyObject *d = PySequence_Fast_GET_ITEM(fast, i), *loc;
+		unsigned long long fl;
+
+		if (!PyDict_Check(d)) {
+			PyErr_SetString(PyExc_TypeError, "desc must be a dict");
+			goto err;
+		}
+		if (!dict_uint(d, "flags", INT32_MAX, &fl))
+			goto err;
+		desc[i].flags = (aclrtMemAccessFlags)fl;
+		loc = PyDict_GetItemString(d, "location");
+		if (loc && !parse_location(loc, &desc[i].location))
+			goto err;
+	}
+	Py_DECREF(fast);
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtMemSetAccess(p, size, desc, (size_t)n);
+	Py_END_ALLOW_THREADS
+	PyMem_Free(desc);
+	return PyLong_FromLong(ret);
+err:
+	PyMem_Free(desc);
+	Py_DECREF(fast);
+	return NULL;
+}
+
+static PyObject *py_mem_get_access(PyObject *self, PyObject *args)
+{
+	aclrtMemLocation loc;
+	uint64_t flag = 0;
+	PyObject *pyloc;
+	aclError ret;
+	void *p;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&O:mem_get_access", conv_ptr, &p, &pyloc))
+		return NULL;
+	if (!parse_location(pyloc, &loc))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtMemGetAccess(p, &loc, &flag);
+	Py_END_ALLOW_THREADS
+	return Py_BuildValue("(Ki)", ret ? 0ULL : (unsigned long long)flag,
+			     ret);
+}
+
+static PyObject *py_mem_retain_allocation_handle(PyObject *self,
+						 PyObject *args)
+{
+	aclrtDrvMemHandle h = NULL;
+	aclError ret;
+	void *p;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&:mem_retain_allocation_handle",
+			      conv_ptr, &p))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtMemRetainAllocationHandle(p, &h);
+	Py_END_ALLOW_THREADS
+	return ptr_ret(ret, h);
+}
+
+static PyObject *py_mem_get_allocation_properties_from_handle(PyObject *self,
+							      PyObject *args)
+{
+	aclrtPhysicalMemProp prop;
+	PyObject *d;
+	aclError ret;
+	void *h;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&:mem_get_allocation_properties_from_handle",
+			      conv_ptr, &h))
+		return NULL;
+	memset(&prop, 0, sizeof(prop));
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtMemGetAllocationPropertiesFromHandle(h, &prop);
+	Py_END_ALLOW_THREADS
+	d = Py_BuildValue("{s:i,s:i,s:i,s:{s:I,s:i},s:K}",
+			  "handleType", (int)prop.handleType,
+			  "allocationType", (int)prop.allocationType,
+			  "memAttr", (int)prop.memAttr,
+			  "location", "id", prop.location.id,
+			  "type", (int)prop.location.type,
+			  "reserve", (unsigned long long)prop.reserve);
+	if (!d)
+		return NULL;
+	return Py_BuildValue("(Ni)", d, ret);
+}
+
+static PyObject *py_mem_export_to_shareable_handle(PyObject *self,
+						   PyObject *args)
+{
+	int32_t type;
+	uint64_t flags, sh = 0;
+	aclError ret;
+	void *h;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&O&O&:mem_export_to_shareable_handle",
+			      conv_ptr, &h, conv_i32, &type, conv_u64, &flags))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtMemExportToShareableHandle(h, (aclrtMemHandleType)type,
+					      flags, &sh);
+	Py_END_ALLOW_THREADS
+	return Py_BuildValue("(Ki)", ret ? 0ULL : (unsigned long long)sh, ret);
+}
+
+static PyObject *py_mem_import_from_shareable_handle(PyObject *self,
+						     PyObject *args)
+{
+	aclrtDrvMemHandle h = NULL;
+	int32_t dev;
+	uint64_t sh;
+	aclError ret;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&O&:mem_import_from_shareable_handle",
+			      conv_u64, &sh, conv_i32, &dev))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtMemImportFromShareableHandle(sh, dev, &h);
+	Py_END_ALLOW_THREADS
+	return ptr_ret(ret, h);
+}
+
+/* A pid list as a new int32_t array (one slot when empty). */
+static int32_t *pid_array(PyObject *list, size_t *n)
+{
+	PyObject *fast = PySequence_Fast(list, "pid must be a list of ints");
+	Py_ssize_t i, len;
+	int32_t *a;
+
+	if (!fast)
+		return NULL;
+	len = PySequence_Fast_GET_SIZE(fast);
+	a = PyMem_Calloc(len ? (size_t)len : 1, sizeof(*a));
+	if (!a) {
+		Py_DECREF(fast);
+		PyErr_NoMemory();
+		return NULL;
+	}
+	for (i = 0; i < len; i++)
+		if (!conv_i32(PySequence_Fast_GET_ITEM(fast, i), &a[i])) {
+			PyMem_Free(a);
+			Py_DECREF(fast);
+			return NULL;
+		}
+	Py_DECREF(fast);
+	*n = (size_t)len;
+	return a;
+}
+
+static PyObject *py_mem_set_pid_to_shareable_handle(PyObject *self,
+						    PyObject *args)
+{
+	PyObject *list;
+	int32_t *pids;
+	uint64_t sh;
+	aclError ret;
+	size_t n;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&O:mem_set_pid_to_shareable_handle",
+			      conv_u64, &sh, &list))
+		return NULL;
+	pids = pid_array(list, &n);
+	if (!pids)
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtMemSetPidToShareableHandle(sh, pids, n);
+	Py_END_ALLOW_THREADS
+	PyMem_Free(pids);
+	return PyLong_FromLong(ret);
+}
+
+/*
+ * A V2 shareable handle from Python: an int for DEFAULT, 128 bytes for
+ * FABRIC; any other type is passed as an int so the library judges it.
+ */
+static int v2_in(PyObject *o, int32_t type, uint64_t *word,
+		 aclrtMemFabricHandle *fh, void **out)
+{
+	if (type == ACL_MEM_SHARE_HANDLE_TYPE_FABRIC) {
+		char *buf;
+		Py_ssize_t len;
+
+		if (PyBytes_AsStringAndSize(o, &buf, &len) < 0)
+			return 0;
+		if (len != (Py_ssize_t)sizeof(fh->data)) {
+			PyErr_SetString(PyExc_ValueError,
+					"a FABRIC handle is 128 bytes");
+			return 0;
+		}
+		memcpy(fh->data, buf, sizeof(fh->data));
+		*out = fh;
+		return 1;
+	}
+	if (!conv_u64(o, word))
+		return 0;
+	*out = word;
+	return 1;
+}
+
+static PyObject *py_mem_export_to_shareable_handle_v2(PyObject *self,
+						      PyObject *args)
+{
+	aclrtMemFabricHandle fh;
+	uint64_t flags, word = 0;
+	int32_t type;
+	aclError ret;
+	void *h;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O&O&O&:mem_export_to_shareable_handle_v2",
+			      conv_ptr, &h, conv_u64, &flags, conv_i32, &type))
+		return NULL;
+	memset(&fh, 0, sizeof(fh));
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtMemExportToShareableHandleV2(h, flags,
+			(aclrtMemSharedHandleType)type,
+			type == ACL_MEM_SHARE_HANDLE_TYPE_FABRIC ?
+			(void *)&fh : (void *)&word);
+	Py_END_ALLOW_THREADS
+	if (type == ACL_MEM_SHARE_HANDLE_TYPE_FABRIC)
+		return Py_BuildValue("(y#i)", (const char *)fh.data,
+				     (Py_ssize_t)sizeof(fh.data), ret);
+	return Py_BuildValue("(Ki)", ret ? 0ULL : (unsigned long long)word,
+			     ret);
+}
+
+static PyObject *py_mem_import_from_shareable_handle_v2(PyObject *self,
+							PyObject *args)
+{
+	aclrtDrvMemHandle h = NULL;
+	aclrtMemFabricHandle fh;
+	PyObject *o;
+	uint64_t flags, word;
+	int32_t type;
+	aclError ret;
+	void *sh;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "OO&O&:mem_import_from_shareable_handle_v2",
+			      &o, conv_i32, &type, conv_u64, &flags))
+		return NULL;
+	if (!v2_in(o, type, &word, &fh, &sh))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtMemImportFromShareableHandleV2(sh,
+			(aclrtMemSharedHandleType)type, flags, &h);
+	Py_END_ALLOW_THREADS
+	return ptr_ret(ret, h);
+}
+
+static PyObject *py_mem_set_pid_to_shareable_handle_v2(PyObject *self,
+						       PyObject *args)
+{
+	aclrtMemFabricHandle fh;
+	PyObject *o, *list;
+	int32_t type, *pids;
+	uint64_t word;
+	aclError ret;
+	void *sh;
+	size_t n;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "OO&O:mem_set_pid_to_shareable_handle_v2",
+			      &o, conv_i32, &type, &list))
+		return NULL;
+	if (!v2_in(o, type, &word, &fh, &sh))
+		return NULL;
+	pids = pid_array(list, &n);
+	if (!pids)
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtMemSetPidToShareableHandleV2(sh,
+			(aclrtMemSharedHandleType)type, pids, n);
+	Py_END_ALLOW_THREADS
+	PyMem_Free(pids);
+	return PyLong_FromLong(ret);
+}
+
+PyMethodDef aclpy_rt_vmm_methods[] = {
+	{ "reserve_mem_address", py_reserve_mem_address, METH_VARARGS,
+	  "vir_ptr, ret = reserve_mem_address(size, alignment, expect_ptr, flags)" },
+	{ "release_mem_address", py_release_mem_address, METH_VARARGS,
+	  "ret = release_mem_address(vir_ptr)" },
+	{ "malloc_physical", py_malloc_physical, METH_VARARGS,
+	  "handle, ret = malloc_physical(size, prop, flags)" },
+	{ "free_physical", py_free_physical, METH_VARARGS,
+	  "ret = free_physical(handle)" },
+	{ "map_mem", py_map_mem, METH_VARARGS,
+	  "ret = map_mem(vir_ptr, size, offset, handle, flags)" },
+	{ "unmap_mem", py_unmap_mem, METH_VARARGS,
+	  "ret = unmap_mem(vir_ptr)" },
+	{ "mem_set_access", py_mem_set_access, METH_VARARGS,
+	  "ret = mem_set_access(vir_ptr, size, desc_list)" },
+	{ "mem_get_access", py_mem_get_access, METH_VARARGS,
+	  "flag, ret = mem_get_access(vir_ptr, location)" },
+	{ "mem_retain_allocation_handle", py_mem_retain_allocation_handle,
+	  METH_VARARGS, "handle, ret = mem_retain_allocation_handle(vir_ptr)" },
+	{ "mem_get_allocation_properties_from_handle",
+	  py_mem_get_allocation_properties_from_handle, METH_VARARGS,
+	  "prop, ret = mem_get_allocation_properties_from_handle(handle)" },
+	{ "mem_export_to_shareable_handle", py_mem_export_to_shareable_handle,
+	  METH_VARARGS,
+	  "shareable, ret = mem_export_to_shareable_handle(handle, handle_type, flags)" },
+	{ "mem_import_from_shareable_handle",
+	  py_mem_import_from_shareable_handle, METH_VARARGS,
+	  "handle, ret = mem_import_from_shareable_handle(shareable, device_id)" },
+	{ "mem_set_pid_to_shareable_handle", py_mem_set_pid_to_shareable_handle,
+	  METH_VARARGS,
+	  "ret = mem_set_pid_to_shareable_handle(shareable, pid_list)" },
+	{ "mem_export_to_shareable_handle_v2",
+	  py_mem_export_to_shareable_handle_v2, METH_VARARGS,
+	  "shareable, ret = mem_export_to_shareable_handle_v2(handle, flags, share_type)" },
+	{ "mem_import_from_shareable_handle_v2",
+	  py_mem_import_from_shareable_handle_v2, METH_VARARGS,
+	  "handle, ret = mem_import_from_shareable_handle_v2(shareable, share_type, flags)" },
+	{ "mem_set_pid_to_shareable_handle_v2",
+	  py_mem_set_pid_to_shareable_handle_v2, METH_VARARGS,
+	  "ret = mem_set_pid_to_shareable_handle_v2(shareable, share_type, pid_list)" },
+	{ NULL, NULL, 0, NULL },
+};

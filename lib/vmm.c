@@ -1,0 +1,1135 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Virtual memory: aclrtReserveMemAddress/aclrtReleaseMemAddress,
+ * aclrtMallocPhysical/aclrtFreePhysical, aclrtMapMem/aclrtUnmapMem,
+ * access flags, and sharing physical handles between processes.
+ *
+ * A reservation is one anonymous PROT_NONE, MAP_NORESERVE mapping: address
+ * space, no memory.  A physical handle (aclrtDrvMemHandle) points to a
+ * struct phys naming one npu-mem buffer of this process's device file.
+ * aclrtMapMem maps the buffer (from a granularity-aligned offset) over part
+ * of a reservation with MAP_FIXED; aclrtUnmapMem puts PROT_NONE anonymous
+ * memory back in its place, so the range stays reserved.  Access flags are
+ * mprotect() of the piece: the CPU's view is the only one the library has,
+ * and it is also what stands for the device in aclrtMemcpy and friends.
+ *
+ * Handles live in a duplicate of the device file descriptor (the same open
+ * file, so the same driver client): aclFinalize closes the library's own
+ * descriptor, but handles and pieces belong to the program until it frees
+ * them, as CANN's do.
+ *
+ * Granularity (aclrtMemGetAllocationGranularity, memory.c) is the page:
+ * 4 KiB for normal memory, 2 MiB for huge pages, 1 GiB for HUGE1G.  Sizes
+ * of physical allocations are rounded up to it; mapped sizes, offsets and
+ * addresses must be multiples of it.  Reservations are aligned to 2 MiB,
+ * or 1 GiB from 1 GiB of size on, or the alignment asked if larger, so
+ * that any kind of handle can be mapped at their start.
+ *
+ * Shareable handles are the driver's IPC keys.  The 64-bit handles of
+ * aclrtMemExportToShareableHandle (and V2's DEFAULT type) are
+ * NPU_MEM_IPC_KEY64 keys: 64 random bits are too few to be the only
+ * secret, so such a key admits only the pids given to
+ * aclrtMemSetPidToShareableHandle, and disabling pid validation is refused
+ * (ACL_ERROR_RT_FEATURE_NOT_SUPPORT).  V2's FABRIC type has room for the
+ * driver's full 128-bit key (in data[0..15], the rest zero), which may be
+ * exported without pid validation (any process of the exporter's user).
+ *
+ * One read-write lock covers every table; lookups from memcpy and the
+ * like share it.  It is taken after memory.c's table lock is released,
+ * never while holding it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "acl/acl_rt.h"
+#include "aclmem/aclmem.h"
+#include "addrtree.h"
+#include "context.h"
+#include "device.h"
+#include "log.h"
+#include "memory.h"
+#include "vmm.h"
+
+#define SZ_4K	((size_t)4096)
+#define SZ_2M	((size_t)2 << 20)
+#define SZ_1G	((size_t)1 << 30)
+
+struct phys {
+	struct addrtree_node node;	/* key: the handle's own address */
+	struct phys *next;		/* every phys, for key searches */
+	uint32_t handle;		/* in vfd */
+	uint32_t page_size;
+	uint64_t mmap_offset;
+	size_t size;			/* usable: rounded to the granularity */
+	size_t gran;
+	aclrtPhysicalMemProp prop;
+	unsigned int refs;		/* aclrtMallocPhysical/Retain - Free */
+	unsigned int maps;		/* pieces mapping it */
+	bool imported;
+	bool exported;
+	uint64_t key[2];		/* the export's key */
+};
+
+struct resv {
+	struct addrtree_node node;	/* key: start */
+	size_t size;
+	struct addrtree pieces;		/* by start address */
+};
+
+struct piece {
+	struct addrtree_node node;	/* key: start, in its resv's tree */
+	size_t size;
+	uint64_t offset;		/* into the handle's buffer */
+	struct phys *phys;
+	uint32_t access;		/* aclrtMemAccessFlags */
+};
+
+static pthread_rwlock_t vmm_lock = PTHREAD_RWLOCK_INITIALIZER;
+static struct addrtree resvs;
+static struct addrtree handles;
+static struct phys *phys_list;
+static int vfd = -1;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+#define to_phys(n)  ((struct phys *)((char *)(n) - offsetof(struct phys, node)))
+#define to_resv(n)  ((struct resv *)((char *)(n) - offsetof(struct resv, node)))
+#define to_piece(n) ((struct piece *)((char *)(n) - offsetof(struct piece, node)))
+
+static void atfork_prepare(void)
+{
+	pthread_rwlock_wrlock(&vmm_lock);
+}
+
+static void atfork_parent(void)
+{
+	pthread_rwlock_unlock(&vmm_lock);
+}
+
+/*
+ * The child keeps the reservations (anonymous memory is inherited), but
+ * not the pieces (the driver's mappings are VM_DONTCOPY: they are holes
+ * in the child's copy) nor the handles, which are the parent's file's.
+ */
+static void atfork_child(void)
+{
+	struct addrtree_node *n, *pn;
+	struct addrtree keep;
+	struct phys *p;
+
+	pthread_rwlock_init(&vmm_lock, NULL);
+	addrtree_init(&keep);
+	while ((n = addrtree_pop(&resvs))) {
+		struct resv *r = to_resv(n);
+
+		while ((pn = addrtree_pop(&r->pieces)))
+			free(to_piece(pn));
+		addrtree_insert(&keep, n);
+	}
+	resvs = keep;
+	while ((p = phys_list)) {
+		phys_list = p->next;
+		free(p);
+	}
+	addrtree_init(&handles);
+	if (vfd >= 0)
+		close(vfd);
+	vfd = -1;
+}
+
+static void atfork_register(void)
+{
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+/* The file handles are made in; under the write lock.  ACL code. */
+static int vfd_get(void)
+{
+	int fd;
+
+	if (vfd >= 0)
+		return ACL_SUCCESS;
+	fd = fcntl(aclmem_ctx_fd(), F_DUPFD_CLOEXEC, 3);
+	if (fd < 0)
+		return aclmem_fail(aclmem_open_errno_to_acl(errno),
+				   "duplicating the device file: %s",
+				   strerror(errno));
+	vfd = fd;
+	return ACL_SUCCESS;
+}
+
+/* A live handle (aclrtFreePhysical not called as often as made). */
+static struct phys *phys_find(aclrtDrvMemHandle h)
+{
+	struct addrtree_node *n = addrtree_find(&handles, (uintptr_t)h);
+
+	return n && to_phys(n)->refs ? to_phys(n) : NULL;
+}
+
+static void phys_unlink(struct phys *p)
+{
+	struct phys **pp;
+
+	addrtree_remove(&handles, p->node.key);
+	for (pp = &phys_list; *pp; pp = &(*pp)->next)
+		if (*pp == p) {
+			*pp = p->next;
+			break;
+		}
+}
+
+/*
+ * Drop what the driver holds for a handle nobody uses any more (no
+ * references, no pieces); under the write lock.
+ */
+static void phys_put(struct phys *p)
+{
+	int ret;
+
+	if (p->refs || p->maps)
+		return;
+	phys_unlink(p);
+	ret = aclmem_free(vfd, p->handle);
+	if (ret)
+		aclmem_warn("FREE of handle %u: %s", p->handle, strerror(-ret));
+	free(p);
+}
+
+static int ipc_revoke(const uint64_t key[2])
+{
+	struct npu_mem_ipc_revoke r;
+
+	memset(&r, 0, sizeof(r));
+	r.key[0] = key[0];
+	r.key[1] = key[1];
+	return aclmem_do_ioctl(vfd, NPU_MEM_IOCTL_IPC_REVOKE, &r);
+}
+
+/* ---- reservations ---- */
+
+static struct resv *resv_at(const void *p)
+{
+	struct addrtree_node *n = addrtree_find_le(&resvs, (uintptr_t)p);
+
+	if (!n || (uintptr_t)p - n->key >= to_resv(n)->size)
+		return NULL;
+	return to_resv(n);
+}
+
+static struct piece *piece_at(struct resv *r, const void *p)
+{
+	struct addrtree_node *n = addrtree_find_le(&r->pieces, (uintptr_t)p);
+
+	if (!n || (uintptr_t)p - n->key >= to_piece(n)->size)
+		return NULL;
+	return to_piece(n);
+}
+
+static bool pow2(size_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+aclError aclrtReserveMemAddress(void **virPtr, size_t size, size_t alignment,
+				void *expectPtr, uint64_t flags)
+{
+	static const char fn[] = "aclrtReserveMemAddress";
+	size_t align, len, span, head;
+	struct resv *r;
+	uintptr_t a;
+	void *m;
+	int ret;
+
+	if (!virPtr || !size)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: %s", fn,
+				   !virPtr ? "virPtr is NULL" : "size is 0");
+	/* CANN takes page types 0 (normal) and 1 (huge) here. */
+	if (flags > HUGE_PAGE_TYPE)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "%s: flags %llu (0 or 1)", fn,
+				   (unsigned long long)flags);
+	if (alignment && (!pow2(alignment) || alignment > ((size_t)1 << 40)))
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "%s: alignment %zu is not a power of two",
+				   fn, alignment);
+	if (size > ((size_t)1 << 46))
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "%s: size %zu too large", fn, size);
+	len = (size + SZ_4K - 1) & ~(SZ_4K - 1);
+	align = len >= SZ_1G ? SZ_1G : SZ_2M;
+	if (alignment > align)
+		align = alignment;
+	if (expectPtr && ((uintptr_t)expectPtr & (align - 1)))
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "%s: expectPtr %p not aligned to %zu", fn,
+				   expectPtr, align);
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
+				   "%s: out of memory", fn);
+	if (expectPtr) {
+		m = mmap(expectPtr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
+			 MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+		if (m == MAP_FAILED) {
+			ret = errno;
+			free(r);
+			return aclmem_fail(ret == EEXIST ? ACL_ERROR_RT_PARAM_INVALID :
+					   aclmem_mmap_errno_to_acl(ret),
+					   "%s: [%p, +%zu) cannot be reserved: %s",
+					   fn, expectPtr, len, strerror(ret));
+		}
+		/* Kernels (and tools) that ignore the flag take it as a hint. */
+		if (m != expectPtr) {
+			munmap(m, len);
+			free(r);
+			return aclmem_fail(ACL_ERROR_RT_PARAM_INVALID,
+					   "%s: [%p, +%zu) is taken", fn,
+					   expectPtr, len);
+		}
+		a = (uintptr_t)m;
+	} else {
+		/* Over-reserve, then trim to the alignment. */
+		span = len + align - SZ_4K;
+		m = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
+			 MAP_NORESERVE, -1, 0);
+		if (m == MAP_FAILED) {
+			ret = errno;
+			free(r);
+			return aclmem_fail(aclmem_mmap_errno_to_acl(ret),
+					   "%s: %zu bytes of address space: %s",
+					   fn, span, strerror(ret));
+		}
+		a = ((uintptr_t)m + align - 1) & ~(uintptr_t)(align - 1);
+		head = a - (uintptr_t)m;
+		if (head)
+			munmap(m, head);
+		if (span - head > len)
+			munmap((void *)(a + len), span - head - len);
+	}
+	r->node.key = a;
+	r->size = len;
+	addrtree_init(&r->pieces);
+	pthread_once(&atfork_once, atfork_register);
+	pthread_rwlock_wrlock(&vmm_lock);
+	addrtree_insert(&resvs, &r->node);
+	pthread_rwlock_unlock(&vmm_lock);
+	*virPtr = (void *)a;
+	return ACL_SUCCESS;
+}
+
+aclError aclrtReleaseMemAddress(void *virPtr)
+{
+	static const char fn[] = "aclrtReleaseMemAddress";
+	struct addrtree_node *n;
+	struct resv *r = NULL;
+	int ret = ACL_SUCCESS;
+
+	if (!virPtr)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: virPtr is NULL",
+				   fn);
+	pthread_rwlock_wrlock(&vmm_lock);
+	n = addrtree_find(&resvs, (uintptr_t)virPtr);
+	if (!n)
+		ret = ACL_ERROR_RT_PARAM_INVALID;
+	else if (to_resv(n)->pieces.count)
+		ret = ACL_ERROR_RT_PARAM_INVALID;
+	else
+		r = to_resv(addrtree_remove(&resvs, n->key));
+	pthread_rwlock_unlock(&vmm_lock);
+	if (ret)
+		return aclmem_fail(ret, "%s(%p): %s", fn, virPtr,
+				   n ? "pieces are still mapped in it (aclrtUnmapMem first)" :
+				   "not the start of a reservation");
+	if (munmap(virPtr, r->size))
+		aclmem_warn("%s: munmap(%p): %s", fn, virPtr, strerror(errno));
+	free(r);
+	return ACL_SUCCESS;
+}
+
+/* ---- physical memory ---- */
+
+/* The driver's policy for a granularity (see the file comment). */
+static uint32_t gran_policy(size_t g)
+{
+	if (g == SZ_1G)
+		return NPU_MEM_POLICY_HUGE1G_ONLY;
+	/* Huge pages where there are, so that a busy machine still works. */
+	if (g == SZ_2M)
+		return NPU_MEM_POLICY_HUGE_FIRST;
+	return NPU_MEM_POLICY_NORMAL_ONLY;
+}
+
+/* Make and record a phys for a driver buffer; under the write lock. */
+static struct phys *phys_new(uint32_t handle, const struct npu_mem_buffer *kb,
+			     size_t size, size_t gran,
+			     const aclrtPhysicalMemProp *prop, bool imported)
+{
+	struct phys *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->handle = handle;
+	p->page_size = aclmem_buffer_page_size(kb);
+	p->mmap_offset = kb->mmap_offset;
+	p->size = size;
+	p->gran = gran;
+	p->prop = *prop;
+	p->refs = 1;
+	p->imported = imported;
+	p->node.key = (uintptr_t)p;
+	addrtree_insert(&handles, &p->node);
+	p->next = phys_list;
+	phys_list = p;
+	return p;
+}
+
+aclError aclrtMallocPhysical(aclrtDrvMemHandle *handle, size_t size,
+			     const aclrtPhysicalMemProp *prop, uint64_t flags)
+{
+	static const char fn[] = "aclrtMallocPhysical";
+	aclrtPhysicalMemProp pr;
+	struct npu_mem_buffer kb;
+	struct phys *p;
+	uint32_t h;
+	size_t g;
+	int ret;
+
+	if (!handle || !prop || !size || flags)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: %s", fn,
+				   !handle ? "handle is NULL" : !prop ?
+				   "prop is NULL" : !size ? "size is 0" :
+				   "flags must be 0");
+	if (prop->handleType != ACL_MEM_HANDLE_TYPE_NONE ||
+	    prop->allocationType != ACL_MEM_ALLOCATION_TYPE_PINNED)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "%s: handleType %d, allocationType %d", fn,
+				   (int)prop->handleType,
+				   (int)prop->allocationType);
+	pr = *prop;
+	/* The attribute and location rules are the granularity's. */
+	ret = aclrtMemGetAllocationGranularity(&pr,
+			ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM, &g);
+	if (ret)
+		return ret;
+	if (size > SIZE_MAX - (g - 1) || size > NPU_MEM_MAX_ALLOC)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "%s: size %zu too large", fn, size);
+	size = (size + g - 1) & ~(g - 1);
+	ret = aclmem_ctx_require();
+	if (ret)
+		return aclmem_api_ret(fn, ret);
+	pthread_once(&atfork_once, atfork_register);
+	pthread_rwlock_wrlock(&vmm_lock);
+	ret = vfd_get();
+	if (ret)
+		goto out;
+	ret = aclmem_alloc(vfd, size, gran_policy(g), 0, &h, &kb);
+	if (ret) {
+		ret = aclmem_fail(aclmem_ioctl_errno_to_acl(-ret),
+				  "%s: ALLOC of %zu bytes: %s", fn, size,
+				  strerror(-ret));
+		goto out;
+	}
+	p = phys_new(h, &kb, size, g, prop, false);
+	if (!p) {
+		aclmem_free(vfd, h);
+		ret = aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
+				  "%s: out of memory", fn);
+		goto out;
+	}
+	*handle = p;
+out:
+	pthread_rwlock_unlock(&vmm_lock);
+	return ret;
+}
+
+/*
+ * CANN: freeing a handle whose memory is still mapped succeeds; the memory
+ * goes when the last piece is unmapped.  The handle is dead at once (and
+ * its shareable handle revoked) unless aclrtMemRetainAllocationHandle took
+ * more references.
+ */
+aclError aclrtFreePhysical(aclrtDrvMemHandle handle)
+{
+	static const char fn[] = "aclrtFreePhysical";
+	struct phys *p;
+	int ret;
+
+	if (!handle)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: handle is NULL",
+				   fn);
+	pthread_rwlock_wrlock(&vmm_lock);
+	p = phys_find(handle);
+	if (!p) {
+		pthread_rwlock_unlock(&vmm_lock);
+		return aclmem_fail(ACL_ERROR_RT_PARAM_INVALID,
+				   "%s(%p): not a live physical handle", fn,
+				   handle);
+	}
+	if (!--p->refs && p->exported) {
+		ret = ipc_revoke(p->key);
+		if (ret)
+			aclmem_warn("%s: IPC_REVOKE: %s", fn, strerror(-ret));
+		p->exported = false;
+	}
+	phys_put(p);
+	pthread_rwlock_unlock(&vmm_lock);
+	return ACL_SUCCESS;
+}
+
+aclError aclrtMemGetAllocationPropertiesFromHandle(aclrtDrvMemHandle handle,
+						   aclrtPhysicalMemProp *prop)
+{
+	static const char fn[] = "aclrtMemGetAllocationPropertiesFromHandle";
+	struct phys *p;
+
+	if (!handle || !prop)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: %s is NULL", fn,
+				   !handle ? "handle" : "prop");
+	pthread_rwlock_rdlock(&vmm_lock);
+	p = phys_find(handle);
+	if (p)
+		*prop = p->prop;
+	pthread_rwlock_unlock(&vmm_lock);
+	if (!p)
+		return aclmem_fail(ACL_ERROR_RT_PARAM_INVALID,
+				   "%s(%p): not a live physical handle", fn,
+				   handle);
+	return ACL_SUCCESS;
+}
+
+/* ---- mapping ---- */
+
+aclError aclrtMapMem(void *virPtr, size_t size, size_t offset,
+		     aclrtDrvMemHandle handle, uint64_t flags)
+{
+	static const char fn[] = "aclrtMapMem";
+	struct addrtree_node *n;
+	struct piece *pc = NULL;
+	const char *why = NULL;
+	struct phys *p;
+	struct resv *r;
+	uintptr_t a = (uintptr_t)virPtr;
+	int ret = ACL_SUCCESS;
+	void *m;
+
+	if (!virPtr || !handle || !size || flags)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: %s", fn,
+				   !virPtr ? "virPtr is NULL" : !handle ?
+				   "handle is NULL" : !size ? "size is 0" :
+				   "flags must be 0");
+	pthread_rwlock_wrlock(&vmm_lock);
+	p = phys_find(handle);
+	if (!p) {
+		ret = ACL_ERROR_RT_PARAM_INVALID;
+		why = "not a live physical handle";
+		goto out;
+	}
+	if ((size | offset | a) & (p->gran - 1)) {
+		ret = ACL_ERROR_INVALID_PARAM;
+		why = "address, size or offset not a multiple of the handle's granularity";
+		goto out;
+	}
+	if (offset > p->size || size > p->size - offset) {
+		ret = ACL_ERROR_INVALID_PARAM;
+		why = "offset + size past the end of the physical memory";
+		goto out;
+	}
+	r = resv_at(virPtr);
+	if (!r || size > r->size - (a - r->node.key)) {
+		ret = ACL_ERROR_RT_PARAM_INVALID;
+		why = "not inside one reservation";
+		goto out;
+	}
+	n = addrtree_find_le(&r->pieces, a + size - 1);
+	if (n && n->key + to_piece(n)->size > a) {
+		ret = ACL_ERROR_RT_PARAM_INVALID;
+		why = "overlaps a piece already mapped";
+		goto out;
+	}
+	pc = calloc(1, sizeof(*pc));
+	if (!pc) {
+		ret = ACL_ERROR_RT_MEMORY_ALLOCATION;
+		why = "out of memory";
+		goto out;
+	}
+	m = mmap(virPtr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+		 vfd, (off_t)(p->mmap_offset + offset));
+	if (m == MAP_FAILED) {
+		ret = aclmem_mmap_errno_to_acl(errno);
+		why = strerror(errno);
+		/* A failed MAP_FIXED may have unmapped the range: reserve it again. */
+		mmap(virPtr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
+		     MAP_NORESERVE | MAP_FIXED, -1, 0);
+		free(pc);
+		goto out;
+	}
+	pc->node.key = a;
+	pc->size = size;
+	pc->offset = offset;
+	pc->phys = p;
+	pc->access = ACL_RT_MEM_ACCESS_FLAGS_READWRITE;
+	addrtree_insert(&r->pieces, &pc->node);
+	p->maps++;
+out:
+	pthread_rwlock_unlock(&vmm_lock);
+	if (ret)
+		return aclmem_fail(ret, "%s(%p, %zu, %zu, %p): %s", fn, virPtr,
+				   size, offset, handle, why);
+	return ACL_SUCCESS;
+}
+
+aclError aclrtUnmapMem(void *virPtr)
+{
+	static const char fn[] = "aclrtUnmapMem";
+	struct addrtree_node *n = NULL;
+	struct piece *pc;
+	struct resv *r;
+	void *m;
+
+	if (!virPtr)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: virPtr is NULL",
+				   fn);
+	pthread_rwlock_wrlock(&vmm_lock);
+	r = resv_at(virPtr);
+	if (r)
+		n = addrtree_find(&r->pieces, (uintptr_t)virPtr);
+	if (!n) {
+		pthread_rwlock_unlock(&vmm_lock);
+		return aclmem_fail(ACL_ERROR_RT_PARAM_INVALID,
+				   "%s(%p): not the start of a mapped piece", fn,
+				   virPtr);
+	}
+	pc = to_piece(n);
+	/* The range stays reserved: anonymous PROT_NONE memory over it. */
+	m = mmap(virPtr, pc->size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
+		 MAP_NORESERVE | MAP_FIXED, -1, 0);
+	if (m == MAP_FAILED)
+		aclmem_warn("%s: re-reserving [%p, +%zu): %s", fn, virPtr,
+			    pc->size, strerror(errno));
+	addrtree_remove(&r->pieces, n->key);
+	pc->phys->maps--;
+	phys_put(pc->phys);
+	pthread_rwlock_unlock(&vmm_lock);
+	free(pc);
+	return ACL_SUCCESS;
+}
+
+aclError aclrtMemRetainAllocationHandle(void *virPtr, aclrtDrvMemHandle *handle)
+{
+	static const char fn[] = "aclrtMemRetainAllocationHandle";
+	struct addrtree_node *n = NULL;
+	struct resv *r;
+
+	if (!virPtr || !handle)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: %s is NULL", fn,
+				   !virPtr ? "virPtr" : "handle");
+	pthread_rwlock_wrlock(&vmm_lock);
+	r = resv_at(virPtr);
+	if (r)
+		n = addrtree_find(&r->pieces, (uintptr_t)virPtr);
+	if (n) {
+		to_piece(n)->phys->refs++;
+		*handle = to_piece(n)->phys;
+	}
+	pthread_rwlock_unlock(&vmm_lock);
+	if (!n)
+		return aclmem_fail(ACL_ERROR_RT_PARAM_INVALID,
+				   "%s(%p): not the start of a mapped piece", fn,
+				   virPtr);
+	return ACL_SUCCESS;
+}
+
+/* ---- access ---- */
+
+static int access_prot(uint32_t flags)
+{
+	switch (flags) {
+	case ACL_RT_MEM_ACCESS_FLAGS_NONE:
+		return PROT_NONE;
+	case ACL_RT_MEM_ACCESS_FLAGS_READ:
+		return PROT_READ;
+	case ACL_RT_MEM_ACCESS_FLAGS_READWRITE:
+		return PROT_READ | PROT_WRITE;
+	default:
+		return -1;
+	}
+}
+
+static int location_check(const char *fn, const aclrtMemLocation *loc)
+{
+	if (loc->type != ACL_MEM_LOCATION_TYPE_HOST &&
+	    loc->type != ACL_MEM_LOCATION_TYPE_DEVICE)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "%s: location type %d (host or device)", fn,
+				   (int)loc->type);
+	if (loc->type == ACL_MEM_LOCATION_TYPE_DEVICE && loc->id != 0)
+		return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
+				   "%s: no device %u (device 0 only)", fn,
+				   loc->id);
+	return ACL_SUCCESS;
+}
+
+/*
+ * The range must be whole mapped pieces following each other.  There is
+ * one mapping, seen by the CPU and standing for the device as well, so
+ * every descriptor applies to it: the last one decides.
+ */
+aclError aclrtMemSetAccess(void *virPtr, size_t size, aclrtMemAccessDesc *desc,
+			   size_t count)
+{
+	static const char fn[] = "aclrtMemSetAccess";
+	struct addrtree_node *n;
+	uintptr_t a = (uintptr_t)virPtr, end;
+	struct resv *r;
+	uint32_t flags = 0;
+	size_t i;
+	int ret, prot = 0;
+
+	if (!virPtr || !desc || !size || !count)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: %s", fn,
+				   !virPtr ? "virPtr is NULL" : !desc ?
+				   "desc is NULL" : !size ? "size is 0" :
+				   "count is 0");
+	for (i = 0; i < count; i++) {
+		ret = location_check(fn, &desc[i].location);
+		if (ret)
+			return ret;
+		prot = access_prot(desc[i].flags);
+		if (prot < 0)
+			return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+					   "%s: desc[%zu].flags 0x%x", fn, i,
+					   (unsigned int)desc[i].flags);
+		flags = desc[i].flags;
+	}
+	if (size > UINTPTR_MAX - a)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "%s: range overflows", fn);
+	end = a + size;
+	pthread_rwlock_wrlock(&vmm_lock);
+	r = resv_at(virPtr);
+	/* Check the whole range first: all or nothing. */
+	for (n = r ? addrtree_find(&r->pieces, a) : NULL; n && n->key < end;
+	     n = addrtree_find(&r->pieces, n->key + to_piece(n)->size))
+		if (n->key + to_piece(n)->size == end)
+			break;
+	if (!n || n->key >= end) {
+		pthread_rwlock_unlock(&vmm_lock);
+		return aclmem_fail(ACL_ERROR_RT_PARAM_INVALID,
+				   "%s(%p, %zu): not whole mapped pieces", fn,
+				   virPtr, size);
+	}
+	for (n = addrtree_find(&r->pieces, a); n && n->key < end;
+	     n = addrtree_find(&r->pieces, n->key + to_piece(n)->size)) {
+		if (mprotect((void *)n->key, to_piece(n)->size, prot)) {
+			ret = errno;
+			pthread_rwlock_unlock(&vmm_lock);
+			return aclmem_fail(aclmem_mmap_errno_to_acl(ret),
+					   "%s: mprotect: %s", fn,
+					   strerror(ret));
+		}
+		to_piece(n)->access = flags;
+	}
+	pthread_rwlock_unlock(&vmm_lock);
+	return ACL_SUCCESS;
+}
+
+aclError aclrtMemGetAccess(void *virPtr, aclrtMemLocation *location,
+			   uint64_t *flag)
+{
+	static const char fn[] = "aclrtMemGetAccess";
+	struct addrtree_node *n = NULL;
+	struct resv *r;
+	int ret;
+
+	if (!virPtr || !location || !flag)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: %s is NULL", fn,
+				   !virPtr ? "virPtr" : !location ? "location" :
+				   "flag");
+	ret = location_check(fn, location);
+	if (ret)
+		return ret;
+	pthread_rwlock_rdlock(&vmm_lock);
+	r = resv_at(virPtr);
+	if (r)
+		n = addrtree_find(&r->pieces, (uintptr_t)virPtr);
+	if (n)
+		*flag = to_piece(n)->access;
+	pthread_rwlock_unlock(&vmm_lock);
+	if (!n)
+		return aclmem_fail(ACL_ERROR_RT_PARAM_INVALID,
+				   "%s(%p): not the start of a mapped piece", fn,
+				   virPtr);
+	return ACL_SUCCESS;
+}
+
+/* ---- what the rest of the library sees ---- */
+
+enum aclmem_lookup aclmem_vmm_lookup(const void *p, size_t len,
+				     struct aclmem_range *out)
+{
+	enum aclmem_lookup ret = ACLMEM_RANGE_NONE;
+	struct addrtree_node *n;
+	struct piece *first;
+	uintptr_t end;
+	bool ro;
+	struct resv *r;
+
+	/* Nothing reserved yet (the usual case): no lock. */
+	if (!__atomic_load_n(&resvs.root, __ATOMIC_RELAXED))
+		return ACLMEM_RANGE_NONE;
+	pthread_rwlock_rdlock(&vmm_lock);
+	r = resv_at(p);
+	if (!r)
+		goto out;
+	ret = ACLMEM_RANGE_OVERRUN;
+	first = piece_at(r, p);
+	if (!first || first->access == ACL_RT_MEM_ACCESS_FLAGS_NONE ||
+	    len > UINTPTR_MAX - (uintptr_t)p)
+		goto out;
+	end = (uintptr_t)p + len;
+	ro = first->access == ACL_RT_MEM_ACCESS_FLAGS_READ;
+	/* Pieces that follow each other carry the range on. */
+	for (n = &first->node; end > n->key + to_piece(n)->size;) {
+		n = addrtree_find(&r->pieces, n->key + to_piece(n)->size);
+		if (!n || to_piece(n)->access == ACL_RT_MEM_ACCESS_FLAGS_NONE)
+			goto out;
+		ro |= to_piece(n)->access == ACL_RT_MEM_ACCESS_FLAGS_READ;
+	}
+	if (out) {
+		out->handle = first->phys->handle;
+		out->offset = first->offset + ((uintptr_t)p - first->node.key);
+		out->page_size = first->phys->page_size;
+		out->kind = first->phys->prop.location.type ==
+			    ACL_MEM_LOCATION_TYPE_DEVICE ? ACLMEM_BUF_DEVICE :
+							   ACLMEM_BUF_HOST;
+		out->readonly = ro;
+	}
+	ret = ACLMEM_RANGE_INSIDE;
+out:
+	pthread_rwlock_unlock(&vmm_lock);
+	return ret;
+}
+
+int aclmem_vmm_piece_range(const void *p, void **base, size_t *size)
+{
+	struct piece *pc = NULL;
+	struct resv *r;
+
+	if (!__atomic_load_n(&resvs.root, __ATOMIC_RELAXED))
+		return ACL_ERROR_RT_PARAM_INVALID;
+	pthread_rwlock_rdlock(&vmm_lock);
+	r = resv_at(p);
+	if (r)
+		pc = piece_at(r, p);
+	if (pc) {
+		*base = (void *)pc->node.key;
+		*size = pc->size;
+	}
+	pthread_rwlock_unlock(&vmm_lock);
+	return pc ? ACL_SUCCESS : ACL_ERROR_RT_PARAM_INVALID;
+}
+
+/* ---- sharing between processes ---- */
+
+/* A key this process exported (from a handle still alive), or NULL. */
+static struct phys *export_find(const uint64_t key[2])
+{
+	struct phys *p;
+
+	for (p = phys_list; p; p = p->next)
+		if (p->exported && p->key[0] == key[0] && p->key[1] == key[1])
+			return p;
+	return NULL;
+}
+
+static int do_export(const char *fn, aclrtDrvMemHandle handle, bool key64,
+		     bool any_pid, uint64_t key[2])
+{
+	struct npu_mem_ipc_export e;
+	struct phys *p;
+	int ret;
+
+	pthread_rwlock_wrlock(&vmm_lock);
+	p = phys_find(handle);
+	if (!p || p->imported || p->exported) {
+		pthread_rwlock_unlock(&vmm_lock);
+		return aclmem_fail(ACL_ERROR_RT_PARAM_INVALID, "%s(%p): %s", fn,
+				   handle, !p ? "not a live physical handle" :
+				   p->imported ? "an imported handle" :
+				   "already exported");
+	}
+	memset(&e, 0, sizeof(e));
+	e.handle = p->handle;
+	e.flags = key64 ? NPU_MEM_IPC_KEY64 : any_pid ? NPU_MEM_IPC_ANY_PID : 0;
+	ret = aclmem_do_ioctl(vfd, NPU_MEM_IOCTL_IPC_EXPORT, &e);
+	if (!ret) {
+		p->exported = true;
+		p->key[0] = key[0] = e.key[0];
+		p->key[1] = key[1] = e.key[1];
+	}
+	pthread_rwlock_unlock(&vmm_lock);
+	if (ret)
+		return aclmem_fail(aclmem_ioctl_errno_to_acl(-ret),
+				   "%s: IPC_EXPORT: %s", fn, strerror(-ret));
+	return ACL_SUCCESS;
+}
+
+aclError aclrtMemExportToShareableHandle(aclrtDrvMemHandle handle,
+					 aclrtMemHandleType handleType,
+					 uint64_t flags,
+					 uint64_t *shareableHandle)
+{
+	static const char fn[] = "aclrtMemExportToShareableHandle";
+	uint64_t key[2];
+	int ret;
+
+	if (!handle || !shareableHandle)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: %s is NULL", fn,
+				   !handle ? "handle" : "shareableHandle");
+	if (handleType != ACL_MEM_HANDLE_TYPE_NONE ||
+	    flags > ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "%s: handleType %d, flags 0x%llx", fn,
+				   (int)handleType, (unsigned long long)flags);
+	if (flags == ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION)
+		return aclmem_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+				   "%s: a 64-bit shareable handle always needs "
+				   "a pid list (the V2 FABRIC type does not)",
+				   fn);
+	ret = do_export(fn, handle, true, false, key);
+	if (ret)
+		return ret;
+	*shareableHandle = key[0];
+	return ACL_SUCCESS;
+}
+
+aclError aclrtMemExportToShareableHandleV2(aclrtDrvMemHandle handle,
+					   uint64_t flags,
+					   aclrtMemSharedHandleType shareType,
+					   void *shareableHandle)
+{
+	static const char fn[] = "aclrtMemExportToShareableHandleV2";
+	aclrtMemFabricHandle *fh = shareableHandle;
+	uint64_t key[2];
+	int ret;
+
+	if (!handle || !shareableHandle)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: %s is NULL", fn,
+				   !handle ? "handle" : "shareableHandle");
+	if (flags > ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION ||
+	    (shareType != ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT &&
+	     shareType != ACL_MEM_SHARE_HANDLE_TYPE_FABRIC))
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "%s: flags 0x%llx, shareType %d", fn,
+				   (unsigned long long)flags, (int)shareType);
+	if (shareType == ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT) {
+		if (flags)
+			return aclmem_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+					   "%s: a 64-bit shareable handle always "
+					   "needs a pid list", fn);
+		ret = do_export(fn, handle, true, false, key);
+		if (!ret)
+			*(uint64_t *)shareableHandle = key[0];
+		return ret;
+	}
+	ret = do_export(fn, handle, false, flags != 0, key);
+	if (ret)
+		return ret;
+	memset(fh, 0, sizeof(*fh));
+	memcpy(fh->data, key, sizeof(key));
+	return ACL_SUCCESS;
+}
+
+static int set_pids(const char *fn, const uint64_t key[2], int32_t *pid,
+		    size_t num)
+{
+	struct npu_mem_ipc_set_pids s;
+	int ret;
+
+	if (!pid || !num || num > NPU_MEM_IPC_MAX_PIDS)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: %s", fn,
+				   !pid ? "pid is NULL" : !num ? "pidNum is 0" :
+				   "more pids than one handle can hold");
+	pthread_rwlock_rdlock(&vmm_lock);
+	if (!export_find(key)) {
+		pthread_rwlock_unlock(&vmm_lock);
+		return aclmem_fail(ACL_ERROR_RT_PARAM_INVALID,
+				   "%s: not a shareable handle this process "
+				   "exported", fn);
+	}
+	memset(&s, 0, sizeof(s));
+	s.key[0] = key[0];
+	s.key[1] = key[1];
+	s.pids = (uintptr_t)pid;
+	s.count = (uint32_t)num;
+	ret = aclmem_do_ioctl(vfd, NPU_MEM_IOCTL_IPC_SET_PIDS, &s);
+	pthread_rwlock_unlock(&vmm_lock);
+	if (ret == -ESRCH)
+		return aclmem_fail(ACL_ERROR_RT_PARAM_INVALID,
+				   "%s: a pid names no process", fn);
+	if (ret == -ENOSPC)
+		return aclmem_fail(ACL_ERROR_RT_OVER_LIMIT,
+				   "%s: the pid list is full (%d)", fn,
+				   NPU_MEM_IPC_MAX_PIDS);
+	if (ret)
+		return aclmem_fail(aclmem_ioctl_errno_to_acl(-ret),
+				   "%s: IPC_SET_PIDS: %s", fn, strerror(-ret));
+	return ACL_SUCCESS;
+}
+
+aclError aclrtMemSetPidToShareableHandle(uint64_t shareableHandle,
+					 int32_t *pid, size_t pidNum)
+{
+	uint64_t key[2] = { shareableHandle, 0 };
+
+	return set_pids("aclrtMemSetPidToShareableHandle", key, pid, pidNum);
+}
+
+/* The key a V2 shareable handle holds; ACL code. */
+static int v2_key(const char *fn, const void *sh,
+		  aclrtMemSharedHandleType type, uint64_t key[2])
+{
+	if (!sh)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "%s: shareableHandle is NULL", fn);
+	if (type == ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT) {
+		memcpy(&key[0], sh, sizeof(uint64_t));
+		key[1] = 0;
+		return ACL_SUCCESS;
+	}
+	if (type == ACL_MEM_SHARE_HANDLE_TYPE_FABRIC) {
+		memcpy(key, ((const aclrtMemFabricHandle *)sh)->data,
+		       2 * sizeof(uint64_t));
+		return ACL_SUCCESS;
+	}
+	return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: shareType %d", fn,
+			   (int)type);
+}
+
+aclError aclrtMemSetPidToShareableHandleV2(void *shareableHandle,
+					   aclrtMemSharedHandleType shareType,
+					   int32_t *pid, size_t pidNum)
+{
+	static const char fn[] = "aclrtMemSetPidToShareableHandleV2";
+	uint64_t key[2];
+	int ret = v2_key(fn, shareableHandle, shareType, key);
+
+	return ret ? ret : set_pids(fn, key, pid, pidNum);
+}
+
+/* The memory attribute an imported buffer is described with. */
+static aclrtMemAttr import_attr(const struct npu_mem_buffer *kb, size_t *g)
+{
+	switch (kb->policy) {
+	case NPU_MEM_POLICY_HUGE1G_ONLY:
+		*g = SZ_1G;
+		return ACL_MEM_HUGE1G;
+	case NPU_MEM_POLICY_NORMAL_ONLY:
+		*g = SZ_4K;
+		return ACL_MEM_NORMAL;
+	default:
+		*g = SZ_2M;
+		return ACL_MEM_HUGE;
+	}
+}
+
+static int do_import(const char *fn, const uint64_t key[2],
+		     aclrtDrvMemHandle *handle)
+{
+	struct npu_mem_ipc_import im;
+	aclrtPhysicalMemProp prop;
+	struct phys *p;
+	size_t g;
+	int ret;
+
+	ret = aclmem_ctx_require();
+	if (ret)
+		return aclmem_api_ret(fn, ret);
+	pthread_once(&atfork_once, atfork_register);
+	pthread_rwlock_wrlock(&vmm_lock);
+	/* CANN: export and import are for two processes, not one. */
+	if (export_find(key)) {
+		pthread_rwlock_unlock(&vmm_lock);
+		return aclmem_fail(ACL_ERROR_RT_PARAM_INVALID,
+				   "%s: this process exported that handle", fn);
+	}
+	ret = vfd_get();
+	if (ret) {
+		pthread_rwlock_unlock(&vmm_lock);
+		return ret;
+	}
+	memset(&im, 0, sizeof(im));
+	im.key[0] = key[0];
+	im.key[1] = key[1];
+	ret = aclmem_do_ioctl(vfd, NPU_MEM_IOCTL_IPC_IMPORT, &im);
+	if (ret) {
+		pthread_rwlock_unlock(&vmm_lock);
+		if (ret == -ENOENT)
+			return aclmem_fail(ACL_ERROR_RT_PARAM_INVALID,
+					   "%s: no such shareable handle (never "
+					   "exported, freed, or its exporter "
+					   "gone)", fn);
+		if (ret == -EACCES)
+			return aclmem_fail(ACL_ERROR_RT_NO_PERMISSION,
+					   "%s: this process is not on the "
+					   "handle's pid list", fn);
+		return aclmem_fail(aclmem_ioctl_errno_to_acl(-ret),
+				   "%s: IPC_IMPORT: %s", fn, strerror(-ret));
+	}
+	memset(&prop, 0, sizeof(prop));
+	prop.handleType = ACL_MEM_HANDLE_TYPE_NONE;
+	prop.allocationType = ACL_MEM_ALLOCATION_TYPE_PINNED;
+	prop.memAttr = import_attr(&im.buf, &g);
+	prop.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+	prop.location.id = 0;
+	p = phys_new(im.handle, &im.buf, im.buf.size & ~(uint64_t)(g - 1), g,
+		     &prop, true);
+	if (!p)
+		aclmem_free(vfd, im.handle);
+	else
+		*handle = p;
+	pthread_rwlock_unlock(&vmm_lock);
+	if (!p)
+		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
+				   "%s: out of memory", fn);
+	return ACL_SUCCESS;
+}
+
+aclError aclrtMemImportFromShareableHandle(uint64_t shareableHandle,
+					   int32_t deviceId,
+					   aclrtDrvMemHandle *handle)
+{
+	static const char fn[] = "aclrtMemImportFromShareableHandle";
+	uint64_t key[2] = { shareableHandle, 0 };
+
+	if (!handle)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: handle is NULL",
+				   fn);
+	if (deviceId != 0)
+		return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
+				   "%s: no device %d (device 0 only)", fn,
+				   (int)deviceId);
+	return do_import(fn, key, handle);
+}
+
+aclError aclrtMemImportFromShareableHandleV2(void *shareableHandle,
+					     aclrtMemSharedHandleType shareType,
+					     uint64_t flags,
+					     aclrtDrvMemHandle *handle)
+{
+	static const char fn[] = "aclrtMemImportFromShareableHandleV2";
+	uint64_t key[2];
+	int ret;
+
+	if (!handle || flags)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: %s", fn,
+				   !handle ? "handle is NULL" : "flags must be 0");
+	ret = v2_key(fn, shareableHandle, shareType, key);
+	return ret ? ret : do_import(fn, key, handle);
+}

@@ -1,0 +1,731 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Virtual memory: reservations, physical handles, pieces mapped into a
+ * reservation and used by aclrtMemcpy/aclrtMemset across their boundaries,
+ * access flags (a write to a read-only piece faults), CANN's lifetime rules
+ * (a mapped handle may be freed; a reservation with pieces may not be
+ * released), and shareable handles between processes with the pid list
+ * enforced.  Every refusal is checked with its exact code.
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "acltest.h"
+#include "acl/acl.h"
+
+#define SZ_64K	((size_t)64 << 10)
+#define SZ_2M	((size_t)2 << 20)
+
+static void setup(void)
+{
+	ck_assert_int_eq(aclrtSetDevice(0), ACL_SUCCESS);
+}
+
+static void teardown(void)
+{
+	aclrtResetDeviceForce(0);
+}
+
+static aclrtPhysicalMemProp prop_of(aclrtMemAttr attr)
+{
+	aclrtPhysicalMemProp p;
+
+	memset(&p, 0, sizeof(p));
+	p.handleType = ACL_MEM_HANDLE_TYPE_NONE;
+	p.allocationType = ACL_MEM_ALLOCATION_TYPE_PINNED;
+	p.memAttr = attr;
+	p.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+	p.location.id = 0;
+	return p;
+}
+
+static aclrtDrvMemHandle phys(size_t size, aclrtMemAttr attr)
+{
+	aclrtPhysicalMemProp p = prop_of(attr);
+	aclrtDrvMemHandle h = NULL;
+
+	ck_assert_int_eq(aclrtMallocPhysical(&h, size, &p, 0), ACL_SUCCESS);
+	ck_assert_ptr_nonnull(h);
+	return h;
+}
+
+START_TEST(malloc_physical_rules)
+{
+	aclrtPhysicalMemProp p = prop_of(ACL_MEM_NORMAL), q;
+	aclrtDrvMemHandle h;
+	struct acltest_counters c0, c1;
+	size_t g;
+
+	ck_assert_int_eq(aclrtMallocPhysical(NULL, SZ_64K, &p, 0),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtMallocPhysical(&h, SZ_64K, NULL, 0),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtMallocPhysical(&h, 0, &p, 0),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtMallocPhysical(&h, SZ_64K, &p, 1),
+			 ACL_ERROR_INVALID_PARAM);
+	q = p;
+	q.handleType = ACL_MEM_HANDLE_TYPE_POSIX;
+	ck_assert_int_eq(aclrtMallocPhysical(&h, SZ_64K, &q, 0),
+			 ACL_ERROR_INVALID_PARAM);
+	q = p;
+	q.memAttr = ACL_DDR_MEM_NORMAL;		/* host memory only */
+	ck_assert_int_eq(aclrtMallocPhysical(&h, SZ_64K, &q, 0),
+			 ACL_ERROR_INVALID_PARAM);
+	q = p;
+	q.memAttr = (aclrtMemAttr)99;
+	ck_assert_int_eq(aclrtMallocPhysical(&h, SZ_64K, &q, 0),
+			 ACL_ERROR_INVALID_PARAM);
+	q = p;
+	q.location.id = 1;
+	ck_assert_int_eq(aclrtMallocPhysical(&h, SZ_64K, &q, 0),
+			 ACL_ERROR_RT_INVALID_DEVICEID);
+
+	/* Granularities: the page. */
+	ck_assert_int_eq(aclrtMemGetAllocationGranularity(&p,
+			 ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM, &g), 0);
+	ck_assert_uint_eq(g, 4096);
+	q = prop_of(ACL_MEM_HUGE);
+	ck_assert_int_eq(aclrtMemGetAllocationGranularity(&q,
+			 ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM, &g), 0);
+	ck_assert_uint_eq(g, SZ_2M);
+
+	/* One driver buffer per handle, given back by aclrtFreePhysical. */
+	acltest_counters(&c0);
+	h = phys(SZ_64K + 1, ACL_MEM_NORMAL);
+	acltest_counters(&c1);
+	ck_assert_uint_eq(c1.buffers, c0.buffers + 1);
+	ck_assert_int_eq(aclrtMemGetAllocationPropertiesFromHandle(h, &q), 0);
+	ck_assert_int_eq(q.memAttr, ACL_MEM_NORMAL);
+	ck_assert_int_eq(q.location.type, ACL_MEM_LOCATION_TYPE_DEVICE);
+	ck_assert_int_eq(aclrtMemGetAllocationPropertiesFromHandle(h, NULL),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtFreePhysical(h), 0);
+	acltest_counters(&c1);
+	ck_assert_uint_eq(c1.buffers, c0.buffers);
+	/* A freed handle is unknown. */
+	ck_assert_int_eq(aclrtFreePhysical(h), ACL_ERROR_RT_PARAM_INVALID);
+	ck_assert_int_eq(aclrtMemGetAllocationPropertiesFromHandle(h, &q),
+			 ACL_ERROR_RT_PARAM_INVALID);
+	ck_assert_int_eq(aclrtFreePhysical(NULL), ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtFreePhysical((aclrtDrvMemHandle)&g),
+			 ACL_ERROR_RT_PARAM_INVALID);
+
+	/* A device is needed, as for every allocation. */
+	aclrtResetDeviceForce(0);
+	ck_assert_int_eq(aclrtMallocPhysical(&h, SZ_64K, &p, 0),
+			 ACL_ERROR_RT_CONTEXT_NULL);
+}
+END_TEST
+
+START_TEST(reserve_rules)
+{
+	void *v, *w;
+
+	ck_assert_int_eq(aclrtReserveMemAddress(NULL, SZ_2M, 0, NULL, 0),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtReserveMemAddress(&v, 0, 0, NULL, 0),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtReserveMemAddress(&v, SZ_2M, 0, NULL, 2),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtReserveMemAddress(&v, SZ_2M, 3 << 20, NULL, 0),
+			 ACL_ERROR_INVALID_PARAM);
+
+	ck_assert_int_eq(aclrtReserveMemAddress(&v, 3 * SZ_2M, 0, NULL, 1), 0);
+	ck_assert_uint_eq((uintptr_t)v % SZ_2M, 0);
+	/* Address space only: not usable memory. */
+	if (!acltest_under_valgrind())
+		ck_assert_int_eq(acltest_probe(v, false), SIGSEGV);
+	ck_assert_int_eq(aclrtReleaseMemAddress((char *)v + 4096),
+			 ACL_ERROR_RT_PARAM_INVALID);
+	/* Asking for its own address again: taken. */
+	ck_assert_int_eq(aclrtReserveMemAddress(&w, SZ_2M, 0, v, 0),
+			 ACL_ERROR_RT_PARAM_INVALID);
+	ck_assert_int_eq(aclrtReserveMemAddress(&w, SZ_2M, 0,
+						(char *)v + 4096, 0),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtReleaseMemAddress(v), 0);
+	ck_assert_int_eq(aclrtReleaseMemAddress(v), ACL_ERROR_RT_PARAM_INVALID);
+	ck_assert_int_eq(aclrtReleaseMemAddress(NULL), ACL_ERROR_INVALID_PARAM);
+	/* Now free: given exactly where asked. */
+	ck_assert_int_eq(aclrtReserveMemAddress(&w, SZ_2M, 0, v, 0), 0);
+	ck_assert_ptr_eq(w, v);
+	ck_assert_int_eq(aclrtReleaseMemAddress(w), 0);
+
+	ck_assert_int_eq(aclrtReserveMemAddress(&v, SZ_2M, (size_t)1 << 30,
+						NULL, 0), 0);
+	ck_assert_uint_eq((uintptr_t)v % ((size_t)1 << 30), 0);
+	ck_assert_int_eq(aclrtReleaseMemAddress(v), 0);
+}
+END_TEST
+
+START_TEST(map_rules)
+{
+	aclrtDrvMemHandle h = phys(SZ_2M, ACL_MEM_HUGE);
+	aclrtDrvMemHandle n = phys(SZ_64K, ACL_MEM_NORMAL);
+	static char host[4096] __attribute__((aligned(4096)));
+	char *v;
+
+	ck_assert_int_eq(aclrtReserveMemAddress((void **)&v, 4 * SZ_2M, 0,
+						NULL, 0), 0);
+	ck_assert_int_eq(aclrtMapMem(NULL, SZ_2M, 0, h, 0),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtMapMem(v, SZ_2M, 0, NULL, 0),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtMapMem(v, 0, 0, h, 0), ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtMapMem(v, SZ_2M, 0, h, 1),
+			 ACL_ERROR_INVALID_PARAM);
+	/* Misaligned for a 2 MiB handle: size, address, offset. */
+	ck_assert_int_eq(aclrtMapMem(v, SZ_64K, 0, h, 0),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtMapMem(v + SZ_64K, SZ_2M, 0, h, 0),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtMapMem(v, SZ_64K, 4096, n, 0),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtMapMem(v, SZ_64K, 100, n, 0),
+			 ACL_ERROR_INVALID_PARAM);
+	/* Past the end of the physical memory. */
+	ck_assert_int_eq(aclrtMapMem(v, 2 * SZ_2M, 0, h, 0),
+			 ACL_ERROR_INVALID_PARAM);
+	/* Outside every reservation, or running past one. */
+	ck_assert_int_eq(aclrtMapMem(host, 4096, 0, n, 0),
+			 ACL_ERROR_RT_PARAM_INVALID);
+	ck_assert_int_eq(aclrtMapMem(v + 3 * SZ_2M + SZ_2M - 4096, SZ_64K, 0,
+				     n, 0), ACL_ERROR_RT_PARAM_INVALID);
+	/* A handle that is not one. */
+	ck_assert_int_eq(aclrtMapMem(v, 4096, 0, (aclrtDrvMemHandle)host, 0),
+			 ACL_ERROR_RT_PARAM_INVALID);
+
+	ck_assert_int_eq(aclrtMapMem(v, SZ_2M, 0, h, 0), 0);
+	/* Over a mapped piece, wholly or in part. */
+	ck_assert_int_eq(aclrtMapMem(v, SZ_2M, 0, h, 0),
+			 ACL_ERROR_RT_PARAM_INVALID);
+	ck_assert_int_eq(aclrtMapMem(v + SZ_2M - 4096, SZ_64K, 0, n, 0),
+			 ACL_ERROR_RT_PARAM_INVALID);
+	/* Pieces may be released only by their start. */
+	ck_assert_int_eq(aclrtUnmapMem(v + 4096), ACL_ERROR_RT_PARAM_INVALID);
+	ck_assert_int_eq(aclrtUnmapMem(v + SZ_2M), ACL_ERROR_RT_PARAM_INVALID);
+	ck_assert_int_eq(aclrtUnmapMem(NULL), ACL_ERROR_INVALID_PARAM);
+	/* A reservation with pieces in it stays. */
+	ck_assert_int_eq(aclrtReleaseMemAddress(v), ACL_ERROR_RT_PARAM_INVALID);
+	ck_assert_int_eq(aclrtUnmapMem(v), 0);
+	ck_assert_int_eq(aclrtUnmapMem(v), ACL_ERROR_RT_PARAM_INVALID);
+	/* Unmapped: reserved again, not usable. */
+	if (!acltest_under_valgrind())
+		ck_assert_int_eq(acltest_probe(v, false), SIGSEGV);
+	ck_assert_int_eq(aclrtReleaseMemAddress(v), 0);
+	ck_assert_int_eq(aclrtFreePhysical(h), 0);
+	ck_assert_int_eq(aclrtFreePhysical(n), 0);
+}
+END_TEST
+
+/* Three handles, one range: a tensor the library copies across pieces. */
+START_TEST(three_piece_tensor)
+{
+	aclrtDrvMemHandle h[3];
+	aclrtPtrAttributes at;
+	unsigned char *v, *in, *out;
+	size_t len = 3 * SZ_64K, sz;
+	void *base;
+	int i;
+
+	in = malloc(len);
+	out = malloc(len);
+	ck_assert_ptr_nonnull(in);
+	ck_assert_ptr_nonnull(out);
+	ck_assert_int_eq(aclrtReserveMemAddress((void **)&v, len, 0, NULL, 0),
+			 0);
+	for (i = 0; i < 3; i++) {
+		h[i] = phys(SZ_64K, ACL_MEM_NORMAL);
+		ck_assert_int_eq(aclrtMapMem(v + i * SZ_64K, SZ_64K, 0, h[i], 0),
+				 0);
+	}
+	acltest_fill(in, len, 7);
+	ck_assert_int_eq(aclrtMemcpy(v, len, in, len,
+				     ACL_MEMCPY_HOST_TO_DEVICE), 0);
+	memset(out, 0, len);
+	ck_assert_int_eq(aclrtMemcpy(out, len, v, len,
+				     ACL_MEMCPY_DEVICE_TO_HOST), 0);
+	ck_assert_uint_eq(acltest_verify(out, len, 7), SIZE_MAX);
+	/* Device to device within the range, across both boundaries. */
+	ck_assert_int_eq(aclrtMemcpy(v + 100, len - 100, v + SZ_64K + 50,
+				     SZ_64K, ACL_MEMCPY_DEVICE_TO_DEVICE), 0);
+	ck_assert_int_eq(memcmp(v + 100, in + SZ_64K + 50, SZ_64K), 0);
+	ck_assert_int_eq(aclrtMemset(v + SZ_64K - 10, 2 * SZ_64K, 0x5a,
+				     SZ_64K + 20), 0);
+	ck_assert_int_eq(v[SZ_64K - 10], 0x5a);
+	ck_assert_int_eq(v[2 * SZ_64K + 9], 0x5a);
+
+	/* Device memory for the rest of the library. */
+	ck_assert_int_eq(aclrtPointerGetAttributes(v + SZ_64K + 1, &at), 0);
+	ck_assert_int_eq(at.location.type, ACL_MEM_LOCATION_TYPE_DEVICE);
+	ck_assert_uint_eq(at.pageSize, 4096);
+	ck_assert_int_eq(aclrtMemGetAddressRange(v + SZ_64K + 1, &base, &sz), 0);
+	ck_assert_ptr_eq(base, v + SZ_64K);
+	ck_assert_uint_eq(sz, SZ_64K);
+	/* Not aclrtMalloc's: aclrtFree refuses it. */
+	ck_assert_int_eq(aclrtFree(v), ACL_ERROR_RT_PARAM_INVALID);
+
+	/* A hole in the middle: copies through it are refused. */
+	ck_assert_int_eq(aclrtUnmapMem(v + SZ_64K), 0);
+	ck_assert_int_eq(aclrtMemcpy(out, len, v, len,
+				     ACL_MEMCPY_DEVICE_TO_HOST),
+			 ACL_ERROR_RT_PARAM_INVALID);
+	ck_assert_int_eq(aclrtMemcpy(out, len, v + SZ_64K, 16,
+				     ACL_MEMCPY_DEFAULT),
+			 ACL_ERROR_RT_PARAM_INVALID);
+	ck_assert_int_eq(aclrtMemcpy(out, len, v, SZ_64K,
+				     ACL_MEMCPY_DEVICE_TO_HOST), 0);
+	ck_assert_int_eq(aclrtUnmapMem(v), 0);
+	ck_assert_int_eq(aclrtUnmapMem(v + 2 * SZ_64K), 0);
+	ck_assert_int_eq(aclrtReleaseMemAddress(v), 0);
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(aclrtFreePhysical(h[i]), 0);
+	free(in);
+	free(out);
+}
+END_TEST
+
+/* One handle mapped twice, from two offsets: the same pages. */
+START_TEST(offsets_alias)
+{
+	aclrtDrvMemHandle h = phys(2 * SZ_2M, ACL_MEM_HUGE);
+	char *v;
+
+	ck_assert_int_eq(aclrtReserveMemAddress((void **)&v, 3 * SZ_2M, 0,
+						NULL, 1), 0);
+	ck_assert_int_eq(aclrtMapMem(v, 2 * SZ_2M, 0, h, 0), 0);
+	ck_assert_int_eq(aclrtMapMem(v + 2 * SZ_2M, SZ_2M, SZ_2M, h, 0), 0);
+	v[SZ_2M + 123] = 0x42;
+	ck_assert_int_eq(v[2 * SZ_2M + 123], 0x42);
+	ck_assert_int_eq(aclrtUnmapMem(v), 0);
+	ck_assert_int_eq(aclrtUnmapMem(v + 2 * SZ_2M), 0);
+	ck_assert_int_eq(aclrtReleaseMemAddress(v), 0);
+	ck_assert_int_eq(aclrtFreePhysical(h), 0);
+}
+END_TEST
+
+static void on_segv(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	_exit(si->si_code == SEGV_ACCERR ? 42 : 43);
+}
+
+/* In a child: read p (expect val), then write it; exit 0 if the write worked. */
+static int child_write(volatile char *p, char val)
+{
+	struct sigaction sa;
+	pid_t pid;
+	int st;
+
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (!pid) {
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = on_segv;
+		sa.sa_flags = SA_SIGINFO;
+		sigaction(SIGSEGV, &sa, NULL);
+		if (*p != val)
+			_exit(50 + (*p & 63));
+		*p = 1;
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st));
+	return WEXITSTATUS(st);
+}
+
+START_TEST(access_flags)
+{
+	aclrtDrvMemHandle h[2] = { phys(SZ_64K, ACL_MEM_NORMAL),
+				   phys(SZ_64K, ACL_MEM_NORMAL) };
+	aclrtMemAccessDesc d;
+	aclrtMemLocation loc = { 0, ACL_MEM_LOCATION_TYPE_DEVICE };
+	char *v, buf[16] = "0123456789abcde";
+	uint64_t flag;
+
+	ck_assert_int_eq(aclrtReserveMemAddress((void **)&v, 2 * SZ_64K, 0,
+						NULL, 0), 0);
+	ck_assert_int_eq(aclrtMapMem(v, SZ_64K, 0, h[0], 0), 0);
+	ck_assert_int_eq(aclrtMapMem(v + SZ_64K, SZ_64K, 0, h[1], 0), 0);
+	/* Mapped pieces start read-write. */
+	ck_assert_int_eq(aclrtMemGetAccess(v, &loc, &flag), 0);
+	ck_assert_uint_eq(flag, ACL_RT_MEM_ACCESS_FLAGS_READWRITE);
+	v[5] = 'x';
+
+	memset(&d, 0, sizeof(d));
+	d.location = loc;
+	d.flags = ACL_RT_MEM_ACCESS_FLAGS_READ;
+	ck_assert_int_eq(aclrtMemSetAccess(NULL, SZ_64K, &d, 1),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtMemSetAccess(v, SZ_64K, NULL, 1),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtMemSetAccess(v, SZ_64K, &d, 0),
+			 ACL_ERROR_INVALID_PARAM);
+	/* Not whole pieces. */
+	ck_assert_int_eq(aclrtMemSetAccess(v, 4096, &d, 1),
+			 ACL_ERROR_RT_PARAM_INVALID);
+	ck_assert_int_eq(aclrtMemSetAccess(v + 4096, SZ_64K - 4096, &d, 1),
+			 ACL_ERROR_RT_PARAM_INVALID);
+	ck_assert_int_eq(aclrtMemSetAccess(v, 3 * SZ_64K, &d, 1),
+			 ACL_ERROR_RT_PARAM_INVALID);
+	d.flags = (aclrtMemAccessFlags)2;
+	ck_assert_int_eq(aclrtMemSetAccess(v, SZ_64K, &d, 1),
+			 ACL_ERROR_INVALID_PARAM);
+	d.flags = ACL_RT_MEM_ACCESS_FLAGS_READ;
+	d.location.type = ACL_MEM_LOCATION_TYPE_MANAGED;
+	ck_assert_int_eq(aclrtMemSetAccess(v, SZ_64K, &d, 1),
+			 ACL_ERROR_INVALID_PARAM);
+	d.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+	d.location.id = 1;
+	ck_assert_int_eq(aclrtMemSetAccess(v, SZ_64K, &d, 1),
+			 ACL_ERROR_RT_INVALID_DEVICEID);
+	d.location.id = 0;
+	/* Nothing changed by the refusals. */
+	ck_assert_int_eq(aclrtMemGetAccess(v, &loc, &flag), 0);
+	ck_assert_uint_eq(flag, ACL_RT_MEM_ACCESS_FLAGS_READWRITE);
+
+	ck_assert_int_eq(aclrtMemSetAccess(v, SZ_64K, &d, 1), 0);
+	ck_assert_int_eq(aclrtMemGetAccess(v, &loc, &flag), 0);
+	ck_assert_uint_eq(flag, ACL_RT_MEM_ACCESS_FLAGS_READ);
+	ck_assert_int_eq(aclrtMemGetAccess(v + 4096, &loc, &flag),
+			 ACL_ERROR_RT_PARAM_INVALID);
+	ck_assert_int_eq(aclrtMemGetAccess(v, NULL, &flag),
+			 ACL_ERROR_INVALID_PARAM);
+	/* Read-only: readable; the library refuses to write it. */
+	ck_assert_int_eq(v[5], 'x');
+	ck_assert_int_eq(aclrtMemcpy(buf, sizeof(buf), v, 8,
+				     ACL_MEMCPY_DEVICE_TO_HOST), 0);
+	ck_assert_int_eq(aclrtMemcpy(v, SZ_64K, buf, 8,
+				     ACL_MEMCPY_HOST_TO_DEVICE),
+			 ACL_ERROR_RT_PARAM_INVALID);
+	ck_assert_int_eq(aclrtMemcpy(v + SZ_64K - 4, 8, buf, 8,
+				     ACL_MEMCPY_HOST_TO_DEVICE),
+			 ACL_ERROR_RT_PARAM_INVALID);
+	memcpy(buf, "01234567", 8);
+	ck_assert_int_eq(aclrtMemcpy(v + SZ_64K, 8, buf, 8,
+				     ACL_MEMCPY_HOST_TO_DEVICE), 0);
+	ck_assert_int_eq(v[SZ_64K], '0');
+	/* And the CPU faults on it (a child that shares the pages). */
+	if (!acltest_under_valgrind()) {
+		ck_assert_int_eq(madvise(v, 2 * SZ_64K, MADV_DOFORK), 0);
+		ck_assert_int_eq(child_write(v + 5, 'x'), 42);
+		ck_assert_int_eq(child_write(v + SZ_64K, '0'), 0);
+		ck_assert_int_eq(v[SZ_64K], 1);
+	}
+	/* No access at all: not even reads. */
+	d.flags = ACL_RT_MEM_ACCESS_FLAGS_NONE;
+	ck_assert_int_eq(aclrtMemSetAccess(v, SZ_64K, &d, 1), 0);
+	ck_assert_int_eq(aclrtMemcpy(buf, sizeof(buf), v, 8,
+				     ACL_MEMCPY_DEVICE_TO_HOST),
+			 ACL_ERROR_RT_PARAM_INVALID);
+	if (!acltest_under_valgrind())
+		ck_assert_int_eq(acltest_probe(v, false), SIGSEGV);
+	/* Both pieces at once, back to read-write. */
+	d.flags = ACL_RT_MEM_ACCESS_FLAGS_READWRITE;
+	ck_assert_int_eq(aclrtMemSetAccess(v, 2 * SZ_64K, &d, 1), 0);
+	v[5] = 'y';
+	ck_assert_int_eq(aclrtMemcpy(v, SZ_64K, buf, 8,
+				     ACL_MEMCPY_HOST_TO_DEVICE), 0);
+	ck_assert_int_eq(aclrtUnmapMem(v), 0);
+	ck_assert_int_eq(aclrtUnmapMem(v + SZ_64K), 0);
+	ck_assert_int_eq(aclrtReleaseMemAddress(v), 0);
+	ck_assert_int_eq(aclrtFreePhysical(h[0]), 0);
+	ck_assert_int_eq(aclrtFreePhysical(h[1]), 0);
+}
+END_TEST
+
+/* CANN: a mapped handle may be freed; its memory goes at the last unmap. */
+START_TEST(free_while_mapped_and_retain)
+{
+	struct acltest_counters c0, c1;
+	aclrtPhysicalMemProp p;
+	aclrtDrvMemHandle h, r, r2;
+	char *v;
+
+	acltest_counters(&c0);
+	h = phys(SZ_64K, ACL_MEM_NORMAL);
+	ck_assert_int_eq(aclrtReserveMemAddress((void **)&v, 2 * SZ_64K, 0,
+						NULL, 0), 0);
+	ck_assert_int_eq(aclrtMapMem(v, SZ_64K, 0, h, 0), 0);
+	v[0] = 9;
+
+	ck_assert_int_eq(aclrtMemRetainAllocationHandle(NULL, &r),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtMemRetainAllocationHandle(v + 4096, &r),
+			 ACL_ERROR_RT_PARAM_INVALID);
+	ck_assert_int_eq(aclrtMemRetainAllocationHandle(v, &r), 0);
+	ck_assert_ptr_eq(r, h);
+	/* Two references: the first free leaves the handle alive. */
+	ck_assert_int_eq(aclrtFreePhysical(h), 0);
+	ck_assert_int_eq(aclrtMemGetAllocationPropertiesFromHandle(h, &p), 0);
+	ck_assert_int_eq(aclrtFreePhysical(r), 0);
+	ck_assert_int_eq(aclrtMemGetAllocationPropertiesFromHandle(h, &p),
+			 ACL_ERROR_RT_PARAM_INVALID);
+	ck_assert_int_eq(aclrtMapMem(v + SZ_64K, SZ_64K, 0, h, 0),
+			 ACL_ERROR_RT_PARAM_INVALID);
+	/* The memory stays while mapped. */
+	acltest_counters(&c1);
+	ck_assert_uint_eq(c1.buffers, c0.buffers + 1);
+	ck_assert_int_eq(v[0], 9);
+	/* The mapping holds the memory: retaining it revives the handle. */
+	ck_assert_int_eq(aclrtMemRetainAllocationHandle(v, &r2), 0);
+	ck_assert_int_eq(aclrtMemGetAllocationPropertiesFromHandle(r2, &p), 0);
+	ck_assert_int_eq(aclrtFreePhysical(r2), 0);
+	ck_assert_int_eq(aclrtUnmapMem(v), 0);
+	acltest_counters(&c1);
+	ck_assert_uint_eq(c1.buffers, c0.buffers);
+	ck_assert_int_eq(aclrtReleaseMemAddress(v), 0);
+}
+END_TEST
+
+/* ---- sharing between processes ---- */
+
+struct msg {
+	uint32_t type;		/* 0: V1, else V2's share type */
+	uint64_t word;
+	aclrtMemFabricHandle fabric;
+};
+
+/*
+ * A child that imports what it reads from the pipe, checks the first
+ * bytes hold "shared", writes "child" there and exits 0.  A refused
+ * import exits 91 (ACL_ERROR_RT_NO_PERMISSION) or 92
+ * (ACL_ERROR_RT_PARAM_INVALID: no such handle); other failures 10..17.
+ */
+static pid_t importer(int *wfd)
+{
+	int fds[2];
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (!pid) {
+		aclrtDrvMemHandle h;
+		struct msg m;
+		char *v;
+		int ret;
+
+		close(fds[1]);
+		if (read(fds[0], &m, sizeof(m)) != (ssize_t)sizeof(m))
+			_exit(10);
+		if (aclrtSetDevice(0))
+			_exit(11);
+		if (!m.type)
+			ret = aclrtMemImportFromShareableHandle(m.word, 0, &h);
+		else
+			ret = aclrtMemImportFromShareableHandleV2(
+				m.type == ACL_MEM_SHARE_HANDLE_TYPE_FABRIC ?
+				(void *)&m.fabric : (void *)&m.word,
+				(aclrtMemSharedHandleType)m.type, 0, &h);
+		if (ret == ACL_ERROR_RT_NO_PERMISSION)
+			_exit(91);
+		if (ret == ACL_ERROR_RT_PARAM_INVALID)
+			_exit(92);
+		if (ret)
+			_exit(12);
+		if (aclrtReserveMemAddress((void **)&v, SZ_64K, 0, NULL, 0))
+			_exit(13);
+		if (aclrtMapMem(v, SZ_64K, 0, h, 0))
+			_exit(14);
+		if (memcmp(v, "shared", 7))
+			_exit(15);
+		if (aclrtMemcpy(v, SZ_64K, "child", 6,
+				ACL_MEMCPY_HOST_TO_DEVICE))
+			_exit(16);
+		if (aclrtUnmapMem(v) || aclrtFreePhysical(h) ||
+		    aclrtReleaseMemAddress(v))
+			_exit(17);
+		aclrtResetDevice(0);
+		_exit(0);
+	}
+	close(fds[0]);
+	*wfd = fds[1];
+	return pid;
+}
+
+static int send_reap(pid_t pid, int wfd, const struct msg *m)
+{
+	int st;
+
+	ck_assert_int_eq(write(wfd, m, sizeof(*m)), (ssize_t)sizeof(*m));
+	close(wfd);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st));
+	return WEXITSTATUS(st);
+}
+
+START_TEST(shareable_v1)
+{
+	aclrtDrvMemHandle h = phys(SZ_64K, ACL_MEM_NORMAL), imp;
+	struct msg m;
+	uint64_t sh, sh2;
+	int32_t pid;
+	char *v;
+	pid_t c;
+	int wfd;
+
+	ck_assert_int_eq(aclrtReserveMemAddress((void **)&v, SZ_64K, 0, NULL,
+						0), 0);
+	ck_assert_int_eq(aclrtMapMem(v, SZ_64K, 0, h, 0), 0);
+	memcpy(v, "shared", 7);
+
+	ck_assert_int_eq(aclrtMemExportToShareableHandle(NULL,
+			 ACL_MEM_HANDLE_TYPE_NONE, 0, &sh),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtMemExportToShareableHandle(h,
+			 ACL_MEM_HANDLE_TYPE_NONE, 0, NULL),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtMemExportToShareableHandle(h,
+			 ACL_MEM_HANDLE_TYPE_POSIX, 0, &sh),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtMemExportToShareableHandle(h,
+			 ACL_MEM_HANDLE_TYPE_NONE, 2, &sh),
+			 ACL_ERROR_INVALID_PARAM);
+	/* 64 bits are too few without a pid list. */
+	ck_assert_int_eq(aclrtMemExportToShareableHandle(h,
+			 ACL_MEM_HANDLE_TYPE_NONE,
+			 ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION, &sh),
+			 ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
+	ck_assert_int_eq(aclrtMemExportToShareableHandle(h,
+			 ACL_MEM_HANDLE_TYPE_NONE, 0, &sh), 0);
+	/* One shareable handle per handle. */
+	ck_assert_int_eq(aclrtMemExportToShareableHandle(h,
+			 ACL_MEM_HANDLE_TYPE_NONE, 0, &sh2),
+			 ACL_ERROR_RT_PARAM_INVALID);
+	/* Import is for other processes. */
+	ck_assert_int_eq(aclrtMemImportFromShareableHandle(sh, 0, &imp),
+			 ACL_ERROR_RT_PARAM_INVALID);
+	ck_assert_int_eq(aclrtMemImportFromShareableHandle(sh, 1, &imp),
+			 ACL_ERROR_RT_INVALID_DEVICEID);
+	ck_assert_int_eq(aclrtMemImportFromShareableHandle(sh, 0, NULL),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtMemSetPidToShareableHandle(sh, NULL, 1),
+			 ACL_ERROR_INVALID_PARAM);
+	pid = getpid();
+	ck_assert_int_eq(aclrtMemSetPidToShareableHandle(sh, &pid, 0),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtMemSetPidToShareableHandle(sh + 1, &pid, 1),
+			 ACL_ERROR_RT_PARAM_INVALID);
+
+	memset(&m, 0, sizeof(m));
+	m.word = sh;
+	/* Not on the list (there is none yet): refused. */
+	c = importer(&wfd);
+	ck_assert_int_eq(send_reap(c, wfd, &m), 91);
+	/* On the list: imported, mapped, written. */
+	c = importer(&wfd);
+	pid = c;
+	ck_assert_int_eq(aclrtMemSetPidToShareableHandle(sh, &pid, 1), 0);
+	ck_assert_int_eq(send_reap(c, wfd, &m), 0);
+	ck_assert_str_eq(v, "child");
+	/* A key that names nothing. */
+	c = importer(&wfd);
+	m.word = sh ^ 1;
+	ck_assert_int_eq(send_reap(c, wfd, &m), 92);
+	m.word = sh;
+
+	/* Freeing the handle (even still mapped) revokes the shareable one. */
+	ck_assert_int_eq(aclrtFreePhysical(h), 0);
+	c = importer(&wfd);
+	pid = c;
+	ck_assert_int_eq(aclrtMemSetPidToShareableHandle(sh, &pid, 1),
+			 ACL_ERROR_RT_PARAM_INVALID);
+	ck_assert_int_eq(send_reap(c, wfd, &m), 92);
+	ck_assert_int_eq(aclrtUnmapMem(v), 0);
+	ck_assert_int_eq(aclrtReleaseMemAddress(v), 0);
+}
+END_TEST
+
+START_TEST(shareable_v2)
+{
+	aclrtDrvMemHandle h = phys(SZ_64K, ACL_MEM_NORMAL);
+	aclrtDrvMemHandle g = phys(SZ_64K, ACL_MEM_NORMAL);
+	struct msg m;
+	int32_t pid;
+	char *v, *w;
+	pid_t c;
+	int wfd;
+
+	ck_assert_int_eq(aclrtReserveMemAddress((void **)&v, 2 * SZ_64K, 0,
+						NULL, 0), 0);
+	w = v + SZ_64K;
+	ck_assert_int_eq(aclrtMapMem(v, SZ_64K, 0, h, 0), 0);
+	ck_assert_int_eq(aclrtMapMem(w, SZ_64K, 0, g, 0), 0);
+	memcpy(v, "shared", 7);
+	memcpy(w, "shared", 7);
+	memset(&m, 0, sizeof(m));
+
+	ck_assert_int_eq(aclrtMemExportToShareableHandleV2(h, 0,
+			 (aclrtMemSharedHandleType)3, &m.word),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtMemExportToShareableHandleV2(h, 0,
+			 ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT, NULL),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtMemExportToShareableHandleV2(h,
+			 ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION,
+			 ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT, &m.word),
+			 ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
+
+	/* DEFAULT: a 64-bit handle with a pid list, as V1. */
+	ck_assert_int_eq(aclrtMemExportToShareableHandleV2(h, 0,
+			 ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT, &m.word), 0);
+	m.type = ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT;
+	c = importer(&wfd);
+	ck_assert_int_eq(send_reap(c, wfd, &m), 91);
+	c = importer(&wfd);
+	pid = c;
+	ck_assert_int_eq(aclrtMemSetPidToShareableHandleV2(&m.word,
+			 ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT, &pid, 1), 0);
+	ck_assert_int_eq(send_reap(c, wfd, &m), 0);
+	ck_assert_str_eq(v, "child");
+
+	/* FABRIC without pid validation: any process of this user. */
+	ck_assert_int_eq(aclrtMemExportToShareableHandleV2(g,
+			 ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION,
+			 ACL_MEM_SHARE_HANDLE_TYPE_FABRIC, &m.fabric), 0);
+	m.type = ACL_MEM_SHARE_HANDLE_TYPE_FABRIC;
+	c = importer(&wfd);
+	ck_assert_int_eq(send_reap(c, wfd, &m), 0);
+	ck_assert_str_eq(w, "child");
+	ck_assert_int_eq(aclrtMemImportFromShareableHandleV2(&m.fabric,
+			 ACL_MEM_SHARE_HANDLE_TYPE_FABRIC, 1, &h),
+			 ACL_ERROR_INVALID_PARAM);
+
+	ck_assert_int_eq(aclrtUnmapMem(v), 0);
+	ck_assert_int_eq(aclrtUnmapMem(w), 0);
+	ck_assert_int_eq(aclrtReleaseMemAddress(v), 0);
+	ck_assert_int_eq(aclrtFreePhysical(h), 0);
+	ck_assert_int_eq(aclrtFreePhysical(g), 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("acl_vmm");
+
+	acltest_require_device();
+#define ADD(t, secs) do {						\
+		TCase *tc = tcase_create(#t);				\
+		tcase_add_checked_fixture(tc, setup, teardown);		\
+		tcase_add_test(tc, t);					\
+		tcase_set_timeout(tc, secs);				\
+		suite_add_tcase(s, tc);					\
+	} while (0)
+	ADD(malloc_physical_rules, 30);
+	ADD(reserve_rules, 30);
+	ADD(map_rules, 30);
+	ADD(three_piece_tensor, 30);
+	ADD(offsets_alias, 30);
+	ADD(access_flags, 60);
+	ADD(free_while_mapped_and_retain, 30);
+	ADD(shareable_v1, 60);
+	ADD(shareable_v2, 60);
+	return acltest_run(s);
+}
