@@ -125,26 +125,30 @@ static struct npu_mem_handle *offset_lookup(struct npu_mem_client *client,
  * Offsets are handed out upwards, so the common case costs nothing; once
  * the space is used up, free gaps between live buffers are reused (first
  * fit, a walk that only a client with 16 TiB of history ever pays for).
+ * Buffers with 2 MiB chunks start at 2 MiB-aligned offsets, so that the
+ * address mmap picks (thp_get_unmapped_area) can map them with PMDs.
  */
-static int alloc_pgoff(struct npu_mem_client *client, u64 npages, u64 *pgoff)
+static int alloc_pgoff(struct npu_mem_client *client, u64 npages, u64 align,
+		       u64 *pgoff)
 {
-	u64 start = PGOFF_MIN;
+	u64 start = round_up(client->next_pgoff, align);
 	struct rb_node *n;
 
 	lockdep_assert_held(&client->lock);
-	if (npages <= PGOFF_LIMIT - client->next_pgoff) {
-		*pgoff = client->next_pgoff;
-		client->next_pgoff += npages;
+	if (start < PGOFF_LIMIT && npages <= PGOFF_LIMIT - start) {
+		*pgoff = start;
+		client->next_pgoff = start + npages;
 		return 0;
 	}
 
+	start = round_up(PGOFF_MIN, align);
 	for (n = rb_first(&client->offsets); n; n = rb_next(n)) {
 		struct npu_mem_handle *h = rb_entry(n, struct npu_mem_handle,
 						    offset_node);
 
-		if (h->pgoff - start >= npages)
+		if (h->pgoff >= start && h->pgoff - start >= npages)
 			break;
-		start = h->pgoff + buf_pages(h->buf);
+		start = max(start, round_up(h->pgoff + buf_pages(h->buf), align));
 	}
 	if (start >= PGOFF_LIMIT || PGOFF_LIMIT - start < npages)
 		return -ENOSPC;
@@ -187,7 +191,9 @@ int npu_mem_client_add(struct npu_mem_client *client, struct npu_mem_buf *buf,
 
 	mutex_lock(&client->lock);
 	if (mappable) {
-		ret = alloc_pgoff(client, buf_pages(buf), &h->pgoff);
+		ret = alloc_pgoff(client, buf_pages(buf),
+				  buf->nr_huge ? NPU_MEM_HUGE_SIZE >> PAGE_SHIFT : 1,
+				  &h->pgoff);
 		if (ret)
 			goto err_unlock;
 	}

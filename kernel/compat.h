@@ -53,6 +53,14 @@ static inline int npu_dma_set_seg_limits(struct device *dev)
 #define NPU_MEM_IMPORT_NS_DMA_BUF()	MODULE_IMPORT_NS("DMA_BUF")
 #endif
 
+/* ->get_policy learnt to return an interleave index in 6.7. */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 7, 0)
+#define NPU_GET_POLICY_ARGS	struct vm_area_struct *vma, unsigned long addr
+#else
+#define NPU_GET_POLICY_ARGS	struct vm_area_struct *vma, unsigned long addr, \
+				pgoff_t *ilx
+#endif
+
 /*
  * Static importers map without holding the reservation lock: the locking
  * variants were split out in 6.2, and before that the plain calls took it

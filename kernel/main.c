@@ -12,6 +12,7 @@
 
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/seq_file.h>
 
@@ -67,6 +68,7 @@ static int npu_mem_open(struct inode *inode, struct file *file)
 	if (!client)
 		return -ENOMEM;
 	file->private_data = client;
+	npu_mem_mapping_attach(file);
 	return 0;
 }
 
@@ -88,6 +90,8 @@ static const struct file_operations npu_mem_fops = {
 	.unlocked_ioctl = npu_mem_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.mmap = npu_mem_mmap,
+	/* 2 MiB chunks need 2 MiB-aligned addresses to get PMDs. */
+	.get_unmapped_area = thp_get_unmapped_area,
 	.show_fdinfo = npu_mem_show_fdinfo,
 	.llseek = noop_llseek,
 };
@@ -112,6 +116,9 @@ static int __init npu_mem_init(void)
 	ret = npu_mem_ipc_init();
 	if (ret)
 		return ret;
+	ret = npu_mem_mapping_init();
+	if (ret)
+		goto err_ipc;
 	npu_mem_debugfs_init();
 	ret = npu_mem_device_init(npu_mem_revoke);
 	if (ret)
@@ -127,6 +134,8 @@ err_device:
 	npu_mem_device_exit();
 err_debugfs:
 	npu_mem_debugfs_exit();
+	npu_mem_mapping_exit();
+err_ipc:
 	npu_mem_ipc_exit();
 	return ret;
 }
@@ -136,6 +145,7 @@ static void __exit npu_mem_exit(void)
 	misc_deregister(&npu_mem_misc);
 	npu_mem_device_exit();
 	npu_mem_debugfs_exit();
+	npu_mem_mapping_exit();
 	npu_mem_ipc_exit();
 }
 

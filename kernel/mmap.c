@@ -5,11 +5,22 @@
  * the last VMA (or split piece of one) is unmapped.  Mappings are write-back
  * cached, shared, not inherited by fork() children (VM_DONTCOPY: device
  * memory belongs to the process that allocated it, as in ACL), and cannot
- * grow (VM_DONTEXPAND makes mremap() growth fail with -EFAULT).
+ * grow (VM_DONTEXPAND makes mremap() growth fail with -EFAULT; it also keeps
+ * mlock() away, which would mark pages that are on no LRU list).
  * madvise(MADV_DOFORK) clears VM_DONTCOPY, and refusing it would take
  * VM_IO, which get_user_pages() (O_DIRECT) refuses: a child that inherits
  * a mapping that way shares the pages, and ->open gives its copy a buffer
  * reference of its own.
+ *
+ * Two ways to map, chosen per buffer:
+ *  - a buffer with 2 MiB chunks is mapped on demand by the core fault path
+ *    (mapping.c says why that gives one PMD per chunk): ->fault returns the
+ *    page, the core maps it, and the chunk's first touch maps all 2 MiB.
+ *    Such a VMA must not be VM_MIXEDMAP, which would make its PMDs
+ *    "special" (never refcounted, split or zapped like pages);
+ *  - a buffer of small pages only is inserted whole at mmap time
+ *    (vm_insert_pages(), which makes the VMA VM_MIXEDMAP): one batched
+ *    call costs less than a fault per 4 KiB page.
  */
 #include <linux/fs.h>
 #include <linux/mm.h>
@@ -28,12 +39,12 @@ static void npu_mem_vm_close(struct vm_area_struct *vma)
 }
 
 /*
- * Every page is inserted at mmap time; a fault only comes after the user
- * zapped PTEs (MADV_DONTNEED and friends).  Put the same page back, as a
- * normal page so get_user_pages() keeps working on it.  Page offsets are
- * from the buffer's start: mmap made them so for the device file too.
+ * Inserted mappings: a fault only comes after the user zapped PTEs
+ * (MADV_DONTNEED and friends).  Put the same page back, as a normal page
+ * so get_user_pages() keeps working on it.  Page offsets are from the
+ * buffer's start: mmap made them so for the device file too.
  */
-static vm_fault_t npu_mem_vm_fault(struct vm_fault *vmf)
+static vm_fault_t npu_mem_vm_insert_fault(struct vm_fault *vmf)
 {
 	struct vm_area_struct *vma = vmf->vma;
 	struct npu_mem_buf *buf = vma->vm_private_data;
@@ -50,10 +61,48 @@ static vm_fault_t npu_mem_vm_fault(struct vm_fault *vmf)
 	return VM_FAULT_NOPAGE;
 }
 
-static const struct vm_operations_struct npu_mem_vm_ops = {
+/*
+ * Mappings of 2 MiB chunks: hand the page to the core with a reference,
+ * which the page-table entry keeps.  For a page of a 2 MiB chunk whose
+ * whole span fits the VMA at a 2 MiB-aligned address, the core maps the
+ * chunk with one PMD; anything else gets a PTE.
+ */
+static vm_fault_t npu_mem_vm_page_fault(struct vm_fault *vmf)
+{
+	struct npu_mem_buf *buf = vmf->vma->vm_private_data;
+	struct page *page;
+
+	if (vmf->pgoff >= buf->size >> PAGE_SHIFT)
+		return VM_FAULT_SIGBUS;
+	page = npu_mem_buf_page(buf, vmf->pgoff);
+	get_page(page);
+	vmf->page = page;
+	return 0;
+}
+
+/*
+ * NUMA balancing scans a VMA whose policy may move pages, and would keep
+ * making hinting faults on pages that can never move (they are on no LRU
+ * list): no policy, no scan.
+ */
+static struct mempolicy *npu_mem_vm_get_policy(NPU_GET_POLICY_ARGS)
+{
+	return NULL;
+}
+
+static const struct vm_operations_struct npu_mem_vm_insert_ops = {
 	.open = npu_mem_vm_open,
 	.close = npu_mem_vm_close,
-	.fault = npu_mem_vm_fault,
+	.fault = npu_mem_vm_insert_fault,
+};
+
+static const struct vm_operations_struct npu_mem_vm_page_ops = {
+	.open = npu_mem_vm_open,
+	.close = npu_mem_vm_close,
+	.fault = npu_mem_vm_page_fault,
+#ifdef CONFIG_NUMA
+	.get_policy = npu_mem_vm_get_policy,
+#endif
 };
 
 static vm_fault_t npu_mem_vm_sigbus(struct vm_fault *vmf)
@@ -89,12 +138,16 @@ int npu_mem_mmap_buf(struct npu_mem_buf *buf, struct vm_area_struct *vma)
 		npu_vm_flags_clear(vma, VM_MAYWRITE);
 	}
 
-	npu_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP | VM_DONTCOPY |
-			 VM_MIXEDMAP);
+	npu_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP | VM_DONTCOPY);
 	npu_mem_buf_get(buf);
 	vma->vm_private_data = buf;
-	vma->vm_ops = &npu_mem_vm_ops;
+	if (buf->nr_huge) {
+		vma->vm_ops = &npu_mem_vm_page_ops;
+		return 0;
+	}
 
+	npu_vm_flags_set(vma, VM_MIXEDMAP);
+	vma->vm_ops = &npu_mem_vm_insert_ops;
 	ret = npu_mem_buf_insert_pages(buf, vma, offset);
 	if (ret) {
 		/*

@@ -190,6 +190,11 @@ struct npu_mem_buf *npu_mem_client_lookup_pgoff(struct npu_mem_client *client,
 void npu_mem_client_show_fdinfo(struct seq_file *m,
 				struct npu_mem_client *client);
 
+/* mapping.c: the address space of CPU mappings */
+int npu_mem_mapping_init(void);
+void npu_mem_mapping_exit(void);
+void npu_mem_mapping_attach(struct file *file);
+
 /* mmap.c */
 int npu_mem_mmap(struct file *file, struct vm_area_struct *vma);
 int npu_mem_mmap_buf(struct npu_mem_buf *buf, struct vm_area_struct *vma);

@@ -50,7 +50,7 @@ set -uo pipefail
 MATRIX=(
 	# config            kernels      suites
 	"x86_64             all          kernel lib python fuzz samples"
-	"x86_64-iommu-edu   newest,6.1   kernel/edu_dma kernel/sync kernel/sync_trace kernel/alloc_policy kernel/get_info kernel/visibility kernel/dmabuf* kernel/alloc_race kernel/host_register kernel/ipc_mem kernel/dev_remove"
+	"x86_64-iommu-edu   newest,6.1   kernel/edu_dma kernel/sync kernel/sync_trace kernel/alloc_policy kernel/get_info kernel/visibility kernel/dmabuf* kernel/alloc_race kernel/host_register kernel/ipc_mem kernel/pmd_map kernel/dev_remove"
 	"x86_64-race        all          kernel/alloc_race kernel/ipc_mem fuzz"
 	"x86_64-swiotlb-edu newest,6.1   kernel lib !kernel/dmabuf* !kernel/coherence_stress !kernel/exhaustion !kernel/huge_fallback"
 	"x86_64-noinit      newest       kernel/content_zero kernel/leak_memcg"
