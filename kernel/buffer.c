@@ -320,12 +320,6 @@ static int alloc_chunks(struct npu_mem_buf *buf)
 		buf->chunks[buf->nr_chunks].order = order;
 		buf->chunks[buf->nr_chunks].first =
 			(buf->size - remaining) >> PAGE_SHIFT;
-		/*
-		 * Its place in the buffer, as for a page-cache folio: the fault
-		 * path's i_size check reads it (mapping.c).  Never in a page
-		 * cache, so nothing else does.
-		 */
-		page->index = buf->chunks[buf->nr_chunks].first;
 		buf->nr_chunks++;
 		/* Counted as the UAPI counts them: 2 MiB chunks, 4 KiB pages. */
 		if (order == NPU_MEM_HUGE_ORDER)

@@ -11,8 +11,9 @@
  * covering the folio, and a character device's inode has none: so every
  * open file of the device gets this pseudo filesystem's inode as its
  * f_mapping (as DRM does with its anonymous inode), with the largest size
- * there is.  Nothing is ever put in its page cache; folios name their place
- * in the buffer through ->index, which is what that check reads.
+ * there is, so the check passes whatever a folio's ->index (ours are in no
+ * page cache and keep 0).  Nothing is ever put in this inode's page cache.
+ * dma-buf mappings pass it too: a dma-buf's inode has the buffer's size.
  */
 #include <linux/fs.h>
 #include <linux/mount.h>

@@ -146,11 +146,11 @@ static int map(int fd, const struct npu_mem_buffer *buf, void **addr)
 	}
 	/*
 	 * Put the buffer at a virtual address aligned like its physical
-	 * chunks: reserve address space with room to align, map the buffer
-	 * over the aligned part, give back the slack on both sides.  The
-	 * driver inserts 4 KiB PTEs whatever the alignment (see
-	 * npu_mem_buf_insert_pages() in kernel/buffer.c); a PMD mapping of a
-	 * chunk, were the driver to make one, would need this alignment.
+	 * chunks, so the driver maps each 2 MiB chunk with one PMD: reserve
+	 * address space with room to align, map the buffer over the aligned
+	 * part, give back the slack on both sides.  Drivers since ABI 1.1 pick
+	 * such an address themselves; this keeps older ones, and 1 GiB
+	 * pages, aligned too.
 	 */
 	p = mmap(NULL, len + align, PROT_NONE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);

@@ -85,7 +85,14 @@
  * and cannot grow (mremap growth: -EFAULT).  fork() children do not inherit
  * them (VM_DONTCOPY), unless the process asked for it with
  * madvise(MADV_DOFORK): then the child shares the same pages, and its
- * mapping keeps the buffer alive like any other.
+ * mapping keeps the buffer alive like any other.  A buffer with 2 MiB
+ * chunks gets a 2 MiB-aligned mmap_offset, mmap(NULL) gives it a 2 MiB-
+ * aligned address, and it is mapped on first touch, one page-table entry
+ * (PMD) for each whole 2 MiB chunk of the mapping that is so aligned, 4 KiB
+ * entries for the rest (MAP_POPULATE maps it all at mmap).  A buffer of
+ * 4 KiB pages only is mapped whole at mmap.  Either way the entries are
+ * normal, refcounted ones: O_DIRECT, process_vm_readv, io_uring fixed
+ * buffers and RDMA registration work on them.
  */
 #ifndef _UAPI_LINUX_NPU_MEM_H
 #define _UAPI_LINUX_NPU_MEM_H
