@@ -622,6 +622,7 @@ struct method {
 	void (*teardown)(struct method *m);		/* per run */
 	bool alternative;	/* counts in "faster than every alternative" */
 	uint32_t policy;	/* npu-mem policy */
+	int map_flags;		/* npu-mem: mmap flags besides MAP_SHARED */
 	const char *pool;	/* libaclmem: NPU_MEM_POOL_MAX, NULL = default */
 	int fd;
 	int req, resp;		/* libaclmem child: request/response pipes */
@@ -675,8 +676,8 @@ static int npu_once(struct method *m, uint64_t size, struct sample *s)
 		return ret;
 	}
 	t[1] = now_ns();
-	p = mmap(NULL, a.buf.size, PROT_READ | PROT_WRITE, MAP_SHARED, npu_fd,
-		 a.buf.mmap_offset);
+	p = mmap(NULL, a.buf.size, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | m->map_flags, npu_fd, a.buf.mmap_offset);
 	if (p == MAP_FAILED) {
 		ret = -errno;
 		npu_free(npu_fd, a.handle);
@@ -1189,7 +1190,8 @@ static int kclear_once(struct method *m, uint64_t size, struct sample *s)
 }
 
 enum {
-	M_FLOOR, M_KCLEAR, M_NPU_HF, M_NPU_HO, M_NPU_NO, M_ACL_OFF, M_ACL_ON,
+	M_FLOOR, M_KCLEAR, M_NPU_HF, M_NPU_HF_POP, M_NPU_HO, M_NPU_NO, M_ACL_OFF,
+	M_ACL_ON,
 	M_ANON, M_ANON4K, M_HUGETLB, M_THP, M_VGEM, M_HEAP, M_UDMABUF,
 	NMETHODS
 };
@@ -1202,6 +1204,10 @@ static struct method methods[NMETHODS] = {
 	[M_KCLEAR] = { "floor_kclear", kclear_label, .once = kclear_once },
 	[M_NPU_HF] = { "npu_huge_first", "npu-mem ioctl HUGE_FIRST",
 		npu_setup, NULL, npu_once, .policy = NPU_MEM_POLICY_HUGE_FIRST },
+	/* The same with the mapping made at mmap rather than at first touch. */
+	[M_NPU_HF_POP] = { "npu_huge_first_populate",
+		"npu-mem HUGE_FIRST, populate", npu_setup, NULL, npu_once,
+		.policy = NPU_MEM_POLICY_HUGE_FIRST, .map_flags = MAP_POPULATE },
 	[M_NPU_HO] = { "npu_huge_only", "npu-mem ioctl HUGE_ONLY",
 		npu_setup, NULL, npu_once, .policy = NPU_MEM_POLICY_HUGE_ONLY },
 	[M_NPU_NO] = { "npu_normal_only", "npu-mem ioctl NORMAL_ONLY",
@@ -1241,7 +1247,8 @@ static bool method_on(const struct method *m)
 
 static bool is_npu(unsigned int i)
 {
-	return i == M_NPU_HF || i == M_NPU_HO || i == M_NPU_NO;
+	return i == M_NPU_HF || i == M_NPU_HF_POP || i == M_NPU_HO ||
+	       i == M_NPU_NO;
 }
 
 static void cell_fail(struct cell *c, int ret, const char *why)
@@ -2108,7 +2115,8 @@ static void report_alloc(void)
 /* Where an npu-mem cycle spends its time: medians of each step. */
 static void report_phases(void)
 {
-	static const unsigned int which[] = { M_NPU_HF, M_NPU_HO, M_NPU_NO };
+	static const unsigned int which[] = { M_NPU_HF, M_NPU_HF_POP, M_NPU_HO,
+					      M_NPU_NO };
 	FILE *csv = open_out("npu_phases.csv");
 	unsigned int w, j, k;
 	char sz[24];

@@ -157,7 +157,14 @@ static int map(int fd, const struct npu_mem_buffer *buf, void **addr)
 	if (p == MAP_FAILED)
 		return -errno;
 	want = (uint8_t *)(((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1));
-	if (mmap(want, len, prot, MAP_SHARED | MAP_FIXED, fd,
+	/*
+	 * MAP_POPULATE: the driver maps large chunks on first touch, one
+	 * fault per 2 MiB; doing them here, inside the kernel, measured 1 to
+	 * 10% faster over allocation + first touch + release (make bench,
+	 * "populate" row), and the first access after aclrtMalloc never
+	 * faults.
+	 */
+	if (mmap(want, len, prot, MAP_SHARED | MAP_FIXED | MAP_POPULATE, fd,
 		 (off_t)buf->mmap_offset) == MAP_FAILED) {
 		int err = errno;
 
