@@ -123,6 +123,9 @@ static inline int conv_i64(PyObject *o, void *out)
 	return 1;
 }
 
+/* lib/python/convert.c: a list of pids for the pid-list calls. */
+int32_t *aclpy_pid_list(PyObject *list, size_t *num);
+
 /*
  * Each file's tables of acl.rt and acl.util functions, listed in
  * aclmodule.c's rt_tables and util_tables.

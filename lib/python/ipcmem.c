@@ -63,8 +63,8 @@ static PyObject *py_ipc_mem_get_export_key(PyObject *self, PyObject *args)
 /* ret = ipc_mem_set_import_pid(key, pids): a list (or tuple) of ints. */
 static PyObject *py_ipc_mem_set_import_pid(PyObject *self, PyObject *args)
 {
-	PyObject *list, *seq;
-	Py_ssize_t i, num;
+	PyObject *list;
+	size_t num;
 	const char *key;
 	int32_t *pids;
 	aclError ret;
@@ -72,34 +72,13 @@ static PyObject *py_ipc_mem_set_import_pid(PyObject *self, PyObject *args)
 	(void)self;
 	if (!PyArg_ParseTuple(args, "sO:ipc_mem_set_import_pid", &key, &list))
 		return NULL;
-	if (!PyList_Check(list) && !PyTuple_Check(list)) {
-		PyErr_Format(PyExc_TypeError,
-			     "pids must be a list of ints, not %.200s",
-			     Py_TYPE(list)->tp_name);
+	pids = aclpy_pid_list(list, &num);
+	if (!pids)
 		return NULL;
-	}
-	seq = PySequence_Fast(list, "pids must be a list of ints");
-	if (!seq)
-		return NULL;
-	num = PySequence_Fast_GET_SIZE(seq);
-	/* At least one element: an empty list is the library's to refuse. */
-	pids = PyMem_RawCalloc((size_t)num + 1, sizeof(*pids));
-	if (!pids) {
-		Py_DECREF(seq);
-		return PyErr_NoMemory();
-	}
-	for (i = 0; i < num; i++) {
-		if (!conv_i32(PySequence_Fast_GET_ITEM(seq, i), &pids[i])) {
-			PyMem_RawFree(pids);
-			Py_DECREF(seq);
-			return NULL;
-		}
-	}
-	Py_DECREF(seq);
 	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtIpcMemSetImportPid(key, pids, (size_t)num);
+	ret = aclrtIpcMemSetImportPid(key, pids, num);
 	Py_END_ALLOW_THREADS
-	PyMem_RawFree(pids);
+	PyMem_Free(pids);
 	return PyLong_FromLong(ret);
 }
 

@@ -147,8 +147,8 @@ static PyObject *py_notify_get_export_key(PyObject *self, PyObject *args)
 /* ret = notify_set_import_pid(notify, pids): a list (or tuple) of ints. */
 static PyObject *py_notify_set_import_pid(PyObject *self, PyObject *args)
 {
-	PyObject *list, *seq;
-	Py_ssize_t i, num;
+	PyObject *list;
+	size_t num;
 	int32_t *pids;
 	void *n;
 	aclError ret;
@@ -157,35 +157,13 @@ static PyObject *py_notify_set_import_pid(PyObject *self, PyObject *args)
 	if (!PyArg_ParseTuple(args, "O&O:notify_set_import_pid", conv_ptr, &n,
 			      &list))
 		return NULL;
-	if (!PyList_Check(list) && !PyTuple_Check(list)) {
-		PyErr_Format(PyExc_TypeError,
-			     "pids must be a list of ints, not %.200s",
-			     Py_TYPE(list)->tp_name);
+	pids = aclpy_pid_list(list, &num);
+	if (!pids)
 		return NULL;
-	}
-	seq = PySequence_Fast(list, "pids must be a list of ints");
-	if (!seq)
-		return NULL;
-	num = PySequence_Fast_GET_SIZE(seq);
-	/* At least one element: an empty list is the library's to refuse
-	 * (num 0), not a NULL pointer's. */
-	pids = PyMem_RawCalloc((size_t)num + 1, sizeof(*pids));
-	if (!pids) {
-		Py_DECREF(seq);
-		return PyErr_NoMemory();
-	}
-	for (i = 0; i < num; i++) {
-		if (!conv_i32(PySequence_Fast_GET_ITEM(seq, i), &pids[i])) {
-			PyMem_RawFree(pids);
-			Py_DECREF(seq);
-			return NULL;
-		}
-	}
-	Py_DECREF(seq);
 	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtNotifySetImportPid(n, pids, (size_t)num);
+	ret = aclrtNotifySetImportPid(n, pids, num);
 	Py_END_ALLOW_THREADS
-	PyMem_RawFree(pids);
+	PyMem_Free(pids);
 	return PyLong_FromLong(ret);
 }
 

@@ -335,33 +335,6 @@ static PyObject *py_mem_import_from_shareable_handle(PyObject *self,
 	return ptr_ret(ret, h);
 }
 
-/* A pid list as a new int32_t array (one slot when empty). */
-static int32_t *pid_array(PyObject *list, size_t *n)
-{
-	PyObject *fast = PySequence_Fast(list, "pid must be a list of ints");
-	Py_ssize_t i, len;
-	int32_t *a;
-
-	if (!fast)
-		return NULL;
-	len = PySequence_Fast_GET_SIZE(fast);
-	a = PyMem_Calloc(len ? (size_t)len : 1, sizeof(*a));
-	if (!a) {
-		Py_DECREF(fast);
-		PyErr_NoMemory();
-		return NULL;
-	}
-	for (i = 0; i < len; i++)
-		if (!conv_i32(PySequence_Fast_GET_ITEM(fast, i), &a[i])) {
-			PyMem_Free(a);
-			Py_DECREF(fast);
-			return NULL;
-		}
-	Py_DECREF(fast);
-	*n = (size_t)len;
-	return a;
-}
-
 static PyObject *py_mem_set_pid_to_shareable_handle(PyObject *self,
 						    PyObject *args)
 {
@@ -375,7 +348,7 @@ static PyObject *py_mem_set_pid_to_shareable_handle(PyObject *self,
 	if (!PyArg_ParseTuple(args, "O&O:mem_set_pid_to_shareable_handle",
 			      conv_u64, &sh, &list))
 		return NULL;
-	pids = pid_array(list, &n);
+	pids = aclpy_pid_list(list, &n);
 	if (!pids)
 		return NULL;
 	Py_BEGIN_ALLOW_THREADS
@@ -481,7 +454,7 @@ static PyObject *py_mem_set_pid_to_shareable_handle_v2(PyObject *self,
 		return NULL;
 	if (!v2_in(o, type, &word, &fh, &sh))
 		return NULL;
-	pids = pid_array(list, &n);
+	pids = aclpy_pid_list(list, &n);
 	if (!pids)
 		return NULL;
 	Py_BEGIN_ALLOW_THREADS
