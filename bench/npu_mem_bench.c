@@ -1653,7 +1653,7 @@ static void run_latency(void)
 	b->name = "npu_huge_first";
 	b->p = npu_map_buffer(size, NPU_MEM_POLICY_HUGE_FIRST, &b->len, &kb);
 	if (b->p)
-		snprintf(b->pages, sizeof(b->pages), "2M x%u, 4K x%u (4K PTEs)",
+		snprintf(b->pages, sizeof(b->pages), "2M x%u, 4K x%u",
 			 kb.huge_pages, kb.normal_pages);
 	b = &lat[nlat++];
 	b->name = "npu_normal_only";
