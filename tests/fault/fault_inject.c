@@ -281,6 +281,7 @@ static int count_fds(void)
 #define P_VGEM		8	/* ... and the vgem card */
 #define P_HOST		16	/* an anonymous mapping of size, patterned */
 #define P_KEY		32	/* the buffer exported by key, a second fd */
+#define P_FOREIGN	64	/* a vgem dumb buffer of size, as a dma-buf */
 
 struct ctx {
 	uint32_t policy;
@@ -306,6 +307,8 @@ struct ctx {
 	int fd2;		/* ... and another open file to import into */
 	struct npu_mem_ipc_import im;
 	bool has_im;
+	struct npu_mem_dmabuf_import di;	/* DMABUF_IMPORT's answer */
+	bool has_di;
 };
 
 struct path {
@@ -621,6 +624,31 @@ static long call_vgem_import(struct ctx *c)
 	return r;
 }
 
+static long call_dmabuf_import(struct ctx *c)
+{
+	long r;
+
+	memset(&c->di, 0, sizeof(c->di));
+	c->di.fd = (uint32_t)c->dfd;
+	r = ret_of(ioctl(c->fd, NPU_MEM_IOCTL_DMABUF_IMPORT, &c->di));
+	c->has_di = r == 0;
+	return r;
+}
+
+/* QUERY agrees: an import of the dma-buf's size, foreign exactly for vgem's. */
+static int verify_dmabuf_import(struct ctx *c)
+{
+	struct npu_mem_query q = { .handle = c->di.handle };
+	uint32_t foreign = c->gem ? NPU_MEM_BUF_FOREIGN : 0;
+
+	if (ioctl(c->fd, NPU_MEM_IOCTL_QUERY, &q) ||
+	    !(q.buf.flags & NPU_MEM_BUF_IMPORTED) ||
+	    (q.buf.flags & NPU_MEM_BUF_FOREIGN) != foreign ||
+	    q.buf.size < c->size || q.buf.size != c->di.buf.size)
+		return 1;
+	return 0;
+}
+
 static int verify_gem(struct ctx *c)
 {
 	return !c->gem;
@@ -711,6 +739,23 @@ static int prepare(const struct path *p, struct ctx *c)
 		if (c->vgem < 0)
 			return -ENODEV;
 	}
+	if (p->prep & P_FOREIGN) {
+		struct drm_mode_create_dumb d = {
+			.width = (uint32_t)(p->size / PAGE), .height = 1, .bpp = 32 * 8,
+		};
+		struct drm_prime_handle h = { .flags = DRM_CLOEXEC | DRM_RDWR };
+
+		c->vgem = open_vgem();
+		if (c->vgem < 0)
+			return -ENODEV;
+		if (ioctl(c->vgem, DRM_IOCTL_MODE_CREATE_DUMB, &d))
+			return -errno;
+		c->gem = d.handle;
+		h.handle = d.handle;
+		if (ioctl(c->vgem, DRM_IOCTL_PRIME_HANDLE_TO_FD, &h))
+			return -errno;
+		c->dfd = h.fd;
+	}
 	if (p->prep & P_HOST) {
 		size_t i;
 
@@ -750,6 +795,8 @@ static void release(struct ctx *c)
 		ioctl(c->fd, NPU_MEM_IOCTL_FREE, &(struct npu_mem_free){ .handle = c->hr.handle });
 	if (c->has_im)
 		ioctl(c->fd2, NPU_MEM_IOCTL_FREE, &(struct npu_mem_free){ .handle = c->im.handle });
+	if (c->has_di)
+		ioctl(c->fd, NPU_MEM_IOCTL_FREE, &(struct npu_mem_free){ .handle = c->di.handle });
 	if (c->fd2 >= 0)
 		close(c->fd2);
 	if (c->fd >= 0)
@@ -1126,6 +1173,13 @@ static void build_paths(void)
 		 E_MEM, NPU_MEM_POLICY_HUGE_FIRST, HUGE + PAGE);
 	add_path("dma-buf sync", P_FD | P_BUF | P_DMABUF, call_dmabuf_sync, NULL, E_FAULT,
 		 NPU_MEM_POLICY_HUGE_FIRST, HUGE + PAGE);
+	/* DMABUF_IMPORT: of our own dma-buf (a handle), of vgem's (an attachment) */
+	add_path("dmabuf_import self", P_FD | P_BUF | P_DMABUF, call_dmabuf_import,
+		 verify_dmabuf_import, E_MEM_FAULT, NPU_MEM_POLICY_HUGE_FIRST,
+		 HUGE + PAGE);
+	if (vgem_ok)
+		add_path("dmabuf_import vgem", P_FD | P_FOREIGN, call_dmabuf_import,
+			 verify_dmabuf_import, E_MEM_FAULT, 0, 64 * PAGE);
 	if (vgem_ok)
 		add_path("dma-buf import (vgem)", P_FD | P_BUF | P_DMABUF | P_VGEM,
 			 call_vgem_import, verify_gem, E_MEM_FAULT,

@@ -171,6 +171,13 @@ static char kconfig(const char *opt)
 	return ret;
 }
 
+static bool running_debug_kernel(void)
+{
+	struct utsname u;
+
+	return uname(&u) == 0 && strstr(u.release, "-npudebug-");
+}
+
 /*
  * Can this kernel give us a dma-buf of kind k?  false with the reason in
  * g_why[k]; a node that the kernel's config promises but that is missing
@@ -185,6 +192,19 @@ static bool exporter_probe(enum ekind k)
 
 	if (k == E_VGEM)
 		return nm_vgem_ensure(g_why[k], sizeof(g_why[k])) == 0;
+	/*
+	 * The debug kernel (scripts/debug-kernel.sh, release "-npudebug-")
+	 * has CONFIG_DMABUF_DEBUG, which scrambles the page links of a table
+	 * while an importer has it mapped; 6.1's system heap then syncs those
+	 * very tables in its begin_cpu_access (DMA_BUF_IOCTL_SYNC) and oopses.
+	 * A kernel bug any importer triggers, not npu-mem's: not run there.
+	 */
+	if (k == E_HEAP && running_debug_kernel()) {
+		snprintf(g_why[k], sizeof(g_why[k]), "the debug kernel's "
+			 "CONFIG_DMABUF_DEBUG breaks the system heap's own "
+			 "CPU-access syncs of mapped attachments");
+		return false;
+	}
 	if (access(node, R_OK) == 0)
 		return true;
 	c = kconfig(opt);

@@ -43,7 +43,7 @@
 #include <liburing.h>
 #endif
 #ifdef NM_HAVE_IBVERBS
-#include <infiniband/verbs.h>
+#include "nmtest_rdma.h"
 #endif
 
 #include "nmtest_cred.h"
@@ -1177,164 +1177,6 @@ START_TEST(io_uring_fixed_buffers)
 }
 END_TEST
 
-#ifdef NM_HAVE_IBVERBS
-/* ---- soft-RoCE: an rxe device over one end of a veth pair ---- */
-
-#define RXE_NAME	"nmpmdrxe0"
-#define VETH_A		"nmpmdveth0"
-#define VETH_B		"nmpmdveth1"
-
-static void rxe_teardown(void)
-{
-	nm_shell("rdma link delete " RXE_NAME " 2>/dev/null; "
-		 "ip link del " VETH_A " 2>/dev/null", NULL);
-}
-
-/* 0, or the reason it cannot be had (malloc'd) */
-static char *rxe_setup(void)
-{
-	char *out = NULL, *why;
-	int rc;
-
-	rxe_teardown();
-	/*
-	 * Loaded by hand: the kernel's own module requests (rxe's crc32
-	 * shash) run the initramfs' modprobe, outside the guest's chroot.
-	 */
-	rc = nm_shell("set -e; modprobe crc32_generic; modprobe rdma_rxe; "
-		      "modprobe ib_uverbs; modprobe veth; "
-		      "ip link add " VETH_A " type veth peer name " VETH_B "; "
-		      "ip addr add 10.77.15.1/24 dev " VETH_A "; "
-		      "ip link set " VETH_A " up; ip link set " VETH_B " up; "
-		      "rdma link add " RXE_NAME " type rxe netdev " VETH_A,
-		      &out);
-	if (rc == 0) {
-		free(out);
-		return NULL;
-	}
-	if (asprintf(&why, "exit %d: %s", rc, out ? out : "") < 0)
-		why = NULL;
-	free(out);
-	rxe_teardown();
-	return why;
-}
-
-struct rdma {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_qp *qp[2];
-	union ibv_gid gid;
-	int gid_index;
-};
-
-/* A GID to address ourselves with: the IPv4-mapped one, else any */
-static bool rdma_find_gid(struct rdma *r, double timeout_s)
-{
-	double end = nm_now() + timeout_s;
-
-	do {
-		struct ibv_port_attr pa;
-		int any = -1;
-
-		ck_assert_int_eq(ibv_query_port(r->ctx, 1, &pa), 0);
-		for (int i = 0; i < pa.gid_tbl_len; i++) {
-			union ibv_gid g;
-			static const uint8_t zero[16];
-
-			if (ibv_query_gid(r->ctx, 1, i, &g) ||
-			    !memcmp(g.raw, zero, 16))
-				continue;
-			if (g.raw[10] == 0xff && g.raw[11] == 0xff) {
-				r->gid = g;
-				r->gid_index = i;
-				return pa.state == IBV_PORT_ACTIVE;
-			}
-			if (any < 0) {
-				any = i;
-				r->gid = g;
-			}
-		}
-		if (any >= 0 && pa.state == IBV_PORT_ACTIVE) {
-			r->gid_index = any;
-			return true;
-		}
-		usleep(100 * 1000);
-	} while (nm_now() < end);
-	return false;
-}
-
-static void rdma_connect(struct rdma *r, int i)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT,
-		.pkey_index = 0,
-		.port_num = 1,
-		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
-				   IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ,
-	};
-
-	ck_assert_int_eq(ibv_modify_qp(r->qp[i], &a, IBV_QP_STATE |
-				       IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				       IBV_QP_ACCESS_FLAGS), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = r->qp[!i]->qp_num;
-	a.rq_psn = 0;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = r->gid;
-	a.ah_attr.grh.sgid_index = r->gid_index;
-	a.ah_attr.grh.hop_limit = 1;
-	a.ah_attr.port_num = 1;
-	ck_assert_int_eq(ibv_modify_qp(r->qp[i], &a, IBV_QP_STATE | IBV_QP_AV |
-				       IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				       IBV_QP_RQ_PSN |
-				       IBV_QP_MAX_DEST_RD_ATOMIC |
-				       IBV_QP_MIN_RNR_TIMER), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = 0;
-	a.max_rd_atomic = 1;
-	ck_assert_int_eq(ibv_modify_qp(r->qp[i], &a, IBV_QP_STATE |
-				       IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-				       IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-				       IBV_QP_MAX_QP_RD_ATOMIC), 0);
-}
-
-/* One RDMA WRITE or READ on qp[0] against qp[1]'s side, completed */
-static void rdma_op(struct rdma *r, enum ibv_wr_opcode op, struct ibv_mr *lmr,
-		    void *laddr, struct ibv_mr *rmr, void *raddr, size_t len)
-{
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)laddr, .length = len, .lkey = lmr->lkey,
-	};
-	struct ibv_send_wr wr = {
-		.wr_id = 1, .sg_list = &sge, .num_sge = 1, .opcode = op,
-		.send_flags = IBV_SEND_SIGNALED,
-		.wr.rdma = { .remote_addr = (uintptr_t)raddr,
-			     .rkey = rmr->rkey },
-	}, *bad;
-	struct ibv_wc wc;
-	double end = nm_now() + 20;
-	int n;
-
-	ck_assert_int_eq(ibv_post_send(r->qp[0], &wr, &bad), 0);
-	while ((n = ibv_poll_cq(r->cq, 1, &wc)) == 0 && nm_now() < end)
-		usleep(1000);
-	ck_assert_msg(n == 1, "RDMA %s: no completion in 20 s (%d)",
-		      op == IBV_WR_RDMA_WRITE ? "WRITE" : "READ", n);
-	ck_assert_msg(wc.status == IBV_WC_SUCCESS, "RDMA %s: %s",
-		      op == IBV_WR_RDMA_WRITE ? "WRITE" : "READ",
-		      ibv_wc_status_str(wc.status));
-}
-#endif
 
 /*
  * RDMA registration pins the range long-term (ib_umem_get(): FOLL_LONGTERM
@@ -1346,47 +1188,31 @@ START_TEST(rdma_reg_mr)
 #ifdef NM_HAVE_IBVERBS
 	const size_t size = 8 * NM_MiB, off = NM_2M - 40 * NM_KiB;
 	const size_t len = 128 * NM_KiB;
-	struct ibv_device **list;
+	enum ibv_wc_status st;
 	struct ibv_mr *bmr, *lmr;
-	struct rdma r = { 0 };
+	struct ibv_qp *qp[2];
+	struct nm_rdma r;
+	const char *what;
 	uint8_t *loc;
 	char *why;
-	int n;
+	int ret;
 	struct base b;
 	struct pm m;
 
-	why = rxe_setup();
+	why = nm_rxe_setup();
 	if (why)
 		nm_skip("soft-RoCE (rdma_rxe over a veth) cannot be set up "
 			"here: %s", why);
 	base_take(&b);
-	list = ibv_get_device_list(&n);
-	ck_assert_msg(list, "ibv_get_device_list: %s", nm_errname(errno));
-	for (int i = 0; i < n && !r.ctx; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), RXE_NAME))
-			r.ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	ck_assert_msg(r.ctx, "%s is not among %d verbs devices (rxe provider "
-		      "of ibverbs-providers?)", RXE_NAME, n);
-	ck_assert_msg(rdma_find_gid(&r, 10), "%s: no GID or port not active "
-		      "within 10 s", RXE_NAME);
-	r.pd = ibv_alloc_pd(r.ctx);
-	ck_assert(r.pd);
-	r.cq = ibv_create_cq(r.ctx, 16, NULL, NULL, 0);
-	ck_assert(r.cq);
+	ret = nm_rdma_open(&r, 16, &what);
+	ck_assert_msg(ret == 0, "%s: %s", what, nm_retname(ret));
 	for (int i = 0; i < 2; i++) {
-		struct ibv_qp_init_attr qa = {
-			.send_cq = r.cq, .recv_cq = r.cq,
-			.cap = { .max_send_wr = 4, .max_recv_wr = 4,
-				 .max_send_sge = 1, .max_recv_sge = 1 },
-			.qp_type = IBV_QPT_RC,
-		};
-
-		r.qp[i] = ibv_create_qp(r.pd, &qa);
-		ck_assert_msg(r.qp[i], "ibv_create_qp: %s", nm_errname(errno));
+		qp[i] = nm_rdma_qp(&r);
+		ck_assert_msg(qp[i], "ibv_create_qp: %s", nm_errname(errno));
 	}
-	rdma_connect(&r, 0);
-	rdma_connect(&r, 1);
+	for (int i = 0; i < 2; i++)
+		nm_assert_ok(nm_rdma_connect(&r, qp[i], qp[!i]->qp_num,
+					     &r.gid));
 
 	pm_huge_filled(&m, size, 32);
 	bmr = ibv_reg_mr(r.pd, m.p, size, IBV_ACCESS_LOCAL_WRITE |
@@ -1401,7 +1227,10 @@ START_TEST(rdma_reg_mr)
 	ck_assert(lmr);
 	/* WRITE into the buffer across the chunk 0/1 boundary */
 	nm_fill(loc, len, 33);
-	rdma_op(&r, IBV_WR_RDMA_WRITE, lmr, loc, bmr, m.p + off, len);
+	ret = nm_rdma_op(&r, qp[0], IBV_WR_RDMA_WRITE, loc, lmr->lkey,
+			 (uintptr_t)(m.p + off), bmr->rkey, len, 20, &st);
+	ck_assert_msg(ret == 0, "RDMA WRITE: %s (%s)", nm_retname(ret),
+		      ibv_wc_status_str(st));
 	ck_assert_msg(nm_verify(m.p + off, len, 33) == SIZE_MAX,
 		      "RDMA WRITE did not land in the buffer");
 	ck_assert_uint_eq(nm_verify(m.p, off, 32), SIZE_MAX);
@@ -1409,8 +1238,11 @@ START_TEST(rdma_reg_mr)
 				       off + len), SIZE_MAX);
 	/* READ out of it across the chunk 2/3 boundary */
 	memset(loc, 0, len);
-	rdma_op(&r, IBV_WR_RDMA_READ, lmr, loc, bmr,
-		m.p + 3 * NM_2M - len / 2, len);
+	ret = nm_rdma_op(&r, qp[0], IBV_WR_RDMA_READ, loc, lmr->lkey,
+			 (uintptr_t)(m.p + 3 * NM_2M - len / 2), bmr->rkey,
+			 len, 20, &st);
+	ck_assert_msg(ret == 0, "RDMA READ: %s (%s)", nm_retname(ret),
+		      ibv_wc_status_str(st));
 	ck_assert_msg(nm_verify_at(loc, len, 32, 3 * NM_2M - len / 2) ==
 		      SIZE_MAX, "RDMA READ did not read the buffer's bytes");
 	printf("RDMA WRITE into and READ out of the registered PMD mapping: "
@@ -1419,15 +1251,13 @@ START_TEST(rdma_reg_mr)
 	ck_assert_uint_eq(pmd_kb(m.p, size), 8192);
 	ck_assert_int_eq(ibv_dereg_mr(lmr), 0);
 	ck_assert_int_eq(ibv_dereg_mr(bmr), 0);
-	ck_assert_int_eq(ibv_destroy_qp(r.qp[0]), 0);
-	ck_assert_int_eq(ibv_destroy_qp(r.qp[1]), 0);
-	ck_assert_int_eq(ibv_destroy_cq(r.cq), 0);
-	ck_assert_int_eq(ibv_dealloc_pd(r.pd), 0);
-	ck_assert_int_eq(ibv_close_device(r.ctx), 0);
+	ck_assert_int_eq(ibv_destroy_qp(qp[0]), 0);
+	ck_assert_int_eq(ibv_destroy_qp(qp[1]), 0);
+	nm_assert_ok(nm_rdma_close(&r));
 	free(loc);
 	pm_del(&m);
 	base_check(&b);
-	rxe_teardown();
+	nm_rxe_teardown();
 #else
 	nm_skip("built without libibverbs (libibverbs-dev)");
 #endif

@@ -58,6 +58,12 @@
  *    a caller gets -ENOMEM instead of the OOM killer.  Allocations in
  *    progress count as taken, so concurrent callers cannot all pass on
  *    the same free memory.
+ * These charges end when the buffer goes.  Pages that another subsystem
+ * still holds then (an RDMA memory region, an io_uring fixed buffer, a
+ * pipe after vmsplice, O_DIRECT in flight) stay allocated until it lets
+ * go: they remain charged to the memory cgroup, and the pinner answers for
+ * them under its own limit (RDMA and io_uring charge RLIMIT_MEMLOCK), but
+ * npu-mem's counters and cap no longer include them.
  * Privileges (CAP_IPC_LOCK above, CAP_SYS_ADMIN for device addresses) are
  * those of the credentials that opened the file, as for other files.
  *
