@@ -140,13 +140,15 @@ extract_toolchain "$CACHE/toolchain-armhf" arm-linux-gnueabihf $ARMHF_TOOLCHAIN_
 # The stamp holds the package list: a sysroot extracted for another list
 # (an older tree's) is extracted again.
 sr=$CACHE/sysroot
-if [ "$(cat "$sr/.done" 2>/dev/null)" != "$(echo $SYSROOT_PKGS)" ]; then
+# shellcheck disable=SC2086,SC2116 # the list with its whitespace normalised
+want=$(echo $SYSROOT_PKGS)
+if [ "$(cat "$sr/.done" 2>/dev/null)" != "$want" ]; then
 	msg "extracting the arm64 sysroot ($SYSROOT_PKGS)"
 	rm -rf "$sr"
 	mkdir -p "$sr"
 	# shellcheck disable=SC2046,SC2086
 	download_extract "$sr" $(printf '%s:arm64 ' $SYSROOT_PKGS)
-	echo $SYSROOT_PKGS >"$sr/.done"
+	echo "$want" >"$sr/.done"
 fi
 
 # ---- kernels ---------------------------------------------------------------

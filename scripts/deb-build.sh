@@ -62,4 +62,6 @@ if ! chroot "$mnt" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
 fi
 cp "$mnt/build/"*.deb "$mnt/build/"*.changes "$mnt/build/"*.buildinfo "$OUT/"
 echo "deb-build: $(( $(date +%s) - t0 )) s:"
-(cd "$OUT" && ls -1 ./*.deb | sed 's,^\./,  ,')
+for f in "$OUT"/*.deb; do
+	echo "  ${f##*/}"
+done

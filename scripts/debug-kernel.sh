@@ -114,6 +114,7 @@ run() { "$@" >>"$log" 2>&1 || { tail -n 40 "$log" >&2; die "failed: $*"; }; }
 src_v=$(src_version)
 if [ ! -e "$tree/Makefile" ]; then
 	seed=""
+	# shellcheck disable=SC2045 # newest first; the cache's names have no spaces
 	for d in $(ls -td "$CACHE"/*/done 2>/dev/null); do
 		d=$(dirname "$d")
 		if [ "$d" != "$dir" ] && [ "$(cat "$d/source-version" 2>/dev/null)" = "$src_v" ] &&
@@ -157,7 +158,7 @@ while IFS= read -r line; do
 			bad=1
 		fi
 	elif ! grep -qxF "$line" .config; then
-		msg "option did not stick: $line (have: $(grep -E "^(# )?$opt[= ]" .config || echo unset))"
+		msg "option did not stick: $line (have: $(grep -E "^(# )?${opt}[= ]" .config || echo unset))"
 		bad=1
 	fi
 done < <(grep -E '^CONFIG_[A-Za-z0-9_]+=' "$FRAG")
@@ -166,8 +167,9 @@ msg "configuration verified ($(grep -cE '^CONFIG_[A-Za-z0-9_]+=' "$FRAG") option
 
 msg "building bzImage and modules (nice -n 19, -j${NPU_MEM_DEBUG_JOBS:-2})"
 run nice -n 19 make ARCH=x86_64 -j"${NPU_MEM_DEBUG_JOBS:-2}" bzImage modules
-[ -s arch/x86/boot/bzImage ] && [ -s Module.symvers ] ||
+if [ ! -s arch/x86/boot/bzImage ] || [ ! -s Module.symvers ]; then
 	die "build finished without bzImage or Module.symvers"
+fi
 
 secs=$(($(date +%s) - t0))
 # CPU time of everything above (user, system): the wall time depends on

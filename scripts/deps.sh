@@ -13,7 +13,7 @@ export DEBIAN_FRONTEND=noninteractive
 BASE_PKGS="build-essential gcc-multilib pkg-config make python3 python3-dev
 	python3-numpy qemu-system-x86 busybox-static cpio kmod check libdrm-dev sparse dwarves
 	linux-image-amd64 linux-headers-amd64 valgrind dkms udev libjson-c-dev cmake
-	liburing-dev libibverbs-dev ibverbs-providers rdma-core"
+	liburing-dev libibverbs-dev ibverbs-providers rdma-core shellcheck"
 BPO_PKGS="linux-image-amd64 linux-headers-amd64"
 
 missing() {
@@ -36,6 +36,7 @@ have_bpo_kernel() {
 	ls /lib/modules/6.1[2-9]*/build/Makefile >/dev/null 2>&1
 }
 
+# shellcheck disable=SC2086 # a list of package names
 todo=$(missing $BASE_PKGS)
 if [ -n "$todo" ] || ! have_bpo_kernel || [ "$need_update" = 1 ]; then
 	if [ "$need_update" = 1 ] || [ ! -d /var/lib/apt/lists ] ||
@@ -43,11 +44,18 @@ if [ -n "$todo" ] || ! have_bpo_kernel || [ "$need_update" = 1 ]; then
 	   [ -n "$todo" ]; then
 		apt-get update -qq
 	fi
+	# shellcheck disable=SC2086 # lists of package names
 	[ -n "$todo" ] && apt-get install -y -qq --no-install-recommends $todo
 	if ! have_bpo_kernel; then
+		# shellcheck disable=SC2086
 		apt-get install -y -qq --no-install-recommends \
 			-t bookworm-backports $BPO_PKGS
 	fi
 fi
 # Kernels' vmlinuz must be readable by the (root) harness; nothing else to do.
-echo "deps: ok ($(ls -d /lib/modules/*/build | sed 's,/lib/modules/,,;s,/build,,' | tr '\n' ' '))"
+kvers=""
+for d in /lib/modules/*/build; do
+	d=${d%/build}
+	kvers="$kvers${d#/lib/modules/} "
+done
+echo "deps: ok ($kvers)"

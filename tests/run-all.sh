@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # The test runner of "make check", run after everything is built:
-#   1. build/tests/host/* on this machine;
+#   1. build/tests/host/* on this machine, and shellcheck on every script;
 #   2. self-tests proving that vm-run really fails on a kernel WARNING and on
 #      a module that cannot be unloaded;
 #   3. one QEMU guest per (kernel, configuration) of the matrix below, which
@@ -93,6 +93,16 @@ mkdir -p "$RES/host"
 "$SUITES" -r "$RES/host/results.txt" host
 read -r p f s < <(tally "$RES/host/results.txt")
 add host "$p" "$f" "$s"
+
+banner "shellcheck: every shell script"
+log=$RES/shellcheck.log
+bash "$TOP/tests/shellcheck.sh" >"$log" 2>&1
+cat "$log"
+if read -r p _ f _ s _ < <(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n1); then
+	add shellcheck "$p" "$f" "$s"
+else
+	add shellcheck 0 1 0 "no summary line, see $log"
+fi
 
 # ---- 1b. the CANN-style samples (samples/), built with cmake against the
 # build tree's toolkit and an installed one (tests/samples/run.sh); the

@@ -43,6 +43,7 @@ rm -rf "$RES"
 mkdir -p "$RES"
 out=$RES/guest
 t1=$(date +%s)
+# shellcheck disable=SC2086 # DEBUG_PHASES is a list of phases
 NPU_MEM_DEBUG_KDIR=$kdir tests/vm/vm-run -c x86_64-debug -t "${DEBUG_VM_TIMEOUT:-5400}" \
 	-o "$out" -- tests/debug/guest.sh ${DEBUG_PHASES:-}
 rc=$?

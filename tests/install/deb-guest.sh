@@ -29,7 +29,7 @@ check "$k: systemd-modules-load loaded npu_mem (usr/lib/modules-load.d/npu-mem.c
 	[ -d /sys/module/npu_mem ]
 f=$(modinfo -n npu_mem)
 echo "module file: $f"
-check "$k: the module loaded is DKMS's" [ "${f#/lib/modules/$k/updates/dkms/}" != "$f" ]
+check "$k: the module loaded is DKMS's" [ "${f#/lib/modules/"$k"/updates/dkms/}" != "$f" ]
 check "$k: same build as that file (srcversion)" \
 	[ "$(cat /sys/module/npu_mem/srcversion)" = "$(modinfo -F srcversion "$f")" ]
 check "$k: production build: debugfs has no dma_copy (no test DMA engine)" \

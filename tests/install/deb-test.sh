@@ -21,6 +21,9 @@
 #            system groups (files elsewhere may still belong to it).
 # Needs root and network access to Debian's mirrors.  NO_VM=1 skips the
 # guests.  Results: build/test-results/deb/.  Prints "N passed, N failed".
+# Single-quoted dpkg-query formats and sh -c scripts are meant to reach
+# their program unexpanded.
+# shellcheck disable=SC2016
 set -uo pipefail
 
 TOP=$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)
@@ -202,6 +205,7 @@ rm -rf "$mnt/tmp/debs" "$mnt/tmp/acl_demo"*
 in_root SUDO_FORCE_REMOVE=yes apt-get purge -y --autoremove $PKGS >"$RES/apt-purge.log" 2>&1
 check "apt purge --autoremove $PKGS" [ $? = 0 ]
 grep -E '^(Purging|Removing|Deleting)' "$RES/apt-purge.log" | sed 's/^/  /' | head -40
+# shellcheck disable=SC2086 # PKGS is a list of package names
 left=$(in_root dpkg-query -W -f='${Package} ${db:Status-Abbrev}\n' $PKGS 2>/dev/null | grep -v ' un *$')
 check "dpkg knows none of them any more${left:+: $left}" [ -z "$left" ]
 left=$(cd "$mnt" && ls -d lib/modules/*/updates/dkms/npu_mem* usr/src/npu-mem-* var/lib/dkms/npu-mem 2>/dev/null)
@@ -214,7 +218,7 @@ check "group npu kept (Debian leaves system groups on purge)" in_root getent gro
 # sees every file that the install left outside dpkg's records.
 kept=$(comm -13 "$RES/packages-before.txt" <(in_root dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' |
 	awk '$1 != "un" { print $2 }' | LC_ALL=C sort))
-echo "kept by apt after the purge: $(echo $kept)"
+echo "kept by apt after the purge: $(tr '\n' ' ' <<<"$kept")"
 if [ -n "$kept" ]; then
 	# shellcheck disable=SC2086
 	in_root apt-get purge -y $kept >"$RES/apt-purge-kept.log" 2>&1

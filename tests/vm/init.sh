@@ -72,8 +72,9 @@ keep=""
 case ${VM_CWD:-} in
 /tmp/?* | /run/?*)
 	keep=$(echo "$VM_CWD" | cut -d/ -f1-3)
-	mkdir -p /keep && mount -o bind "$R$keep" /keep ||
+	if ! mkdir -p /keep || ! mount -o bind "$R$keep" /keep; then
 		die "cannot set aside $keep"
+	fi
 	;;
 esac
 mount -t proc proc "$R/proc" || die "mount chroot /proc"
@@ -90,8 +91,9 @@ mount -t tmpfs -o mode=1777 tmpfs "$R/dev/shm"
 mount -t tmpfs -o mode=1777 tmpfs "$R/tmp" || die "mount chroot /tmp"
 mount -t tmpfs -o mode=755 tmpfs "$R/run" || die "mount chroot /run"
 if [ -n "$keep" ]; then
-	mkdir -p "$R$keep" && mount -o move /keep "$R$keep" ||
+	if ! mkdir -p "$R$keep" || ! mount -o move /keep "$R$keep"; then
 		die "cannot put $keep back"
+	fi
 fi
 mount -t debugfs debugfs "$R/sys/kernel/debug" || die "mount debugfs"
 # Results land at the same path as on the host.  The directory exists on the
