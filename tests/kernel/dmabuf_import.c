@@ -193,16 +193,23 @@ static bool exporter_probe(enum ekind k)
 	if (k == E_VGEM)
 		return nm_vgem_ensure(g_why[k], sizeof(g_why[k])) == 0;
 	/*
-	 * The debug kernel (scripts/debug-kernel.sh, release "-npudebug-")
-	 * has CONFIG_DMABUF_DEBUG, which scrambles the page links of a table
-	 * while an importer has it mapped; 6.1's system heap then syncs those
-	 * very tables in its begin_cpu_access (DMA_BUF_IOCTL_SYNC) and oopses.
-	 * A kernel bug any importer triggers, not npu-mem's: not run there.
+	 * Not on the debug kernel (scripts/debug-kernel.sh, release
+	 * "-npudebug-", a 6.1): both exporters have bugs there that any
+	 * importer's CPU-access sync triggers, none of them npu-mem's.
+	 *  - CONFIG_DMABUF_DEBUG scrambles the page links of a table while an
+	 *    importer has it mapped, and 6.1's system heap syncs those very
+	 *    tables in its begin_cpu_access: an oops;
+	 *  - 6.1's udmabuf maps its pages for its own misc device, whose DMA
+	 *    parameters it never set, in segments longer than the default
+	 *    64 KiB: DMA-API debugging warns on every map and sync.
 	 */
-	if (k == E_HEAP && running_debug_kernel()) {
-		snprintf(g_why[k], sizeof(g_why[k]), "the debug kernel's "
-			 "CONFIG_DMABUF_DEBUG breaks the system heap's own "
-			 "CPU-access syncs of mapped attachments");
+	if (k != E_VGEM && running_debug_kernel()) {
+		snprintf(g_why[k], sizeof(g_why[k]), "%s",
+			 k == E_HEAP ? "the debug kernel's CONFIG_DMABUF_DEBUG "
+			 "breaks the system heap's own CPU-access syncs of "
+			 "mapped attachments" : "6.1's udmabuf maps for its own "
+			 "device beyond that device's segment size, which "
+			 "DMA-API debugging warns about");
 		return false;
 	}
 	if (access(node, R_OK) == 0)
