@@ -108,13 +108,38 @@ static void unmap_import(struct npu_mem_buf *buf)
 	buf->flags &= ~NPU_MEM_BUF_DEV_CONTIG;
 }
 
+/*
+ * A dma-buf imported already stands for itself: one attachment per dma-buf,
+ * as DRM's PRIME import keeps one object per dma-buf, so the device never
+ * has the same pages mapped twice (which the DMA API does not support: two
+ * mappings of a cache line).  A buffer on its way out (no references left)
+ * is not taken: the caller attaches anew.
+ */
+static struct npu_mem_buf *find_import(struct dma_buf *dmabuf)
+{
+	struct npu_mem_import *imp;
+	struct npu_mem_buf *buf = NULL;
+
+	mutex_lock(&imports_mutex);
+	list_for_each_entry(imp, &npu_mem_imports, node) {
+		if (imp->dmabuf == dmabuf && imp->buf->mapped &&
+		    kref_get_unless_zero(&imp->buf->ref)) {
+			buf = imp->buf;
+			break;
+		}
+	}
+	mutex_unlock(&imports_mutex);
+	return buf;
+}
+
 /**
  * npu_mem_import_dmabuf() - a buffer for the dma-buf behind @fd
  * @fd: the caller's file descriptor
  * @hflags: out: the flags the new handle gets
  *
  * Return: a buffer reference (npu-mem's own buffer when the dma-buf is
- * one of ours), or an ERR_PTR.
+ * one of ours, the earlier import's when it was imported already), or an
+ * ERR_PTR.
  */
 struct npu_mem_buf *npu_mem_import_dmabuf(int fd, u32 *hflags)
 {
@@ -137,6 +162,12 @@ struct npu_mem_buf *npu_mem_import_dmabuf(int fd, u32 *hflags)
 			npu_mem_buf_put(buf);
 			return ERR_PTR(-ENODEV);
 		}
+		return buf;
+	}
+
+	buf = find_import(dmabuf);
+	if (buf) {
+		dma_buf_put(dmabuf);
 		return buf;
 	}
 

@@ -14,8 +14,9 @@
  *
  * Where CANN is silent: a registration is named by the pointer it was made
  * with (aclrtHostUnregister takes exactly that pointer); ranges may not
- * overlap another live registration (byte ranges: two registrations may
- * share a page); ACL_HOST_REGISTER_READONLY / ACL_HOST_REG_READONLY, which
+ * overlap another live registration, and pinned ones may not share a page
+ * (the DMA API maps a cache line once: a second mapping of the same page
+ * is what DMA-API debugging calls unsupported); ACL_HOST_REGISTER_READONLY / ACL_HOST_REG_READONLY, which
  * CANN reserves, are honoured (the pages are pinned without write access,
  * so read-only memory can be registered); IOMEMORY (another PCIe device's
  * registers) cannot be: ACL_ERROR_RT_FEATURE_NOT_SUPPORT.  A V2
@@ -42,6 +43,8 @@ struct hostreg {
 	struct hostreg *next;
 	uintptr_t start;		/* the pointer registered */
 	uintptr_t end;			/* start + size */
+	uintptr_t busy_start, busy_end;	/* what no other one may touch: the
+					 * pages pinned, or [start, end) */
 	uint32_t handle;		/* 0: in an aclrtMallocHost buffer */
 	bool mapped;			/* has a device pointer */
 };
@@ -49,13 +52,13 @@ struct hostreg {
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct hostreg *regs;
 
-/* Under reg_lock: a registration overlapping [start, end), else NULL. */
+/* Under reg_lock: a registration whose busy range meets [start, end). */
 static struct hostreg *overlap(uintptr_t start, uintptr_t end)
 {
 	struct hostreg *h;
 
 	for (h = regs; h; h = h->next)
-		if (h->end > start && h->start < end)
+		if (h->busy_end > start && h->busy_start < end)
 			return h;
 	return NULL;
 }
@@ -108,9 +111,11 @@ static int do_register(const char *fn, void *ptr, uint64_t size,
 				   "%s: out of memory", fn);
 	h->start = start;
 	h->end = end;
+	h->busy_start = hr.size ? hr.addr : start;
+	h->busy_end = hr.size ? hr.addr + hr.size : end;
 	h->mapped = mapped;
 	pthread_mutex_lock(&reg_lock);
-	o = overlap(start, end);
+	o = overlap(h->busy_start, h->busy_end);
 	if (o) {
 		uintptr_t other = o->start;
 

@@ -623,6 +623,49 @@ START_TEST(vgem_foreign)
 }
 END_TEST
 
+/*
+ * One dma-buf imported three times (twice into one file, once into
+ * another) is one import: one attachment, one device mapping (the same
+ * dev_addr, which under an IOMMU two mappings would not share), and it
+ * goes with the last of its handles.
+ */
+START_TEST(vgem_import_twice_one_attachment)
+{
+	struct npu_mem_dmabuf_import d1, d2, d3;
+	struct npu_mem_buffer q;
+	int fd, fd2, att0;
+	struct exp e;
+
+	need_exporter(E_VGEM);
+	exp_new(&e, E_VGEM, 4 * NM_4K);
+	fd = nm_open();
+	fd2 = nm_open();
+	att0 = attachments(e.ino);
+	import_ok(fd, e.dfd, &d1);
+	import_ok(fd, e.dfd, &d2);
+	import_ok(fd2, e.dfd, &d3);
+	ck_assert_uint_ne(d1.handle, d2.handle);
+	if (att0 >= 0)
+		ck_assert_int_eq(attachments(e.ino), att0 + 1);
+	if (dev_visible()) {
+		ck_assert_uint_eq(d2.buf.dev_addr, d1.buf.dev_addr);
+		ck_assert_uint_eq(d3.buf.dev_addr, d1.buf.dev_addr);
+	}
+	nm_free_ok(fd, d1.handle);
+	nm_assert_ok(nm_query(fd, d2.handle, &q));
+	ck_assert_uint_eq(q.flags & NPU_MEM_BUF_FOREIGN, NPU_MEM_BUF_FOREIGN);
+	nm_free_ok(fd, d2.handle);
+	if (att0 >= 0)
+		ck_assert_int_eq(attachments(e.ino), att0 + 1);
+	nm_free_ok(fd2, d3.handle);
+	if (att0 >= 0)
+		ck_assert_int_eq(attachments(e.ino), att0);
+	close(fd2);
+	close(fd);
+	exp_drop(&e);
+}
+END_TEST
+
 START_TEST(udmabuf_foreign)
 {
 	need_exporter(E_UDMABUF);
@@ -1698,6 +1741,7 @@ int main(void)
 	       g_bdf[0] ? g_bdf : "none");
 
 	nm_add(s, vgem_foreign, 60);
+	nm_add(s, vgem_import_twice_one_attachment, 30);
 	nm_add(s, udmabuf_foreign, 60);
 	nm_add(s, heap_foreign, 60);
 	nm_add(s, vgem_fresh, 30);

@@ -481,7 +481,9 @@ struct npu_mem_host_register {
  * last mapping; the memory stays charged to whoever the exporter charges.
  *  - a dma-buf of npu-mem itself gives a handle on the same buffer (as
  *    IPC_IMPORT does: NPU_MEM_BUF_IMPORTED, not FOREIGN);
- *  - another driver's gets NPU_MEM_BUF_FOREIGN.  Its mmap_offset maps it
+ *  - another driver's gets NPU_MEM_BUF_FOREIGN; importing it again, into
+ *    any file, names the same import (one attachment per dma-buf, so the
+ *    device never maps its pages twice).  Its mmap_offset maps it
  *    through the exporter's own mmap (refused with the exporter's error if
  *    it has none), SYNC maintains the whole dma-buf for the NPU through the
  *    exporter (DMA_BUF_IOCTL_SYNC's begin/end CPU access) whatever the
