@@ -320,6 +320,14 @@ static int alloc_chunks(struct npu_mem_buf *buf)
 		buf->chunks[buf->nr_chunks].order = order;
 		buf->chunks[buf->nr_chunks].first =
 			(buf->size - remaining) >> PAGE_SHIFT;
+		/*
+		 * Its place in the buffer, as a page-cache folio would have it:
+		 * the fault path compares it with i_size (mapping.c) before it
+		 * maps a chunk with a PMD.  The allocator leaves whatever the
+		 * page's last user stored there (a slab freelist pointer, say),
+		 * which would pass i_size and send the chunk to PTEs.
+		 */
+		page->index = buf->chunks[buf->nr_chunks].first;
 		buf->nr_chunks++;
 		/* Counted as the UAPI counts them: 2 MiB chunks, 4 KiB pages. */
 		if (order == NPU_MEM_HUGE_ORDER)

@@ -11,9 +11,10 @@
  * covering the folio, and a character device's inode has none: so every
  * open file of the device gets this pseudo filesystem's inode as its
  * f_mapping (as DRM does with its anonymous inode), with the largest size
- * there is, so the check passes whatever a folio's ->index (ours are in no
- * page cache and keep 0).  Nothing is ever put in this inode's page cache.
- * dma-buf mappings pass it too: a dma-buf's inode has the buffer's size.
+ * there is, and every chunk's ->index says where it sits in the buffer
+ * (buffer.c), so the check passes.  Nothing is ever put in this inode's page
+ * cache.  dma-buf mappings pass it too: a dma-buf's inode has the buffer's
+ * size.
  */
 #include <linux/fs.h>
 #include <linux/mount.h>

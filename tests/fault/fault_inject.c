@@ -740,8 +740,10 @@ static int prepare(const struct path *p, struct ctx *c)
 			return -ENODEV;
 	}
 	if (p->prep & P_FOREIGN) {
+		/* rows of one page each: 1024 pixels of 32 bits */
 		struct drm_mode_create_dumb d = {
-			.width = (uint32_t)(p->size / PAGE), .height = 1, .bpp = 32 * 8,
+			.width = PAGE / 4, .height = (uint32_t)(p->size / PAGE),
+			.bpp = 32,
 		};
 		struct drm_prime_handle h = { .flags = DRM_CLOEXEC | DRM_RDWR };
 
