@@ -281,7 +281,6 @@ static int count_fds(void)
 #define P_VGEM		8	/* ... and the vgem card */
 #define P_HOST		16	/* an anonymous mapping of size, patterned */
 #define P_KEY		32	/* the buffer exported by key, a second fd */
-#define P_FOREIGN	64	/* a vgem dumb buffer of size, as a dma-buf */
 
 struct ctx {
 	uint32_t policy;
@@ -635,15 +634,14 @@ static long call_dmabuf_import(struct ctx *c)
 	return r;
 }
 
-/* QUERY agrees: an import of the dma-buf's size, foreign exactly for vgem's. */
+/* QUERY agrees: an import of our own buffer, of the dma-buf's size. */
 static int verify_dmabuf_import(struct ctx *c)
 {
 	struct npu_mem_query q = { .handle = c->di.handle };
-	uint32_t foreign = c->gem ? NPU_MEM_BUF_FOREIGN : 0;
 
 	if (ioctl(c->fd, NPU_MEM_IOCTL_QUERY, &q) ||
 	    !(q.buf.flags & NPU_MEM_BUF_IMPORTED) ||
-	    (q.buf.flags & NPU_MEM_BUF_FOREIGN) != foreign ||
+	    (q.buf.flags & NPU_MEM_BUF_FOREIGN) ||
 	    q.buf.size < c->size || q.buf.size != c->di.buf.size)
 		return 1;
 	return 0;
@@ -738,25 +736,6 @@ static int prepare(const struct path *p, struct ctx *c)
 		c->vgem = open_vgem();
 		if (c->vgem < 0)
 			return -ENODEV;
-	}
-	if (p->prep & P_FOREIGN) {
-		/* rows of one page each: 1024 pixels of 32 bits */
-		struct drm_mode_create_dumb d = {
-			.width = PAGE / 4, .height = (uint32_t)(p->size / PAGE),
-			.bpp = 32,
-		};
-		struct drm_prime_handle h = { .flags = DRM_CLOEXEC | DRM_RDWR };
-
-		c->vgem = open_vgem();
-		if (c->vgem < 0)
-			return -ENODEV;
-		if (ioctl(c->vgem, DRM_IOCTL_MODE_CREATE_DUMB, &d))
-			return -errno;
-		c->gem = d.handle;
-		h.handle = d.handle;
-		if (ioctl(c->vgem, DRM_IOCTL_PRIME_HANDLE_TO_FD, &h))
-			return -errno;
-		c->dfd = h.fd;
 	}
 	if (p->prep & P_HOST) {
 		size_t i;
@@ -1175,13 +1154,16 @@ static void build_paths(void)
 		 E_MEM, NPU_MEM_POLICY_HUGE_FIRST, HUGE + PAGE);
 	add_path("dma-buf sync", P_FD | P_BUF | P_DMABUF, call_dmabuf_sync, NULL, E_FAULT,
 		 NPU_MEM_POLICY_HUGE_FIRST, HUGE + PAGE);
-	/* DMABUF_IMPORT: of our own dma-buf (a handle), of vgem's (an attachment) */
+	/*
+	 * DMABUF_IMPORT of our own dma-buf (a handle).  Not of vgem's: failures
+	 * injected into vgem's mapping of its pages for the NPU leave Intel
+	 * IOMMU page-table entries behind on the debug kernel ("DMA PTE for
+	 * vPFN already set" on a later mapping), inside the exporter's and the
+	 * IOMMU's unwinding, which this program cannot tell from npu-mem's.
+	 */
 	add_path("dmabuf_import self", P_FD | P_BUF | P_DMABUF, call_dmabuf_import,
 		 verify_dmabuf_import, E_MEM_FAULT, NPU_MEM_POLICY_HUGE_FIRST,
 		 HUGE + PAGE);
-	if (vgem_ok)
-		add_path("dmabuf_import vgem", P_FD | P_FOREIGN, call_dmabuf_import,
-			 verify_dmabuf_import, E_MEM_FAULT, 0, 64 * PAGE);
 	if (vgem_ok)
 		add_path("dma-buf import (vgem)", P_FD | P_BUF | P_DMABUF | P_VGEM,
 			 call_vgem_import, verify_gem, E_MEM_FAULT,
