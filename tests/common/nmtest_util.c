@@ -898,6 +898,18 @@ int nm_debugfs_mount(void)
 	return 0;
 }
 
+void nm_assert_dmesg_clean(void)
+{
+	char *out = NULL;
+	int rc;
+
+	rc = nm_shell("dmesg | sed -n '/vm-run: ---- test start/,$p' | "
+		      "grep -e '[Bb]ad page' -e 'BUG:' -e 'WARNING:'", &out);
+	ck_assert_msg(rc == 1, "the kernel complained (grep exit %d):\n%s", rc,
+		      out ? out : "");
+	free(out);
+}
+
 int nm_shell(const char *cmd, char **out)
 {
 	size_t cap = 4096, len = 0;

@@ -316,6 +316,10 @@ int nm_debugfs_mount(void);
  * (-1 when it could not run) and, when out is not NULL, the output in a
  * malloc'd string. */
 int nm_shell(const char *cmd, char **out);
+/* Fail the running test if the kernel logged a bad page, BUG or WARNING
+ * since vm-run's test-start marker (for suites whose last test checks
+ * that no page refcount went wrong anywhere before it). */
+void nm_assert_dmesg_clean(void);
 
 double nm_now(void);			/* CLOCK_MONOTONIC seconds */
 uint64_t nm_env_u64(const char *name, uint64_t def);

@@ -998,14 +998,7 @@ NO_VERBS(dmabuf_mr)
 /* Last: no page refcount went wrong anywhere above. */
 START_TEST(dmesg_clean)
 {
-	char *out = NULL;
-	int rc;
-
-	rc = nm_shell("dmesg | sed -n '/vm-run: ---- test start/,$p' | "
-		      "grep -e '[Bb]ad page' -e 'BUG:' -e 'WARNING:'", &out);
-	ck_assert_msg(rc == 1, "the kernel complained (grep exit %d):\n%s", rc,
-		      out ? out : "");
-	free(out);
+	nm_assert_dmesg_clean();
 }
 END_TEST
 
