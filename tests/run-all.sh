@@ -242,6 +242,7 @@ for row in "${MATRIX[@]}"; do
 			f=1 note="guest command exited $rc"
 		fi
 		add "$label" "$p" "$f" "$s" "$note ($(($(date +%s) - t0))s)"
+		[ "$f" = 0 ] || failures "$label" "$out"
 	done
 done
 

@@ -62,6 +62,7 @@ guest() {
 		f=1 note="guest command exited $rc"
 	fi
 	add "$label" "$p" "$f" "$s" "$note ($(($(date +%s) - t0))s)"
+	[ "$f" = 0 ] || failures "$label" "$out"
 }
 
 # shellcheck disable=SC2086 # one release a word

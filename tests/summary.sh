@@ -6,7 +6,7 @@
 # "N passed, N failed, N skipped" that make check's callers read.
 
 tot_p=0 tot_f=0 tot_s=0
-summary=()
+summary=() details=()
 
 # add LABEL PASSED FAILED SKIPPED [NOTE]
 add() {
@@ -20,9 +20,27 @@ tally() {
 		echo "0 0 0"
 }
 
-# summary_print TITLE: the lines added, then the total.
+# failures LABEL OUTDIR: under the summary, what failed in a guest's run:
+# its failing programs, and what the kernel reported (vm-run's reports.txt),
+# so that a failure can be told from the summary alone.
+failures() {
+	local f
+	f=$(awk -v l="$1" '$2 > 0 { print "  " l ": " $0 }' "$2/results.txt" 2>/dev/null |
+		head -n 10)
+	if [ -s "$2/reports.txt" ]; then
+		f+=${f:+$'\n'}"  $1: the kernel reported, $(head -n 1 "$2/reports.txt") running:"
+		f+=$'\n'$(tail -n +2 "$2/reports.txt" | head -n 12 | sed 's/^/    /')
+	fi
+	[ -z "$f" ] || details+=("$f")
+}
+
+# summary_print TITLE: the lines added, what failed, then the total.
 summary_print() {
 	printf '\n==== summary%s ====\n' "${1:+ ($1)}"
 	printf '%s\n' "${summary[@]}"
+	if [ "${#details[@]}" -gt 0 ]; then
+		echo "---- what failed ----"
+		printf '%s\n' "${details[@]}"
+	fi
 	echo "$tot_p passed, $tot_f failed, $tot_s skipped"
 }
