@@ -16,6 +16,7 @@
 
 #include "acl/acl_rt.h"
 #include "allocator.h"
+#include "context.h"
 #include "log.h"
 
 struct desc {
@@ -222,7 +223,8 @@ aclError aclrtAllocatorUnregister(aclrtStream stream)
 	return ACL_SUCCESS;
 }
 
-void aclmem_allocator_forget_all(void)
+/* Drop every registration (aclFinalize). */
+static void forget_all(void)
 {
 	struct reg *r;
 
@@ -237,3 +239,20 @@ void aclmem_allocator_forget_all(void)
 		r = next;
 	}
 }
+
+static void allocator_idle(bool finalize)
+{
+	if (finalize)
+		forget_all();
+}
+
+/* The lock may be a copy of one another thread held at the fork. */
+static void allocator_fork_child(void)
+{
+	pthread_mutex_init(&reg_lock, NULL);
+	forget_all();
+}
+
+ACLMEM_PART(.rank = ACLMEM_RANK_ALLOCATOR,
+	    .idle = allocator_idle,
+	    .fork_child = allocator_fork_child)

@@ -13,7 +13,4 @@
 /* Drop a stream's registration, if any (stream destruction). */
 void aclmem_allocator_forget_stream(aclrtStream stream);
 
-/* Drop every registration (aclFinalize, fork() child). */
-void aclmem_allocator_forget_all(void);
-
 #endif /* ACLMEM_ALLOCATOR_H */

@@ -496,7 +496,7 @@ void aclmem_callbacks_stream_gone(const struct aclmem_stream *s)
 	run_leftovers(left);
 }
 
-void aclmem_callbacks_atfork_child(void)
+static void callbacks_fork_child(void)
 {
 	pthread_mutex_init(&cb_lock, NULL);
 	pthread_cond_init(&cb_posted, NULL);
@@ -505,3 +505,6 @@ void aclmem_callbacks_atfork_child(void)
 	subs = NULL;
 	reporters = NULL;
 }
+
+ACLMEM_PART(.rank = ACLMEM_RANK_CALLBACKS,
+	    .fork_child = callbacks_fork_child)

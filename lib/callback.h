@@ -14,6 +14,4 @@ struct aclmem_stream;
  */
 void aclmem_callbacks_stream_gone(const struct aclmem_stream *s);
 
-void aclmem_callbacks_atfork_child(void);
-
 #endif /* ACLMEM_CALLBACK_H */

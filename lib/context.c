@@ -42,18 +42,11 @@
 
 #include "acl/acl_rt.h"
 #include "aclmem/aclmem.h"
-#include "allocator.h"
-#include "callback.h"
 #include "config.h"
 #include "context.h"
 #include "device.h"
-#include "log.h"
-#include "memory.h"
-#include "notify.h"
-#include "event.h"
 #include "hooks.h"
-#include "pool.h"
-#include "stream.h"
+#include "log.h"
 
 struct aclmem_ctx {
 	struct aclmem_ctx *next;	/* live contexts, under ctx_lock */
@@ -81,10 +74,9 @@ static __thread uint64_t tls_epoch;
 
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
-/* Device state and task abort callbacks, and what serialises the former. */
+/* Device state callbacks, and what serialises them. */
 static pthread_mutex_t transition_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static struct aclmem_hooks device_hooks = ACLMEM_HOOKS_INIT;
-static struct aclmem_hooks abort_hooks = ACLMEM_HOOKS_INIT;
 
 /* The live context at this address, or NULL; never dereferences ctx. */
 static struct aclmem_ctx *ctx_find_locked(const void *ctx)
@@ -186,43 +178,100 @@ int aclmem_ctx_info(struct npu_mem_info *info)
 	return ACL_SUCCESS;
 }
 
+/* ---- the parts built on contexts (context.h) ---- */
+
+#define MAX_PARTS	16
+
+static const struct aclmem_part *parts[MAX_PARTS];	/* by rising rank */
+static unsigned int nr_parts;
+
+void aclmem_part_register(const struct aclmem_part *part)
+{
+	unsigned int i = nr_parts;
+
+	/* A constant table's worth: a part too many is a build mistake. */
+	if (nr_parts == MAX_PARTS)
+		abort();
+	while (i && parts[i - 1]->rank > part->rank) {
+		parts[i] = parts[i - 1];
+		i--;
+	}
+	parts[i] = part;
+	nr_parts++;
+}
+
+/* Each part's hook, if it has one, in falling rank. */
+#define for_each_part_down(p, i)					\
+	for ((i) = nr_parts; (i)-- && ((p) = parts[(i)], 1);)
+
+static void parts_ctx_destroy(struct aclmem_ctx *ctx, bool force)
+{
+	const struct aclmem_part *p;
+	unsigned int i;
+
+	for_each_part_down(p, i)
+		if (p->ctx_destroy)
+			p->ctx_destroy(ctx, force);
+}
+
+static void parts_idle(bool finalize)
+{
+	const struct aclmem_part *p;
+	unsigned int i;
+
+	for_each_part_down(p, i)
+		if (p->idle)
+			p->idle(finalize);
+}
+
+static size_t parts_release(void)
+{
+	const struct aclmem_part *p;
+	unsigned int i;
+	size_t n = 0;
+
+	for_each_part_down(p, i)
+		if (p->release)
+			n += p->release();
+	return n;
+}
+
 static void atfork_prepare(void)
 {
+	unsigned int i;
+
 	pthread_mutex_lock(&ctx_lock);
-	aclmem_streams_atfork_prepare();
-	pthread_mutex_lock(&aclmem_pool_global()->lock);
-	aclmem_mem_atfork_prepare();
+	for (i = 0; i < nr_parts; i++)
+		if (parts[i]->fork_prepare)
+			parts[i]->fork_prepare();
 }
 
 static void atfork_parent(void)
 {
-	aclmem_mem_atfork_parent();
-	pthread_mutex_unlock(&aclmem_pool_global()->lock);
-	aclmem_streams_atfork_parent();
+	const struct aclmem_part *p;
+	unsigned int i;
+
+	for_each_part_down(p, i)
+		if (p->fork_parent)
+			p->fork_parent();
 	pthread_mutex_unlock(&ctx_lock);
 }
 
 static void atfork_child(void)
 {
+	const struct aclmem_part *p;
 	struct aclmem_ctx *c;
+	pthread_mutexattr_t a;
+	unsigned int i;
 
-	aclmem_mem_atfork_child();
-	aclmem_pool_forget(aclmem_pool_global());
-	aclmem_streams_atfork_child();
-	aclmem_events_atfork_child();
-	aclmem_callbacks_atfork_child();
-	aclmem_notifies_atfork_child();
+	for_each_part_down(p, i)
+		if (p->fork_child)
+			p->fork_child();
 	aclmem_hooks_atfork_child(&device_hooks);
-	aclmem_hooks_atfork_child(&abort_hooks);
-	{
-		pthread_mutexattr_t a;
-
-		pthread_mutexattr_init(&a);
-		pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
-		pthread_mutex_init(&transition_lock, &a);
-		pthread_mutexattr_destroy(&a);
-	}
-	aclmem_allocator_forget_all();
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&transition_lock, &a);
+	pthread_mutexattr_destroy(&a);
 	pthread_mutex_init(&ctx_lock, NULL);
 	if (dev_fd >= 0)
 		close(dev_fd);
@@ -239,8 +288,6 @@ static void atfork_child(void)
 
 static void atfork_register(void)
 {
-	/* Make sure the pool exists before a fork handler touches its lock. */
-	aclmem_pool_global();
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 
@@ -282,14 +329,12 @@ static void ctx_unlink_locked(struct aclmem_ctx *ctx)
  */
 static void ctx_free(struct aclmem_ctx *ctx, bool force)
 {
-	aclmem_streams_destroy_ctx(ctx, force);
-	aclmem_events_destroy_ctx(ctx);
-	aclmem_notifies_destroy_ctx(ctx);
+	parts_ctx_destroy(ctx, force);
 	free(ctx);
 }
 
-/* With no context left, the pool's cached buffers go back to the driver. */
-static void trim_if_unused(void)
+/* With no context left, the parts let go of what they cache. */
+static void idle_if_unused(void)
 {
 	bool unused;
 
@@ -297,7 +342,7 @@ static void trim_if_unused(void)
 	unused = !ctxs;
 	pthread_mutex_unlock(&ctx_lock);
 	if (unused)
-		aclmem_pool_trim(aclmem_pool_global(), 0);
+		parts_idle(false);
 }
 
 aclError aclInit(const char *configPath)
@@ -349,13 +394,11 @@ aclError aclFinalize(void)
 		list = c->next;
 		ctx_free(c, true);
 	}
-	aclmem_streams_destroy_ctx(NULL, true);
-	aclmem_allocator_forget_all();
-	aclmem_pool_trim(aclmem_pool_global(), 0);
+	parts_idle(true);
 
 	pthread_mutex_lock(&ctx_lock);
 	if (dev_fd >= 0 && !ctxs) {
-		leaked = aclmem_mem_release_all();
+		leaked = parts_release();
 		if (leaked)
 			aclmem_info("aclFinalize: released %zu buffers never freed",
 				    leaked);
@@ -451,7 +494,7 @@ aclError aclrtRegDeviceStateCallback(const char *regName,
 				 ACLMEM_HOOK_NAME_MAX) : ACL_SUCCESS;
 }
 
-static bool device_in_use(void)
+bool aclmem_ctx_device_in_use(void)
 {
 	bool used;
 
@@ -472,7 +515,7 @@ aclError aclrtSetDevice(int32_t deviceId)
 				   (int)deviceId);
 	pthread_once(&atfork_once, atfork_register);
 	pthread_mutex_lock(&transition_lock);
-	first = !device_in_use();
+	first = !aclmem_ctx_device_in_use();
 	if (first)
 		device_changed(deviceId, ACL_RT_DEVICE_STATE_SET_PRE);
 	pthread_mutex_lock(&ctx_lock);
@@ -531,7 +574,7 @@ static aclError reset_device(int32_t deviceId, int force)
 	pthread_mutex_unlock(&ctx_lock);
 	if (dead) {
 		ctx_free(dead, force);
-		trim_if_unused();
+		idle_if_unused();
 	}
 	if (last)
 		device_changed(deviceId, ACL_RT_DEVICE_STATE_RESET_POST);
@@ -619,7 +662,7 @@ aclError aclrtDestroyContext(aclrtContext context)
 	ctx_unlink_locked(c);
 	pthread_mutex_unlock(&ctx_lock);
 	ctx_free(c, false);
-	trim_if_unused();
+	idle_if_unused();
 	return ACL_SUCCESS;
 }
 
@@ -701,100 +744,5 @@ aclError aclrtGetRunMode(aclrtRunMode *runMode)
 				   "aclrtGetRunMode: runMode is NULL");
 	/* The program runs on the host, beside the device. */
 	*runMode = ACL_HOST;
-	return ACL_SUCCESS;
-}
-
-static aclError sync_device(const char *fn, int32_t timeout)
-{
-	int ret;
-
-	if (timeout < -1)
-		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
-				   "%s: timeout %d (-1 waits for ever)", fn,
-				   (int)timeout);
-	ret = aclmem_ctx_require();
-	if (ret)
-		return aclmem_api_ret(fn, ret);
-	ret = aclmem_streams_sync_all(timeout);
-	if (ret == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT)
-		return aclmem_fail(ret, "%s: not done in %d ms", fn,
-				   (int)timeout);
-	if (ret)
-		return aclmem_fail(ret, "%s: a queued task failed (%d)", fn,
-				   ret);
-	return ACL_SUCCESS;
-}
-
-aclError aclrtSynchronizeDevice(void)
-{
-	return sync_device("aclrtSynchronizeDevice", -1);
-}
-
-/* CANN: timeout in ms; -1 waits for ever, 0 only checks. */
-aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout)
-{
-	return sync_device("aclrtSynchronizeDeviceWithTimeout", timeout);
-}
-
-/* ---- task abort ---- */
-
-struct abort_stage {
-	int32_t dev;
-	aclrtDeviceTaskAbortStage stage;
-	uint32_t timeout;
-	int32_t refused;
-};
-
-static void call_abort(void *fn, void *args, void *ctx)
-{
-	struct abort_stage *a = ctx;
-	int32_t r = ((aclrtDeviceTaskAbortCallback)fn)(a->dev, a->stage,
-						       a->timeout, args);
-
-	if (r && !a->refused)
-		a->refused = r;
-}
-
-aclError aclrtSetDeviceTaskAbortCallback(const char *regName,
-					 aclrtDeviceTaskAbortCallback callback,
-					 void *args)
-{
-	int ret = aclmem_hooks_set(&abort_hooks, regName, (void *)callback,
-				   args);
-
-	return ret ? aclmem_fail(ret, "aclrtSetDeviceTaskAbortCallback: name "
-				 "NULL, empty or longer than %d",
-				 ACLMEM_HOOK_NAME_MAX) : ACL_SUCCESS;
-}
-
-/*
- * Every stream of every context drops the work it has not started and its
- * waiting tasks give up, as aclrtStreamAbort; the registered callbacks are
- * told before (a non-zero answer stops the abort:
- * ACL_ERROR_RT_TASK_ABORT_STOP) and after.  The work already running on a
- * stream's worker is a CPU copy that ends on its own, so the timeout is
- * passed on to the callbacks but never reached here.
- */
-aclError aclrtDeviceTaskAbort(int32_t deviceId, uint32_t timeout)
-{
-	struct abort_stage a = { deviceId, ACL_RT_DEVICE_TASK_ABORT_PRE,
-				 timeout, 0 };
-
-	if (deviceId < 0 || deviceId >= ACLMEM_MAX_DEVICES)
-		return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
-				   "aclrtDeviceTaskAbort(%d): no such device",
-				   (int)deviceId);
-	if (!device_in_use())
-		return aclmem_fail(ACL_ERROR_RT_CONTEXT_NULL,
-				   "aclrtDeviceTaskAbort(%d): the device is not "
-				   "set", (int)deviceId);
-	aclmem_hooks_call(&abort_hooks, call_abort, &a);
-	if (a.refused)
-		return aclmem_fail(ACL_ERROR_RT_TASK_ABORT_STOP,
-				   "aclrtDeviceTaskAbort: a callback refused "
-				   "(%d)", (int)a.refused);
-	aclmem_streams_abort_all();
-	a.stage = ACL_RT_DEVICE_TASK_ABORT_POST;
-	aclmem_hooks_call(&abort_hooks, call_abort, &a);
 	return ACL_SUCCESS;
 }

@@ -7,7 +7,7 @@
  * Lock order: ctx lock -> streams lock -> one stream's lock; ctx lock ->
  * pool lock.  The buffer table's lock comes last: nothing is taken while it
  * is held.  aclFinalize takes it under the ctx lock, and the fork handlers
- * under the ctx, streams and pool locks (context.c: atfork_prepare()).
+ * under the ctx, streams and pool locks (the parts' ranks below).
  */
 #ifndef ACLMEM_CONTEXT_H
 #define ACLMEM_CONTEXT_H
@@ -42,5 +42,58 @@ int aclmem_ctx_fd(void);
 
 /* GET_INFO on the device file: ACL code. */
 int aclmem_ctx_info(struct npu_mem_info *info);
+
+/* True while the device is set (its default context lives).  Takes the lock. */
+bool aclmem_ctx_device_in_use(void);
+
+/*
+ * The parts of the runtime built on this layer (streams, events, notifies,
+ * host callbacks, the buffer table, the pool and what hangs off them)
+ * register what they do when a context dies, at aclFinalize and around
+ * fork(), so that this layer never names them and calls run one way.
+ *
+ * Ranks are the lock order: fork_prepare runs in rising rank (a part's
+ * locks nest inside those of every lower rank, and all inside the context
+ * lock), everything else in falling rank, so that what is built on a part
+ * lets go before it.  Every hook may be NULL.
+ */
+enum aclmem_part_rank {
+	ACLMEM_RANK_ALLOCATOR,		/* custom allocators of streams */
+	ACLMEM_RANK_NOTIFIES,
+	ACLMEM_RANK_CALLBACKS,
+	ACLMEM_RANK_EVENTS,
+	ACLMEM_RANK_STREAMS,
+	ACLMEM_RANK_POOL,
+	ACLMEM_RANK_MEMORY,		/* the buffer table */
+	ACLMEM_RANK_IPCMEM,		/* keys of buffers in the table */
+	ACLMEM_RANK_HOSTREG,		/* registrations in the table */
+};
+
+struct aclmem_part {
+	enum aclmem_part_rank rank;
+	/* An unlinked context is being freed: drop what it owns. */
+	void (*ctx_destroy)(struct aclmem_ctx *ctx, bool force);
+	/* No context is left (@finalize: aclFinalize, after the last one). */
+	void (*idle)(bool finalize);
+	/*
+	 * aclFinalize, the device file about to close: release what the
+	 * program never freed; returns how many buffers that was.
+	 */
+	size_t (*release)(void);
+	void (*fork_prepare)(void);
+	void (*fork_parent)(void);
+	void (*fork_child)(void);
+};
+
+/* Before any thread exists: from ACLMEM_PART's constructor. */
+void aclmem_part_register(const struct aclmem_part *part);
+
+/* Defines and registers, at load, the part of this file. */
+#define ACLMEM_PART(...)						\
+	static const struct aclmem_part aclmem_this_part = { __VA_ARGS__ }; \
+	__attribute__((constructor)) static void aclmem_this_part_init(void) \
+	{								\
+		aclmem_part_register(&aclmem_this_part);		\
+	}
 
 #endif /* ACLMEM_CONTEXT_H */

@@ -39,7 +39,6 @@
 
 #include "acl/acl_rt.h"
 #include "context.h"
-#include "event.h"
 #include "ipc.h"
 #include "log.h"
 #include "stream.h"
@@ -253,9 +252,15 @@ aclError aclrtDestroyEvent(aclrtEvent event)
 	return ACL_SUCCESS;
 }
 
-void aclmem_events_destroy_ctx(struct aclmem_ctx *ctx)
+/*
+ * Destroy every event of a dying context (its streams are gone already,
+ * so forced or not, nothing is left to wait for).
+ */
+static void events_destroy_ctx(struct aclmem_ctx *ctx, bool force)
 {
 	struct aclmem_event **pe, *e, *list = NULL;
+
+	(void)force;
 
 	pthread_mutex_lock(&events_lock);
 	for (pe = &events; (e = *pe);) {
@@ -275,7 +280,7 @@ void aclmem_events_destroy_ctx(struct aclmem_ctx *ctx)
 	}
 }
 
-void aclmem_events_atfork_child(void)
+static void events_fork_child(void)
 {
 	struct aclmem_event *e;
 
@@ -287,6 +292,10 @@ void aclmem_events_atfork_child(void)
 	}
 	nr_events = 0;
 }
+
+ACLMEM_PART(.rank = ACLMEM_RANK_EVENTS,
+	    .ctx_destroy = events_destroy_ctx,
+	    .fork_child = events_fork_child)
 
 /* ---- records, resets and waits, queued on streams ---- */
 

@@ -16,12 +16,16 @@
  * with (aclrtHostUnregister takes exactly that pointer); ranges may not
  * overlap another live registration, and pinned ones may not share a page
  * (the DMA API maps a cache line once: a second mapping of the same page
- * is what DMA-API debugging calls unsupported); ACL_HOST_REGISTER_READONLY / ACL_HOST_REG_READONLY, which
- * CANN reserves, are honoured (the pages are pinned without write access,
+ * is what DMA-API debugging calls unsupported);
+ * ACL_HOST_REGISTER_READONLY / ACL_HOST_REG_READONLY, which CANN
+ * reserves, are honoured (the pages are pinned without write access,
  * so read-only memory can be registered); IOMEMORY (another PCIe device's
  * registers) cannot be: ACL_ERROR_RT_FEATURE_NOT_SUPPORT.  A V2
  * registration without ACL_HOST_REG_MAPPED is pinned all the same, but
  * aclrtHostGetDevicePointer refuses it.
+ *
+ * Locking: one mutex of this file, taken after the buffer table's lock and
+ * never held while calling into memory.c (its rank, context.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -35,7 +39,6 @@
 #include "aclmem/aclmem.h"
 #include "context.h"
 #include "device.h"
-#include "hostreg.h"
 #include "log.h"
 #include "memory.h"
 
@@ -290,7 +293,8 @@ aclError aclrtHostMemMapCapabilities(uint32_t deviceId, aclrtHacType hacType,
 
 /* ---- the buffer table's hooks (memory.c) ---- */
 
-void aclmem_hostreg_host_freed(void *addr, size_t len)
+/* An aclrtMallocHost buffer is freed: drop the registrations inside it. */
+static void host_freed(void *addr, size_t len)
 {
 	uintptr_t a = (uintptr_t)addr;
 	struct hostreg **p = &regs, *h;
@@ -317,26 +321,36 @@ static void forget_locked(void)
 	}
 }
 
-void aclmem_hostreg_forget_all(void)
+/* aclFinalize: the device file closes next, and its registrations with it. */
+static size_t hostreg_release(void)
 {
 	pthread_mutex_lock(&reg_lock);
 	forget_locked();
 	pthread_mutex_unlock(&reg_lock);
+	return 0;
 }
 
-void aclmem_hostreg_atfork_prepare(void)
+static void hostreg_fork_prepare(void)
 {
 	pthread_mutex_lock(&reg_lock);
 }
 
-void aclmem_hostreg_atfork_parent(void)
+static void hostreg_fork_parent(void)
 {
 	pthread_mutex_unlock(&reg_lock);
 }
 
 /* The pins stay with the parent (the child's pages are copies). */
-void aclmem_hostreg_atfork_child(void)
+static void hostreg_fork_child(void)
 {
 	pthread_mutex_init(&reg_lock, NULL);
 	forget_locked();
 }
+
+ACLMEM_MEM_EXT(.host_freed = host_freed)
+
+ACLMEM_PART(.rank = ACLMEM_RANK_HOSTREG,
+	    .release = hostreg_release,
+	    .fork_prepare = hostreg_fork_prepare,
+	    .fork_parent = hostreg_fork_parent,
+	    .fork_child = hostreg_fork_child)

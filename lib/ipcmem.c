@@ -18,6 +18,15 @@
  * closes its import first.  aclrtFree of exported memory revokes its keys
  * (imports made keep the pages), and such memory goes back to the driver,
  * never to the pool, since other processes may still map it.
+ *
+ * A key string names a 128-bit driver key and the offset of the exported
+ * pointer in its buffer: "aclmem:mem:<32 hex digits>:<12 hex digits>",
+ * always KEY_LEN - 1 characters.  The process keeps a list of the keys it
+ * exported (for aclrtIpcMemSetImportPid and aclrtIpcMemClose) and of those
+ * it imported (one mapping per key, counted).
+ *
+ * Locking: one mutex of this file, taken after the buffer table's lock and
+ * never held while calling into memory.c (its rank, context.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -32,9 +41,11 @@
 #include "aclmem/aclmem.h"
 #include "context.h"
 #include "device.h"
-#include "ipcmem.h"
 #include "log.h"
 #include "memory.h"
+
+/* A key's size with its NUL; CANN's key buffers are 65 bytes. */
+#define KEY_LEN	57
 
 #define KEY_PREFIX	"aclmem:mem:"
 #define KEY_OFF_DIGITS	12
@@ -63,7 +74,7 @@ static struct ipc_import *imports;
 
 static void key_format(const struct ipc_key *k, char *s)
 {
-	snprintf(s, ACLMEM_IPCMEM_KEY_LEN, KEY_PREFIX "%016" PRIx64 "%016"
+	snprintf(s, KEY_LEN, KEY_PREFIX "%016" PRIx64 "%016"
 		 PRIx64 ":%0*" PRIx64, k->key[0], k->key[1], KEY_OFF_DIGITS,
 		 k->offset);
 }
@@ -97,7 +108,7 @@ static int key_parse(const char *fn, const char *s, struct ipc_key *k)
 {
 	const size_t pl = sizeof(KEY_PREFIX) - 1;
 
-	if (strnlen(s, ACLMEM_IPCMEM_KEY_LEN) != ACLMEM_IPCMEM_KEY_LEN - 1 ||
+	if (strnlen(s, KEY_LEN) != KEY_LEN - 1 ||
 	    strncmp(s, KEY_PREFIX, pl) || s[pl + 32] != ':' ||
 	    !hex_parse(s + pl, 16, &k->key[0]) ||
 	    !hex_parse(s + pl + 16, 16, &k->key[1]) ||
@@ -175,10 +186,10 @@ aclError aclrtIpcMemGetExportKey(void *devPtr, size_t size, char *key,
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: %s", fn,
 				   !devPtr ? "devPtr is NULL" : !key ?
 				   "key is NULL" : "size is 0");
-	if (len < ACLMEM_IPCMEM_KEY_LEN)
+	if (len < KEY_LEN)
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "%s: len %zu < %d, the key's size", fn, len,
-				   ACLMEM_IPCMEM_KEY_LEN);
+				   KEY_LEN);
 	if (flags != ACL_RT_IPC_MEM_EXPORT_FLAG_DEFAULT &&
 	    flags != ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION)
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
@@ -491,7 +502,8 @@ aclError aclrtIpcMemSetAttr(const char *key, aclrtIpcMemAttrType type,
 
 /* ---- the buffer table's hooks (memory.c) ---- */
 
-void aclmem_ipcmem_buf_freed(uint32_t handle)
+/* A buffer with keys is being freed (its FREE revokes them): forget them. */
+static void buf_freed(uint32_t handle)
 {
 	struct ipc_export **ep = &exports, *e;
 
@@ -522,26 +534,36 @@ static void forget_locked(void)
 	}
 }
 
-void aclmem_ipcmem_forget_all(void)
+/* aclFinalize: the device file closes next, and its keys with it. */
+static size_t ipcmem_release(void)
 {
 	pthread_mutex_lock(&ipc_lock);
 	forget_locked();
 	pthread_mutex_unlock(&ipc_lock);
+	return 0;
 }
 
-void aclmem_ipcmem_atfork_prepare(void)
+static void ipcmem_fork_prepare(void)
 {
 	pthread_mutex_lock(&ipc_lock);
 }
 
-void aclmem_ipcmem_atfork_parent(void)
+static void ipcmem_fork_parent(void)
 {
 	pthread_mutex_unlock(&ipc_lock);
 }
 
 /* The child has no device file yet: the parent's keys are not its own. */
-void aclmem_ipcmem_atfork_child(void)
+static void ipcmem_fork_child(void)
 {
 	pthread_mutex_init(&ipc_lock, NULL);
 	forget_locked();
 }
+
+ACLMEM_MEM_EXT(.exported_freed = buf_freed)
+
+ACLMEM_PART(.rank = ACLMEM_RANK_IPCMEM,
+	    .release = ipcmem_release,
+	    .fork_prepare = ipcmem_fork_prepare,
+	    .fork_parent = ipcmem_fork_parent,
+	    .fork_child = ipcmem_fork_child)

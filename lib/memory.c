@@ -19,13 +19,10 @@
 #include "aclmem/aclmem.h"
 #include "context.h"
 #include "device.h"
-#include "hostreg.h"
-#include "ipcmem.h"
 #include "log.h"
 #include "memory.h"
 #include "pool.h"
 #include "stream.h"
-#include "vmm.h"
 
 static pthread_rwlock_t table_lock = PTHREAD_RWLOCK_INITIALIZER;
 static struct addrtree table;
@@ -122,13 +119,69 @@ static int buf_create(const struct aclmem_alloc_req *req, uint8_t kind,
 	return ACL_SUCCESS;
 }
 
+/* ---- what is built on the table (memory.h) ---- */
+
+#define MAX_EXTS	4
+
+static const struct aclmem_mem_ext *exts[MAX_EXTS];
+static unsigned int nr_exts;
+
+void aclmem_mem_ext_register(const struct aclmem_mem_ext *ext)
+{
+	/* A constant table's worth: one too many is a build mistake. */
+	if (nr_exts == MAX_EXTS)
+		abort();
+	exts[nr_exts++] = ext;
+}
+
+static void exts_exported_freed(uint32_t handle)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr_exts; i++)
+		if (exts[i]->exported_freed)
+			exts[i]->exported_freed(handle);
+}
+
+static void exts_host_freed(void *addr, size_t len)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr_exts; i++)
+		if (exts[i]->host_freed)
+			exts[i]->host_freed(addr, len);
+}
+
+static enum aclmem_lookup exts_lookup(const void *p, size_t len,
+				      struct aclmem_range *out)
+{
+	enum aclmem_lookup ret = ACLMEM_RANGE_NONE;
+	unsigned int i;
+
+	for (i = 0; i < nr_exts && ret == ACLMEM_RANGE_NONE; i++)
+		if (exts[i]->lookup)
+			ret = exts[i]->lookup(p, len, out);
+	return ret;
+}
+
+static int exts_piece_range(const void *p, void **base, size_t *size)
+{
+	int ret = ACL_ERROR_RT_PARAM_INVALID;
+	unsigned int i;
+
+	for (i = 0; i < nr_exts && ret; i++)
+		if (exts[i]->piece_range)
+			ret = exts[i]->piece_range(p, base, size);
+	return ret;
+}
+
 void aclmem_buf_release(struct aclmem_buf *b)
 {
 	int ret;
 
 	/* Its keys die with the handle (FREE): forget them first. */
 	if (b->share & ACLMEM_SHARE_EXPORTED)
-		aclmem_ipcmem_buf_freed(b->handle);
+		exts_exported_freed(b->handle);
 	/* Pool evictions come here: the buffer leaves the parked set. */
 	pthread_rwlock_wrlock(&table_lock);
 	if (addrtree_find(&parked, (uintptr_t)b->addr) == &b->node)
@@ -254,7 +307,7 @@ int aclmem_mem_free(void *ptr, enum aclmem_buf_kind kind)
 	}
 	usage_sub(b);
 	if (kind == ACLMEM_BUF_HOST)
-		aclmem_hostreg_host_freed(b->addr, b->map_len);
+		exts_host_freed(b->addr, b->map_len);
 	if (aclmem_ctx_require() || b->share) {
 		aclmem_buf_release(b);
 		return ACL_SUCCESS;
@@ -320,7 +373,7 @@ enum aclmem_lookup aclmem_mem_lookup(const void *p, size_t len,
 	pthread_rwlock_unlock(&table_lock);
 	/* Pieces of reserved ranges (aclrtMapMem) are not in the table. */
 	if (ret == ACLMEM_RANGE_NONE)
-		ret = aclmem_vmm_lookup(p, len, out);
+		ret = exts_lookup(p, len, out);
 	return ret;
 }
 
@@ -394,7 +447,8 @@ struct aclmem_buf *aclmem_mem_take(void *addr)
 	return b;
 }
 
-size_t aclmem_mem_release_all(void)
+/* aclFinalize: every buffer the program never freed, released. */
+static size_t mem_release_all(void)
 {
 	struct addrtree_node *n;
 	struct aclmem_buf *list = NULL;
@@ -414,28 +468,20 @@ size_t aclmem_mem_release_all(void)
 		list = next;
 		count++;
 	}
-	/* The device file closes next: its registrations and keys go too. */
-	aclmem_ipcmem_forget_all();
-	aclmem_hostreg_forget_all();
 	return count;
 }
 
-void aclmem_mem_atfork_prepare(void)
+static void mem_fork_prepare(void)
 {
 	pthread_rwlock_wrlock(&table_lock);
-	/* Their locks come after the table's (ipcmem.h, hostreg.h). */
-	aclmem_ipcmem_atfork_prepare();
-	aclmem_hostreg_atfork_prepare();
 }
 
-void aclmem_mem_atfork_parent(void)
+static void mem_fork_parent(void)
 {
-	aclmem_hostreg_atfork_parent();
-	aclmem_ipcmem_atfork_parent();
 	pthread_rwlock_unlock(&table_lock);
 }
 
-void aclmem_mem_atfork_child(void)
+static void mem_fork_child(void)
 {
 	struct addrtree_node *n;
 
@@ -448,14 +494,18 @@ void aclmem_mem_atfork_child(void)
 	pthread_rwlock_init(&table_lock, NULL);
 	while ((n = addrtree_pop(&table)))
 		free(to_buf(n));
-	aclmem_ipcmem_atfork_child();
-	aclmem_hostreg_atfork_child();
-	/* The pool frees the parked buffers (aclmem_pool_forget). */
+	/* The pool frees the parked buffers (its rank is below ours). */
 	addrtree_init(&parked);
 	atomic_store(&dev_live, 0);
 	atomic_store(&dev_peak, 0);
 	atomic_store(&pool_peak, 0);
 }
+
+ACLMEM_PART(.rank = ACLMEM_RANK_MEMORY,
+	    .release = mem_release_all,
+	    .fork_prepare = mem_fork_prepare,
+	    .fork_parent = mem_fork_parent,
+	    .fork_child = mem_fork_child)
 
 /* ---- the ACL calls ---- */
 
@@ -711,7 +761,7 @@ aclError aclrtMemGetAddressRange(void *ptr, void **baseUserVa,
 	pthread_rwlock_unlock(&table_lock);
 	/* In a reserved range: the mapped piece, as CANN documents. */
 	if (ret)
-		ret = aclmem_vmm_piece_range(ptr, baseUserVa, baseVaSize);
+		ret = exts_piece_range(ptr, baseUserVa, baseVaSize);
 	if (ret)
 		return aclmem_fail(ret, "aclrtMemGetAddressRange(%p): not inside "
 				   "a live buffer", ptr);

@@ -103,12 +103,36 @@ struct aclmem_buf *aclmem_mem_take(void *addr);
 /* Unmap and free a buffer in the driver (pool eviction, teardown). */
 void aclmem_buf_release(struct aclmem_buf *buf);
 
-/* aclFinalize: release every buffer still live; returns how many. */
-size_t aclmem_mem_release_all(void);
+/*
+ * What is built on the buffer table (IPC keys, host registrations, the
+ * virtual-memory API) hears of frees, and answers for addresses outside
+ * the table, through the hooks it registers here (ACLMEM_MEM_EXT: at
+ * load, before any thread), so that memory.c names none of them.  Any hook may
+ * be NULL.  Hooks run without the table's lock held.
+ */
+struct aclmem_mem_ext {
+	/* A buffer this process exported is freed (FREE revokes its keys). */
+	void (*exported_freed)(uint32_t handle);
+	/* An aclrtMallocHost buffer is freed. */
+	void (*host_freed)(void *addr, size_t len);
+	/*
+	 * Where [p, p + len) lies among addresses the table does not hold:
+	 * as aclmem_mem_lookup(); NONE when they are not this extension's.
+	 */
+	enum aclmem_lookup (*lookup)(const void *p, size_t len,
+				     struct aclmem_range *out);
+	/* The piece of memory holding p: ACL_SUCCESS or 107000. */
+	int (*piece_range)(const void *p, void **base, size_t *size);
+};
 
-/* fork(): lock around it, and in the child forget the parent's buffers. */
-void aclmem_mem_atfork_prepare(void);
-void aclmem_mem_atfork_parent(void);
-void aclmem_mem_atfork_child(void);
+void aclmem_mem_ext_register(const struct aclmem_mem_ext *ext);
+
+/* Defines and registers, at load, the extension of this file. */
+#define ACLMEM_MEM_EXT(...)						\
+	static const struct aclmem_mem_ext aclmem_this_ext = { __VA_ARGS__ }; \
+	__attribute__((constructor)) static void aclmem_this_ext_init(void) \
+	{								\
+		aclmem_mem_ext_register(&aclmem_this_ext);		\
+	}
 
 #endif /* ACLMEM_MEMORY_H */

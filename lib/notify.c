@@ -24,7 +24,6 @@
 #include "context.h"
 #include "ipc.h"
 #include "log.h"
-#include "notify.h"
 #include "stream.h"
 
 struct aclmem_notify {
@@ -152,9 +151,15 @@ aclError aclrtDestroyNotify(aclrtNotify notify)
 	return ACL_SUCCESS;
 }
 
-void aclmem_notifies_destroy_ctx(struct aclmem_ctx *ctx)
+/*
+ * Destroy every notify of a dying context (its streams are gone already,
+ * so forced or not, nothing is left to wait for).
+ */
+static void notifies_destroy_ctx(struct aclmem_ctx *ctx, bool force)
 {
 	struct aclmem_notify **pn, *n, *list = NULL;
+
+	(void)force;
 
 	pthread_mutex_lock(&notify_lock);
 	for (pn = &notifies; (n = *pn);) {
@@ -173,12 +178,16 @@ void aclmem_notifies_destroy_ctx(struct aclmem_ctx *ctx)
 	}
 }
 
-void aclmem_notifies_atfork_child(void)
+static void notifies_fork_child(void)
 {
 	/* The child keeps the mappings it inherited; it forgets the objects. */
 	pthread_mutex_init(&notify_lock, NULL);
 	notifies = NULL;
 }
+
+ACLMEM_PART(.rank = ACLMEM_RANK_NOTIFIES,
+	    .ctx_destroy = notifies_destroy_ctx,
+	    .fork_child = notifies_fork_child)
 
 aclError aclrtGetNotifyId(aclrtNotify notify, uint32_t *notifyId)
 {

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "context.h"
 #include "log.h"
 #include "pool.h"
 
@@ -293,3 +294,32 @@ struct aclmem_pool *aclmem_pool_global(void)
 	pthread_once(&global_once, global_init);
 	return &global_pool;
 }
+
+/* With no context left, the cached buffers go back to the driver. */
+static void global_idle(bool finalize)
+{
+	(void)finalize;
+	aclmem_pool_trim(aclmem_pool_global(), 0);
+}
+
+static void global_fork_prepare(void)
+{
+	pthread_mutex_lock(&aclmem_pool_global()->lock);
+}
+
+static void global_fork_parent(void)
+{
+	pthread_mutex_unlock(&global_pool.lock);
+}
+
+/* The buffer table forgot the parked buffers' entries first (ranks). */
+static void global_fork_child(void)
+{
+	aclmem_pool_forget(&global_pool);
+}
+
+ACLMEM_PART(.rank = ACLMEM_RANK_POOL,
+	    .idle = global_idle,
+	    .fork_prepare = global_fork_prepare,
+	    .fork_parent = global_fork_parent,
+	    .fork_child = global_fork_child)

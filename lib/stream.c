@@ -83,6 +83,7 @@ static pthread_mutex_t streams_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct aclmem_stream *streams;
 static unsigned int nr_streams;		/* under streams_lock */
 static struct aclmem_hooks state_hooks = ACLMEM_HOOKS_INIT;
+static struct aclmem_hooks abort_hooks = ACLMEM_HOOKS_INIT;
 static _Atomic int32_t next_stream_id;
 
 static void release_all(struct aclmem_task *t)
@@ -1019,7 +1020,8 @@ int aclmem_streams_sync_all(int32_t timeout_ms)
 	return ret;
 }
 
-void aclmem_streams_abort_all(void)
+/* aclrtStreamAbort on every stream of every context. */
+static void streams_abort_all(void)
 {
 	struct aclmem_stream **snap, *s;
 	size_t n = 0, i;
@@ -1040,7 +1042,11 @@ void aclmem_streams_abort_all(void)
 	free(snap);
 }
 
-void aclmem_streams_destroy_ctx(struct aclmem_ctx *ctx, bool force)
+/*
+ * Destroy every stream of a context (NULL: of every context): force
+ * discards work not yet started, otherwise it is waited for.
+ */
+static void streams_destroy_ctx(struct aclmem_ctx *ctx, bool force)
 {
 	struct aclmem_stream *list = NULL, **ps, *s;
 
@@ -1063,17 +1069,17 @@ void aclmem_streams_destroy_ctx(struct aclmem_ctx *ctx, bool force)
 	}
 }
 
-void aclmem_streams_atfork_prepare(void)
+static void streams_fork_prepare(void)
 {
 	pthread_mutex_lock(&streams_lock);
 }
 
-void aclmem_streams_atfork_parent(void)
+static void streams_fork_parent(void)
 {
 	pthread_mutex_unlock(&streams_lock);
 }
 
-void aclmem_streams_atfork_child(void)
+static void streams_fork_child(void)
 {
 	struct aclmem_stream *s;
 
@@ -1089,4 +1095,116 @@ void aclmem_streams_atfork_child(void)
 	}
 	nr_streams = 0;
 	aclmem_hooks_atfork_child(&state_hooks);
+	aclmem_hooks_atfork_child(&abort_hooks);
+}
+
+/* At aclFinalize, the streams of contexts already gone go too. */
+static void streams_idle(bool finalize)
+{
+	if (finalize)
+		streams_destroy_ctx(NULL, true);
+}
+
+ACLMEM_PART(.rank = ACLMEM_RANK_STREAMS,
+	    .ctx_destroy = streams_destroy_ctx,
+	    .idle = streams_idle,
+	    .fork_prepare = streams_fork_prepare,
+	    .fork_parent = streams_fork_parent,
+	    .fork_child = streams_fork_child)
+
+/* ---- the device's streams as a whole ---- */
+
+static aclError sync_device(const char *fn, int32_t timeout)
+{
+	int ret;
+
+	if (timeout < -1)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "%s: timeout %d (-1 waits for ever)", fn,
+				   (int)timeout);
+	ret = aclmem_ctx_require();
+	if (ret)
+		return aclmem_api_ret(fn, ret);
+	ret = aclmem_streams_sync_all(timeout);
+	if (ret == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT)
+		return aclmem_fail(ret, "%s: not done in %d ms", fn,
+				   (int)timeout);
+	if (ret)
+		return aclmem_fail(ret, "%s: a queued task failed (%d)", fn,
+				   ret);
+	return ACL_SUCCESS;
+}
+
+aclError aclrtSynchronizeDevice(void)
+{
+	return sync_device("aclrtSynchronizeDevice", -1);
+}
+
+/* CANN: timeout in ms; -1 waits for ever, 0 only checks. */
+aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout)
+{
+	return sync_device("aclrtSynchronizeDeviceWithTimeout", timeout);
+}
+
+/* ---- task abort: every stream of the device ---- */
+
+struct abort_stage {
+	int32_t dev;
+	aclrtDeviceTaskAbortStage stage;
+	uint32_t timeout;
+	int32_t refused;
+};
+
+static void call_abort(void *fn, void *args, void *ctx)
+{
+	struct abort_stage *a = ctx;
+	int32_t r = ((aclrtDeviceTaskAbortCallback)fn)(a->dev, a->stage,
+						       a->timeout, args);
+
+	if (r && !a->refused)
+		a->refused = r;
+}
+
+aclError aclrtSetDeviceTaskAbortCallback(const char *regName,
+					 aclrtDeviceTaskAbortCallback callback,
+					 void *args)
+{
+	int ret = aclmem_hooks_set(&abort_hooks, regName, (void *)callback,
+				   args);
+
+	return ret ? aclmem_fail(ret, "aclrtSetDeviceTaskAbortCallback: name "
+				 "NULL, empty or longer than %d",
+				 ACLMEM_HOOK_NAME_MAX) : ACL_SUCCESS;
+}
+
+/*
+ * Every stream of every context drops the work it has not started and its
+ * waiting tasks give up, as aclrtStreamAbort; the registered callbacks are
+ * told before (a non-zero answer stops the abort:
+ * ACL_ERROR_RT_TASK_ABORT_STOP) and after.  The work already running on a
+ * stream's worker is a CPU copy that ends on its own, so the timeout is
+ * passed on to the callbacks but never reached here.
+ */
+aclError aclrtDeviceTaskAbort(int32_t deviceId, uint32_t timeout)
+{
+	struct abort_stage a = { deviceId, ACL_RT_DEVICE_TASK_ABORT_PRE,
+				 timeout, 0 };
+
+	if (deviceId < 0 || deviceId >= ACLMEM_MAX_DEVICES)
+		return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
+				   "aclrtDeviceTaskAbort(%d): no such device",
+				   (int)deviceId);
+	if (!aclmem_ctx_device_in_use())
+		return aclmem_fail(ACL_ERROR_RT_CONTEXT_NULL,
+				   "aclrtDeviceTaskAbort(%d): the device is not "
+				   "set", (int)deviceId);
+	aclmem_hooks_call(&abort_hooks, call_abort, &a);
+	if (a.refused)
+		return aclmem_fail(ACL_ERROR_RT_TASK_ABORT_STOP,
+				   "aclrtDeviceTaskAbort: a callback refused "
+				   "(%d)", (int)a.refused);
+	streams_abort_all();
+	a.stage = ACL_RT_DEVICE_TASK_ABORT_POST;
+	aclmem_hooks_call(&abort_hooks, call_abort, &a);
+	return ACL_SUCCESS;
 }

@@ -66,17 +66,4 @@ bool aclmem_stream_cancelled(struct aclmem_stream *s);
  */
 int aclmem_streams_sync_all(int32_t timeout_ms);
 
-/* aclrtStreamAbort on every stream of every context. */
-void aclmem_streams_abort_all(void);
-
-/*
- * Destroy every stream of a context (NULL: of every context): force
- * discards work not yet started, otherwise it is waited for.
- */
-void aclmem_streams_destroy_ctx(struct aclmem_ctx *ctx, bool force);
-
-void aclmem_streams_atfork_prepare(void);
-void aclmem_streams_atfork_parent(void);
-void aclmem_streams_atfork_child(void);
-
 #endif /* ACLMEM_STREAM_H */

@@ -34,8 +34,10 @@
  * driver's full 128-bit key (in data[0..15], the rest zero), which may be
  * exported without pid validation (any process of the exporter's user).
  *
- * One read-write lock covers every table; lookups from memcpy and the
- * like share it.  It is taken after memory.c's table lock is released,
+ * Pieces are device memory for memcpy, memset, attributes and the like:
+ * memory.c's lookups ask here (aclmem_mem_ext) for addresses outside its
+ * own buffers.  One read-write lock covers every table; those lookups
+ * share it.  It is taken after memory.c's table lock is released,
  * never while holding it.
  */
 #include <errno.h>
@@ -54,7 +56,6 @@
 #include "device.h"
 #include "log.h"
 #include "memory.h"
-#include "vmm.h"
 
 #define SZ_4K	((size_t)4096)
 #define SZ_2M	((size_t)2 << 20)
@@ -770,7 +771,15 @@ aclError aclrtMemGetAccess(void *virPtr, aclrtMemLocation *location,
 
 /* ---- what the rest of the library sees ---- */
 
-enum aclmem_lookup aclmem_vmm_lookup(const void *p, size_t len,
+/*
+ * Where [p, p + len) lies among the mapped pieces: INSIDE when every byte
+ * is in pieces that follow each other without a gap and none of them has
+ * ACL_RT_MEM_ACCESS_FLAGS_NONE (out describes the first: its handle, the
+ * offset in it; readonly if any is read-only); OVERRUN when p is inside a
+ * reservation but the range is not wholly usable; NONE when p is in no
+ * reservation.
+ */
+static enum aclmem_lookup vmm_lookup(const void *p, size_t len,
 				     struct aclmem_range *out)
 {
 	enum aclmem_lookup ret = ACLMEM_RANGE_NONE;
@@ -816,7 +825,8 @@ out:
 	return ret;
 }
 
-int aclmem_vmm_piece_range(const void *p, void **base, size_t *size)
+/* The piece holding p: its start and size; ACL_SUCCESS or 107000. */
+static int vmm_piece_range(const void *p, void **base, size_t *size)
 {
 	struct piece *pc = NULL;
 	struct resv *r;
@@ -834,6 +844,10 @@ int aclmem_vmm_piece_range(const void *p, void **base, size_t *size)
 	pthread_rwlock_unlock(&vmm_lock);
 	return pc ? ACL_SUCCESS : ACL_ERROR_RT_PARAM_INVALID;
 }
+
+/* Pieces are device memory for memcpy, memset, attributes and the like. */
+ACLMEM_MEM_EXT(.lookup = vmm_lookup,
+	       .piece_range = vmm_piece_range)
 
 /* ---- sharing between processes ---- */
 
