@@ -613,7 +613,11 @@ static int fail(bool json, int code, const char *what, const char *fmt, ...)
 	return code;
 }
 
-int main(int argc, char **argv)
+/*
+ * Options into @st and @json.  Returns -1 to go on, else the exit status
+ * (--version, --help, bad usage).
+ */
+static int parse_args(int argc, char **argv, struct status *st, bool *json)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -622,22 +626,15 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct status st = { .clients_source = "debugfs" };
-	const char *env = getenv("NPU_MEM_DEVICE");
-	struct proc *procs;
-	size_t nprocs;
-	bool json = false;
-	struct stat sb;
-	int fd, opt, ret, err;
+	int opt;
 
-	st.node = env && *env ? env : "/dev/" NPU_MEM_DEVICE_NAME;
 	while ((opt = getopt_long(argc, argv, "jd:Vh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'j':
-			json = true;
+			*json = true;
 			break;
 		case 'd':
-			st.node = optarg;
+			st->node = optarg;
 			break;
 		case 'V':
 			/* The ABI is what must match; the package version is the driver's. */
@@ -653,63 +650,102 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind < argc && strcmp(argv[optind], "info"))
-		return fail(json, EXIT_USAGE, "usage", "unknown command '%s'",
+		return fail(*json, EXIT_USAGE, "usage", "unknown command '%s'",
 			    argv[optind]);
 	if (optind + 1 < argc)
-		return fail(json, EXIT_USAGE, "usage", "unexpected argument '%s'",
+		return fail(*json, EXIT_USAGE, "usage", "unexpected argument '%s'",
 			    argv[optind + 1]);
+	return -1;
+}
 
-	st.have_version = read_line_file(SYSFS_MODULE "/version", st.version,
-					 sizeof(st.version));
-	read_line_file(SYSFS_MODULE "/parameters/max_bytes", st.max_bytes,
-		       sizeof(st.max_bytes));
-	if (read_line_file(SYSFS_MODULE "/parameters/npu_pci", st.npu_pci,
-			   sizeof(st.npu_pci)) && !strcmp(st.npu_pci, "(null)"))
-		st.npu_pci[0] = '\0';
+static void read_module(struct status *st)
+{
+	st->have_version = read_line_file(SYSFS_MODULE "/version", st->version,
+					  sizeof(st->version));
+	read_line_file(SYSFS_MODULE "/parameters/max_bytes", st->max_bytes,
+		       sizeof(st->max_bytes));
+	if (read_line_file(SYSFS_MODULE "/parameters/npu_pci", st->npu_pci,
+			   sizeof(st->npu_pci)) && !strcmp(st->npu_pci, "(null)"))
+		st->npu_pci[0] = '\0';
+}
+
+/* Why the node did not open, as an exit status and a message. */
+static int open_failed(const struct status *st, bool json, int err)
+{
+	if (err == ENOENT && st->have_version)
+		return fail(json, EXIT_NO_DRIVER, "no device node",
+			    "%s: %s: npu_mem is loaded but its node is missing (is udev or devtmpfs running?)",
+			    st->node, strerror(err));
+	if (err == ENOENT || err == ENODEV || err == ENXIO)
+		return fail(json, EXIT_NO_DRIVER, "driver not loaded",
+			    "%s: %s: the npu_mem driver is not loaded (modprobe npu_mem)",
+			    st->node, strerror(err));
+	if (err == EACCES || err == EPERM)
+		return fail(json, EXIT_PERM, "permission denied",
+			    "%s: %s: ask for membership of its group (ls -l %s)",
+			    st->node, strerror(err), st->node);
+	return fail(json, EXIT_QUERY, "open failed", "%s: %s", st->node,
+		    strerror(err));
+}
+
+/*
+ * GET_INFO on the node into st->info, and its device number into @rdev.
+ * Returns -1 on success, else the exit status.
+ */
+static int query_node(struct status *st, bool json, dev_t *rdev)
+{
+	struct stat sb;
+	int fd, ret, err;
 
 	do {
-		fd = open(st.node, O_RDONLY | O_CLOEXEC);
+		fd = open(st->node, O_RDONLY | O_CLOEXEC);
 	} while (fd < 0 && errno == EINTR);
-	if (fd < 0) {
-		err = errno;
-		if (err == ENOENT && st.have_version)
-			return fail(json, EXIT_NO_DRIVER, "no device node",
-				    "%s: %s: npu_mem is loaded but its node is missing (is udev or devtmpfs running?)",
-				    st.node, strerror(err));
-		if (err == ENOENT || err == ENODEV || err == ENXIO)
-			return fail(json, EXIT_NO_DRIVER, "driver not loaded",
-				    "%s: %s: the npu_mem driver is not loaded (modprobe npu_mem)",
-				    st.node, strerror(err));
-		if (err == EACCES || err == EPERM)
-			return fail(json, EXIT_PERM, "permission denied",
-				    "%s: %s: ask for membership of its group (ls -l %s)",
-				    st.node, strerror(err), st.node);
-		return fail(json, EXIT_QUERY, "open failed", "%s: %s", st.node,
-			    strerror(err));
-	}
+	if (fd < 0)
+		return open_failed(st, json, errno);
 	if (fstat(fd, &sb) || !S_ISCHR(sb.st_mode)) {
 		close(fd);
 		return fail(json, EXIT_QUERY, "not a device",
-			    "%s is not a character device", st.node);
+			    "%s is not a character device", st->node);
 	}
 	do {
-		ret = ioctl(fd, NPU_MEM_IOCTL_GET_INFO, &st.info);
+		ret = ioctl(fd, NPU_MEM_IOCTL_GET_INFO, &st->info);
 	} while (ret < 0 && (errno == EINTR || errno == EAGAIN));
 	err = errno;
 	/* Closed before listing clients, so this tool is not among them. */
 	close(fd);
 	if (ret < 0)
 		return fail(json, EXIT_QUERY, "query failed",
-			    "%s: GET_INFO: %s%s", st.node, strerror(err),
+			    "%s: GET_INFO: %s%s", st->node, strerror(err),
 			    err == ENOTTY ? " (not an npu-mem device?)" : "");
+	*rdev = sb.st_rdev;
+	return -1;
+}
 
+int main(int argc, char **argv)
+{
+	struct status st = { .clients_source = "debugfs" };
+	const char *env = getenv("NPU_MEM_DEVICE");
+	struct proc *procs;
+	bool json = false;
+	size_t nprocs;
+	dev_t rdev = 0;
+	int ret;
+
+	st.node = env && *env ? env : "/dev/" NPU_MEM_DEVICE_NAME;
+	ret = parse_args(argc, argv, &st, &json);
+	if (ret >= 0)
+		return ret;
+	read_module(&st);
+	ret = query_node(&st, json, &rdev);
+	if (ret >= 0)
+		return ret;
 	read_device(&st);
 	getrlimit(RLIMIT_MEMLOCK, &st.memlock);
 	if (clients_from_debugfs(&st)) {
 		free(st.clients);
 		st.clients = NULL;
 		st.nr_clients = 0;
-		if (clients_from_fdinfo(&st, sb.st_rdev))
+		if (clients_from_fdinfo(&st, rdev))
 			st.clients_complete = false;
 	}
 	procs = group_by_pid(&st, &nprocs);

@@ -3263,51 +3263,53 @@ static void usage(void)
 	exit(2);
 }
 
-int main(int argc, char **argv)
-{
-	uint64_t seed = env_u64("NPU_MEM_FUZZ_SEED", 1);
-	double secs = (double)env_u64("NPU_MEM_FUZZ_SECONDS", 20);
-	unsigned int nthreads = env_u64("NPU_MEM_FUZZ_THREADS", 4), i, k;
-	unsigned int rthreads = env_u64("NPU_MEM_FUZZ_RACE", 2);
-	struct race_shared *rsh = NULL;
-	pid_t race_pid = -1;
-	bool node_changed = false;
-	mode_t node_mode = 0;
-	struct stat sb;
-	uint64_t maxbytes = env_u64("NPU_MEM_FUZZ_MAXBYTES", 256ULL << 20);
-	uint64_t old_param = 0, pin0, pin1;
-	struct thr thr[MAX_THREADS];
-	struct sigaction sa;
-	struct npu_mem_info info;
-	bool param_set = false;
-	double t0, elapsed;
-	int opt, fd;
+/* The run's settings: NPU_MEM_FUZZ_* from the environment, then options. */
+struct fuzz_cfg {
+	uint64_t seed, maxbytes;
+	double secs;
+	unsigned int nthreads, rthreads;
+};
 
+/* The race-mode process, and the device node's mode while it runs. */
+struct race_run {
+	pid_t pid;
+	struct race_shared *sh;
+	bool node_changed;
+	mode_t node_mode;
+};
+
+static void parse_args(int argc, char **argv, struct fuzz_cfg *c)
+{
+	int opt;
+
+	c->seed = env_u64("NPU_MEM_FUZZ_SEED", 1);
+	c->secs = (double)env_u64("NPU_MEM_FUZZ_SECONDS", 20);
+	c->nthreads = env_u64("NPU_MEM_FUZZ_THREADS", 4);
+	c->rthreads = env_u64("NPU_MEM_FUZZ_RACE", 2);
+	c->maxbytes = env_u64("NPU_MEM_FUZZ_MAXBYTES", 256ULL << 20);
 	max_calls = env_u64("NPU_MEM_FUZZ_CALLS", 0);
 	while ((opt = getopt(argc, argv, "s:t:n:j:R:m:vh")) != -1) {
 		switch (opt) {
-		case 's': seed = strtoull(optarg, NULL, 0); break;
-		case 't': secs = strtod(optarg, NULL); break;
+		case 's': c->seed = strtoull(optarg, NULL, 0); break;
+		case 't': c->secs = strtod(optarg, NULL); break;
 		case 'n': max_calls = strtoull(optarg, NULL, 0); break;
-		case 'j': nthreads = strtoul(optarg, NULL, 0); break;
-		case 'R': rthreads = strtoul(optarg, NULL, 0); break;
-		case 'm': maxbytes = strtoull(optarg, NULL, 0); break;
+		case 'j': c->nthreads = strtoul(optarg, NULL, 0); break;
+		case 'R': c->rthreads = strtoul(optarg, NULL, 0); break;
+		case 'm': c->maxbytes = strtoull(optarg, NULL, 0); break;
 		case 'v': verbose++; break;
 		default: usage();
 		}
 	}
-	if (nthreads < 1 || nthreads > MAX_THREADS || rthreads == 1 ||
-	    rthreads > R_MAX_THREADS)
+	if (c->nthreads < 1 || c->nthreads > MAX_THREADS || c->rthreads == 1 ||
+	    c->rthreads > R_MAX_THREADS)
 		usage();
-	setvbuf(stdout, NULL, _IOLBF, 0);
+}
 
-	if (stat(DEV_PATH, &sb)) {
-		printf("no %s: npu_mem not loaded\n", DEV_PATH);
-		return 77;
-	}
-	npu_rdev = sb.st_rdev;
-	/* Every fd >= 3 must be ours (device, dma-buf, pipe, proc file). */
-	syscall(SYS_close_range, 3U, ~0U, 0U);
+/* Operation weights, descriptor kinds, and faults turned into findings. */
+static void setup_process(void)
+{
+	struct sigaction sa;
+	unsigned int i;
 
 	for (i = 0; i < OP_COUNT; i++)
 		weight_sum += op_weight[i];
@@ -3318,40 +3320,45 @@ int main(int argc, char **argv)
 	sigaction(SIGSEGV, &sa, NULL);
 	sigaction(SIGBUS, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+}
 
-	if (maxbytes && read_param(&old_param) == 0 && write_param(maxbytes) == 0)
-		param_set = true;
-	pin0 = vmpin_kb();
-	printf("npu_mem_fuzz: seed %llu, %u threads (+%u racing), %.0f s, %llu calls max, "
-	       "max_bytes %s\n", (unsigned long long)seed, nthreads, rthreads, secs,
-	       (unsigned long long)max_calls, param_set ? "lowered" : "unchanged");
+/*
+ * The race mode's process, forked before any thread exists.  As root
+ * in a test guest it races as nobody, the usual caller, on a file it
+ * opens itself (privileges are the opener's): the node is opened to
+ * everyone meanwhile, never outside a guest.  Returns 0, or 1 if the
+ * process could not be made.
+ */
+static int start_race(const struct fuzz_cfg *c, const struct stat *sb,
+		      struct race_run *rr)
+{
+	const char *vm = getenv("VM_RUN");
+	bool drop = false;
 
-	/*
-	 * The race mode's process, forked before any thread exists.  As root
-	 * in a test guest it races as nobody, the usual caller, on a file it
-	 * opens itself (privileges are the opener's): the node is opened to
-	 * everyone meanwhile, never outside a guest.
-	 */
-	if (rthreads) {
-		const char *vm = getenv("VM_RUN");
-		bool drop = false;
-
-		if (geteuid() == 0 && vm && !strcmp(vm, "1")) {
-			node_mode = sb.st_mode & 07777;
-			if (chmod(DEV_PATH, 0666) == 0)
-				node_changed = drop = true;
-		}
-		rsh = mmap(NULL, sizeof(*rsh), PROT_READ | PROT_WRITE,
-			   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-		if (rsh == MAP_FAILED)
-			return 1;
-		memset(rsh, 0, sizeof(*rsh));
-		race_pid = fork();
-		if (race_pid < 0)
-			return 1;
-		if (race_pid == 0)
-			_exit(race_child(rthreads, seed, secs, drop, rsh));
+	if (geteuid() == 0 && vm && !strcmp(vm, "1")) {
+		rr->node_mode = sb->st_mode & 07777;
+		if (chmod(DEV_PATH, 0666) == 0)
+			rr->node_changed = drop = true;
 	}
+	rr->sh = mmap(NULL, sizeof(*rr->sh), PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (rr->sh == MAP_FAILED)
+		return 1;
+	memset(rr->sh, 0, sizeof(*rr->sh));
+	rr->pid = fork();
+	if (rr->pid < 0)
+		return 1;
+	if (rr->pid == 0)
+		_exit(race_child(c->rthreads, c->seed, c->secs, drop, rr->sh));
+	return 0;
+}
+
+/* The pool's first three device fds; returns 0, or 1 after saying why. */
+static int open_devices(void)
+{
+	struct npu_mem_info info;
+	unsigned int i;
+	int fd = -1;
 
 	for (i = 0; i < 3; i++) {
 		fd = open(DEV_PATH, O_RDWR | O_CLOEXEC);
@@ -3369,14 +3376,21 @@ int main(int argc, char **argv)
 	/* What every answer must say about device addresses: these files
 	 * were opened with this process's privileges. */
 	main_hidden = !(info.dev_flags & NPU_MEM_DEV_IOMMU) && !nm_desc_cap_sys_admin();
-	make_foreign();
+	return 0;
+}
 
-	for (i = 0; i < nthreads; i++) {
+/* Each thread's generator, argument buffer with guard and read-only pages,
+ * and pipe; returns 0, or 1 if memory or a pipe could not be had. */
+static int init_threads(struct thr *thr, const struct fuzz_cfg *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->nthreads; i++) {
 		struct thr *t = &thr[i];
 		uint8_t *mem;
 
 		t->idx = i;
-		t->r.s = seed * 0x100000001b3ULL + i * 0x9e3779b97f4a7c15ULL + 1;
+		t->r.s = c->seed * 0x100000001b3ULL + i * 0x9e3779b97f4a7c15ULL + 1;
 		mem = mmap(NULL, ARGBUF + 2 * PAGE, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (mem == MAP_FAILED)
@@ -3390,34 +3404,34 @@ int main(int argc, char **argv)
 		if (pipe2(t->pipefd, O_CLOEXEC | O_NONBLOCK))
 			return 1;
 	}
+	return 0;
+}
 
-	t0 = now();
-	deadline = t0 + secs;
-	if (nthreads == 1) {
+/* Runs the threads until the deadline; returns the seconds they took. */
+static double run_threads(struct thr *thr, const struct fuzz_cfg *c)
+{
+	double t0 = now();
+	unsigned int i;
+
+	deadline = t0 + c->secs;
+	if (c->nthreads == 1) {
 		thread_main(&thr[0]);
 	} else {
-		for (i = 0; i < nthreads; i++)
+		for (i = 0; i < c->nthreads; i++)
 			pthread_create(&thr[i].tid, NULL, thread_main, &thr[i]);
-		for (i = 0; i < nthreads; i++)
+		for (i = 0; i < c->nthreads; i++)
 			pthread_join(thr[i].tid, NULL);
 	}
-	elapsed = now() - t0;
-	if (race_pid > 0)
-		wait_race(race_pid, rsh);
-	if (node_changed)
-		chmod(DEV_PATH, node_mode);
-	while (waitpid(-1, NULL, WNOHANG) > 0)
-		;
+	return now() - t0;
+}
 
-	/* ---- everything released: the driver must be back at zero ---- */
-	cleanup_all();
-	for (k = 0; k < nforeign; k++)
-		close(foreign[k].fd);
-	for (i = 0; i < nthreads; i++) {
-		close(thr[i].pipefd[0]);
-		close(thr[i].pipefd[1]);
-	}
-	fd = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+/* Everything released: the driver's counters must be back at zero. */
+static void check_released(void)
+{
+	struct npu_mem_info info;
+	int fd = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+	unsigned int k;
+
 	memset(&info, 0, sizeof(info));
 	/* Releases from exiting children and deferred fputs settle quickly. */
 	for (k = 0; k < 50; k++) {
@@ -3441,12 +3455,11 @@ int main(int argc, char **argv)
 			printf("(diagnostics failed)\n");
 	}
 	close(fd);
-	pin1 = vmpin_kb();
-	if (pin1 != pin0)
-		finding("VmPin %llu kB after closing everything, %llu kB before",
-			(unsigned long long)pin1, (unsigned long long)pin0);
-	if (param_set)
-		write_param(old_param);
+}
+
+static void print_stats(void)
+{
+	unsigned int i, k;
 
 	printf("\n%-18s %10s %10s  errors (errno: count)\n", "operation", "calls", "ok");
 	for (i = 0; i < OP_COUNT; i++) {
@@ -3465,9 +3478,75 @@ int main(int argc, char **argv)
 		printf("\n");
 	}
 	print_kinds();
+}
+
+/* Ends the race process, closes everything of this process. */
+static void finish_run(struct thr *thr, const struct fuzz_cfg *c,
+		       struct race_run *rr)
+{
+	unsigned int i, k;
+
+	if (rr->pid > 0)
+		wait_race(rr->pid, rr->sh);
+	if (rr->node_changed)
+		chmod(DEV_PATH, rr->node_mode);
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	cleanup_all();
+	for (k = 0; k < nforeign; k++)
+		close(foreign[k].fd);
+	for (i = 0; i < c->nthreads; i++) {
+		close(thr[i].pipefd[0]);
+		close(thr[i].pipefd[1]);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct race_run rr = { .pid = -1 };
+	struct thr thr[MAX_THREADS];
+	uint64_t old_param = 0, pin0, pin1;
+	bool param_set = false;
+	struct fuzz_cfg c;
+	struct stat sb;
+	double elapsed;
+
+	parse_args(argc, argv, &c);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (stat(DEV_PATH, &sb)) {
+		printf("no %s: npu_mem not loaded\n", DEV_PATH);
+		return 77;
+	}
+	npu_rdev = sb.st_rdev;
+	/* Every fd >= 3 must be ours (device, dma-buf, pipe, proc file). */
+	syscall(SYS_close_range, 3U, ~0U, 0U);
+	setup_process();
+	if (c.maxbytes && read_param(&old_param) == 0 && write_param(c.maxbytes) == 0)
+		param_set = true;
+	pin0 = vmpin_kb();
+	printf("npu_mem_fuzz: seed %llu, %u threads (+%u racing), %.0f s, %llu calls max, "
+	       "max_bytes %s\n", (unsigned long long)c.seed, c.nthreads, c.rthreads, c.secs,
+	       (unsigned long long)max_calls, param_set ? "lowered" : "unchanged");
+	if (c.rthreads && start_race(&c, &sb, &rr))
+		return 1;
+	if (open_devices())
+		return 1;
+	make_foreign();
+	if (init_threads(thr, &c))
+		return 1;
+	elapsed = run_threads(thr, &c);
+	finish_run(thr, &c, &rr);
+	check_released();
+	pin1 = vmpin_kb();
+	if (pin1 != pin0)
+		finding("VmPin %llu kB after closing everything, %llu kB before",
+			(unsigned long long)pin1, (unsigned long long)pin0);
+	if (param_set)
+		write_param(old_param);
+	print_stats();
 	printf("npu_mem_fuzz: %s: %lu calls in %.1f s (seed %llu, %u threads + %u racing), "
 	       "%lu findings\n",
 	       atomic_load(&findings) ? "FAIL" : "PASS", atomic_load(&total_calls),
-	       elapsed, (unsigned long long)seed, nthreads, rthreads, atomic_load(&findings));
+	       elapsed, (unsigned long long)c.seed, c.nthreads, c.rthreads, atomic_load(&findings));
 	return atomic_load(&findings) ? 1 : 0;
 }

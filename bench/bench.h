@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * What the pieces of npu_mem_bench share (npu_mem_bench.c says what the
+ * program measures and how it is run).
+ *
+ * The pieces:
+ *  - util.c, mem.c: output, time, statistics, files, system knobs, and the
+ *    memory primitives every section uses;
+ *  - method_*.c: the allocation methods, one file per family; each fills
+ *    in struct method objects and keeps its own state behind m->priv;
+ *  - alloc.c, bandwidth.c, latency.c, live.c: the sections, each of which
+ *    measures and leaves its results in the structs below;
+ *  - targets.c: the PASS/MISS verdicts; report.c: the tables and CSV files.
+ *
+ * Everything runs in one thread; the only other processes are libaclmem's
+ * children (method_acl.c).
+ */
+#ifndef NPU_MEM_BENCH_H
+#define NPU_MEM_BENCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <linux/npu_mem.h>
+
+#define KiB		(1ULL << 10)
+#define MiB		(1ULL << 20)
+#define GiB		(1ULL << 30)
+#define PAGE		4096UL
+#define HUGE		(2 * MiB)
+#define MAX_SIZES	32
+#define LINE		64
+
+#ifndef MAP_HUGETLB
+#define MAP_HUGETLB	0x40000
+#endif
+#ifndef MADV_HUGEPAGE
+#define MADV_HUGEPAGE	14
+#define MADV_NOHUGEPAGE	15
+#endif
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* libaclmem's pool switch: a cap in bytes, or "off" (lib/pool.h). */
+#define POOL_ENV	"NPU_MEM_POOL_MAX"
+
+/* ---- options and environment (npu_mem_bench.c) -------------------------- */
+
+struct bench_opt {
+	const char *outdir;
+	uint64_t max_size;
+	double budget_ns;
+	unsigned int fixed_n;
+	unsigned int nmin, nmax;
+	bool pow2;
+	uint64_t bw_bytes;
+	uint64_t lat_bytes;
+	unsigned long max_live;
+	const char *sections;
+	const char *methods;
+	bool force;
+};
+
+extern struct bench_opt opt;
+extern int npu_fd;
+extern uint64_t sizes[MAX_SIZES];
+extern unsigned int nsizes;
+
+/* ---- util.c --------------------------------------------------------------- */
+
+extern FILE *summary;
+extern uint64_t sink;
+
+void out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+uint64_t now_ns(void);
+const char *size_str(uint64_t s, char *buf, size_t len);
+uint64_t parse_size(const char *s);
+bool section_on(const char *name);
+int read_file(const char *path, char *buf, size_t len);
+int write_file(const char *path, const char *val);
+int read_full(int fd, void *buf, size_t len);
+int write_full(int fd, const void *buf, size_t len);
+void trace_init(void);
+void trace_begin(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void trace_end(void);
+uint64_t rng(void);
+void shuffle(unsigned int *v, unsigned int n);
+double median_u64(uint64_t *v, unsigned int n);
+unsigned int repeats_for(double budget_ns, uint64_t est_ns, unsigned int nmin,
+			 unsigned int nmax);
+
+/* ---- mem.c ---------------------------------------------------------------- */
+
+extern char thp_mode[32];
+
+uint64_t meminfo(const char *key);
+void read_thp_mode(void);
+long hugetlb_count(void);
+long hugetlb_reserve(long n);
+void drop_caches(void);
+void touch(void *p, uint64_t size);
+uint64_t sum_read(const void *p, uint64_t size);
+void *map_anon(uint64_t size, int extra_flags);
+void *map_anon_aligned(uint64_t size);
+void *map_anon_advised(uint64_t size, int advice);
+int npu_alloc(int fd, uint64_t size, uint32_t policy, struct npu_mem_alloc *a);
+int npu_free(int fd, uint32_t handle);
+void *npu_map_buffer(uint64_t size, uint32_t policy, uint64_t *maplen,
+		     struct npu_mem_buffer *kb);
+
+/* ---- allocation methods (method_*.c) -------------------------------------- */
+
+/* npu-mem cycles also time each step. */
+enum { PH_ALLOC, PH_MMAP, PH_TOUCH, PH_MUNMAP, PH_FREE, NPHASES };
+extern const char *const phase_names[NPHASES];
+
+struct sample {
+	uint64_t get;		/* ns: allocate + map + first touch */
+	uint64_t rel;		/* ns: unmap + free */
+	uint64_t phase[NPHASES];
+	uint32_t huge, normal;	/* npu-mem: the buffer's page mix */
+};
+
+/*
+ * One row of the allocation table.  The hooks are the family's; what a
+ * family needs per method (a policy, a pipe to a child, an fd) is behind
+ * priv, and only its own file looks there.
+ */
+struct method {
+	const char *key;	/* CSV and plot name */
+	const char *label;	/* table name */
+	int (*setup)(struct method *m);			/* per run: 0 or n/a */
+	int (*prepare)(struct method *m, uint64_t size);	/* per size, untimed */
+	int (*once)(struct method *m, uint64_t size, struct sample *s);
+	void (*finish)(struct method *m);		/* per size */
+	void (*teardown)(struct method *m);		/* per run */
+	void *priv;
+	bool alternative;	/* counts in "faster than every alternative" */
+	bool active;
+	bool warm;		/* untimed cycle before each timed one */
+	bool trace;		/* trace the next cycle (npu-mem rows) */
+	bool warms_itself;	/* once() does the warm cycle (child) */
+	char na[96];		/* why the method is n/a */
+};
+
+/* The rows, in table order; alloc.c maps them to the objects below. */
+enum {
+	M_FLOOR, M_KCLEAR, M_NPU_HF, M_NPU_HF_POP, M_NPU_HO, M_NPU_NO, M_ACL_OFF,
+	M_ACL_ON,
+	M_ANON, M_ANON4K, M_HUGETLB, M_THP, M_VGEM, M_HEAP, M_UDMABUF,
+	NMETHODS
+};
+
+/* method_floor.c: the floors, and the kernel's clear_page() in use */
+extern struct method method_floor, method_kclear;
+extern const char *kclear_name;
+void pick_kclear(void);
+/* method_npu.c */
+extern struct method method_npu_hf, method_npu_hf_pop, method_npu_ho,
+	method_npu_no;
+/* method_acl.c */
+extern struct method method_acl_off, method_acl_on;
+/* method_anon.c: anonymous memory, THP and hugetlb */
+extern struct method method_anon, method_anon4k, method_hugetlb, method_thp;
+/* method_dmabuf.c: the other dma-buf exporters */
+extern struct method method_vgem, method_heap, method_udmabuf;
+
+/* ---- the allocation section (alloc.c) ------------------------------------- */
+
+struct cell {
+	int status;		/* 0 ok, else -errno of the first failure */
+	unsigned int n;
+	double med, min, max, get, rel;
+	double phase[NPHASES];		/* npu-mem rows: median per step */
+	uint32_t huge_min, normal_max;	/* npu-mem rows: worst page mix seen */
+	char note[160];
+};
+
+extern struct method *const methods[NMETHODS];
+extern struct cell cells[NMETHODS][MAX_SIZES];
+/* Memory the floors write over: mapped and touched before each size. */
+extern void *floor_buf;
+
+bool method_on(const struct method *m);
+bool is_npu(unsigned int i);
+bool cell_ok(const struct cell *c);
+void run_alloc(void);
+
+/* ---- bandwidth.c ---------------------------------------------------------- */
+
+#define NBW_OPS	3
+extern const char *const bw_ops[NBW_OPS];
+
+struct bw_buf {
+	const char *name;
+	void *p;
+	uint64_t len;		/* mapping length */
+	bool npu, munmap;
+	char why[96];
+	char pages[48];
+	double med_ns[NBW_OPS];
+	double best_ns[NBW_OPS];
+	unsigned int n;
+};
+
+#define MAX_BW	4
+extern struct bw_buf bw[MAX_BW];
+extern unsigned int nbw;
+
+void run_bandwidth(void);
+
+/* ---- latency.c ------------------------------------------------------------ */
+
+struct lat_buf {
+	const char *name;
+	void *p;
+	uint64_t len;
+	bool hugetlb;
+	char why[96];
+	char pages[48];
+	double ns;
+	unsigned int n;
+};
+
+#define MAX_LAT	5
+extern struct lat_buf lat[MAX_LAT];
+extern unsigned int nlat;
+
+void run_latency(void);
+
+/* ---- live.c --------------------------------------------------------------- */
+
+#define NLIVE_OPS	2
+extern const char *const live_ops[NLIVE_OPS];
+
+struct live_result {
+	unsigned long live;
+	double med_ns[NLIVE_OPS];	/* fd with N live */
+	double ref_ns[NLIVE_OPS];	/* reference fd, 10 live */
+	unsigned int n;
+	int status;
+};
+
+#define MAX_LIVE_POINTS	16
+extern struct live_result live_res[20];
+extern unsigned int nlive;
+extern unsigned long live_points[MAX_LIVE_POINTS];
+extern unsigned int nlive_points;
+
+void run_live(void);
+
+/* ---- targets.c ------------------------------------------------------------ */
+
+void add_target(const char *name, const char *row, double value, double limit,
+		bool higher_better, bool known, const char *detail);
+const char *alloc_mark(unsigned int i, unsigned int j, char *buf, size_t len);
+void alloc_targets(void);
+void report_targets(void);
+
+/* ---- report.c ------------------------------------------------------------- */
+
+FILE *open_out(const char *name);
+void report_alloc(void);
+void report_phases(void);
+void report_bw(void);
+void report_lat(void);
+void report_live(void);
+void write_meta(double secs);
+
+#endif
