@@ -22,7 +22,11 @@
 #   make dkms-add, dkms-build, dkms-install, dkms-remove (mk/dkms.mk)
 TOP := $(CURDIR)
 VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
-KVERS ?= $(notdir $(patsubst %/build,%,$(wildcard /lib/modules/*/build)))
+# The host's kernels (/lib/modules/*/build) and those whose headers only
+# build in a root of their own Debian release (scripts/kernels.sh).
+KVERS ?= $(shell bash scripts/kernels.sh --kvers)
+# KRUN KVER CMD...: CMD where KVER's headers work (chrooted into its root).
+KRUN := bash $(CURDIR)/scripts/kernels.sh --run
 KDIR ?= $(or $(KERNEL_DIR),$(lastword $(sort $(wildcard /lib/modules/*/build))))
 KSRC := $(wildcard kernel/*.c kernel/*.h) kernel/Kbuild include/uapi/linux/npu_mem.h
 
@@ -34,8 +38,8 @@ all: module lib tests
 build/kmod/%/npu_mem.ko: $(KSRC) dkms.conf
 	@mkdir -p $(@D)
 	cp kernel/*.c kernel/*.h kernel/Kbuild $(@D)/
-	$(MAKE) -C /lib/modules/$*/build M=$(TOP)/$(@D) NPU_MEM_TOP=$(TOP) NPU_MEM_TEST_ENGINE=y \
-		W=1 modules
+	$(KRUN) $* make -C /lib/modules/$*/build M=$(TOP)/$(@D) NPU_MEM_TOP=$(TOP) \
+		NPU_MEM_TEST_ENGINE=y W=1 modules
 
 module:
 	$(MAKE) -C $(KDIR) M=$(TOP)/kernel modules
@@ -46,8 +50,8 @@ sparse:
 	@for v in $(KVERS); do \
 		d=build/sparse/$$v; mkdir -p $$d; \
 		cp kernel/*.c kernel/*.h kernel/Kbuild $$d/; \
-		$(MAKE) -C /lib/modules/$$v/build M=$(TOP)/$$d NPU_MEM_TOP=$(TOP) NPU_MEM_TEST_ENGINE=y \
-			C=2 W=1 modules 2>&1 | tee $$d/sparse.log; \
+		$(KRUN) $$v make -C /lib/modules/$$v/build M=$(TOP)/$$d NPU_MEM_TOP=$(TOP) \
+			NPU_MEM_TEST_ENGINE=y C=2 W=1 modules 2>&1 | tee $$d/sparse.log; \
 		! grep -E 'warning|error' $$d/sparse.log || exit 1; \
 	done
 

@@ -20,6 +20,7 @@
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
+#include <linux/cred.h>
 #include <linux/sched/user.h>
 #include <linux/slab.h>
 
@@ -327,7 +328,7 @@ static int alloc_chunks(struct npu_mem_buf *buf)
 		 * page's last user stored there (a slab freelist pointer, say),
 		 * which would pass i_size and send the chunk to PTEs.
 		 */
-		page->index = buf->chunks[buf->nr_chunks].first;
+		npu_folio_set_index(page, buf->chunks[buf->nr_chunks].first);
 		buf->nr_chunks++;
 		/* Counted as the UAPI counts them: 2 MiB chunks, 4 KiB pages. */
 		if (order == NPU_MEM_HUGE_ORDER)
@@ -493,7 +494,7 @@ bool npu_mem_buf_mapped(const struct npu_mem_buf *buf)
 /**
  * npu_mem_buf_charge() - charge a new buffer's pages as pinned memory
  * @buf: the buffer, with its size set and nothing charged yet
- * @user: who pays: the file opener's user
+ * @payer: who pays: the file opener's credentials, whose user is charged
  * @unlimited: the opener had CAP_IPC_LOCK
  *
  * What a buffer's pages are charged to apart from the global count: the
@@ -502,7 +503,7 @@ bool npu_mem_buf_mapped(const struct npu_mem_buf *buf)
  * memory; undone when the buffer goes (unfill()) or by
  * npu_mem_buf_discard().  Return: 0 or -ENOMEM (RLIMIT_MEMLOCK).
  */
-int npu_mem_buf_charge(struct npu_mem_buf *buf, struct user_struct *user,
+int npu_mem_buf_charge(struct npu_mem_buf *buf, const struct cred *payer,
 		       bool unlimited)
 {
 	unsigned long npages = buf->size >> PAGE_SHIFT;
@@ -510,10 +511,14 @@ int npu_mem_buf_charge(struct npu_mem_buf *buf, struct user_struct *user,
 
 	/* An opener with CAP_IPC_LOCK is not limited: it draws on no count. */
 	if (!unlimited) {
-		ret = charge_user(user, npages);
+		ret = charge_user(payer->user, npages);
 		if (ret)
 			return ret;
-		buf->user = get_uid(user);
+		/*
+		 * The user is held through the credentials that name it:
+		 * free_uid() is not exported on every kernel, put_cred() is.
+		 */
+		buf->payer = get_cred(payer);
 	}
 	/* Always shown as VmPin of the allocating process; not the limit. */
 	buf->mm = current->mm;
@@ -528,9 +533,9 @@ static void uncharge(struct npu_mem_buf *buf)
 
 	atomic64_sub(npages, &buf->mm->pinned_vm);
 	mmdrop(buf->mm);
-	if (buf->user) {
-		atomic_long_sub(npages, &buf->user->locked_vm);
-		free_uid(buf->user);
+	if (buf->payer) {
+		atomic_long_sub(npages, &buf->payer->user->locked_vm);
+		put_cred(buf->payer);
 	}
 }
 
@@ -545,12 +550,12 @@ static void unfill(struct npu_mem_buf *buf)
 }
 
 /* The charges, then the pages.  Undone by unfill(). */
-static int fill(struct npu_mem_buf *buf, struct user_struct *user,
+static int fill(struct npu_mem_buf *buf, const struct cred *payer,
 		bool unlimited)
 {
 	int ret;
 
-	ret = npu_mem_buf_charge(buf, user, unlimited);
+	ret = npu_mem_buf_charge(buf, payer, unlimited);
 	if (ret)
 		return ret;
 
@@ -607,13 +612,13 @@ void npu_mem_buf_discard(struct npu_mem_buf *buf)
  * @size: bytes wanted, non-zero
  * @policy: enum npu_mem_policy, already validated
  * @flags: NPU_MEM_ALLOC_*, already validated
- * @user: who pays (RLIMIT_MEMLOCK): the file opener's user
+ * @payer: who pays (RLIMIT_MEMLOCK): the file opener's credentials
  * @unlimited: the opener had CAP_IPC_LOCK
  *
  * Return: the buffer with one reference, or an ERR_PTR (see the UAPI header).
  */
 struct npu_mem_buf *npu_mem_buf_alloc(u64 size, u32 policy, u32 flags,
-				      struct user_struct *user, bool unlimited)
+				      const struct cred *payer, bool unlimited)
 {
 	u64 align = policy == NPU_MEM_POLICY_HUGE_ONLY ? NPU_MEM_HUGE_SIZE : PAGE_SIZE;
 	struct npu_mem_buf *buf;
@@ -635,7 +640,7 @@ struct npu_mem_buf *npu_mem_buf_alloc(u64 size, u32 policy, u32 flags,
 	ret = charge_global(size);
 	if (ret)
 		goto err_free_buf;
-	ret = fill(buf, user, unlimited);
+	ret = fill(buf, payer, unlimited);
 	end_in_flight(size);
 	if (ret)
 		goto err_uncharge_global;

@@ -6,7 +6,6 @@
 #include <linux/capability.h>
 #include <linux/cred.h>
 #include <linux/sched.h>
-#include <linux/sched/user.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 
@@ -40,7 +39,7 @@ struct npu_mem_client *npu_mem_client_create(const struct cred *cred)
 	client->offsets = RB_ROOT;
 	client->next_pgoff = PGOFF_MIN;
 	client->id = atomic64_inc_return(&next_client_id);
-	client->user = get_uid(cred->user);
+	client->cred = get_cred(cred);
 	client->unlimited = ns_capable_noaudit(&init_user_ns, CAP_IPC_LOCK);
 	client->sees_phys = ns_capable_noaudit(&init_user_ns, CAP_SYS_ADMIN);
 	client->pid = task_tgid_nr(current);
@@ -71,7 +70,7 @@ void npu_mem_client_destroy(struct npu_mem_client *client)
 		cond_resched();
 	}
 	xa_destroy(&client->handles);
-	free_uid(client->user);
+	put_cred(client->cred);
 	mutex_destroy(&client->lock);
 	kfree(client);
 }

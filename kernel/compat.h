@@ -12,6 +12,10 @@
 #include <linux/dma-mapping.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/rbtree.h>
+#include <linux/shmem_fs.h>
+#include <linux/srcu.h>
+#include <uapi/linux/magic.h>
 
 /* vm_flags became write-protected behind helpers in 6.3. */
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 3, 0)
@@ -72,6 +76,176 @@ static inline int npu_dma_set_seg_limits(struct device *dev)
 #else
 #define npu_dma_buf_map_unlocked	dma_buf_map_attachment_unlocked
 #define npu_dma_buf_unmap_unlocked	dma_buf_unmap_attachment_unlocked
+#endif
+
+/*
+ * rb_add() came in 5.11: the same insertion by a "less" callback, as the
+ * kernel's own.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(5, 11, 0)
+static inline void rb_add(struct rb_node *node, struct rb_root *tree,
+			  bool (*less)(struct rb_node *, const struct rb_node *))
+{
+	struct rb_node **link = &tree->rb_node;
+	struct rb_node *parent = NULL;
+
+	while (*link) {
+		parent = *link;
+		if (less(node, parent))
+			link = &parent->rb_left;
+		else
+			link = &parent->rb_right;
+	}
+	rb_link_node(node, parent, link);
+	rb_insert_color(node, tree);
+}
+#endif
+
+/*
+ * unpin_user_page_range_dirty_lock() (5.12) unpins a physically contiguous
+ * run at once; before it, each page of the run on its own does the same.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(5, 12, 0)
+static inline void unpin_user_page_range_dirty_lock(struct page *page,
+						    unsigned long npages,
+						    bool make_dirty)
+{
+	unsigned long i;
+
+	for (i = 0; i < npages; i++) {
+		struct page *p = page + i;
+
+		unpin_user_pages_dirty_lock(&p, 1, make_dirty);
+	}
+}
+#endif
+
+/*
+ * Folios came in 5.16.  The module only compares them (is this page in the
+ * same folio as that one?) and sets their index, so before 5.16 a folio is
+ * its compound page's head, never dereferenced.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(5, 16, 0)
+struct folio;
+#define page_folio(p)	((struct folio *)compound_head(p))
+
+static inline void npu_folio_set_index(struct page *page, pgoff_t index)
+{
+	compound_head(page)->index = index;
+}
+#else
+/* struct page lost its ->index (7.x): the folio has it on every kernel. */
+static inline void npu_folio_set_index(struct page *page, pgoff_t index)
+{
+	page_folio(page)->index = index;
+}
+#endif
+
+/*
+ * nth_page() went away in 6.18, once the pages of a folio were guaranteed
+ * to be contiguous in the memory map: page + n is what it meant.
+ */
+#ifndef nth_page
+#define nth_page(page, n)	((page) + (n))
+#endif
+
+/*
+ * dma-buf vmap: struct iosys_map since 5.18, struct dma_buf_map (the same
+ * thing) from 5.11, and before that ->vmap returned the address itself.
+ * dmabuf.c writes the newest form and lists its ops as
+ * NPU_DMA_BUF_VMAP_OPS(vmap, vunmap) after NPU_DMA_BUF_VMAP_SHIMS(vmap,
+ * vunmap), which makes the 5.10 callbacks out of the newer ones there.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(5, 11, 0)
+struct iosys_map {
+	void *vaddr;
+	bool is_iomem;
+};
+
+static inline void iosys_map_set_vaddr(struct iosys_map *map, void *vaddr)
+{
+	map->vaddr = vaddr;
+	map->is_iomem = false;
+}
+
+#define NPU_DMA_BUF_VMAP_SHIMS(vmap_fn, vunmap_fn)				\
+static void *vmap_fn##_addr(struct dma_buf *dmabuf)				\
+{										\
+	struct iosys_map map = { };						\
+										\
+	return vmap_fn(dmabuf, &map) ? NULL : map.vaddr;			\
+}										\
+static void vunmap_fn##_addr(struct dma_buf *dmabuf, void *vaddr)		\
+{										\
+	struct iosys_map map = { .vaddr = vaddr };				\
+										\
+	vunmap_fn(dmabuf, &map);						\
+}
+#define NPU_DMA_BUF_VMAP_OPS(vmap_fn, vunmap_fn)				\
+	.vmap = vmap_fn##_addr, .vunmap = vunmap_fn##_addr
+#else
+#if LINUX_VERSION_CODE < KERNEL_VERSION(5, 18, 0)
+#include <linux/dma-buf-map.h>
+#define iosys_map		dma_buf_map
+#define iosys_map_set_vaddr	dma_buf_map_set_vaddr
+#endif
+#define NPU_DMA_BUF_VMAP_SHIMS(vmap_fn, vunmap_fn)
+#define NPU_DMA_BUF_VMAP_OPS(vmap_fn, vunmap_fn)				\
+	.vmap = vmap_fn, .vunmap = vunmap_fn
+#endif
+
+/*
+ * shmem_mapping() is neither inline nor exported before 6.1 (nor is
+ * shmem_aops).  Every shmem file (tmpfs, memfd, SysV shm) lives on a
+ * superblock with tmpfs's magic.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 1, 0)
+static inline bool npu_shmem_mapping(struct address_space *mapping)
+{
+	return mapping->host && mapping->host->i_sb->s_magic == TMPFS_MAGIC;
+}
+#define shmem_mapping(mapping)	npu_shmem_mapping(mapping)
+#endif
+
+/*
+ * Before 5.11 a module's DEFINE_STATIC_SRCU() left its pointer for the
+ * SRCU section undeclared, which sparse reports ("should it be static?"):
+ * the later definition, which declares it first.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(5, 11, 0) && defined(MODULE) && \
+	defined(CONFIG_TREE_SRCU)
+#undef __DEFINE_SRCU
+#define __DEFINE_SRCU(name, is_static)					\
+	is_static struct srcu_struct name;				\
+	extern struct srcu_struct * const __srcu_struct_##name;		\
+	struct srcu_struct * const __srcu_struct_##name			\
+		__section("___srcu_struct_ptrs") = &name
+#endif
+
+/*
+ * thp_get_unmapped_area() aligns an address for PMD mappings of any file
+ * from 5.18 ("Align file mappings for non-DAX"); before, only for DAX
+ * files.  The same padding and rounding, by hand, there.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(5, 18, 0)
+#include <linux/mman.h>
+#include <linux/sched.h>
+
+static inline unsigned long
+npu_thp_get_unmapped_area(struct file *filp, unsigned long addr,
+			  unsigned long len, unsigned long pgoff,
+			  unsigned long flags)
+{
+	unsigned long off = pgoff << PAGE_SHIFT, len_pad = len + PMD_SIZE, ret;
+
+	if (addr || (flags & MAP_FIXED) || len_pad < len)
+		return current->mm->get_unmapped_area(filp, addr, len, pgoff, flags);
+	ret = current->mm->get_unmapped_area(filp, 0, len_pad, pgoff, flags);
+	if (IS_ERR_VALUE(ret))
+		return current->mm->get_unmapped_area(filp, addr, len, pgoff, flags);
+	return ret + ((off - ret) & (PMD_SIZE - 1));
+}
+#define thp_get_unmapped_area	npu_thp_get_unmapped_area
 #endif
 
 /*

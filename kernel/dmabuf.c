@@ -232,6 +232,8 @@ static void npu_mem_dmabuf_vunmap(struct dma_buf *dmabuf, struct iosys_map *map)
 	vunmap(map->vaddr);
 }
 
+NPU_DMA_BUF_VMAP_SHIMS(npu_mem_dmabuf_vmap, npu_mem_dmabuf_vunmap)
+
 static const struct dma_buf_ops npu_mem_dmabuf_ops = {
 	.map_dma_buf = npu_mem_dmabuf_map,
 	.unmap_dma_buf = npu_mem_dmabuf_unmap,
@@ -239,8 +241,7 @@ static const struct dma_buf_ops npu_mem_dmabuf_ops = {
 	.begin_cpu_access = npu_mem_dmabuf_begin_cpu,
 	.end_cpu_access = npu_mem_dmabuf_end_cpu,
 	.mmap = npu_mem_dmabuf_mmap,
-	.vmap = npu_mem_dmabuf_vmap,
-	.vunmap = npu_mem_dmabuf_vunmap,
+	NPU_DMA_BUF_VMAP_OPS(npu_mem_dmabuf_vmap, npu_mem_dmabuf_vunmap),
 };
 
 /* Takes over the caller's reference to @buf on success. */

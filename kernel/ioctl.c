@@ -111,7 +111,7 @@ static int npu_mem_alloc_ioctl(struct npu_mem_client *client, void *data,
 		return -EINVAL;
 
 	buf = npu_mem_buf_alloc(args->size, args->policy, args->flags,
-				client->user, client->unlimited);
+				client->cred, client->unlimited);
 	if (IS_ERR(buf))
 		return PTR_ERR(buf);
 	return add_pending(client, buf, 0, &args->handle, &args->buf, p);
@@ -284,7 +284,7 @@ static int npu_mem_host_register_ioctl(struct npu_mem_client *client,
 	if (args->flags & ~NPU_MEM_HOST_VALID)
 		return -EINVAL;
 	buf = npu_mem_buf_register(args->addr, args->size, args->flags,
-				   client->user, client->unlimited);
+				   client->cred, client->unlimited);
 	if (IS_ERR(buf))
 		return PTR_ERR(buf);
 	return add_pending(client, buf, 0, &args->handle, &args->buf, p);

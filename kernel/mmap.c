@@ -10,7 +10,8 @@
  * madvise(MADV_DOFORK) clears VM_DONTCOPY, and refusing it would take
  * VM_IO, which get_user_pages() (O_DIRECT) refuses: a child that inherits
  * a mapping that way shares the pages, and ->open gives its copy a buffer
- * reference of its own.
+ * reference of its own.  (Linux 7.x refuses MADV_DOFORK on VM_DONTEXPAND
+ * mappings, so there they are never inherited.)
  *
  * Two ways to map, chosen per buffer:
  *  - a buffer with 2 MiB chunks is mapped on demand by the core fault path

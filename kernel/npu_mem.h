@@ -50,7 +50,7 @@ struct cred;
 struct dentry;
 struct device;
 struct seq_file;
-struct user_struct;
+struct cred;
 
 /* One physically contiguous run of pages backing part of a buffer. */
 struct npu_mem_chunk {
@@ -75,7 +75,7 @@ struct npu_mem_buf {
 	bool mapped;			/* under npu_mem_bufs_lock; cleared on removal */
 	u64 dev_addr;			/* first device address, as mapped */
 	struct mm_struct *mm;		/* charged in pinned_vm (VmPin) */
-	struct user_struct *user;	/* charged in locked_vm (RLIMIT_MEMLOCK) */
+	const struct cred *payer;	/* its user charged in locked_vm (RLIMIT_MEMLOCK) */
 	struct list_head node;		/* all live buffers, for DMA range checks */
 	struct mutex imports_lock;	/* @imports */
 	struct list_head imports;	/* importers' mappings (dmabuf.c) */
@@ -99,7 +99,7 @@ struct npu_mem_client {
 	u32 next_handle;		/* xa_alloc_cyclic() cursor */
 	u64 next_pgoff;			/* first never-used mmap page offset */
 	u64 id;
-	struct user_struct *user;	/* the opener's: pays for the buffers */
+	const struct cred *cred;	/* the opener's: its user pays for the buffers */
 	bool unlimited;			/* the opener had CAP_IPC_LOCK */
 	bool sees_phys;			/* the opener had CAP_SYS_ADMIN */
 	pid_t pid;
@@ -141,7 +141,7 @@ void npu_mem_device_show(struct seq_file *m);
 
 /* buffer.c */
 struct npu_mem_buf *npu_mem_buf_alloc(u64 size, u32 policy, u32 flags,
-				      struct user_struct *user, bool unlimited);
+				      const struct cred *payer, bool unlimited);
 void npu_mem_bufs_revoke(struct device *dev);
 void npu_mem_buf_put(struct npu_mem_buf *buf);
 static inline void npu_mem_buf_get(struct npu_mem_buf *buf)
@@ -164,11 +164,11 @@ void npu_mem_dma_range_unlock(void);
 
 /* userptr.c: registered host memory */
 struct npu_mem_buf *npu_mem_buf_register(u64 addr, u64 size, u32 flags,
-					 struct user_struct *user,
+					 const struct cred *payer,
 					 bool unlimited);
 /* buffer.c, for userptr.c and import.c: the pieces of a buffer's life */
 struct npu_mem_buf *npu_mem_buf_new(u64 size, u32 policy, u32 flags);
-int npu_mem_buf_charge(struct npu_mem_buf *buf, struct user_struct *user,
+int npu_mem_buf_charge(struct npu_mem_buf *buf, const struct cred *payer,
 		       bool unlimited);
 int npu_mem_buf_map(struct npu_mem_buf *buf);
 void npu_mem_buf_discard(struct npu_mem_buf *buf);

@@ -192,7 +192,7 @@ static int pin_all(struct npu_mem_buf *buf, unsigned long addr, bool write,
  * @addr: start, page-aligned
  * @size: bytes, a non-zero multiple of the page size
  * @flags: NPU_MEM_HOST_*, already validated
- * @user: who pays (RLIMIT_MEMLOCK): the file opener's user
+ * @payer: who pays (RLIMIT_MEMLOCK): the file opener's credentials
  * @unlimited: the opener had CAP_IPC_LOCK
  *
  * Return: a buffer (NPU_MEM_BUF_HOST) with one reference, or an ERR_PTR:
@@ -200,7 +200,7 @@ static int pin_all(struct npu_mem_buf *buf, unsigned long addr, bool write,
  * -ENOMEM, -ENODEV, -EINTR (see the UAPI header).
  */
 struct npu_mem_buf *npu_mem_buf_register(u64 addr, u64 size, u32 flags,
-					 struct user_struct *user,
+					 const struct cred *payer,
 					 bool unlimited)
 {
 	bool write = !(flags & NPU_MEM_HOST_READONLY);
@@ -228,7 +228,7 @@ struct npu_mem_buf *npu_mem_buf_register(u64 addr, u64 size, u32 flags,
 	ret = check_range(addr, end, write);
 	if (ret)
 		goto err;
-	ret = npu_mem_buf_charge(buf, user, unlimited);
+	ret = npu_mem_buf_charge(buf, payer, unlimited);
 	if (ret)
 		goto err;
 	/* One chunk per page at worst; coalesced runs leave some unused. */

@@ -3,7 +3,8 @@
 #
 # Install, from Debian's packages only, everything building and testing needs.
 # Idempotent: packages already present are skipped, and apt is not touched at
-# all when nothing is missing.  Adds bookworm-backports for the 6.12 kernel.
+# all when nothing is missing.  Adds bookworm-backports for the 6.12 kernel;
+# scripts/kernels.sh adds bullseye's 5.10 and trixie-backports' 7.x.
 set -euo pipefail
 
 [ "$(id -u)" = 0 ] || { echo "deps: must run as root (apt-get)" >&2; exit 1; }
@@ -52,10 +53,14 @@ if [ -n "$todo" ] || ! have_bpo_kernel || [ "$need_update" = 1 ]; then
 			-t bookworm-backports $BPO_PKGS
 	fi
 fi
+# 5.10 and 7.x, whose headers only build in a root of their own Debian
+# release (made once, cached; NPU_MEM_FOREIGN_KERNELS=0 skips them).
+bash "$(dirname "$(readlink -f "$0")")/kernels.sh"
 # Kernels' vmlinuz must be readable by the (root) harness; nothing else to do.
 kvers=""
 for d in /lib/modules/*/build; do
 	d=${d%/build}
 	kvers="$kvers${d#/lib/modules/} "
 done
+kvers="$kvers$(bash "$(dirname "$(readlink -f "$0")")/kernels.sh" --kvers | grep -vxF -f <(ls /lib/modules) | tr '\n' ' ')"
 echo "deps: ok ($kvers)"

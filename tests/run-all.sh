@@ -13,8 +13,9 @@
 # build/test-results/run-all/.
 #
 # Environment:
-#   KVERS                 only these kernels (default: every /lib/modules/*/build
-#                         with a /boot/vmlinuz)
+#   KVERS                 only these kernels (default: every kernel with headers
+#                         and a vmlinuz: the host's, and those of the Debian
+#                         roots of scripts/kernels.sh)
 #   VM_TIMEOUT            hard limit per guest, seconds (default 420)
 #   NPU_MEM_TEST_TIMEOUT  limit per test program, seconds (default 120)
 #   RUN_ALL_BUDGET        seconds for all of this (default 2700): a guest gets
@@ -27,6 +28,8 @@ set -uo pipefail
 # it runs (run-suites.sh arguments: a suite, suite/glob for some of its
 # programs, !suite/glob to leave some out).  Kernels: "all", "newest", or
 # version prefixes ("6.1" selects 6.1.0-*, not 6.12.*), comma-separated.
+# "newest" is the host's newest kernel: the kernels of other Debian releases
+# (scripts/kernels.sh: 5.10, 7.x) run the rows for "all" or their prefix.
 # Guests run in this order (rows, then newest kernel first), so a blown
 # budget loses the least useful ones.
 #  - x86_64: everything, on every kernel; fuzz is the ioctl fuzzer
@@ -142,16 +145,21 @@ else
 fi
 
 # ---- kernels and helpers for the guests ----------------------------------------
-kernels=()
-for b in /lib/modules/*/build; do
-	v=$(basename "$(dirname "$b")")
-	[ -e "/boot/vmlinuz-$v" ] || continue
+kernels=() newest=""
+while read -r v; do
 	if [ -n "${KVERS:-}" ] && [[ " $KVERS " != *" $v "* ]]; then continue; fi
+	if root=$(bash "$TOP/scripts/kernels.sh" --root "$v"); then
+		[ -e "$root/boot/vmlinuz-$v" ] || continue
+	else
+		[ -e "/boot/vmlinuz-$v" ] || continue
+		newest=$v	# sorted: the last host kernel is the newest
+	fi
 	kernels+=("$v")
-done
-mapfile -t kernels < <(printf '%s\n' "${kernels[@]}" | sort -V | sed '/^$/d')
-newest=""
-if [ "${#kernels[@]}" -gt 0 ]; then newest=${kernels[${#kernels[@]} - 1]}; fi
+done < <(bash "$TOP/scripts/kernels.sh" --kvers)
+# Only other releases' kernels selected: the newest of them.
+if [ -z "$newest" ] && [ "${#kernels[@]}" -gt 0 ]; then
+	newest=${kernels[${#kernels[@]} - 1]}
+fi
 if [ -z "$newest" ]; then
 	add "guests" 0 1 0 "no kernel with /lib/modules/*/build and /boot/vmlinuz-*"
 fi

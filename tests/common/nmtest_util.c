@@ -14,6 +14,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -62,6 +63,33 @@ void nm_skip_note(const char *fmt, ...)
 	va_end(ap);
 	putchar('\n');
 	fflush(stdout);
+}
+
+static int nm_kernel_major(void)
+{
+	struct utsname u;
+
+	return uname(&u) == 0 ? atoi(u.release) : 0;
+}
+
+bool nm_dofork_refused(void)
+{
+	struct npu_mem_alloc a;
+	int fd = nm_open(), ret, err;
+	void *p;
+
+	nm_alloc_ok(fd, NM_4K, NPU_MEM_POLICY_NORMAL_ONLY, 0, &a);
+	p = nm_map_ok(fd, &a, PROT_READ | PROT_WRITE);
+	ret = madvise(p, a.buf.size, MADV_DOFORK);
+	err = errno;
+	munmap(p, a.buf.size);
+	close(fd);
+	if (ret == 0)
+		return false;
+	/* Any other failure, or on an older kernel, is the module's. */
+	ck_assert_msg(err == EINVAL && nm_kernel_major() >= 7,
+		      "madvise(MADV_DOFORK): %s", nm_errname(err));
+	return true;
 }
 
 void nm_require_device(void)

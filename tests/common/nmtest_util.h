@@ -80,6 +80,13 @@ void nm_require_device(void);
 void nm_skip_note(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 
+/* Linux 7.x refuses madvise(MADV_DOFORK) with EINVAL on every VM_SPECIAL
+ * mapping, and ours are VM_DONTEXPAND (mmap.c says why): true when this
+ * kernel does so (a fresh mapping of ours tried), so that the tests of
+ * inherited mappings skip there instead of failing. */
+bool nm_dofork_refused(void);
+#define NM_DOFORK_REFUSED "the kernel refuses MADV_DOFORK on VM_DONTEXPAND mappings (7.x)"
+
 /* ------------------------------------------------------------------ */
 /* Assertions                                                          */
 

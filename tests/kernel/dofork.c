@@ -4,7 +4,9 @@
  *
  * Mappings are VM_DONTCOPY, so a child does not inherit them; the driver
  * does not refuse madvise(MADV_DOFORK) (refusing it would take VM_IO, which
- * breaks O_DIRECT), so a process can ask for its mappings to be inherited.
+ * breaks O_DIRECT), so a process can ask for its mappings to be inherited;
+ * Linux 7.x refuses it itself on every VM_DONTEXPAND mapping, and the
+ * tests that need it skip there.
  * The child then shares the very pages, and its copy of the mapping keeps
  * the buffer alive like any other mapping.  Checked, for every policy:
  *  - without MADV_DOFORK the child faults (SIGSEGV) at the address;
@@ -113,6 +115,9 @@ START_TEST(inherited_with_madv_dofork)
 	uint8_t *p;
 	pid_t pid;
 
+	if (nm_dofork_refused())
+		nm_skip(NM_DOFORK_REFUSED);
+
 	nm_counters(obs, &start);
 	nm_alloc_ok(fd, size, policy, 0, &a);
 	half = a.buf.size / 2 & ~(NM_4K - 1);
@@ -186,6 +191,9 @@ START_TEST(dofork_on_part_of_a_mapping)
 	uint8_t *p;
 	pid_t pid;
 
+	if (nm_dofork_refused())
+		nm_skip(NM_DOFORK_REFUSED);
+
 	nm_counters(obs, &start);
 	nm_alloc_ok(fd, size, policy, 0, &a);
 	p = nm_map_ok(fd, &a, PROT_READ | PROT_WRITE);
@@ -239,6 +247,9 @@ START_TEST(allocator_exits_first)
 	int obs = nm_open(), go[2], st;
 	pid_t mid, *grandchild;
 	uint64_t *bytes;
+
+	if (nm_dofork_refused())
+		nm_skip(NM_DOFORK_REFUSED);
 
 	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
 	nm_counters(obs, &start);

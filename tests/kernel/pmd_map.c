@@ -583,6 +583,8 @@ START_TEST(mprotect_one_page)
 	ck_assert_msg(pmd == 6144, "FilePmdMapped %llu kB, want 6144 (chunk "
 		      "1 by PTEs)", (unsigned long long)pmd);
 	/* a child that inherits the mapping cannot write that page either */
+	if (nm_dofork_refused())
+		nm_skip(NM_DOFORK_REFUSED);
 	ck_assert_int_eq(madvise(m.p, size, MADV_DOFORK), 0);
 	fflush(stdout);
 	pid = fork();
@@ -703,6 +705,8 @@ START_TEST(dofork_child_shares_pages)
 
 	base_take(&b);
 	pm_huge_filled(&m, size, 17);
+	if (nm_dofork_refused())
+		nm_skip(NM_DOFORK_REFUSED);
 	ck_assert_int_eq(madvise(m.p, size, MADV_DOFORK), 0);
 	ck_assert_int_eq(pipe(pfd), 0);
 	fflush(stdout);

@@ -9,6 +9,7 @@
 # Protocol with the host (all in the vmout share, see vm-run):
 #   .vm-run/job      sourced here: VM_OUTDIR VM_MODULE VM_MODNAME VM_MODDEPS
 #                    VM_MODPARAMS VM_KMEMLEAK_WAIT VM_INTERACTIVE VM_TIMEOUT
+#                    VM_KMODS (1: mount the "kmods" share on /lib/modules)
 #   .vm-run/cmd      run with /bin/sh inside the chroot (env, cd, exec CMD)
 #   .vm-run/status   written here, key=value lines: boot insmod cmd
 #                    cmd_timeout rmmod done, and uptimes t_boot t_cmd
@@ -77,6 +78,10 @@ case ${VM_CWD:-} in
 	fi
 	;;
 esac
+# A kernel from another Debian release's root: its modules, for modprobe.
+if [ "${VM_KMODS:-0}" = 1 ]; then
+	mount9p kmods "$R/lib/modules" "ro,cache=loose"
+fi
 mount -t proc proc "$R/proc" || die "mount chroot /proc"
 mount -t sysfs sysfs "$R/sys" || die "mount chroot /sys"
 mount -t devtmpfs devtmpfs "$R/dev" || die "mount chroot /dev"

@@ -91,7 +91,8 @@
  * and cannot grow (mremap growth: -EFAULT).  fork() children do not inherit
  * them (VM_DONTCOPY), unless the process asked for it with
  * madvise(MADV_DOFORK): then the child shares the same pages, and its
- * mapping keeps the buffer alive like any other.  A buffer with 2 MiB
+ * mapping keeps the buffer alive like any other (Linux 7.x refuses
+ * MADV_DOFORK, -EINVAL, on such mappings: they cannot grow).  A buffer with 2 MiB
  * chunks gets a 2 MiB-aligned mmap_offset, mmap(NULL) gives it a 2 MiB-
  * aligned address, and it is mapped on first touch, one page-table entry
  * (PMD) for each whole 2 MiB chunk of the mapping that is so aligned, 4 KiB
