@@ -41,15 +41,6 @@ void acltest_require_device(void)
 	}
 }
 
-void acltest_add(Suite *s, const TTest *t, double timeout_s)
-{
-	TCase *tc = tcase_create(t->name);
-
-	tcase_add_test(tc, t);
-	tcase_set_timeout(tc, timeout_s);
-	suite_add_tcase(s, tc);
-}
-
 int acltest_run(Suite *s)
 {
 	SRunner *sr = srunner_create(s);

@@ -42,15 +42,6 @@ Suite *nm_suite(const char *name)
 	return suite_create(name);
 }
 
-void nm_add(Suite *s, const TTest *t, double timeout_s)
-{
-	TCase *tc = tcase_create(t->name);
-
-	tcase_add_test(tc, t);
-	tcase_set_timeout(tc, timeout_s);
-	suite_add_tcase(s, tc);
-}
-
 void nm_skip_note(const char *fmt, ...)
 {
 	const char *t = tcase_name();

@@ -28,6 +28,7 @@
 #include <sys/types.h>
 #include <linux/npu_mem.h>
 
+#include "nmtest_suite.h"
 #include "nmtest_sys.h"
 
 /* Raw command numbers, for tests that encode wrong sizes or directions. */
@@ -54,9 +55,6 @@ enum nm_needs {
 };
 
 Suite *nm_suite(const char *name);
-/* One TCase named after the test, with its own timeout in seconds (Check
- * multiplies it by CK_TIMEOUT_MULTIPLIER; the guest is slow under TCG). */
-void nm_add(Suite *s, const TTest *t, double timeout_s);
 /* Run the suite, print the summary, return the process exit status.
  * With NM_NEEDS_DEVICE, exits 77 first when /dev/npu-mem does not exist. */
 int nm_run(Suite *s, enum nm_needs needs);

@@ -1373,16 +1373,10 @@ END_TEST
 
 /* ------------------------------------------------------------------ */
 
-static void add(Suite *s, const TTest *t, double timeout_s)
-{
-	TCase *tc = tcase_create(t->name);
-
-	/* in Check's own process, after the test, passed or failed */
-	tcase_add_unchecked_fixture(tc, NULL, restore_device);
-	tcase_add_test(tc, t);
-	tcase_set_timeout(tc, timeout_s);
-	suite_add_tcase(s, tc);
-}
+/* in Check's own process, after the test, passed or failed */
+static const struct nm_fixture restore_fx = {
+	.teardown = restore_device, .unchecked = true,
+};
 
 int main(void)
 {
@@ -1426,12 +1420,12 @@ int main(void)
 	printf("device %s, dev_flags %#x, dma_copy %s\n", g_bdf, g_flags0,
 	       g_have_copy ? "yes" : "no (not edu: DMA checks left out)");
 
-	add(s, unbind_revokes, 120);
-	add(s, remove_rescan_revokes, 120);
-	add(s, race_unbind, 180);
-	add(s, race_remove, 180);
+	nm_add_fx(s, unbind_revokes, 120, &restore_fx);
+	nm_add_fx(s, remove_rescan_revokes, 120, &restore_fx);
+	nm_add_fx(s, race_unbind, 180, &restore_fx);
+	nm_add_fx(s, race_remove, 180, &restore_fx);
 	if (vgem_ensure(why, sizeof(why)) == 0)
-		add(s, vgem_import_after_unbind, 120);
+		nm_add_fx(s, vgem_import_after_unbind, 120, &restore_fx);
 	else
 		printf("vgem_import_after_unbind left out: %s\n", why);
 	return nm_run(s, NM_NEEDS_DEVICE);

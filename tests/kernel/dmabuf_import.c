@@ -1714,11 +1714,16 @@ END_TEST
 
 /* ------------------------------------------------------------------ */
 
+/* In Check's own process, after the test, passed or failed: gives the
+ * device back so that later programs in the guest have it. */
+static const struct nm_fixture restore_fx = {
+	.teardown = restore_device, .unchecked = true,
+};
+
 int main(void)
 {
 	Suite *s = nm_suite("dmabuf_import");
 	struct npu_mem_info info;
-	TCase *tc;
 	int fd;
 
 	nm_require_device();
@@ -1761,12 +1766,6 @@ int main(void)
 	nm_add(s, edu_copy_vgem, 60);
 	nm_add(s, edu_copy_udmabuf, 60);
 	nm_add(s, edu_copy_heap, 60);
-	/* gives the device back from Check's own process if the test failed
-	 * with the device unbound, so later programs in the guest have it */
-	tc = tcase_create("import_dev_removed");
-	tcase_add_unchecked_fixture(tc, NULL, restore_device);
-	tcase_add_test(tc, import_dev_removed);
-	tcase_set_timeout(tc, 180);
-	suite_add_tcase(s, tc);
+	nm_add_fx(s, import_dev_removed, 180, &restore_fx);
 	return nm_run(s, NM_NEEDS_DEVICE);
 }

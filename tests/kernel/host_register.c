@@ -985,10 +985,15 @@ START_TEST(device_removal)
 }
 END_TEST
 
+/* In Check's own process, after the test, passed or failed: gives the
+ * device back so that later programs in the guest have it. */
+static const struct nm_fixture restore_fx = {
+	.teardown = restore_device, .unchecked = true,
+};
+
 int main(void)
 {
 	Suite *s = nm_suite("host_register");
-	TCase *tc;
 	int ret;
 
 	nm_require_device();
@@ -1014,11 +1019,7 @@ int main(void)
 	/* last: it takes the device away and gives it back */
 	if (nm_pci_bound(g_bdf, sizeof(g_bdf)))
 		g_bdf[0] = 0;
-	tc = tcase_create("device_removal");
-	tcase_add_unchecked_fixture(tc, NULL, restore_device);
-	tcase_add_test(tc, device_removal);
-	tcase_set_timeout(tc, 120);
-	suite_add_tcase(s, tc);
+	nm_add_fx(s, device_removal, 120, &restore_fx);
 	ret = nm_run(s, NM_NEEDS_DEVICE);
 	nm_node_restore();
 	return ret;

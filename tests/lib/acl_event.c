@@ -12,18 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "acltest.h"
+#include "acltest_device.h"
 #include "acl/acl.h"
-
-static void setup(void)
-{
-	ck_assert_int_eq(aclrtSetDevice(0), ACL_SUCCESS);
-}
-
-static void teardown(void)
-{
-	aclrtResetDeviceForce(0);
-}
 
 static void sleep_fn(void *arg)
 {
@@ -375,20 +365,13 @@ int main(void)
 	Suite *s = suite_create("acl_event");
 
 	acltest_require_device();
-#define ADD(t, secs) do {						\
-		TCase *tc = tcase_create(#t);				\
-		tcase_add_checked_fixture(tc, setup, teardown);		\
-		tcase_add_test(tc, t);					\
-		tcase_set_timeout(tc, secs);				\
-		suite_add_tcase(s, tc);					\
-	} while (0)
-	ADD(record_completes_when_reached, 30);
-	ADD(stream_waits_for_event, 30);
-	ADD(elapsed_time_is_when_work_ran, 30);
-	ADD(bad_arguments, 30);
-	ADD(destroy_with_waiters, 30);
-	ADD(stream_wait_times_out, 30);
-	ADD(events_die_with_context, 30);
-	ADD(ipc_event_between_processes, 60);
+	nm_add_fx(s, record_completes_when_reached, 30, &acltest_device);
+	nm_add_fx(s, stream_waits_for_event, 30, &acltest_device);
+	nm_add_fx(s, elapsed_time_is_when_work_ran, 30, &acltest_device);
+	nm_add_fx(s, bad_arguments, 30, &acltest_device);
+	nm_add_fx(s, destroy_with_waiters, 30, &acltest_device);
+	nm_add_fx(s, stream_wait_times_out, 30, &acltest_device);
+	nm_add_fx(s, events_die_with_context, 30, &acltest_device);
+	nm_add_fx(s, ipc_event_between_processes, 60, &acltest_device);
 	return acltest_run(s);
 }

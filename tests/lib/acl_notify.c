@@ -15,18 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "acltest.h"
+#include "acltest_device.h"
 #include "acl/acl.h"
-
-static void setup(void)
-{
-	ck_assert_int_eq(aclrtSetDevice(0), ACL_SUCCESS);
-}
-
-static void teardown(void)
-{
-	aclrtResetDeviceForce(0);
-}
 
 static void sleep_fn(void *arg)
 {
@@ -259,16 +249,9 @@ int main(void)
 	Suite *s = suite_create("acl_notify");
 
 	acltest_require_device();
-#define ADD(t, secs) do {						\
-		TCase *tc = tcase_create(#t);				\
-		tcase_add_checked_fixture(tc, setup, teardown);		\
-		tcase_add_test(tc, t);					\
-		tcase_set_timeout(tc, secs);				\
-		suite_add_tcase(s, tc);					\
-	} while (0)
-	ADD(record_releases_wait, 30);
-	ADD(bad_arguments, 30);
-	ADD(between_processes, 60);
-	ADD(destroy_force_with_waiter, 30);
+	nm_add_fx(s, record_releases_wait, 30, &acltest_device);
+	nm_add_fx(s, bad_arguments, 30, &acltest_device);
+	nm_add_fx(s, between_processes, 60, &acltest_device);
+	nm_add_fx(s, destroy_force_with_waiter, 30, &acltest_device);
 	return acltest_run(s);
 }

@@ -14,21 +14,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "acltest.h"
+#include "acltest_device.h"
 #include "acl/acl.h"
 
 #define SZ_64K	((size_t)64 << 10)
 #define SZ_2M	((size_t)2 << 20)
-
-static void setup(void)
-{
-	ck_assert_int_eq(aclrtSetDevice(0), ACL_SUCCESS);
-}
-
-static void teardown(void)
-{
-	aclrtResetDeviceForce(0);
-}
 
 static aclrtPhysicalMemProp prop_of(aclrtMemAttr attr)
 {
@@ -711,21 +701,14 @@ int main(void)
 	Suite *s = suite_create("acl_vmm");
 
 	acltest_require_device();
-#define ADD(t, secs) do {						\
-		TCase *tc = tcase_create(#t);				\
-		tcase_add_checked_fixture(tc, setup, teardown);		\
-		tcase_add_test(tc, t);					\
-		tcase_set_timeout(tc, secs);				\
-		suite_add_tcase(s, tc);					\
-	} while (0)
-	ADD(malloc_physical_rules, 30);
-	ADD(reserve_rules, 30);
-	ADD(map_rules, 30);
-	ADD(three_piece_tensor, 30);
-	ADD(offsets_alias, 30);
-	ADD(access_flags, 60);
-	ADD(free_while_mapped_and_retain, 30);
-	ADD(shareable_v1, 60);
-	ADD(shareable_v2, 60);
+	nm_add_fx(s, malloc_physical_rules, 30, &acltest_device);
+	nm_add_fx(s, reserve_rules, 30, &acltest_device);
+	nm_add_fx(s, map_rules, 30, &acltest_device);
+	nm_add_fx(s, three_piece_tensor, 30, &acltest_device);
+	nm_add_fx(s, offsets_alias, 30, &acltest_device);
+	nm_add_fx(s, access_flags, 60, &acltest_device);
+	nm_add_fx(s, free_while_mapped_and_retain, 30, &acltest_device);
+	nm_add_fx(s, shareable_v1, 60, &acltest_device);
+	nm_add_fx(s, shareable_v2, 60, &acltest_device);
 	return acltest_run(s);
 }
