@@ -122,6 +122,14 @@ void nm_skip_note(const char *fmt, ...)
 		      _nm_p == MAP_FAILED ? nm_errname(_nm_e) : "-");	\
 } while (0)
 
+/* The bytes at p (at byte base of the buffer) hold nm_fill_at(seed, base). */
+#define nm_assert_pattern(p, len, seed, base) do {			\
+	size_t _bad = nm_verify_at((p), (len), (seed), (base));		\
+	ck_assert_msg(_bad == SIZE_MAX, "%s: pattern %#llx wrong at "	\
+		      "offset %llu", #p, (unsigned long long)(seed),	\
+		      (unsigned long long)((base) + _bad));		\
+} while (0)
+
 /* ------------------------------------------------------------------ */
 /* Device and ioctls                                                   */
 

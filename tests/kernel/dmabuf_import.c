@@ -115,13 +115,6 @@ static int ipc_export(int fd, uint32_t handle)
 	return nm_ioctl(fd, NPU_MEM_IOCTL_IPC_EXPORT, &e);
 }
 
-#define assert_pattern(p, len, seed, base) do {				\
-	size_t _bad = nm_verify_at((p), (len), (seed), (base));		\
-	ck_assert_msg(_bad == SIZE_MAX, "%s: pattern %#llx wrong at "	\
-		      "offset %llu", #p, (unsigned long long)(seed),	\
-		      (unsigned long long)((base) + _bad));		\
-} while (0)
-
 static uint32_t g_dev_flags;	/* GET_INFO dev_flags at start */
 
 /* Device addresses are shown to root (CAP_SYS_ADMIN) whatever the IOMMU. */
@@ -521,20 +514,20 @@ static void foreign_basic(enum ekind k, uint64_t size)
 	m = nm_mmap(fd, d.buf.mmap_offset, e.size, RW);
 	ck_assert_msg(m != MAP_FAILED, "mmap of the import: %s",
 		      nm_errname(errno));
-	assert_pattern(m, e.size, seed, 0);
+	nm_assert_pattern(m, e.size, seed, 0);
 	nm_fill(m, e.size, seed + 1);
 	exp_check(&e, seed + 1);
 	exp_fill(&e, seed + 2);
-	assert_pattern(m, e.size, seed + 2, 0);
+	nm_assert_pattern(m, e.size, seed + 2, 0);
 	/* a part, from its third page on */
 	w = nm_mmap(fd, d.buf.mmap_offset + 3 * NM_4K, 2 * NM_4K, RW);
 	ck_assert_msg(w != MAP_FAILED, "mmap of 2 pages of the import: %s",
 		      nm_errname(errno));
 	if (exp_offsets_work(&e)) {
-		assert_pattern(w, 2 * NM_4K, seed + 2, 3 * NM_4K);
+		nm_assert_pattern(w, 2 * NM_4K, seed + 2, 3 * NM_4K);
 		nm_fill_at(w, 2 * NM_4K, seed + 3, 3 * NM_4K);
-		assert_pattern(m + 3 * NM_4K, 2 * NM_4K, seed + 3, 3 * NM_4K);
-		assert_pattern(e.cpu + 3 * NM_4K, 2 * NM_4K, seed + 3,
+		nm_assert_pattern(m + 3 * NM_4K, 2 * NM_4K, seed + 3, 3 * NM_4K);
+		nm_assert_pattern(e.cpu + 3 * NM_4K, 2 * NM_4K, seed + 3,
 			       3 * NM_4K);
 	} else {
 		uint8_t *x = exp_window(&e, 3 * NM_4K, 2 * NM_4K);
@@ -569,7 +562,7 @@ static void foreign_basic(enum ekind k, uint64_t size)
 	}
 	nm_assert_ret(nm_sync(fd, d.handle, 0, 0, e.size), -EINVAL);
 	nm_assert_ret(nm_sync(fd, d.handle, 4, 0, e.size), -EINVAL);
-	assert_pattern(m, e.size, seed + 2, 0);
+	nm_assert_pattern(m, e.size, seed + 2, 0);
 
 	/* not npu-mem's to share: the original dma-buf is */
 	nm_assert_ret(nm_export(fd, d.handle, O_RDWR | O_CLOEXEC, &x), -EINVAL);
@@ -605,7 +598,7 @@ static void foreign_basic(enum ekind k, uint64_t size)
 	exp_fill(&e, seed + 4);
 	exp_check(&e, seed + 4);
 	w = nm_dmabuf_map_ok(e.dfd, 0, e.size, PROT_READ);
-	assert_pattern(w, e.size, seed + 4, 0);
+	nm_assert_pattern(w, e.size, seed + 4, 0);
 	munmap(w, e.size);
 
 	exp_drop(&e);
@@ -765,34 +758,34 @@ static void foreign_outlives_exporter(enum ekind k)
 	m = nm_mmap(fd, d.buf.mmap_offset, size, RW);
 	ck_assert_msg(m != MAP_FAILED, "mmap of the import after the exporter "
 		      "let go: %s", nm_errname(errno));
-	assert_pattern(m, size, seed, 0);
+	nm_assert_pattern(m, size, seed, 0);
 	nm_fill(m, size, seed + 1);
 	nm_sync_ok(fd, d.handle, NPU_MEM_SYNC_BIDIRECTIONAL, 0, size);
 	munmap(m, size);
 	/* a new mapping: the same pages */
 	m = nm_mmap(fd, d.buf.mmap_offset, size, RW);
 	ck_assert_msg(m != MAP_FAILED, "mmap again: %s", nm_errname(errno));
-	assert_pattern(m, size, seed + 1, 0);
+	nm_assert_pattern(m, size, seed + 1, 0);
 	m2 = nm_mmap(fd, d.buf.mmap_offset + NM_4K, NM_4K, PROT_READ);
 	ck_assert(m2 != MAP_FAILED);
 	/* FREE with the mappings live: they still hold the memory */
 	nm_free_ok(fd, d.handle);
 	assert_counters_plus_handles(fd, &base, 0);
-	assert_pattern(m, size, seed + 1, 0);
+	nm_assert_pattern(m, size, seed + 1, 0);
 	nm_fill(m, size, seed + 2);
 	/* (an exporter that ignores offsets maps its first page there) */
 	if (offsets)
-		assert_pattern(m2, NM_4K, seed + 2, NM_4K);
+		nm_assert_pattern(m2, NM_4K, seed + 2, NM_4K);
 	else
-		assert_pattern(m2, NM_4K, seed + 2, 0);
+		nm_assert_pattern(m2, NM_4K, seed + 2, 0);
 	munmap(m, size);
 	if (have_bufinfo())
 		ck_assert_msg(dmabuf_alive(ino, true), "the dma-buf went while "
 			      "a mapping of its import was left");
 	if (offsets)
-		assert_pattern(m2, NM_4K, seed + 2, NM_4K);
+		nm_assert_pattern(m2, NM_4K, seed + 2, NM_4K);
 	else
-		assert_pattern(m2, NM_4K, seed + 2, 0);
+		nm_assert_pattern(m2, NM_4K, seed + 2, 0);
 	munmap(m2, NM_4K);
 	/* nothing holds it now */
 	if (have_bufinfo())
@@ -847,7 +840,7 @@ START_TEST(foreign_file_close_releases)
 	ck_assert(m != MAP_FAILED);
 	close(fd);
 	/* the mapping outlives the file */
-	assert_pattern(m, e.size, 77, 0);
+	nm_assert_pattern(m, e.size, 77, 0);
 	munmap(m, e.size);
 	if (att0 >= 0)
 		ck_assert_msg(attachments(ino) == att0, "bufinfo: %d devices "
@@ -943,13 +936,13 @@ static void self_import(uint64_t size, uint32_t policy)
 	m2 = nm_mmap(fd2, d2.buf.mmap_offset, size, RW);
 	ck_assert_msg(m1 != MAP_FAILED && m2 != MAP_FAILED, "mmap imports: %s",
 		      nm_errname(errno));
-	assert_pattern(m1, size, seed, 0);
-	assert_pattern(m2, size, seed, 0);
+	nm_assert_pattern(m1, size, seed, 0);
+	nm_assert_pattern(m2, size, seed, 0);
 	nm_fill(m2, size, seed + 1);
-	assert_pattern(ma, size, seed + 1, 0);
-	assert_pattern(m1, size, seed + 1, 0);
+	nm_assert_pattern(ma, size, seed + 1, 0);
+	nm_assert_pattern(m1, size, seed + 1, 0);
 	nm_fill(ma, size, seed + 2);
-	assert_pattern(m2, size, seed + 2, 0);
+	nm_assert_pattern(m2, size, seed + 2, 0);
 	nm_sync_ok(fd, d1.handle, NPU_MEM_SYNC_BIDIRECTIONAL, 0, size);
 	nm_sync_ok(fd2, d2.handle, NPU_MEM_SYNC_TO_DEVICE, NM_4K, 10);
 	nm_assert_ret(nm_sync(fd2, d2.handle, NPU_MEM_SYNC_TO_DEVICE, 0,
@@ -960,7 +953,7 @@ static void self_import(uint64_t size, uint32_t policy)
 	munmap(ma, size);
 	nm_free_ok(fd, a.handle);
 	nm_assert_global_now(obs, &live);
-	assert_pattern(m1, size, seed + 2, 0);
+	nm_assert_pattern(m1, size, seed + 2, 0);
 	/* a buffer whose handle is gone but whose dma-buf lives imports too */
 	nm_free_ok(fd, d1.handle);
 	munmap(m1, size);
@@ -969,17 +962,17 @@ static void self_import(uint64_t size, uint32_t policy)
 	ck_assert_uint_eq(d3.buf.size, size);
 	m1 = nm_mmap(fd, d3.buf.mmap_offset, size, RW);
 	ck_assert(m1 != MAP_FAILED);
-	assert_pattern(m1, size, seed + 2, 0);
+	nm_assert_pattern(m1, size, seed + 2, 0);
 	munmap(m1, size);
 	nm_free_ok(fd, d3.handle);
 	/* the file that made the buffer goes: fd2's import keeps it */
 	close(fd);
 	nm_assert_global_now(obs, &live);
-	assert_pattern(m2, size, seed + 2, 0);
+	nm_assert_pattern(m2, size, seed + 2, 0);
 	nm_fill(m2, size, seed + 3);
 	nm_free_ok(fd2, d2.handle);
 	nm_assert_global_now(obs, &live);
-	assert_pattern(m2, size, seed + 3, 0);
+	nm_assert_pattern(m2, size, seed + 3, 0);
 	munmap(m2, size);
 	/* the last holder went */
 	nm_assert_global_now(obs, &base);
@@ -1646,17 +1639,17 @@ START_TEST(import_dev_removed)
 	assert_unmapped(fd, d2.handle, &d2.buf);
 	assert_unmapped(fd, d3.handle, &d3.buf);
 	/* memory as before: the old mapping, new mappings, both ways */
-	assert_pattern(m1, e1.size, 11, 0);
+	nm_assert_pattern(m1, e1.size, 11, 0);
 	nm_fill(m1, e1.size, 21);
 	exp_check(&e1, 21);
 	m2 = nm_mmap(fd, d2.buf.mmap_offset, e2.size, RW);
 	ck_assert_msg(m2 != MAP_FAILED, "mmap of an import after unbind: %s",
 		      nm_errname(errno));
-	assert_pattern(m2, e2.size, 12, 0);
+	nm_assert_pattern(m2, e2.size, 12, 0);
 	m3 = nm_mmap(fd, d3.buf.mmap_offset, a.buf.size, RW);
 	ck_assert_msg(m3 != MAP_FAILED, "mmap of a self-import after unbind: "
 		      "%s", nm_errname(errno));
-	assert_pattern(m3, a.buf.size, 13, 0);
+	nm_assert_pattern(m3, a.buf.size, 13, 0);
 	/* no device: no maintenance for it, no new imports */
 	nm_assert_ret(nm_sync(fd, d1.handle, NPU_MEM_SYNC_TO_DEVICE, 0,
 			      e1.size), -ENODEV);
@@ -1673,7 +1666,7 @@ START_TEST(import_dev_removed)
 	}
 	/* FREE works, mapped or not */
 	nm_free_ok(fd, d2.handle);
-	assert_pattern(m2, e2.size, 12, 0);
+	nm_assert_pattern(m2, e2.size, 12, 0);
 	munmap(m2, e2.size);
 	nm_free_ok(fd, d3.handle);
 	munmap(m3, a.buf.size);
@@ -1694,7 +1687,7 @@ START_TEST(import_dev_removed)
 		       "dev_addr %#llx\n", q.flags,
 		       (unsigned long long)q.dev_addr);
 	}
-	assert_pattern(m1, e1.size, 21, 0);
+	nm_assert_pattern(m1, e1.size, 21, 0);
 	munmap(m1, e1.size);
 	nm_free_ok(fd, d1.handle);
 	if (att1 >= 0) {
