@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 #include <linux/npu_mem.h>
 
 #include "nmtest_suite.h"
@@ -68,6 +69,16 @@ int acltest_get_max_bytes(uint64_t *bytes);
  * rightly count as errors.
  */
 bool acltest_under_valgrind(void);
+
+/*
+ * Fork a child that runs fn(rfd, arg) and exits with what it returns.
+ * rfd is the read end of a pipe whose write end the parent gets in *wfd,
+ * for what the child is to wait for (a key, a go); with wfd NULL there is
+ * no pipe and rfd is -1.
+ */
+pid_t acltest_spawn(int (*fn)(int rfd, void *arg), void *arg, int *wfd);
+/* Wait for pid; asserts it exited rather than died, returns its status. */
+int acltest_reap(pid_t pid);
 
 /* Touch addr; 0 when it worked, else the signal (SIGSEGV/SIGBUS) raised. */
 int acltest_probe(volatile void *addr, bool write);

@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "acltest_device.h"
@@ -296,7 +295,6 @@ START_TEST(fork_and_finalize)
 	unsigned char *p = pages(N);
 	long pin0 = vm_pin();
 	pid_t pid;
-	int st;
 
 	ck_assert_int_eq(aclrtHostRegisterV2(p, N, ACL_HOST_REG_MAPPED), 0);
 	pid = fork();
@@ -317,9 +315,7 @@ START_TEST(fork_and_finalize)
 			_exit(93);
 		_exit(0);
 	}
-	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-	ck_assert(WIFEXITED(st));
-	ck_assert_int_eq(WEXITSTATUS(st), 0);
+	ck_assert_int_eq(acltest_reap(pid), 0);
 	ck_assert_int_eq(vm_pin() - pin0, N);
 
 	ck_assert_int_eq(aclInit(NULL), 0);

@@ -14,7 +14,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "acltest_device.h"
@@ -96,13 +95,9 @@ static struct child spawn(int (*fn)(int in, int out))
 
 static int reap(struct child *c)
 {
-	int st;
-
 	close(c->to);
 	close(c->from);
-	ck_assert_int_eq(waitpid(c->pid, &st, 0), c->pid);
-	ck_assert_msg(WIFEXITED(st), "child died (status %#x)", st);
-	return WEXITSTATUS(st);
+	return acltest_reap(c->pid);
 }
 
 /*

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "acltest_device.h"
@@ -311,7 +310,6 @@ static int child_write(volatile char *p, char val)
 {
 	struct sigaction sa;
 	pid_t pid;
-	int st;
 
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
@@ -325,9 +323,7 @@ static int child_write(volatile char *p, char val)
 		*p = 1;
 		_exit(0);
 	}
-	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-	ck_assert(WIFEXITED(st));
-	return WEXITSTATUS(st);
+	return acltest_reap(pid);
 }
 
 START_TEST(access_flags)
@@ -488,67 +484,57 @@ struct msg {
  * import exits 91 (ACL_ERROR_RT_NO_PERMISSION) or 92
  * (ACL_ERROR_RT_PARAM_INVALID: no such handle); other failures 10..17.
  */
+static int import_child(int rfd, void *unused)
+{
+	aclrtDrvMemHandle h;
+	struct msg m;
+	char *v;
+	int ret;
+
+	(void)unused;
+	if (read(rfd, &m, sizeof(m)) != (ssize_t)sizeof(m))
+		return 10;
+	if (aclrtSetDevice(0))
+		return 11;
+	if (!m.type)
+		ret = aclrtMemImportFromShareableHandle(m.word, 0, &h);
+	else
+		ret = aclrtMemImportFromShareableHandleV2(
+			m.type == ACL_MEM_SHARE_HANDLE_TYPE_FABRIC ?
+			(void *)&m.fabric : (void *)&m.word,
+			(aclrtMemSharedHandleType)m.type, 0, &h);
+	if (ret == ACL_ERROR_RT_NO_PERMISSION)
+		return 91;
+	if (ret == ACL_ERROR_RT_PARAM_INVALID)
+		return 92;
+	if (ret)
+		return 12;
+	if (aclrtReserveMemAddress((void **)&v, SZ_64K, 0, NULL, 0))
+		return 13;
+	if (aclrtMapMem(v, SZ_64K, 0, h, 0))
+		return 14;
+	if (memcmp(v, "shared", 7))
+		return 15;
+	if (aclrtMemcpy(v, SZ_64K, "child", 6,
+			ACL_MEMCPY_HOST_TO_DEVICE))
+		return 16;
+	if (aclrtUnmapMem(v) || aclrtFreePhysical(h) ||
+	    aclrtReleaseMemAddress(v))
+		return 17;
+	aclrtResetDevice(0);
+	return 0;
+}
+
 static pid_t importer(int *wfd)
 {
-	int fds[2];
-	pid_t pid;
-
-	ck_assert_int_eq(pipe(fds), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (!pid) {
-		aclrtDrvMemHandle h;
-		struct msg m;
-		char *v;
-		int ret;
-
-		close(fds[1]);
-		if (read(fds[0], &m, sizeof(m)) != (ssize_t)sizeof(m))
-			_exit(10);
-		if (aclrtSetDevice(0))
-			_exit(11);
-		if (!m.type)
-			ret = aclrtMemImportFromShareableHandle(m.word, 0, &h);
-		else
-			ret = aclrtMemImportFromShareableHandleV2(
-				m.type == ACL_MEM_SHARE_HANDLE_TYPE_FABRIC ?
-				(void *)&m.fabric : (void *)&m.word,
-				(aclrtMemSharedHandleType)m.type, 0, &h);
-		if (ret == ACL_ERROR_RT_NO_PERMISSION)
-			_exit(91);
-		if (ret == ACL_ERROR_RT_PARAM_INVALID)
-			_exit(92);
-		if (ret)
-			_exit(12);
-		if (aclrtReserveMemAddress((void **)&v, SZ_64K, 0, NULL, 0))
-			_exit(13);
-		if (aclrtMapMem(v, SZ_64K, 0, h, 0))
-			_exit(14);
-		if (memcmp(v, "shared", 7))
-			_exit(15);
-		if (aclrtMemcpy(v, SZ_64K, "child", 6,
-				ACL_MEMCPY_HOST_TO_DEVICE))
-			_exit(16);
-		if (aclrtUnmapMem(v) || aclrtFreePhysical(h) ||
-		    aclrtReleaseMemAddress(v))
-			_exit(17);
-		aclrtResetDevice(0);
-		_exit(0);
-	}
-	close(fds[0]);
-	*wfd = fds[1];
-	return pid;
+	return acltest_spawn(import_child, NULL, wfd);
 }
 
 static int send_reap(pid_t pid, int wfd, const struct msg *m)
 {
-	int st;
-
 	ck_assert_int_eq(write(wfd, m, sizeof(*m)), (ssize_t)sizeof(*m));
 	close(wfd);
-	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-	ck_assert(WIFEXITED(st));
-	return WEXITSTATUS(st);
+	return acltest_reap(pid);
 }
 
 START_TEST(shareable_v1)
