@@ -3,6 +3,7 @@
  * nmtest_sys: the system helpers of the tests, without Check.  See
  * nmtest_sys.h.
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -304,6 +305,21 @@ int nm_fdinfo(int fd, const char *key, uint64_t *val)
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
 	return nm_kv_file(path, key, val);
+}
+
+int nm_fds_open(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n - 1;		/* the directory's own fd */
 }
 
 int nm_vmpin(uint64_t *bytes)

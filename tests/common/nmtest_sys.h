@@ -60,6 +60,8 @@ int nm_probe(volatile void *addr, bool write);
  * with SIGKILL) when it did not end within timeout_s seconds. */
 int nm_wait_timeout(pid_t pid, double timeout_s);
 
+/* Files this process has open (entries of /proc/self/fd), or -errno */
+int nm_fds_open(void);
 /* "VmPin:" of /proc/self/status, in bytes: 0 or -errno/-ENOENT */
 int nm_vmpin(uint64_t *bytes);
 /* Integer value after "key:" in a "key: value" file; 0 or -errno/-ENOENT */
