@@ -101,6 +101,16 @@ void *_nm_dmabuf_map_ok(int dfd, uint64_t off, size_t len, int prot,
 
 /* ------------------------------------------------------------------ */
 
+int nm_dma_copy(uint64_t src, uint64_t dst, uint64_t len)
+{
+	char text[96];
+
+	snprintf(text, sizeof(text), "%#llx %#llx %#llx",
+		 (unsigned long long)src, (unsigned long long)dst,
+		 (unsigned long long)len);
+	return nm_write_file(NM_DMA_COPY, text);
+}
+
 uint64_t nm_ino(int fd)
 {
 	struct stat st;

@@ -179,11 +179,7 @@ static void assert_dev_bound_again(int fd)
 /* Check's parent process, after each test whatever its result. */
 static void restore_device(void)
 {
-	int ret = nm_pci_restore(g_bdf, OP_TIMEOUT);
-
-	if (ret)
-		printf("could not give %s back to npu_mem: %s\n", g_bdf,
-		       nm_retname(ret));
+	nm_pci_give_back(g_bdf, OP_TIMEOUT);
 }
 
 /* ------------------------------------------------------------------ */
@@ -268,23 +264,13 @@ static void assert_unmapped(const struct tb *t, int fd)
 			  t->before.flags & NPU_MEM_BUF_READONLY);
 }
 
-static int dma_copy(uint64_t src, uint64_t dst, uint64_t len)
-{
-	char text[96];
-
-	snprintf(text, sizeof(text), "%#llx %#llx %#llx",
-		 (unsigned long long)src, (unsigned long long)dst,
-		 (unsigned long long)len);
-	return nm_write_file(NM_DMA_COPY, text);
-}
-
 /* The device copies src+soff -> dst+doff; the CPU sees it in dst. */
 static void copy_ok(int fd, const struct tb *src, uint64_t soff,
 		    const struct tb *dst, uint64_t doff, uint64_t len)
 {
 	nm_sync_ok(fd, src->a.handle, NPU_MEM_SYNC_TO_DEVICE, soff, len);
 	nm_sync_ok(fd, dst->a.handle, NPU_MEM_SYNC_TO_DEVICE, doff, len);
-	nm_assert_ok(dma_copy(src->a.buf.dev_addr + soff,
+	nm_assert_ok(nm_dma_copy(src->a.buf.dev_addr + soff,
 			      dst->a.buf.dev_addr + doff, len));
 	nm_sync_ok(fd, dst->a.handle, NPU_MEM_SYNC_FROM_DEVICE, doff, len);
 	ck_assert_msg(nm_cmp(dst->map + doff, src->map + soff, len) ==
@@ -447,7 +433,7 @@ static void revoke_cycle(enum how how)
 		ck_assert_msg(access(NM_DMA_COPY, F_OK) && errno == ENOENT,
 			      "%s still there after %s", NM_DMA_COPY,
 			      gone_name(how));
-		nm_assert_ret(dma_copy(n.before.dev_addr, t.before.dev_addr,
+		nm_assert_ret(nm_dma_copy(n.before.dev_addr, t.before.dev_addr,
 				       64), -ENOENT);
 		/* an open file of it only gets an error (debugfs: EIO) */
 		snprintf(text, sizeof(text), "%#llx %#llx 64",
@@ -600,7 +586,7 @@ static void revoke_cycle(enum how how)
 		       true);
 		if (p.before.dev_addr + p.before.size <= a.a.buf.dev_addr ||
 		    p.before.dev_addr >= a.a.buf.dev_addr + a.a.buf.size)
-			nm_assert_ret(dma_copy(p.before.dev_addr,
+			nm_assert_ret(nm_dma_copy(p.before.dev_addr,
 					       a.a.buf.dev_addr, 64), -EINVAL);
 		nm_assert_pattern(a.map, a.a.buf.size, a.seed, 0);
 		munmap(a.map, a.a.buf.size);
@@ -1144,7 +1130,7 @@ static void race(enum how how)
 		nm_assert_ret(r.copy_held_after, -EIO);
 		nm_assert_ret(r.copy_open_after, -ENOENT);
 		/* back with the new device, where S and D have no address */
-		ret = dma_copy(r.s.before.dev_addr, r.d.before.dev_addr,
+		ret = nm_dma_copy(r.s.before.dev_addr, r.d.before.dev_addr,
 			       NM_4K);
 		ck_assert_msg(ret == -EINVAL, "dma_copy S -> D after the "
 			      "device came back: %s, want -EINVAL",

@@ -1405,16 +1405,6 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* The device reaches imported memory (edu DMA engine behind an IOMMU)  */
 
-static int dma_copy(uint64_t src, uint64_t dst, uint64_t len)
-{
-	char text[96];
-
-	snprintf(text, sizeof(text), "%#llx %#llx %#llx",
-		 (unsigned long long)src, (unsigned long long)dst,
-		 (unsigned long long)len);
-	return nm_write_file(NM_DMA_COPY, text);
-}
-
 static void edu_copy(enum ekind k)
 {
 	struct npu_mem_dmabuf_import d;
@@ -1451,7 +1441,7 @@ static void edu_copy(enum ekind k)
 	memcpy(want, e.cpu, size);
 	memcpy(want + 5000, ma + 100, 3000);
 	nm_sync_ok(fd, d.handle, NPU_MEM_SYNC_TO_DEVICE, 5000, 3000);
-	nm_assert_ok(dma_copy(a.buf.dev_addr + 100, d.buf.dev_addr + 5000,
+	nm_assert_ok(nm_dma_copy(a.buf.dev_addr + 100, d.buf.dev_addr + 5000,
 			      3000));
 	nm_sync_ok(fd, d.handle, NPU_MEM_SYNC_FROM_DEVICE, 5000, 3000);
 	printf("%s: edu copied 3000 bytes from %#llx into the import at "
@@ -1474,7 +1464,7 @@ static void edu_copy(enum ekind k)
 	memcpy(want + 30000, e.cpu + 20000, 6000);
 	nm_sync_ok(fd, d.handle, NPU_MEM_SYNC_TO_DEVICE, 20000, 6000);
 	nm_sync_ok(fd, a.handle, NPU_MEM_SYNC_TO_DEVICE, 30000, 6000);
-	nm_assert_ok(dma_copy(d.buf.dev_addr + 20000, a.buf.dev_addr + 30000,
+	nm_assert_ok(nm_dma_copy(d.buf.dev_addr + 20000, a.buf.dev_addr + 30000,
 			      6000));
 	nm_sync_ok(fd, a.handle, NPU_MEM_SYNC_FROM_DEVICE, 30000, 6000);
 	bad = nm_cmp(ma, want, a.buf.size);
@@ -1482,12 +1472,12 @@ static void edu_copy(enum ekind k)
 		      "the device copied the import's [20000, 26000) to "
 		      "[30000, 36000)", bad);
 	/* the import's range ends at its end */
-	nm_assert_ret(dma_copy(d.buf.dev_addr + size - 64, a.buf.dev_addr, 128),
+	nm_assert_ret(nm_dma_copy(d.buf.dev_addr + size - 64, a.buf.dev_addr, 128),
 		      -EINVAL);
 	/* freed: its device range is no one's */
 	munmap(mi, size);
 	nm_free_ok(fd, d.handle);
-	nm_assert_ret(dma_copy(d.buf.dev_addr, a.buf.dev_addr, 64), -EINVAL);
+	nm_assert_ret(nm_dma_copy(d.buf.dev_addr, a.buf.dev_addr, 64), -EINVAL);
 	free(want);
 	exp_drop(&e);
 	munmap(ma, a.buf.size);
@@ -1547,14 +1537,7 @@ static void dev_op(bool bind)
 /* Check's parent process, after the test whatever its result */
 static void restore_device(void)
 {
-	int ret;
-
-	if (!g_bdf[0])
-		return;
-	ret = nm_pci_restore(g_bdf, OP_TIMEOUT);
-	if (ret)
-		printf("could not give %s back to npu_mem: %s\n", g_bdf,
-		       nm_retname(ret));
+	nm_pci_give_back(g_bdf, OP_TIMEOUT);
 }
 
 #define assert_unmapped(fd, h, was) _assert_unmapped((fd), (h), (was), \

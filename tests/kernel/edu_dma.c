@@ -54,16 +54,6 @@
 
 #define RW	(PROT_READ | PROT_WRITE)
 
-static int dma_copy(uint64_t src, uint64_t dst, uint64_t len)
-{
-	char text[96];
-
-	snprintf(text, sizeof(text), "%#llx %#llx %#llx",
-		 (unsigned long long)src, (unsigned long long)dst,
-		 (unsigned long long)len);
-	return nm_write_file(NM_DMA_COPY, text);
-}
-
 /* The fixture, in the guest configuration it was meant for. */
 static void ctx_init(struct nm_ctx *c)
 {
@@ -171,7 +161,7 @@ static void copy_and_check(struct nm_ctx *c, struct nm_tbuf *A, uint64_t aoff,
 	nm_sync_ok(c->fd, A->a.handle, NPU_MEM_SYNC_TO_DEVICE, aoff, len);
 	nm_sync_ok(c->fd, B->a.handle, NPU_MEM_SYNC_TO_DEVICE, boff, len);
 	t0 = nm_now();
-	nm_assert_ok(dma_copy(dev(A, aoff), dev(B, boff), len));
+	nm_assert_ok(nm_dma_copy(dev(A, aoff), dev(B, boff), len));
 	nm_sync_ok(c->fd, B->a.handle, NPU_MEM_SYNC_FROM_DEVICE, boff, len);
 	printf("copied %llu bytes %s+%#llx (dev %#llx) -> %s+%#llx (dev %#llx)"
 	       " in %.2f s\n", (unsigned long long)len,
@@ -283,7 +273,7 @@ START_TEST(copy_seen_through_dmabuf)
 	nm_fill_at(a.map + 100, NM_4K, a.seed + 7, 100);
 	nm_sync_ok(c.fd, a.a.handle, NPU_MEM_SYNC_TO_DEVICE, 100, NM_4K);
 	nm_dmabuf_sync_ok(dfd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
-	nm_assert_ok(dma_copy(dev(&a, 100), dev(&b, 2 * NM_4K - 50),
+	nm_assert_ok(nm_dma_copy(dev(&a, 100), dev(&b, 2 * NM_4K - 50),
 				   NM_4K));
 	nm_dmabuf_sync_ok(dfd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ);
 	nm_dmabuf_sync_ok(dfd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
@@ -300,7 +290,7 @@ START_TEST(copy_seen_through_dmabuf)
 	gfd = nm_export_ok(c.fd, g.a.handle, O_RDWR | O_CLOEXEC);
 	dg = nm_dmabuf_map_ok(gfd, 0, gsize, RW);
 	nm_tbuf_free(&g, &c);
-	nm_assert_ok(dma_copy(dev(&a, 100), gdev + NM_4K, NM_4K));
+	nm_assert_ok(nm_dma_copy(dev(&a, 100), gdev + NM_4K, NM_4K));
 	nm_dmabuf_sync_ok(gfd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
 	ck_assert_uint_eq(nm_verify_at(dg + NM_4K, NM_4K, a.seed + 7, 100),
 			  SIZE_MAX);
@@ -308,11 +298,11 @@ START_TEST(copy_seen_through_dmabuf)
 	nm_dmabuf_sync_ok(gfd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ);
 	/* fd closed, mapping left: still live */
 	close(gfd);
-	nm_assert_ok(dma_copy(gdev, dev(&b, 0), 64));
+	nm_assert_ok(nm_dma_copy(gdev, dev(&b, 0), 64));
 	/* mapping gone: the buffer, and its device range, are gone */
 	munmap(dg, gsize);
-	nm_assert_ret(dma_copy(dev(&a, 100), gdev + NM_4K, 256), -EINVAL);
-	nm_assert_ret(dma_copy(gdev, dev(&b, 0), 64), -EINVAL);
+	nm_assert_ret(nm_dma_copy(dev(&a, 100), gdev + NM_4K, 256), -EINVAL);
+	nm_assert_ret(nm_dma_copy(gdev, dev(&b, 0), 64), -EINVAL);
 	nm_tbuf_free(&a, &c);
 	nm_tbuf_free(&b, &c);
 	nm_ctx_fini(&c);
@@ -407,8 +397,8 @@ START_TEST(physical_address_refused)
 		printf("physical %#llx happens to be an IOVA in use; skipped\n",
 		       (unsigned long long)phys);
 	} else {
-		nm_assert_ret(dma_copy(phys, dev(&b, 0), 256), -EINVAL);
-		nm_assert_ret(dma_copy(dev(&b, 0), phys, 256), -EINVAL);
+		nm_assert_ret(nm_dma_copy(phys, dev(&b, 0), 256), -EINVAL);
+		nm_assert_ret(nm_dma_copy(dev(&b, 0), phys, 256), -EINVAL);
 		assert_untouched_except(&b, 0, 0);
 		NM_SENTINEL_CHECK(&c.s);
 	}
@@ -444,7 +434,7 @@ START_TEST(copy_bad_ranges)
 	}
 	ck_assert_int_ge(n_out, 2);
 #define REFUSED(src, dst, len) do {					\
-	nm_assert_ret(dma_copy((src), (dst), (len)), -EINVAL);		\
+	nm_assert_ret(nm_dma_copy((src), (dst), (len)), -EINVAL);		\
 	assert_untouched_except(&b, 0, 0);				\
 	NM_SENTINEL_CHECK(&c.s);					\
 } while (0)
@@ -523,15 +513,15 @@ START_TEST(copy_across_buffer_seam)
 		printf("buffers at %#llx and %#llx abut\n",
 		       (unsigned long long)lo->a.buf.dev_addr,
 		       (unsigned long long)seam);
-		nm_assert_ret(dma_copy(seam - 64, dev(&dst, 0), 128), -EINVAL);
-		nm_assert_ret(dma_copy(dev(&dst, 0), seam - 64, 128), -EINVAL);
+		nm_assert_ret(nm_dma_copy(seam - 64, dev(&dst, 0), 128), -EINVAL);
+		nm_assert_ret(nm_dma_copy(dev(&dst, 0), seam - 64, 128), -EINVAL);
 		assert_untouched_except(lo, 0, 0);
 		assert_untouched_except(hi, 0, 0);
 		assert_untouched_except(&dst, 0, 0);
 		NM_SENTINEL_CHECK(&c.s);
 		/* each side on its own is fine */
-		nm_assert_ok(dma_copy(seam - 64, dev(&dst, 0), 64));
-		nm_assert_ok(dma_copy(seam, dev(&dst, 64), 64));
+		nm_assert_ok(nm_dma_copy(seam - 64, dev(&dst, 0), 64));
+		nm_assert_ok(nm_dma_copy(seam, dev(&dst, 64), 64));
 		nm_sync_ok(c.fd, dst.a.handle, NPU_MEM_SYNC_FROM_DEVICE, 0, 128);
 		ck_assert_uint_eq(nm_cmp(dst.map, lo->map + lo->a.buf.size - 64,
 					 64), SIZE_MAX);
@@ -557,15 +547,15 @@ START_TEST(copy_freed_buffer)
 	fdev = dev(&f, 0);
 	fsize = f.a.buf.size;
 	/* live: works */
-	nm_assert_ok(dma_copy(fdev, dev(&b, NM_4K), 256));
+	nm_assert_ok(nm_dma_copy(fdev, dev(&b, NM_4K), 256));
 	nm_sync_ok(c.fd, b.a.handle, NPU_MEM_SYNC_FROM_DEVICE, NM_4K, 256);
 	ck_assert_uint_eq(nm_verify(b.map + NM_4K, 256, f.seed), SIZE_MAX);
 	nm_fill_at(b.map + NM_4K, 256, b.seed, NM_4K);
 	nm_tbuf_free(&f, &c);
 	/* freed (and unmapped): its device addresses are nobody's */
-	nm_assert_ret(dma_copy(fdev, dev(&b, 0), 256), -EINVAL);
-	nm_assert_ret(dma_copy(dev(&a, 0), fdev, 256), -EINVAL);
-	nm_assert_ret(dma_copy(fdev + fsize - NM_4K, dev(&b, 0), 64), -EINVAL);
+	nm_assert_ret(nm_dma_copy(fdev, dev(&b, 0), 256), -EINVAL);
+	nm_assert_ret(nm_dma_copy(dev(&a, 0), fdev, 256), -EINVAL);
+	nm_assert_ret(nm_dma_copy(fdev + fsize - NM_4K, dev(&b, 0), 64), -EINVAL);
 	assert_untouched_except(&b, 0, 0);
 	NM_SENTINEL_CHECK(&c.s);
 	nm_tbuf_free(&a, &c);
@@ -672,7 +662,7 @@ static void stale_check(struct nm_ctx *c, struct nm_tbuf *A, uint64_t aoff,
 	nm_fill_at(A->map + aoff, len, A->seed, aoff);
 	memcpy(fresh, A->map + aoff, len);
 	ck_assert_msg(memcmp(synced, fresh, len), "two seeds, same bytes");
-	nm_assert_ok(dma_copy(dev(A, aoff), dev(B, boff), len));
+	nm_assert_ok(nm_dma_copy(dev(A, aoff), dev(B, boff), len));
 	if (bounced) {
 		bad = nm_cmp(B->map + boff, b_before, len);
 		ck_assert_msg(bad == SIZE_MAX, "bounced: B changed at %zu "
@@ -706,7 +696,7 @@ static void stale_check(struct nm_ctx *c, struct nm_tbuf *A, uint64_t aoff,
 	/* and with the SYNC, the device gets the CPU's bytes */
 	nm_sync_ok(c->fd, A->a.handle, NPU_MEM_SYNC_TO_DEVICE, aoff, len);
 	nm_sync_ok(c->fd, B->a.handle, NPU_MEM_SYNC_TO_DEVICE, boff, len);
-	nm_assert_ok(dma_copy(dev(A, aoff), dev(B, boff), len));
+	nm_assert_ok(nm_dma_copy(dev(A, aoff), dev(B, boff), len));
 	nm_sync_ok(c->fd, B->a.handle, NPU_MEM_SYNC_FROM_DEVICE, boff, len);
 	bad = nm_cmp(B->map + boff, fresh, len);
 	ck_assert_msg(bad == SIZE_MAX, "after SYNC TO_DEVICE, copy, SYNC "
