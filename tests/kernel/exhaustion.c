@@ -421,14 +421,6 @@ int main(void)
 		       (unsigned long long)reserve);
 		return 77;
 	}
-	ret = nm_node_open_to_all();
-	if (ret) {
-		printf("SKIP: needs root in a test guest, to let uid %d open "
-		       NM_DEV_PATH ": %s\n", NM_UID_NOBODY, nm_retname(ret));
-		return 77;
-	}
 	nm_add_loop(s, exhaust, NLOOP, 600, NULL);
-	ret = nm_run(s, NM_NEEDS_DEVICE);
-	nm_node_restore();
-	return ret;
+	return nm_run_open_to_all(s);
 }
