@@ -271,6 +271,21 @@ int nm_write_file(const char *path, const char *text)
 	return (size_t)n == strlen(text) ? 0 : -EIO;
 }
 
+int nm_read_long(const char *path, long *val)
+{
+	char *text = nm_read_file(path), *end;
+	int ret = 0;
+
+	if (!text)
+		return -errno;
+	errno = 0;
+	*val = strtol(text, &end, 0);
+	if (errno || end == text)
+		ret = -EINVAL;
+	free(text);
+	return ret;
+}
+
 int nm_kv_file(const char *path, const char *key, uint64_t *val)
 {
 	return nm_key_file(path, key, ':', val);

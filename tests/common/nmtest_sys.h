@@ -72,6 +72,9 @@ int nm_fdinfo(int fd, const char *key, uint64_t *val);
 /* Whole file into a malloc'd NUL-terminated string (NULL and errno) */
 char *nm_read_file(const char *path);
 int nm_write_file(const char *path, const char *text);
+/* A file holding one (signed: fault-injection's "times" may be -1) number,
+ * in any base strtol reads: 0 or -errno */
+int nm_read_long(const char *path, long *val);
 /* Module parameter as an integer: 0 or -errno */
 int nm_param_get(const char *name, uint64_t *val);
 int nm_param_set(const char *name, uint64_t val);
