@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,15 +40,6 @@ void acltest_require_device(void)
 		       acltest_device_path());
 		exit(77);
 	}
-}
-
-void acltest_add(Suite *s, const TTest *t, double timeout_s)
-{
-	TCase *tc = tcase_create(t->name);
-
-	tcase_add_test(tc, t);
-	tcase_set_timeout(tc, timeout_s);
-	suite_add_tcase(s, tc);
 }
 
 int acltest_run(Suite *s)
@@ -120,6 +112,36 @@ int acltest_set_max_bytes(uint64_t bytes, uint64_t *old)
 	if (fclose(f) && !ret)
 		ret = -errno;
 	return ret;
+}
+
+pid_t acltest_spawn(int (*fn)(int rfd, void *arg), void *arg, int *wfd)
+{
+	int p[2] = { -1, -1 };
+	pid_t pid;
+
+	if (wfd)
+		ck_assert_int_eq(pipe(p), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (!pid) {
+		if (wfd)
+			close(p[1]);
+		_exit(fn(p[0], arg));
+	}
+	if (wfd) {
+		close(p[0]);
+		*wfd = p[1];
+	}
+	return pid;
+}
+
+int acltest_reap(pid_t pid)
+{
+	int st;
+
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st), "child died (status %#x)", st);
+	return WEXITSTATUS(st);
 }
 
 bool acltest_under_valgrind(void)

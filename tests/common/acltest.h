@@ -3,7 +3,8 @@
  * acltest: helpers for the libaclmem Check programs (tests/lib, tests/host).
  * Only libc, Check and the UAPI header are used here: every program in
  * tests/ links every .c file of tests/common, including ones that do not
- * link libaclmem.
+ * link libaclmem.  Tests are registered with nm_add() (nmtest_suite.h);
+ * the fixture most suites share is in acltest_device.h.
  */
 #ifndef ACLTEST_H
 #define ACLTEST_H
@@ -13,7 +14,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 #include <linux/npu_mem.h>
+
+#include "nmtest_suite.h"
 
 /* Path the library opens: $NPU_MEM_DEVICE or /dev/npu-mem. */
 const char *acltest_device_path(void);
@@ -24,7 +28,6 @@ const char *acltest_device_path(void);
  */
 void acltest_require_device(void);
 
-/* One TCase per test, timeout in seconds (scaled by CK_TIMEOUT_MULTIPLIER). */
 /* The running test cannot check what it is for here: say why and return;
  * the runners count it as skipped ("NM-SKIP: " lines, as nm_skip). */
 #define acltest_skip(...) do {						\
@@ -34,8 +37,6 @@ void acltest_require_device(void);
 	fflush(stdout);							\
 	return;								\
 } while (0)
-
-void acltest_add(Suite *s, const TTest *t, double timeout_s);
 
 /* Run the suite; returns the exit status (0 when every test passed). */
 int acltest_run(Suite *s);
@@ -68,6 +69,16 @@ int acltest_get_max_bytes(uint64_t *bytes);
  * rightly count as errors.
  */
 bool acltest_under_valgrind(void);
+
+/*
+ * Fork a child that runs fn(rfd, arg) and exits with what it returns.
+ * rfd is the read end of a pipe whose write end the parent gets in *wfd,
+ * for what the child is to wait for (a key, a go); with wfd NULL there is
+ * no pipe and rfd is -1.
+ */
+pid_t acltest_spawn(int (*fn)(int rfd, void *arg), void *arg, int *wfd);
+/* Wait for pid; asserts it exited rather than died, returns its status. */
+int acltest_reap(pid_t pid);
 
 /* Touch addr; 0 when it worked, else the signal (SIGSEGV/SIGBUS) raised. */
 int acltest_probe(volatile void *addr, bool write);

@@ -43,6 +43,20 @@ void nm_node_restore(void)
 		nm_node_changed = false;
 }
 
+int nm_run_open_to_all(Suite *s)
+{
+	int ret = nm_node_open_to_all();
+
+	if (ret) {
+		printf("SKIP: needs root in a test guest, to let uid %d open "
+		       NM_DEV_PATH ": %s\n", NM_UID_NOBODY, nm_retname(ret));
+		return 77;
+	}
+	ret = nm_run(s, NM_NEEDS_DEVICE);
+	nm_node_restore();
+	return ret;
+}
+
 int nm_set_memlock(uint64_t memlock)
 {
 	struct rlimit rl;

@@ -33,6 +33,9 @@
  */
 int nm_node_open_to_all(void);
 void nm_node_restore(void);
+/* nm_run() with the node open to everyone for the run; exits 77 (skip)
+ * when it cannot be opened up, saying why. */
+int nm_run_open_to_all(Suite *s);
 
 /*
  * Become uid (and gid = uid, no supplementary groups) for good, with a soft

@@ -21,6 +21,9 @@
 #define NM_DMA_COPY	NM_DEBUGFS "/dma_copy"
 #define NM_BUFINFO	"/sys/kernel/debug/dma_buf/bufinfo"
 
+/* One copy by the edu device (debugfs dma_copy): 0 or -errno. */
+int nm_dma_copy(uint64_t src, uint64_t dst, uint64_t len);
+
 /* ---- SYNC ------------------------------------------------------------ */
 int nm_sync(int fd, uint32_t handle, uint32_t dir, uint64_t off, uint64_t len);
 #define nm_sync_ok(fd, h, dir, off, len) \

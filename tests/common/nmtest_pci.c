@@ -109,3 +109,15 @@ int nm_pci_restore(const char *bdf, double timeout_s)
 		return ret ? ret : -ETIMEDOUT;
 	return 0;
 }
+
+void nm_pci_give_back(const char *bdf, double timeout_s)
+{
+	int ret;
+
+	if (!bdf[0])
+		return;
+	ret = nm_pci_restore(bdf, timeout_s);
+	if (ret)
+		printf("could not give %s back to npu_mem: %s\n", bdf,
+		       nm_retname(ret));
+}

@@ -47,5 +47,8 @@ bool nm_pci_wait_bound(const char *bdf, bool bound, double timeout_s);
  * -errno (-ETIMEDOUT when it never got bound).  Prints what it did.
  */
 int nm_pci_restore(const char *bdf, double timeout_s);
+/* The same for a test's unchecked teardown: nothing when bdf is "", and a
+ * line when the device could not be given back. */
+void nm_pci_give_back(const char *bdf, double timeout_s);
 
 #endif /* NMTEST_PCI_H */

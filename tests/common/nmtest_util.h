@@ -2,7 +2,9 @@
 /*
  * nmtest_util: helpers shared by the /dev/npu-mem ioctl tests (tests/kernel/) and
  * the UAPI layout tests (tests/host/).  Everything here is for Check test
- * programs: assertion helpers report the caller's file and line.
+ * programs: assertion helpers report the caller's file and line.  What
+ * needs no Check (files, parameters, processes, patterns) is in
+ * nmtest_sys.h, which this header includes.
  *
  * Conventions:
  *  - nm_*() wrappers of the driver's ioctls return 0 or -errno, never assert;
@@ -26,18 +28,8 @@
 #include <sys/types.h>
 #include <linux/npu_mem.h>
 
-#define NM_DEV_PATH	"/dev/" NPU_MEM_DEVICE_NAME
-#define NM_SYSMOD	"/sys/module/npu_mem"
-#define NM_DEBUGFS	"/sys/kernel/debug/npu_mem"
-
-#define NM_4K		4096ULL
-#define NM_2M		(2ULL << 20)
-#define NM_1G		(1ULL << 30)
-#define NM_KiB		1024ULL
-#define NM_MiB		(1ULL << 20)
-
-#define NM_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
-#define NM_ALIGN(x, a)		(((x) + (a) - 1) & ~((uint64_t)(a) - 1))
+#include "nmtest_suite.h"
+#include "nmtest_sys.h"
 
 /* Raw command numbers, for tests that encode wrong sizes or directions. */
 #define NM_IOC(dir, nr, size)	_IOC((dir), NPU_MEM_IOCTL_MAGIC, (nr), (size))
@@ -63,9 +55,6 @@ enum nm_needs {
 };
 
 Suite *nm_suite(const char *name);
-/* One TCase named after the test, with its own timeout in seconds (Check
- * multiplies it by CK_TIMEOUT_MULTIPLIER; the guest is slow under TCG). */
-void nm_add(Suite *s, const TTest *t, double timeout_s);
 /* Run the suite, print the summary, return the process exit status.
  * With NM_NEEDS_DEVICE, exits 77 first when /dev/npu-mem does not exist. */
 int nm_run(Suite *s, enum nm_needs needs);
@@ -89,9 +78,6 @@ bool nm_dofork_refused(void);
 
 /* ------------------------------------------------------------------ */
 /* Assertions                                                          */
-
-const char *nm_errname(int err);	/* "EINVAL", or "errno 1234" */
-const char *nm_retname(long ret);	/* "0", "-EINVAL", "17" */
 
 /* expr returns 0 or -errno (or a value); compare exactly. */
 #define nm_assert_ret(expr, want) do {					\
@@ -141,6 +127,14 @@ const char *nm_retname(long ret);	/* "0", "-EINVAL", "17" */
 		      "%s: expected MAP_FAILED/%s, got %p/%s", #expr,	\
 		      nm_errname(err), _nm_p,				\
 		      _nm_p == MAP_FAILED ? nm_errname(_nm_e) : "-");	\
+} while (0)
+
+/* The bytes at p (at byte base of the buffer) hold nm_fill_at(seed, base). */
+#define nm_assert_pattern(p, len, seed, base) do {			\
+	size_t _bad = nm_verify_at((p), (len), (seed), (base));		\
+	ck_assert_msg(_bad == SIZE_MAX, "%s: pattern %#llx wrong at "	\
+		      "offset %llu", #p, (unsigned long long)(seed),	\
+		      (unsigned long long)((base) + _bad));		\
 } while (0)
 
 /* ------------------------------------------------------------------ */
@@ -252,25 +246,6 @@ void nm_sentinel_resnap(struct nm_sentinel *s);
 void nm_sentinel_fini(struct nm_sentinel *s);
 
 /* ------------------------------------------------------------------ */
-/* Memory contents                                                      */
-
-void nm_fill(void *p, size_t len, uint64_t seed);
-/* Offset of the first byte that differs from nm_fill(seed), or SIZE_MAX */
-size_t nm_verify(const void *p, size_t len, uint64_t seed);
-/* Offset of the first non-zero byte, or SIZE_MAX */
-size_t nm_nonzero(const void *p, size_t len);
-/* Offset of the first byte that is not v, or SIZE_MAX */
-size_t nm_first_not(const void *p, size_t len, uint8_t v);
-/* Pattern relative to a base offset: the word at byte offset o of the whole
- * buffer is the same whichever part of the buffer is mapped. */
-void nm_fill_at(void *p, size_t len, uint64_t seed, uint64_t base);
-size_t nm_verify_at(const void *p, size_t len, uint64_t seed, uint64_t base);
-
-/* Touch addr (read, or write when write is true) under a SIGSEGV/SIGBUS
- * handler: 0 when it worked, else the signal number. */
-int nm_probe(volatile void *addr, bool write);
-
-/* ------------------------------------------------------------------ */
 /* Guard pages (tt-kmd style)                                           */
 
 struct nm_guard {
@@ -293,43 +268,11 @@ void *nm_unmapped_addr(void);
 /* Wait for pid, assert it exited with status 0; msg names the child. */
 #define nm_wait_ok(pid, msg) _nm_wait_ok((pid), (msg), __FILE__, __LINE__)
 void _nm_wait_ok(pid_t pid, const char *msg, const char *f, int l);
-/* waitpid with a timeout: returns the status, or -1 (and kills the child
- * with SIGKILL) when it did not end within timeout_s seconds. */
-int nm_wait_timeout(pid_t pid, double timeout_s);
-
-/* "VmPin:" of /proc/self/status, in bytes */
+/* "VmPin:" of /proc/self/status, in bytes (asserting it is there) */
 uint64_t nm_vmpin_bytes(void);
-/* Integer value after "key:" in a "key: value" file; 0 or -errno/-ENOENT */
-int nm_kv_file(const char *path, const char *key, uint64_t *val);
-/* The same with another separator ("key value" files: ' ') */
-int nm_key_file(const char *path, const char *key, char sep, uint64_t *val);
-int nm_fdinfo(int fd, const char *key, uint64_t *val);
-/* Whole file into a malloc'd NUL-terminated string (NULL and errno) */
-char *nm_read_file(const char *path);
-int nm_write_file(const char *path, const char *text);
-/* Module parameter as an integer: 0 or -errno */
-int nm_param_get(const char *name, uint64_t *val);
-int nm_param_set(const char *name, uint64_t val);
-
-/* Drop capabilities (CAP_* numbers, as a mask of 1ULL << cap) from the
- * effective, permitted and inheritable sets of the calling thread. */
-int nm_drop_caps(uint64_t caps);
-
-/* Mount debugfs in a private mount namespace of this process if it is not
- * mounted; returns 0 or -errno. */
-int nm_debugfs_mount(void);
-
-/* Run `sh -c cmd` with stderr folded into stdout; returns the exit status
- * (-1 when it could not run) and, when out is not NULL, the output in a
- * malloc'd string. */
-int nm_shell(const char *cmd, char **out);
 /* Fail the running test if the kernel logged a bad page, BUG or WARNING
  * since vm-run's test-start marker (for suites whose last test checks
  * that no page refcount went wrong anywhere before it). */
 void nm_assert_dmesg_clean(void);
-
-double nm_now(void);			/* CLOCK_MONOTONIC seconds */
-uint64_t nm_env_u64(const char *name, uint64_t def);
-uint64_t nm_rand64(uint64_t *state);	/* splitmix64 */
 
 #endif /* NMTEST_UTIL_H */

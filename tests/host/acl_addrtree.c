@@ -107,7 +107,7 @@ int main(void)
 {
 	Suite *s = suite_create("acl_addrtree");
 
-	acltest_add(s, random_against_model, 60);
-	acltest_add(s, height_is_logarithmic, 60);
+	nm_add(s, random_against_model, 60);
+	nm_add(s, height_is_logarithmic, 60);
 	return acltest_run(s);
 }

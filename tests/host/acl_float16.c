@@ -429,17 +429,17 @@ int main(void)
 {
 	Suite *s = suite_create("acl_float16");
 
-	acltest_add(s, half_to_float_all, 60);
-	acltest_add(s, half_round_trip_all, 60);
-	acltest_add(s, float_to_half_exponents, 60);
-	acltest_add(s, float_to_half_sweep, 120);
-	acltest_add(s, float_to_half_documented, 10);
-	acltest_add(s, data_type_sizes, 10);
-	acltest_add(s, enum_values, 10);
-	acltest_add(s, last_error_get_clears_peek_keeps, 10);
-	acltest_add(s, recent_msg_newest_first_then_cleared, 10);
-	acltest_add(s, recent_msg_bounded, 10);
-	acltest_add(s, errors_are_per_thread, 30);
-	acltest_add(s, exception_callbacks, 10);
+	nm_add(s, half_to_float_all, 60);
+	nm_add(s, half_round_trip_all, 60);
+	nm_add(s, float_to_half_exponents, 60);
+	nm_add(s, float_to_half_sweep, 120);
+	nm_add(s, float_to_half_documented, 10);
+	nm_add(s, data_type_sizes, 10);
+	nm_add(s, enum_values, 10);
+	nm_add(s, last_error_get_clears_peek_keeps, 10);
+	nm_add(s, recent_msg_newest_first_then_cleared, 10);
+	nm_add(s, recent_msg_bounded, 10);
+	nm_add(s, errors_are_per_thread, 30);
+	nm_add(s, exception_callbacks, 10);
 	return acltest_run(s);
 }

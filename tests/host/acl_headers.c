@@ -99,10 +99,10 @@ int main(void)
 		perror("mkdtemp");
 		return 1;
 	}
-	acltest_add(s, c99, 120);
-	acltest_add(s, c11, 120);
-	acltest_add(s, cxx11, 120);
-	acltest_add(s, native_header, 120);
+	nm_add(s, c99, 120);
+	nm_add(s, c11, 120);
+	nm_add(s, cxx11, 120);
+	nm_add(s, native_header, 120);
 	ret = acltest_run(s);
 	sh("rm -rf %s%s", out_dir, "");
 	return ret;

@@ -463,22 +463,22 @@ int main(void)
 {
 	Suite *s = suite_create("acl_logic");
 
-	acltest_add(s, rounding_malloc_pads, 10);
-	acltest_add(s, rounding_align32_no_pad, 10);
-	acltest_add(s, rounding_huge1g_no_pad, 10);
-	acltest_add(s, size_zero_and_overflow, 10);
-	acltest_add(s, policy_huge_first_threshold, 10);
-	acltest_add(s, policy_exact_values, 10);
-	acltest_add(s, policy_cached_refuses_p2p, 10);
-	acltest_add(s, policy_out_of_range, 10);
-	acltest_add(s, policy_flag_bits, 10);
-	acltest_add(s, policy_host, 10);
-	acltest_add(s, errno_mapping, 10);
-	acltest_add(s, page_size_of_buffer, 10);
-	acltest_add(s, size_class_granules, 10);
-	acltest_add(s, log_levels, 10);
-	acltest_add(s, pool_cap_setting, 10);
-	acltest_add(s, meminfo_figures, 10);
-	acltest_add(s, abi_values, 10);
+	nm_add(s, rounding_malloc_pads, 10);
+	nm_add(s, rounding_align32_no_pad, 10);
+	nm_add(s, rounding_huge1g_no_pad, 10);
+	nm_add(s, size_zero_and_overflow, 10);
+	nm_add(s, policy_huge_first_threshold, 10);
+	nm_add(s, policy_exact_values, 10);
+	nm_add(s, policy_cached_refuses_p2p, 10);
+	nm_add(s, policy_out_of_range, 10);
+	nm_add(s, policy_flag_bits, 10);
+	nm_add(s, policy_host, 10);
+	nm_add(s, errno_mapping, 10);
+	nm_add(s, page_size_of_buffer, 10);
+	nm_add(s, size_class_granules, 10);
+	nm_add(s, log_levels, 10);
+	nm_add(s, pool_cap_setting, 10);
+	nm_add(s, meminfo_figures, 10);
+	nm_add(s, abi_values, 10);
 	return acltest_run(s);
 }

@@ -103,8 +103,8 @@ int main(void)
 	if (fd < 0)
 		return 77;
 	close(fd);
-	acltest_add(s, codes, 30);
-	acltest_add(s, default_device, 30);
+	nm_add(s, codes, 30);
+	nm_add(s, default_device, 30);
 	ret = acltest_run(s);
 	unlink(path);
 	return ret;

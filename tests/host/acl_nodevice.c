@@ -259,13 +259,13 @@ int main(int argc, char **argv)
 		return aclrtSetDevice(0) == ACL_ERROR_RT_NO_DEVICE ? 0 : 1;
 
 	s = suite_create("acl_nodevice");
-	acltest_add(s, missing_device, 10);
-	acltest_add(s, bad_device_ids, 10);
-	acltest_add(s, no_permission, 10);
-	acltest_add(s, no_context_memory_calls, 10);
-	acltest_add(s, run_mode, 10);
-	acltest_add(s, init_finalize, 10);
-	acltest_add(s, quiet_by_default, 10);
-	acltest_add(s, log_explains_missing_module, 10);
+	nm_add(s, missing_device, 10);
+	nm_add(s, bad_device_ids, 10);
+	nm_add(s, no_permission, 10);
+	nm_add(s, no_context_memory_calls, 10);
+	nm_add(s, run_mode, 10);
+	nm_add(s, init_finalize, 10);
+	nm_add(s, quiet_by_default, 10);
+	nm_add(s, log_explains_missing_module, 10);
 	return acltest_run(s);
 }

@@ -300,12 +300,12 @@ int main(void)
 {
 	Suite *s = suite_create("acl_pool");
 
-	acltest_add(s, off_keeps_nothing, 10);
-	acltest_add(s, classes_are_separate, 10);
-	acltest_add(s, colliding_classes_never_mix, 30);
-	acltest_add(s, lifo_within_class, 10);
-	acltest_add(s, cap_evicts_oldest, 10);
-	acltest_add(s, trim_and_forget, 10);
-	acltest_add(s, threads_never_share, 120);
+	nm_add(s, off_keeps_nothing, 10);
+	nm_add(s, classes_are_separate, 10);
+	nm_add(s, colliding_classes_never_mix, 30);
+	nm_add(s, lifo_within_class, 10);
+	nm_add(s, cap_evicts_oldest, 10);
+	nm_add(s, trim_and_forget, 10);
+	nm_add(s, threads_never_share, 120);
 	return acltest_run(s);
 }

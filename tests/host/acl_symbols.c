@@ -196,7 +196,7 @@ int main(void)
 {
 	Suite *s = suite_create("acl_symbols");
 
-	acltest_add(s, exported_symbols_exact, 30);
-	acltest_add(s, soname, 30);
+	nm_add(s, exported_symbols_exact, 30);
+	nm_add(s, soname, 30);
 	return acltest_run(s);
 }

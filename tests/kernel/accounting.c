@@ -404,10 +404,17 @@ START_TEST(reserve_bytes_param)
 }
 END_TEST
 
+/* In Check's own process: the parameter comes back even if the test dies. */
+static const struct nm_fixture max_bytes_fx = {
+	.setup = save_param, .teardown = restore_param, .unchecked = true,
+};
+static const struct nm_fixture reserve_fx = {
+	.setup = save_reserve, .teardown = restore_reserve, .unchecked = true,
+};
+
 int main(void)
 {
 	Suite *s = nm_suite("accounting");
-	TCase *tc;
 
 	nm_add(s, vmpin_after_free, 60);
 	nm_add(s, vmpin_after_close, 60);
@@ -417,16 +424,7 @@ int main(void)
 	nm_add(s, memlock_not_enforced_cap_dropped_after_open, 60);
 	nm_add(s, memlock_not_enforced_setuid_nobody_after_open, 60);
 	nm_add(s, memlock_not_enforced_with_cap_ipc_lock, 60);
-	/* restore max_bytes in the runner process even if the test dies */
-	tc = tcase_create("max_bytes_param");
-	tcase_add_unchecked_fixture(tc, save_param, restore_param);
-	tcase_add_test(tc, max_bytes_param);
-	tcase_set_timeout(tc, 60);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("reserve_bytes_param");
-	tcase_add_unchecked_fixture(tc, save_reserve, restore_reserve);
-	tcase_add_test(tc, reserve_bytes_param);
-	tcase_set_timeout(tc, 60);
-	suite_add_tcase(s, tc);
+	nm_add_fx(s, max_bytes_param, 60, &max_bytes_fx);
+	nm_add_fx(s, reserve_bytes_param, 60, &reserve_fx);
 	return nm_run(s, NM_NEEDS_DEVICE);
 }

@@ -17,31 +17,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "nmtest_util.h"
+#include "nmtest_fixture.h"
 
 static const uint32_t policies[] = {
 	NPU_MEM_POLICY_HUGE_FIRST, NPU_MEM_POLICY_HUGE_ONLY,
 	NPU_MEM_POLICY_NORMAL_ONLY, NPU_MEM_POLICY_HUGE1G_ONLY,
 };
-
-struct ctx {
-	int fd;
-	struct nm_sentinel s;
-	struct npu_mem_info info;
-};
-
-static void ctx_init(struct ctx *c)
-{
-	c->fd = nm_open();
-	nm_sentinel_init(&c->s, c->fd);
-	nm_get_info_ok(c->fd, &c->info);
-}
-
-static void ctx_fini(struct ctx *c)
-{
-	nm_sentinel_fini(&c->s);
-	close(c->fd);
-}
 
 /* ALLOC with every field given; expect want, then nothing disturbed. */
 #define ALLOC_FAILS(c, sz, pol, fl, pd, want) do {			\
@@ -58,15 +39,15 @@ static void ctx_fini(struct ctx *c)
 
 START_TEST(alloc_size_zero)
 {
-	struct ctx c;
+	struct nm_ctx c;
 
-	ctx_init(&c);
+	nm_ctx_init(&c, 0);
 	for (size_t p = 0; p < NM_ARRAY_SIZE(policies); p++) {
 		ALLOC_FAILS(&c, 0, policies[p], 0, 0, -EINVAL);
 		ALLOC_FAILS(&c, 0, policies[p], NPU_MEM_ALLOC_READONLY, 0,
 			    -EINVAL);
 	}
-	ctx_fini(&c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
@@ -77,21 +58,21 @@ START_TEST(alloc_size_overflow)
 		UINT64_MAX - NM_2M + 2, UINT64_MAX - NM_1G + 2,
 		1ULL << 63, (1ULL << 63) + 1, 1ULL << 52,
 	};
-	struct ctx c;
+	struct nm_ctx c;
 
-	ctx_init(&c);
+	nm_ctx_init(&c, 0);
 	for (size_t p = 0; p < NM_ARRAY_SIZE(policies); p++)
 		for (size_t i = 0; i < NM_ARRAY_SIZE(sizes); i++)
 			ALLOC_FAILS(&c, sizes[i], policies[p], 0, 0, -E2BIG);
-	ctx_fini(&c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
 START_TEST(alloc_above_max_alloc)
 {
-	struct ctx c;
+	struct nm_ctx c;
 
-	ctx_init(&c);
+	nm_ctx_init(&c, 0);
 	printf("max_alloc %llu\n", (unsigned long long)c.info.max_alloc);
 	ck_assert_uint_lt(c.info.max_alloc, UINT64_MAX / 4);
 	for (size_t p = 0; p < NM_ARRAY_SIZE(policies); p++) {
@@ -103,7 +84,7 @@ START_TEST(alloc_above_max_alloc)
 		for (size_t i = 0; i < NM_ARRAY_SIZE(sizes); i++)
 			ALLOC_FAILS(&c, sizes[i], policies[p], 0, 0, -E2BIG);
 	}
-	ctx_fini(&c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
@@ -112,22 +93,22 @@ START_TEST(alloc_bad_policy)
 	static const uint32_t bad[] = { NPU_MEM_POLICY_COUNT, 4, 5, 0x100,
 					0x7fffffff, 0x80000000, 0xfffffffe,
 					0xffffffff };
-	struct ctx c;
+	struct nm_ctx c;
 
-	ctx_init(&c);
+	nm_ctx_init(&c, 0);
 	for (size_t i = 0; i < NM_ARRAY_SIZE(bad); i++) {
 		ALLOC_FAILS(&c, NM_4K, bad[i], 0, 0, -EINVAL);
 		ALLOC_FAILS(&c, NM_2M, bad[i], 0, 0, -EINVAL);
 	}
-	ctx_fini(&c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
 START_TEST(alloc_bad_flags)
 {
-	struct ctx c;
+	struct nm_ctx c;
 
-	ctx_init(&c);
+	nm_ctx_init(&c, 0);
 	for (int bit = 1; bit < 32; bit++) {
 		ALLOC_FAILS(&c, NM_4K, NPU_MEM_POLICY_NORMAL_ONLY, 1U << bit,
 			    0, -EINVAL);
@@ -138,7 +119,7 @@ START_TEST(alloc_bad_flags)
 		    -EINVAL);
 	ALLOC_FAILS(&c, NM_4K, NPU_MEM_POLICY_NORMAL_ONLY,
 		    ~NPU_MEM_ALLOC_VALID, 0, -EINVAL);
-	ctx_fini(&c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
@@ -146,14 +127,14 @@ START_TEST(alloc_pad_nonzero)
 {
 	static const uint32_t pads[] = { 1, 0x80, 0x10000, 0x80000000,
 					 0xffffffff };
-	struct ctx c;
+	struct nm_ctx c;
 
-	ctx_init(&c);
+	nm_ctx_init(&c, 0);
 	for (size_t i = 0; i < NM_ARRAY_SIZE(pads); i++)
 		for (size_t p = 0; p < 3; p++)
 			ALLOC_FAILS(&c, NM_4K, policies[p], 0, pads[i],
 				    -EINVAL);
-	ctx_fini(&c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
@@ -161,16 +142,16 @@ START_TEST(alloc_valid_flags_work)
 {
 	/* The control: flags 0 and READONLY are accepted. */
 	struct npu_mem_alloc a;
-	struct ctx c;
+	struct nm_ctx c;
 
-	ctx_init(&c);
+	nm_ctx_init(&c, 0);
 	nm_alloc_ok(c.fd, NM_4K, NPU_MEM_POLICY_NORMAL_ONLY,
 		    NPU_MEM_ALLOC_READONLY, &a);
 	nm_assert_buffer_sane(NM_4K, NPU_MEM_POLICY_NORMAL_ONLY,
 			      NPU_MEM_ALLOC_READONLY, &a.buf);
 	nm_free_ok(c.fd, a.handle);
 	NM_SENTINEL_CHECK(&c.s);
-	ctx_fini(&c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
@@ -180,9 +161,9 @@ START_TEST(alloc_output_fields_not_inputs)
 	 * refused. */
 	struct npu_mem_alloc a;
 	struct npu_mem_buffer q;
-	struct ctx c;
+	struct nm_ctx c;
 
-	ctx_init(&c);
+	nm_ctx_init(&c, 0);
 	memset(&a, 0xff, sizeof(a));
 	a.size = 5 * NM_4K;
 	a.policy = NPU_MEM_POLICY_NORMAL_ONLY;
@@ -198,7 +179,7 @@ START_TEST(alloc_output_fields_not_inputs)
 	nm_assert_buf_eq(&a.buf, &q);
 	nm_free_ok(c.fd, a.handle);
 	NM_SENTINEL_CHECK(&c.s);
-	ctx_fini(&c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
@@ -214,9 +195,9 @@ START_TEST(handles_nonzero_unique)
 	enum { N = 2000 };
 	static uint32_t h[N];
 	struct npu_mem_alloc a;
-	struct ctx c;
+	struct nm_ctx c;
 
-	ctx_init(&c);
+	nm_ctx_init(&c, 0);
 	for (int round = 0; round < 3; round++) {
 		for (int i = 0; i < N; i++) {
 			if (round && i % 2)
@@ -247,7 +228,7 @@ START_TEST(handles_nonzero_unique)
 	for (int i = 1; i < N; i += 2)
 		nm_free_ok(c.fd, h[i]);
 	NM_SENTINEL_CHECK(&c.s);
-	ctx_fini(&c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
@@ -255,12 +236,12 @@ END_TEST
 
 START_TEST(free_handle_zero)
 {
-	struct ctx c;
+	struct nm_ctx c;
 
-	ctx_init(&c);
+	nm_ctx_init(&c, 0);
 	nm_assert_ret(nm_free(c.fd, 0), -ENOENT);
 	NM_SENTINEL_CHECK(&c.s);
-	ctx_fini(&c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
@@ -268,9 +249,9 @@ START_TEST(free_unknown_handle)
 {
 	static const uint32_t bad[] = { 0xdeadbeef, 0xffffffff, 0x7fffffff,
 					0x80000000, 1000000 };
-	struct ctx c;
+	struct nm_ctx c;
 
-	ctx_init(&c);
+	nm_ctx_init(&c, 0);
 	for (size_t i = 0; i < NM_ARRAY_SIZE(bad); i++) {
 		if (bad[i] == c.s.alloc[0].handle ||
 		    bad[i] == c.s.alloc[1].handle)
@@ -281,16 +262,16 @@ START_TEST(free_unknown_handle)
 	/* the handle after the newest one */
 	nm_assert_ret(nm_free(c.fd, c.s.alloc[1].handle + 1), -ENOENT);
 	NM_SENTINEL_CHECK(&c.s);
-	ctx_fini(&c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
 START_TEST(free_double)
 {
 	struct npu_mem_alloc a;
-	struct ctx c;
+	struct nm_ctx c;
 
-	ctx_init(&c);
+	nm_ctx_init(&c, 0);
 	nm_alloc_ok(c.fd, NM_2M, NPU_MEM_POLICY_HUGE_FIRST, 0, &a);
 	nm_free_ok(c.fd, a.handle);
 	NM_SENTINEL_CHECK(&c.s);
@@ -298,7 +279,7 @@ START_TEST(free_double)
 	NM_SENTINEL_CHECK(&c.s);
 	nm_assert_ret(nm_free(c.fd, a.handle), -ENOENT);
 	NM_SENTINEL_CHECK(&c.s);
-	ctx_fini(&c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
@@ -306,10 +287,10 @@ START_TEST(free_other_files_handle)
 {
 	struct npu_mem_alloc a[3], b;
 	struct npu_mem_buffer q;
-	struct ctx c;
+	struct nm_ctx c;
 	int other = nm_open();
 
-	ctx_init(&c);
+	nm_ctx_init(&c, 0);
 	for (int i = 0; i < 3; i++)
 		nm_alloc_ok(c.fd, (i + 1) * NM_4K, NPU_MEM_POLICY_NORMAL_ONLY,
 			    0, &a[i]);
@@ -336,7 +317,7 @@ START_TEST(free_other_files_handle)
 		nm_free_ok(c.fd, a[i].handle);
 	}
 	NM_SENTINEL_CHECK(&c.s);
-	ctx_fini(&c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
@@ -344,9 +325,9 @@ START_TEST(free_flags_nonzero)
 {
 	struct npu_mem_alloc a;
 	struct npu_mem_buffer q;
-	struct ctx c;
+	struct nm_ctx c;
 
-	ctx_init(&c);
+	nm_ctx_init(&c, 0);
 	nm_alloc_ok(c.fd, NM_4K, NPU_MEM_POLICY_NORMAL_ONLY, 0, &a);
 	nm_sentinel_resnap(&c.s);	/* a stays live throughout */
 	for (int bit = 0; bit < 32; bit++) {
@@ -368,7 +349,7 @@ START_TEST(free_flags_nonzero)
 		}
 	}
 	nm_free_ok(c.fd, a.handle);
-	ctx_fini(&c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
@@ -378,10 +359,10 @@ START_TEST(query_bad_handles)
 {
 	struct npu_mem_alloc a;
 	struct npu_mem_buffer q;
-	struct ctx c;
+	struct nm_ctx c;
 	int other = nm_open();
 
-	ctx_init(&c);
+	nm_ctx_init(&c, 0);
 	nm_assert_ret(nm_query(c.fd, 0, &q), -ENOENT);
 	NM_SENTINEL_CHECK(&c.s);
 	nm_assert_ret(nm_query(c.fd, 0xdeadbeef, &q), -ENOENT);
@@ -396,15 +377,15 @@ START_TEST(query_bad_handles)
 	nm_assert_ret(nm_query(other, c.s.alloc[1].handle, &q), -ENOENT);
 	NM_SENTINEL_CHECK(&c.s);
 	close(other);
-	ctx_fini(&c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
 START_TEST(query_flags_nonzero)
 {
-	struct ctx c;
+	struct nm_ctx c;
 
-	ctx_init(&c);
+	nm_ctx_init(&c, 0);
 	for (int bit = 0; bit < 32; bit++) {
 		struct npu_mem_query q = { .handle = c.s.alloc[0].handle,
 					   .flags = 1U << bit };
@@ -412,7 +393,7 @@ START_TEST(query_flags_nonzero)
 		nm_assert_ret(nm_ioctl(c.fd, NPU_MEM_IOCTL_QUERY, &q), -EINVAL);
 		NM_SENTINEL_CHECK(&c.s);
 	}
-	ctx_fini(&c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
@@ -430,9 +411,9 @@ START_TEST(query_equals_alloc)
 		{ 5 * NM_MiB + 3 * NM_4K, NPU_MEM_POLICY_HUGE_FIRST, 0 },
 	};
 	struct npu_mem_alloc a[NM_ARRAY_SIZE(reqs)];
-	struct ctx c;
+	struct nm_ctx c;
 
-	ctx_init(&c);
+	nm_ctx_init(&c, 0);
 	for (size_t i = 0; i < NM_ARRAY_SIZE(reqs); i++)
 		nm_alloc_ok(c.fd, reqs[i].size, reqs[i].policy, reqs[i].flags,
 			    &a[i]);
@@ -452,7 +433,7 @@ START_TEST(query_equals_alloc)
 	for (size_t i = 0; i < NM_ARRAY_SIZE(reqs); i++)
 		nm_free_ok(c.fd, a[i].handle);
 	NM_SENTINEL_CHECK(&c.s);
-	ctx_fini(&c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 

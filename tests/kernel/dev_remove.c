@@ -179,11 +179,7 @@ static void assert_dev_bound_again(int fd)
 /* Check's parent process, after each test whatever its result. */
 static void restore_device(void)
 {
-	int ret = nm_pci_restore(g_bdf, OP_TIMEOUT);
-
-	if (ret)
-		printf("could not give %s back to npu_mem: %s\n", g_bdf,
-		       nm_retname(ret));
+	nm_pci_give_back(g_bdf, OP_TIMEOUT);
 }
 
 /* ------------------------------------------------------------------ */
@@ -268,30 +264,13 @@ static void assert_unmapped(const struct tb *t, int fd)
 			  t->before.flags & NPU_MEM_BUF_READONLY);
 }
 
-#define assert_pattern(p, len, seed, base) do {				\
-	size_t _bad = nm_verify_at((p), (len), (seed), (base));		\
-	ck_assert_msg(_bad == SIZE_MAX, "%s: pattern %#llx wrong at "	\
-		      "offset %llu", #p, (unsigned long long)(seed),	\
-		      (unsigned long long)((base) + _bad));		\
-} while (0)
-
-static int dma_copy(uint64_t src, uint64_t dst, uint64_t len)
-{
-	char text[96];
-
-	snprintf(text, sizeof(text), "%#llx %#llx %#llx",
-		 (unsigned long long)src, (unsigned long long)dst,
-		 (unsigned long long)len);
-	return nm_write_file(NM_DMA_COPY, text);
-}
-
 /* The device copies src+soff -> dst+doff; the CPU sees it in dst. */
 static void copy_ok(int fd, const struct tb *src, uint64_t soff,
 		    const struct tb *dst, uint64_t doff, uint64_t len)
 {
 	nm_sync_ok(fd, src->a.handle, NPU_MEM_SYNC_TO_DEVICE, soff, len);
 	nm_sync_ok(fd, dst->a.handle, NPU_MEM_SYNC_TO_DEVICE, doff, len);
-	nm_assert_ok(dma_copy(src->a.buf.dev_addr + soff,
+	nm_assert_ok(nm_dma_copy(src->a.buf.dev_addr + soff,
 			      dst->a.buf.dev_addr + doff, len));
 	nm_sync_ok(fd, dst->a.handle, NPU_MEM_SYNC_FROM_DEVICE, doff, len);
 	ck_assert_msg(nm_cmp(dst->map + doff, src->map + soff, len) ==
@@ -323,8 +302,8 @@ static void assert_new_buffers_work(int fd)
 	close(dfd);
 	if (g_have_copy) {
 		copy_ok(fd, &a, 100, &b, NM_2M - 6000, 5000);
-		assert_pattern(b.map, NM_2M - 6000, b.seed, 0);
-		assert_pattern(b.map + NM_2M - 1000, 1000, b.seed,
+		nm_assert_pattern(b.map, NM_2M - 6000, b.seed, 0);
+		nm_assert_pattern(b.map + NM_2M - 1000, 1000, b.seed,
 			       NM_2M - 1000);
 		printf("edu copied 5000 bytes between new buffers at %#llx and "
 		       "%#llx\n", (unsigned long long)a.a.buf.dev_addr,
@@ -454,7 +433,7 @@ static void revoke_cycle(enum how how)
 		ck_assert_msg(access(NM_DMA_COPY, F_OK) && errno == ENOENT,
 			      "%s still there after %s", NM_DMA_COPY,
 			      gone_name(how));
-		nm_assert_ret(dma_copy(n.before.dev_addr, t.before.dev_addr,
+		nm_assert_ret(nm_dma_copy(n.before.dev_addr, t.before.dev_addr,
 				       64), -ENOENT);
 		/* an open file of it only gets an error (debugfs: EIO) */
 		snprintf(text, sizeof(text), "%#llx %#llx 64",
@@ -508,45 +487,45 @@ static void revoke_cycle(enum how how)
 	}
 
 	/* the CPU views: the pattern, the device's earlier copy, and writes */
-	assert_pattern(n.map, n.a.buf.size, n.seed, 0);
-	assert_pattern(h.map, h.a.buf.size, h.seed, 0);
-	assert_pattern(m.map, m.a.buf.size, m.seed, 0);
-	assert_pattern(q.map, q.a.buf.size, q.seed, 0);
+	nm_assert_pattern(n.map, n.a.buf.size, n.seed, 0);
+	nm_assert_pattern(h.map, h.a.buf.size, h.seed, 0);
+	nm_assert_pattern(m.map, m.a.buf.size, m.seed, 0);
+	nm_assert_pattern(q.map, q.a.buf.size, q.seed, 0);
 	if (t_want)
 		ck_assert_msg(nm_cmp(t.map, t_want, t.a.buf.size) == SIZE_MAX,
 			      "t lost what the device copied into it");
 	else
-		assert_pattern(t.map, t.a.buf.size, t.seed, 0);
+		nm_assert_pattern(t.map, t.a.buf.size, t.seed, 0);
 	n.seed++;
 	h.seed++;
 	q.seed++;
 	nm_fill(n.map, n.a.buf.size, n.seed);
 	nm_fill(h.map, h.a.buf.size, h.seed);
 	nm_fill(q.map, q.a.buf.size, q.seed);
-	assert_pattern(n.map, n.a.buf.size, n.seed, 0);
-	assert_pattern(h.map, h.a.buf.size, h.seed, 0);
-	assert_pattern(q.map, q.a.buf.size, q.seed, 0);
+	nm_assert_pattern(n.map, n.a.buf.size, n.seed, 0);
+	nm_assert_pattern(h.map, h.a.buf.size, h.seed, 0);
+	nm_assert_pattern(q.map, q.a.buf.size, q.seed, 0);
 	/* m: the file mapping and the dma-buf mapping are the same pages */
 	nm_dmabuf_sync_ok(m.dfd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
-	assert_pattern(m.dmap, m.a.buf.size, m.seed, 0);
+	nm_assert_pattern(m.dmap, m.a.buf.size, m.seed, 0);
 	nm_dmabuf_sync_ok(m.dfd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ);
 	nm_dmabuf_sync_ok(m.dfd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_RW);
 	nm_fill(m.dmap, m.a.buf.size, ++m.seed);
 	nm_dmabuf_sync_ok(m.dfd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_RW);
-	assert_pattern(m.map, m.a.buf.size, m.seed, 0);
+	nm_assert_pattern(m.map, m.a.buf.size, m.seed, 0);
 	nm_fill(m.map, m.a.buf.size, ++m.seed);
-	assert_pattern(m.dmap, m.a.buf.size, m.seed, 0);
+	nm_assert_pattern(m.dmap, m.a.buf.size, m.seed, 0);
 	/* new mappings: a handle never mapped (zeroed), a dma-buf */
 	p.map = nm_map_ok(fd, &p.a, RW);
 	ck_assert_uint_eq(nm_nonzero(p.map, p.a.buf.size), SIZE_MAX);
 	nm_fill(p.map, p.a.buf.size, p.seed);
-	assert_pattern(p.map, p.a.buf.size, p.seed, 0);
+	nm_assert_pattern(p.map, p.a.buf.size, p.seed, 0);
 	x.dmap = nm_dmabuf_map_ok(x.dfd, 0, x.a.buf.size, RW);
 	nm_dmabuf_sync_ok(x.dfd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_RW);
-	assert_pattern(x.dmap, x.a.buf.size, x.seed, 0);
+	nm_assert_pattern(x.dmap, x.a.buf.size, x.seed, 0);
 	nm_fill(x.dmap, x.a.buf.size, ++x.seed);
 	nm_dmabuf_sync_ok(x.dfd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_RW);
-	assert_pattern(x.dmap, x.a.buf.size, x.seed, 0);
+	nm_assert_pattern(x.dmap, x.a.buf.size, x.seed, 0);
 
 	nm_assert_global_now(fd, &live);
 
@@ -573,7 +552,7 @@ static void revoke_cycle(enum how how)
 	close(m.dfd);
 	munmap(m.map, m.a.buf.size);
 	nm_assert_global_now(fd, &want);
-	assert_pattern(m.dmap, m.a.buf.size, m.seed, 0);
+	nm_assert_pattern(m.dmap, m.a.buf.size, m.seed, 0);
 	munmap(m.dmap, m.a.buf.size);
 	counters_sub(&want, &m);
 	nm_assert_global_now(fd, &want);
@@ -586,8 +565,8 @@ static void revoke_cycle(enum how how)
 	dev_back(how);
 	assert_dev_bound_again(fd);
 	assert_unmapped(&p, fd);
-	assert_pattern(p.map, p.a.buf.size, p.seed, 0);
-	assert_pattern(x.dmap, x.a.buf.size, x.seed, 0);
+	nm_assert_pattern(p.map, p.a.buf.size, p.seed, 0);
+	nm_assert_pattern(x.dmap, x.a.buf.size, x.seed, 0);
 	/* no device address, so nothing to sync or to share with a device */
 	nm_assert_ret(nm_sync(fd, p.a.handle, NPU_MEM_SYNC_TO_DEVICE, 0,
 			      p.a.buf.size), -ENODEV);
@@ -607,9 +586,9 @@ static void revoke_cycle(enum how how)
 		       true);
 		if (p.before.dev_addr + p.before.size <= a.a.buf.dev_addr ||
 		    p.before.dev_addr >= a.a.buf.dev_addr + a.a.buf.size)
-			nm_assert_ret(dma_copy(p.before.dev_addr,
+			nm_assert_ret(nm_dma_copy(p.before.dev_addr,
 					       a.a.buf.dev_addr, 64), -EINVAL);
-		assert_pattern(a.map, a.a.buf.size, a.seed, 0);
+		nm_assert_pattern(a.map, a.a.buf.size, a.seed, 0);
 		munmap(a.map, a.a.buf.size);
 		nm_free_ok(fd, a.a.handle);
 	}
@@ -1151,7 +1130,7 @@ static void race(enum how how)
 		nm_assert_ret(r.copy_held_after, -EIO);
 		nm_assert_ret(r.copy_open_after, -ENOENT);
 		/* back with the new device, where S and D have no address */
-		ret = dma_copy(r.s.before.dev_addr, r.d.before.dev_addr,
+		ret = nm_dma_copy(r.s.before.dev_addr, r.d.before.dev_addr,
 			       NM_4K);
 		ck_assert_msg(ret == -EINVAL, "dma_copy S -> D after the "
 			      "device came back: %s, want -EINVAL",
@@ -1163,8 +1142,8 @@ static void race(enum how how)
 		 * UAPI header's rule), so only D's other pages are known.
 		 */
 		if (!(r.d.before.flags & NPU_MEM_BUF_BOUNCED))
-			assert_pattern(r.d.map, NM_4K, r.s.seed, 0);
-		assert_pattern(r.d.map + NM_4K, r.d.a.buf.size - NM_4K,
+			nm_assert_pattern(r.d.map, NM_4K, r.s.seed, 0);
+		nm_assert_pattern(r.d.map + NM_4K, r.d.a.buf.size - NM_4K,
 			       r.d.seed, NM_4K);
 	}
 	ck_assert_msg(!r.alloc.bad, "%s", r.alloc.first_bad);
@@ -1174,8 +1153,8 @@ static void race(enum how how)
 	assert_dev_bound_again(r.fd);
 	assert_unmapped(&r.s, r.fd);
 	assert_unmapped(&r.y, r.fd);
-	assert_pattern(r.s.map, r.s.a.buf.size, r.s.seed, 0);
-	assert_pattern(r.y.map, r.y.a.buf.size, r.y.seed, 0);
+	nm_assert_pattern(r.s.map, r.s.a.buf.size, r.s.seed, 0);
+	nm_assert_pattern(r.y.map, r.y.a.buf.size, r.y.seed, 0);
 	assert_new_buffers_work(r.fd);
 	munmap(r.s.map, r.s.a.buf.size);
 	munmap(r.d.map, r.d.a.buf.size);
@@ -1323,10 +1302,10 @@ START_TEST(vgem_import_after_unbind)
 	ck_assert_uint_eq(nm_ino(vfd), nm_ino(pre.dfd));
 	v = nm_dmabuf_map_ok(vfd, 0, pre.a.buf.size, RW);
 	nm_dmabuf_sync_ok(vfd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_RW);
-	assert_pattern(v, pre.a.buf.size, pre.seed, 0);
+	nm_assert_pattern(v, pre.a.buf.size, pre.seed, 0);
 	nm_fill(v, pre.a.buf.size, ++pre.seed);
 	nm_dmabuf_sync_ok(vfd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_RW);
-	assert_pattern(pre.map, pre.a.buf.size, pre.seed, 0);
+	nm_assert_pattern(pre.map, pre.a.buf.size, pre.seed, 0);
 	/* letting go of it (detach, unmap) after the device went */
 	nm_assert_ok(gem_close(card, h_pre));
 	munmap(v, pre.a.buf.size);
@@ -1335,7 +1314,7 @@ START_TEST(vgem_import_after_unbind)
 	ret = prime_import(card, pre.dfd, &h);
 	printf("vgem import again after GEM_CLOSE: %s\n", nm_retname(ret));
 	nm_assert_ret(ret, -ENODEV);
-	assert_pattern(late.map, late.a.buf.size, late.seed, 0);
+	nm_assert_pattern(late.map, late.a.buf.size, late.seed, 0);
 
 	dev_back(UNBIND);
 	assert_dev_bound_again(fd);
@@ -1346,7 +1325,7 @@ START_TEST(vgem_import_after_unbind)
 	nm_assert_ok(prime_import(card, fresh.dfd, &h));
 	nm_assert_ok(prime_export(card, h, &vfd));
 	v = nm_dmabuf_map_ok(vfd, 0, fresh.a.buf.size, RW);
-	assert_pattern(v, fresh.a.buf.size, fresh.seed, 0);
+	nm_assert_pattern(v, fresh.a.buf.size, fresh.seed, 0);
 	munmap(v, fresh.a.buf.size);
 	close(vfd);
 	nm_assert_ok(gem_close(card, h));
@@ -1373,16 +1352,10 @@ END_TEST
 
 /* ------------------------------------------------------------------ */
 
-static void add(Suite *s, const TTest *t, double timeout_s)
-{
-	TCase *tc = tcase_create(t->name);
-
-	/* in Check's own process, after the test, passed or failed */
-	tcase_add_unchecked_fixture(tc, NULL, restore_device);
-	tcase_add_test(tc, t);
-	tcase_set_timeout(tc, timeout_s);
-	suite_add_tcase(s, tc);
-}
+/* in Check's own process, after the test, passed or failed */
+static const struct nm_fixture restore_fx = {
+	.teardown = restore_device, .unchecked = true,
+};
 
 int main(void)
 {
@@ -1426,12 +1399,12 @@ int main(void)
 	printf("device %s, dev_flags %#x, dma_copy %s\n", g_bdf, g_flags0,
 	       g_have_copy ? "yes" : "no (not edu: DMA checks left out)");
 
-	add(s, unbind_revokes, 120);
-	add(s, remove_rescan_revokes, 120);
-	add(s, race_unbind, 180);
-	add(s, race_remove, 180);
+	nm_add_fx(s, unbind_revokes, 120, &restore_fx);
+	nm_add_fx(s, remove_rescan_revokes, 120, &restore_fx);
+	nm_add_fx(s, race_unbind, 180, &restore_fx);
+	nm_add_fx(s, race_remove, 180, &restore_fx);
 	if (vgem_ensure(why, sizeof(why)) == 0)
-		add(s, vgem_import_after_unbind, 120);
+		nm_add_fx(s, vgem_import_after_unbind, 120, &restore_fx);
 	else
 		printf("vgem_import_after_unbind left out: %s\n", why);
 	return nm_run(s, NM_NEEDS_DEVICE);

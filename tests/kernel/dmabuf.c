@@ -43,71 +43,16 @@
 #include <unistd.h>
 
 #include "nmtest_dmabuf.h"
+#include "nmtest_fixture.h"
 
 #define RW	(PROT_READ | PROT_WRITE)
 
-struct ctx {
-	int fd;
-	struct nm_sentinel s;
-	struct nm_counters base;
-	int nfds;		/* open fds after setup */
-};
-
-static void ctx_init(struct ctx *c)
-{
-	c->fd = nm_open();
-	nm_sentinel_init(&c->s, c->fd);
-	c->base = c->s.counters;
-	c->nfds = nm_fd_count();
-}
-
-static void ctx_resnap(struct ctx *c)
-{
-	nm_counters(c->fd, &c->s.counters);
-}
-
-static void ctx_fini(struct ctx *c)
-{
-	ck_assert_int_eq(nm_fd_count(), c->nfds);
-	c->s.counters = c->base;
-	NM_SENTINEL_CHECK(&c->s);
-	nm_sentinel_fini(&c->s);
-	close(c->fd);
-}
-
-struct tbuf {
-	struct npu_mem_alloc a;
-	uint8_t *map;
-	uint64_t seed;
-};
-
-static void tbuf_new(struct tbuf *t, struct ctx *c, uint64_t size,
+static void tbuf_new(struct nm_tbuf *t, struct nm_ctx *c, uint64_t size,
 		     uint32_t policy, uint32_t flags)
 {
-	nm_alloc_ok(c->fd, size, policy, flags, &t->a);
-	ctx_resnap(c);
-	t->seed = 0xd3ab0f ^ ((uint64_t)t->a.handle << 32) ^ size;
-	if (flags & NPU_MEM_ALLOC_READONLY) {
-		t->map = nm_map_ok(c->fd, &t->a, PROT_READ);
-		return;
-	}
-	t->map = nm_map_ok(c->fd, &t->a, RW);
-	nm_fill(t->map, t->a.buf.size, t->seed);
+	nm_tbuf_alloc(t, c, size, policy, flags);
+	nm_tbuf_map(t, c, 0xd3ab0f ^ ((uint64_t)t->a.handle << 32) ^ size);
 }
-
-static void tbuf_free(struct tbuf *t, struct ctx *c)
-{
-	munmap(t->map, t->a.buf.size);
-	nm_free_ok(c->fd, t->a.handle);
-	ctx_resnap(c);
-}
-
-#define assert_pattern(p, len, seed, base) do {				\
-	size_t _bad = nm_verify_at((p), (len), (seed), (base));		\
-	ck_assert_msg(_bad == SIZE_MAX, "%s: pattern %#llx wrong at "	\
-		      "offset %llu", #p, (unsigned long long)(seed),	\
-		      (unsigned long long)((base) + _bad));		\
-} while (0)
 
 /* ---- flags ------------------------------------------------------------ */
 
@@ -116,10 +61,10 @@ START_TEST(export_flags_valid)
 	static const uint32_t ok[] = {
 		0, O_CLOEXEC, O_RDWR, O_CLOEXEC | O_RDWR,
 	};
-	struct ctx c;
-	struct tbuf t;
+	struct nm_ctx c;
+	struct nm_tbuf t;
 
-	ctx_init(&c);
+	nm_ctx_init(&c, NM_CTX_BASE | NM_CTX_FDS);
 	tbuf_new(&t, &c, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY, 0);
 	for (size_t i = 0; i < NM_ARRAY_SIZE(ok); i++) {
 		int dfd = nm_export_ok(c.fd, t.a.handle, ok[i]);
@@ -140,18 +85,18 @@ START_TEST(export_flags_valid)
 		ck_assert_int_eq(close(dfd), 0);
 		NM_SENTINEL_CHECK(&c.s);
 	}
-	tbuf_free(&t, &c);
-	ctx_fini(&c);
+	nm_tbuf_free(&t, &c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
 START_TEST(export_flags_invalid)
 {
-	struct ctx c;
-	struct tbuf t;
+	struct nm_ctx c;
+	struct nm_tbuf t;
 	int dfd = -1;
 
-	ctx_init(&c);
+	nm_ctx_init(&c, NM_CTX_BASE | NM_CTX_FDS);
 	tbuf_new(&t, &c, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY, 0);
 	for (int bit = 0; bit < 32; bit++) {
 		uint32_t f = 1U << bit;
@@ -177,18 +122,18 @@ START_TEST(export_flags_invalid)
 	nm_assert_ret(nm_export(c.fd, t.a.handle, ~0U, &dfd), -EINVAL);
 	ck_assert_int_eq(nm_fd_count(), c.nfds);
 	NM_SENTINEL_CHECK(&c.s);
-	tbuf_free(&t, &c);
-	ctx_fini(&c);
+	nm_tbuf_free(&t, &c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
 START_TEST(export_pad_nonzero)
 {
 	static const uint32_t bad[] = { 1, 2, 0x80000000, ~0U };
-	struct ctx c;
-	struct tbuf t;
+	struct nm_ctx c;
+	struct nm_tbuf t;
 
-	ctx_init(&c);
+	nm_ctx_init(&c, NM_CTX_BASE | NM_CTX_FDS);
 	tbuf_new(&t, &c, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY, 0);
 	for (size_t i = 0; i < NM_ARRAY_SIZE(bad); i++) {
 		struct npu_mem_export e = {
@@ -201,18 +146,18 @@ START_TEST(export_pad_nonzero)
 		ck_assert_int_eq(nm_fd_count(), c.nfds);
 		NM_SENTINEL_CHECK(&c.s);
 	}
-	tbuf_free(&t, &c);
-	ctx_fini(&c);
+	nm_tbuf_free(&t, &c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
 START_TEST(export_fd_is_output)
 {
 	static const uint32_t junk[] = { 0xffffffff, 12345, 0, 1 };
-	struct ctx c;
-	struct tbuf t;
+	struct nm_ctx c;
+	struct nm_tbuf t;
 
-	ctx_init(&c);
+	nm_ctx_init(&c, NM_CTX_BASE | NM_CTX_FDS);
 	tbuf_new(&t, &c, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY, 0);
 	for (size_t i = 0; i < NM_ARRAY_SIZE(junk); i++) {
 		struct npu_mem_export e = {
@@ -228,19 +173,19 @@ START_TEST(export_fd_is_output)
 		ck_assert_int_eq(nm_fd_count(), c.nfds + 1);
 		close((int)e.fd);
 	}
-	tbuf_free(&t, &c);
-	ctx_fini(&c);
+	nm_tbuf_free(&t, &c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
 START_TEST(export_unknown_handle)
 {
-	struct ctx c;
+	struct nm_ctx c;
 	struct npu_mem_alloc other, gone;
 	int fd2 = nm_open(), dfd = -1;
 	uint32_t foreign = 0;
 
-	ctx_init(&c);
+	nm_ctx_init(&c, NM_CTX_BASE | NM_CTX_FDS);
 	for (int i = 0; i < 8 && !foreign; i++) {
 		nm_alloc_ok(fd2, NM_4K, NPU_MEM_POLICY_NORMAL_ONLY, 0, &other);
 		if (nm_query(c.fd, other.handle, NULL) == -ENOENT)
@@ -249,7 +194,7 @@ START_TEST(export_unknown_handle)
 	ck_assert_msg(foreign, "no handle of fd2 is unknown in fd1");
 	nm_alloc_ok(c.fd, NM_4K, NPU_MEM_POLICY_NORMAL_ONLY, 0, &gone);
 	nm_free_ok(c.fd, gone.handle);
-	ctx_resnap(&c);
+	nm_ctx_resnap(&c);
 	c.nfds = nm_fd_count();
 	{
 		const uint32_t bad[] = {
@@ -267,7 +212,7 @@ START_TEST(export_unknown_handle)
 	}
 	close(fd2);
 	c.nfds--;
-	ctx_fini(&c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
@@ -279,12 +224,12 @@ START_TEST(export_struct_framing)
 	} big;
 	struct npu_mem_export *ro;
 	struct nm_guard g;
-	struct ctx c;
-	struct tbuf t;
+	struct nm_ctx c;
+	struct nm_tbuf t;
 	unsigned long cmd;
 	int npu_bufs;
 
-	ctx_init(&c);
+	nm_ctx_init(&c, NM_CTX_BASE | NM_CTX_FDS);
 	tbuf_new(&t, &c, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY, 0);
 	npu_bufs = nm_bufinfo_count_npu();
 	memset(&big, 0, sizeof(big));
@@ -339,8 +284,8 @@ START_TEST(export_struct_framing)
 			      "after the failed EXPORT", lowest, now);
 		NM_SENTINEL_CHECK(&c.s);
 	}
-	tbuf_free(&t, &c);
-	ctx_fini(&c);
+	nm_tbuf_free(&t, &c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
@@ -348,13 +293,13 @@ END_TEST
 
 START_TEST(dmabuf_identity)
 {
-	struct ctx c;
-	struct tbuf t;
+	struct nm_ctx c;
+	struct nm_tbuf t;
 	char *exp, *entry;
 	uint64_t ino;
 	int dfd;
 
-	ctx_init(&c);
+	nm_ctx_init(&c, NM_CTX_BASE | NM_CTX_FDS);
 	tbuf_new(&t, &c, NM_2M + 3 * NM_4K, NPU_MEM_POLICY_HUGE_FIRST, 0);
 	dfd = nm_export_ok(c.fd, t.a.handle, O_RDWR | O_CLOEXEC);
 	ck_assert_int_eq(lseek(dfd, 0, SEEK_END), (off_t)t.a.buf.size);
@@ -388,20 +333,20 @@ START_TEST(dmabuf_identity)
 	}
 	if (dfd >= 0)
 		close(dfd);
-	tbuf_free(&t, &c);
-	ctx_fini(&c);
+	nm_tbuf_free(&t, &c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
 static void both_ways(uint64_t size, uint32_t policy)
 {
 	const uint64_t offs[] = { NM_4K, NM_2M - NM_4K, NM_2M, 0 /* end */ };
-	struct ctx c;
-	struct tbuf t;
+	struct nm_ctx c;
+	struct nm_tbuf t;
 	uint8_t *d, *d2;
 	int dfd;
 
-	ctx_init(&c);
+	nm_ctx_init(&c, NM_CTX_BASE | NM_CTX_FDS);
 	tbuf_new(&t, &c, size, policy, 0);
 	size = t.a.buf.size;
 	printf("%s %llu: %u huge %u normal\n", nm_policy_name(policy),
@@ -410,18 +355,18 @@ static void both_ways(uint64_t size, uint32_t policy)
 	dfd = nm_export_ok(c.fd, t.a.handle, O_RDWR | O_CLOEXEC);
 	d = nm_dmabuf_map_ok(dfd, 0, size, RW);
 	/* what the CPU wrote through /dev/npu-mem before the export */
-	assert_pattern(d, size, t.seed, 0);
+	nm_assert_pattern(d, size, t.seed, 0);
 
 	/* dma-buf -> /dev/npu-mem */
 	nm_dmabuf_sync_ok(dfd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_WRITE);
 	nm_fill(d, size, t.seed + 1);
 	nm_dmabuf_sync_ok(dfd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_WRITE);
-	assert_pattern(t.map, size, t.seed + 1, 0);
+	nm_assert_pattern(t.map, size, t.seed + 1, 0);
 
 	/* /dev/npu-mem -> dma-buf */
 	nm_fill(t.map, size, t.seed + 2);
 	nm_dmabuf_sync_ok(dfd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
-	assert_pattern(d, size, t.seed + 2, 0);
+	nm_assert_pattern(d, size, t.seed + 2, 0);
 	nm_dmabuf_sync_ok(dfd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ);
 
 	/* mappings of part of the dma-buf, from page offsets */
@@ -432,24 +377,24 @@ static void both_ways(uint64_t size, uint32_t policy)
 		if (off + len > size)
 			continue;
 		d2 = nm_dmabuf_map_ok(dfd, off, len, RW);
-		assert_pattern(d2, len, t.seed + 2, off);
+		nm_assert_pattern(d2, len, t.seed + 2, off);
 		nm_fill_at(d2, len, t.seed + 3, off);
-		assert_pattern(t.map + off, len, t.seed + 3, off);
-		assert_pattern(d + off, len, t.seed + 3, off);
+		nm_assert_pattern(t.map + off, len, t.seed + 3, off);
+		nm_assert_pattern(d + off, len, t.seed + 3, off);
 		nm_fill_at(t.map + off, len, t.seed + 2, off);
-		assert_pattern(d2, len, t.seed + 2, off);
+		nm_assert_pattern(d2, len, t.seed + 2, off);
 		munmap(d2, len);
 	}
 	/* two whole mappings of one dma-buf see each other's writes */
 	d2 = nm_dmabuf_map_ok(dfd, 0, size, RW);
 	nm_fill(d2, size, t.seed + 4);
-	assert_pattern(d, size, t.seed + 4, 0);
-	assert_pattern(t.map, size, t.seed + 4, 0);
+	nm_assert_pattern(d, size, t.seed + 4, 0);
+	nm_assert_pattern(t.map, size, t.seed + 4, 0);
 	munmap(d2, size);
 	munmap(d, size);
 	close(dfd);
-	tbuf_free(&t, &c);
-	ctx_fini(&c);
+	nm_tbuf_free(&t, &c);
+	nm_ctx_fini(&c);
 }
 
 START_TEST(mmap_same_bytes_normal)
@@ -472,13 +417,13 @@ END_TEST
 
 START_TEST(mmap_access_rules)
 {
-	struct ctx c;
-	struct tbuf t, ro;
+	struct nm_ctx c;
+	struct nm_tbuf t, ro;
 	uint64_t size;
 	uint8_t *p;
 	int dfd;
 
-	ctx_init(&c);
+	nm_ctx_init(&c, NM_CTX_BASE | NM_CTX_FDS);
 	tbuf_new(&t, &c, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY, 0);
 	tbuf_new(&ro, &c, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY,
 		 NPU_MEM_ALLOC_READONLY);
@@ -490,7 +435,7 @@ START_TEST(mmap_access_rules)
 	nm_assert_mmap_errno(mmap(NULL, size, PROT_WRITE, MAP_SHARED, dfd, 0),
 			     EACCES);
 	p = nm_dmabuf_map_ok(dfd, 0, size, PROT_READ);
-	assert_pattern(p, size, t.seed, 0);
+	nm_assert_pattern(p, size, t.seed, 0);
 	nm_assert_errno(mprotect(p, size, RW), EACCES);
 	ck_assert_int_eq(nm_probe(p, true), SIGSEGV);
 	munmap(p, size);
@@ -527,13 +472,13 @@ START_TEST(mmap_access_rules)
 				  (off_t)1 << 40), EINVAL);
 	/* and it still maps fine afterwards */
 	p = nm_dmabuf_map_ok(dfd, size - NM_4K, NM_4K, RW);
-	assert_pattern(p, NM_4K, t.seed, size - NM_4K);
+	nm_assert_pattern(p, NM_4K, t.seed, size - NM_4K);
 	munmap(p, NM_4K);
 	close(dfd);
 	NM_SENTINEL_CHECK(&c.s);
-	tbuf_free(&t, &c);
-	tbuf_free(&ro, &c);
-	ctx_fini(&c);
+	nm_tbuf_free(&t, &c);
+	nm_tbuf_free(&ro, &c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
@@ -547,12 +492,12 @@ START_TEST(dmabuf_sync_ioctl)
 		DMA_BUF_SYNC_RW | (1ULL << 3), DMA_BUF_SYNC_RW | (1ULL << 63),
 		~0ULL,
 	};
-	struct ctx c;
-	struct tbuf t;
+	struct nm_ctx c;
+	struct nm_tbuf t;
 	uint8_t *d;
 	int dfd;
 
-	ctx_init(&c);
+	nm_ctx_init(&c, NM_CTX_BASE | NM_CTX_FDS);
 	tbuf_new(&t, &c, NM_2M + NM_4K, NPU_MEM_POLICY_HUGE_FIRST, 0);
 	dfd = nm_export_ok(c.fd, t.a.handle, O_RDWR | O_CLOEXEC);
 	d = nm_dmabuf_map_ok(dfd, 0, t.a.buf.size, RW);
@@ -561,7 +506,7 @@ START_TEST(dmabuf_sync_ioctl)
 		if (ok[i] & DMA_BUF_SYNC_WRITE)
 			nm_fill(d, t.a.buf.size, t.seed + i + 1);
 		nm_dmabuf_sync_ok(dfd, DMA_BUF_SYNC_END | ok[i]);
-		assert_pattern(t.map, t.a.buf.size,
+		nm_assert_pattern(t.map, t.a.buf.size,
 			       ok[i] & DMA_BUF_SYNC_WRITE ? t.seed + i + 1 :
 			       t.seed, 0);
 		if (ok[i] & DMA_BUF_SYNC_WRITE)
@@ -576,11 +521,11 @@ START_TEST(dmabuf_sync_ioctl)
 		nm_assert_ret(nm_dmabuf_sync(dfd, bad[i]), -EINVAL);
 		NM_SENTINEL_CHECK(&c.s);
 	}
-	assert_pattern(d, t.a.buf.size, t.seed, 0);
+	nm_assert_pattern(d, t.a.buf.size, t.seed, 0);
 	munmap(d, t.a.buf.size);
 	close(dfd);
-	tbuf_free(&t, &c);
-	ctx_fini(&c);
+	nm_tbuf_free(&t, &c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
@@ -590,13 +535,13 @@ END_TEST
  */
 START_TEST(dmabuf_refault_after_dontneed)
 {
-	struct ctx c;
-	struct tbuf t;
+	struct nm_ctx c;
+	struct nm_tbuf t;
 	uint8_t *d, *w;
 	uint64_t size, woff = NM_2M - 2 * NM_4K;
 	int dfd;
 
-	ctx_init(&c);
+	nm_ctx_init(&c, NM_CTX_BASE | NM_CTX_FDS);
 	tbuf_new(&t, &c, NM_2M + 16 * NM_KiB, NPU_MEM_POLICY_HUGE_FIRST, 0);
 	size = t.a.buf.size;
 	dfd = nm_export_ok(c.fd, t.a.handle, O_RDWR | O_CLOEXEC);
@@ -604,19 +549,19 @@ START_TEST(dmabuf_refault_after_dontneed)
 	w = nm_dmabuf_map_ok(dfd, woff, 4 * NM_4K, RW);
 	nm_assert_sys(madvise(d, size, MADV_DONTNEED));
 	nm_assert_sys(madvise(w, 4 * NM_4K, MADV_DONTNEED));
-	assert_pattern(d, size, t.seed, 0);
-	assert_pattern(w, 4 * NM_4K, t.seed, woff);
+	nm_assert_pattern(d, size, t.seed, 0);
+	nm_assert_pattern(w, 4 * NM_4K, t.seed, woff);
 	/* writes after the refault land in the buffer */
 	nm_assert_sys(madvise(w + NM_4K, 2 * NM_4K, MADV_DONTNEED));
 	nm_fill_at(w + NM_4K, 2 * NM_4K, t.seed + 1, woff + NM_4K);
-	assert_pattern(t.map + woff + NM_4K, 2 * NM_4K, t.seed + 1,
+	nm_assert_pattern(t.map + woff + NM_4K, 2 * NM_4K, t.seed + 1,
 		       woff + NM_4K);
-	assert_pattern(d + woff + NM_4K, 2 * NM_4K, t.seed + 1, woff + NM_4K);
+	nm_assert_pattern(d + woff + NM_4K, 2 * NM_4K, t.seed + 1, woff + NM_4K);
 	munmap(w, 4 * NM_4K);
 	munmap(d, size);
 	close(dfd);
-	tbuf_free(&t, &c);
-	ctx_fini(&c);
+	nm_tbuf_free(&t, &c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
@@ -625,14 +570,14 @@ END_TEST
 START_TEST(free_handle_first)
 {
 	struct nm_counters live, now;
-	struct ctx c;
-	struct tbuf t;
+	struct nm_ctx c;
+	struct nm_tbuf t;
 	uint8_t *d, *d2;
 	uint64_t ino, size;
 	char *entry;
 	int dfd;
 
-	ctx_init(&c);
+	nm_ctx_init(&c, NM_CTX_BASE | NM_CTX_FDS);
 	tbuf_new(&t, &c, NM_2M + 8 * NM_KiB, NPU_MEM_POLICY_HUGE_FIRST, 0);
 	size = t.a.buf.size;
 	live = c.s.counters;
@@ -654,12 +599,12 @@ START_TEST(free_handle_first)
 	nm_assert_mmap_errno(nm_mmap(c.fd, t.a.buf.mmap_offset, size, RW),
 			     EINVAL);
 	/* ... the buffer is not: old mapping, DMA_BUF_IOCTL_SYNC, new mmap */
-	assert_pattern(d, size, t.seed, 0);
+	nm_assert_pattern(d, size, t.seed, 0);
 	nm_dmabuf_sync_ok(dfd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_RW);
 	nm_fill(d, size, t.seed + 1);
 	nm_dmabuf_sync_ok(dfd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_RW);
 	d2 = nm_dmabuf_map_ok(dfd, 0, size, RW);
-	assert_pattern(d2, size, t.seed + 1, 0);
+	nm_assert_pattern(d2, size, t.seed + 1, 0);
 	munmap(d2, size);
 
 	/* fd closed, mapping left: still there, still listed */
@@ -671,7 +616,7 @@ START_TEST(free_handle_first)
 			      "bufinfo");
 	free(entry);
 	nm_fill(d, size, t.seed + 2);
-	assert_pattern(d, size, t.seed + 2, 0);
+	nm_assert_pattern(d, size, t.seed + 2, 0);
 	nm_assert_global_now(c.fd, &live);
 
 	/* last mapping gone: so is the buffer */
@@ -680,20 +625,20 @@ START_TEST(free_handle_first)
 	nm_assert_counters_eq(&c.base, &now);
 	entry = nm_bufinfo_entry(ino);
 	ck_assert_msg(!entry, "released dma-buf still in bufinfo");
-	ctx_fini(&c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
 START_TEST(export_twice)
 {
 	enum { N = 16 };
-	struct ctx c;
-	struct tbuf t;
+	struct nm_ctx c;
+	struct nm_tbuf t;
 	int dfd[N];
 	uint8_t *d0, *d1;
 	uint64_t size;
 
-	ctx_init(&c);
+	nm_ctx_init(&c, NM_CTX_BASE | NM_CTX_FDS);
 	tbuf_new(&t, &c, NM_2M, NPU_MEM_POLICY_HUGE_ONLY, 0);
 	size = t.a.buf.size;
 	for (int i = 0; i < N; i++) {
@@ -709,26 +654,26 @@ START_TEST(export_twice)
 	d0 = nm_dmabuf_map_ok(dfd[0], 0, size, RW);
 	d1 = nm_dmabuf_map_ok(dfd[1], 0, size, RW);
 	nm_fill(d0, size, t.seed + 1);
-	assert_pattern(d1, size, t.seed + 1, 0);
-	assert_pattern(t.map, size, t.seed + 1, 0);
+	nm_assert_pattern(d1, size, t.seed + 1, 0);
+	nm_assert_pattern(t.map, size, t.seed + 1, 0);
 	nm_fill(d1, size, t.seed + 2);
-	assert_pattern(d0, size, t.seed + 2, 0);
+	nm_assert_pattern(d0, size, t.seed + 2, 0);
 	/* closing one export leaves the others working */
 	munmap(d0, size);
 	close(dfd[0]);
 	nm_fill_at(d1, NM_4K, t.seed + 3, 0);
-	assert_pattern(t.map, NM_4K, t.seed + 3, 0);
+	nm_assert_pattern(t.map, NM_4K, t.seed + 3, 0);
 	for (int i = 2; i < N; i++)
 		close(dfd[i]);
 	/* freed handle, one export and its mapping left */
 	munmap(t.map, size);
 	nm_free_ok(c.fd, t.a.handle);
 	nm_assert_global_now(c.fd, &c.s.counters);
-	assert_pattern(d1, NM_4K, t.seed + 3, 0);
+	nm_assert_pattern(d1, NM_4K, t.seed + 3, 0);
 	close(dfd[1]);
 	nm_assert_global_now(c.fd, &c.s.counters);
 	munmap(d1, size);
-	ctx_fini(&c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 

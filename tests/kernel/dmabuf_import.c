@@ -115,13 +115,6 @@ static int ipc_export(int fd, uint32_t handle)
 	return nm_ioctl(fd, NPU_MEM_IOCTL_IPC_EXPORT, &e);
 }
 
-#define assert_pattern(p, len, seed, base) do {				\
-	size_t _bad = nm_verify_at((p), (len), (seed), (base));		\
-	ck_assert_msg(_bad == SIZE_MAX, "%s: pattern %#llx wrong at "	\
-		      "offset %llu", #p, (unsigned long long)(seed),	\
-		      (unsigned long long)((base) + _bad));		\
-} while (0)
-
 static uint32_t g_dev_flags;	/* GET_INFO dev_flags at start */
 
 /* Device addresses are shown to root (CAP_SYS_ADMIN) whatever the IOMMU. */
@@ -547,20 +540,20 @@ static void foreign_basic(enum ekind k, uint64_t size)
 	m = nm_mmap(fd, d.buf.mmap_offset, e.size, RW);
 	ck_assert_msg(m != MAP_FAILED, "mmap of the import: %s",
 		      nm_errname(errno));
-	assert_pattern(m, e.size, seed, 0);
+	nm_assert_pattern(m, e.size, seed, 0);
 	nm_fill(m, e.size, seed + 1);
 	exp_check(&e, seed + 1);
 	exp_fill(&e, seed + 2);
-	assert_pattern(m, e.size, seed + 2, 0);
+	nm_assert_pattern(m, e.size, seed + 2, 0);
 	/* a part, from its third page on */
 	w = nm_mmap(fd, d.buf.mmap_offset + 3 * NM_4K, 2 * NM_4K, RW);
 	ck_assert_msg(w != MAP_FAILED, "mmap of 2 pages of the import: %s",
 		      nm_errname(errno));
 	if (exp_offsets_work(&e)) {
-		assert_pattern(w, 2 * NM_4K, seed + 2, 3 * NM_4K);
+		nm_assert_pattern(w, 2 * NM_4K, seed + 2, 3 * NM_4K);
 		nm_fill_at(w, 2 * NM_4K, seed + 3, 3 * NM_4K);
-		assert_pattern(m + 3 * NM_4K, 2 * NM_4K, seed + 3, 3 * NM_4K);
-		assert_pattern(e.cpu + 3 * NM_4K, 2 * NM_4K, seed + 3,
+		nm_assert_pattern(m + 3 * NM_4K, 2 * NM_4K, seed + 3, 3 * NM_4K);
+		nm_assert_pattern(e.cpu + 3 * NM_4K, 2 * NM_4K, seed + 3,
 			       3 * NM_4K);
 	} else {
 		uint8_t *x = exp_window(&e, 3 * NM_4K, 2 * NM_4K);
@@ -595,7 +588,7 @@ static void foreign_basic(enum ekind k, uint64_t size)
 	}
 	nm_assert_ret(nm_sync(fd, d.handle, 0, 0, e.size), -EINVAL);
 	nm_assert_ret(nm_sync(fd, d.handle, 4, 0, e.size), -EINVAL);
-	assert_pattern(m, e.size, seed + 2, 0);
+	nm_assert_pattern(m, e.size, seed + 2, 0);
 
 	/* not npu-mem's to share: the original dma-buf is */
 	nm_assert_ret(nm_export(fd, d.handle, O_RDWR | O_CLOEXEC, &x), -EINVAL);
@@ -631,7 +624,7 @@ static void foreign_basic(enum ekind k, uint64_t size)
 	exp_fill(&e, seed + 4);
 	exp_check(&e, seed + 4);
 	w = nm_dmabuf_map_ok(e.dfd, 0, e.size, PROT_READ);
-	assert_pattern(w, e.size, seed + 4, 0);
+	nm_assert_pattern(w, e.size, seed + 4, 0);
 	munmap(w, e.size);
 
 	exp_drop(&e);
@@ -791,26 +784,26 @@ static void foreign_outlives_exporter(enum ekind k)
 	m = nm_mmap(fd, d.buf.mmap_offset, size, RW);
 	ck_assert_msg(m != MAP_FAILED, "mmap of the import after the exporter "
 		      "let go: %s", nm_errname(errno));
-	assert_pattern(m, size, seed, 0);
+	nm_assert_pattern(m, size, seed, 0);
 	nm_fill(m, size, seed + 1);
 	nm_sync_ok(fd, d.handle, NPU_MEM_SYNC_BIDIRECTIONAL, 0, size);
 	munmap(m, size);
 	/* a new mapping: the same pages */
 	m = nm_mmap(fd, d.buf.mmap_offset, size, RW);
 	ck_assert_msg(m != MAP_FAILED, "mmap again: %s", nm_errname(errno));
-	assert_pattern(m, size, seed + 1, 0);
+	nm_assert_pattern(m, size, seed + 1, 0);
 	m2 = nm_mmap(fd, d.buf.mmap_offset + NM_4K, NM_4K, PROT_READ);
 	ck_assert(m2 != MAP_FAILED);
 	/* FREE with the mappings live: they still hold the memory */
 	nm_free_ok(fd, d.handle);
 	assert_counters_plus_handles(fd, &base, 0);
-	assert_pattern(m, size, seed + 1, 0);
+	nm_assert_pattern(m, size, seed + 1, 0);
 	nm_fill(m, size, seed + 2);
 	/* (an exporter that ignores offsets maps its first page there) */
 	if (offsets)
-		assert_pattern(m2, NM_4K, seed + 2, NM_4K);
+		nm_assert_pattern(m2, NM_4K, seed + 2, NM_4K);
 	else
-		assert_pattern(m2, NM_4K, seed + 2, 0);
+		nm_assert_pattern(m2, NM_4K, seed + 2, 0);
 	munmap(m, size);
 	if (have_bufinfo() && mapped_by_dmabuf(m2))
 		ck_assert_msg(dmabuf_alive(ino, true), "the dma-buf went while "
@@ -819,9 +812,9 @@ static void foreign_outlives_exporter(enum ekind k)
 		printf("the exporter maps a file of its own, not the dma-buf: "
 		       "the mapping keeps the pages only\n");
 	if (offsets)
-		assert_pattern(m2, NM_4K, seed + 2, NM_4K);
+		nm_assert_pattern(m2, NM_4K, seed + 2, NM_4K);
 	else
-		assert_pattern(m2, NM_4K, seed + 2, 0);
+		nm_assert_pattern(m2, NM_4K, seed + 2, 0);
 	munmap(m2, NM_4K);
 	/* nothing holds it now */
 	if (have_bufinfo())
@@ -876,7 +869,7 @@ START_TEST(foreign_file_close_releases)
 	ck_assert(m != MAP_FAILED);
 	close(fd);
 	/* the mapping outlives the file */
-	assert_pattern(m, e.size, 77, 0);
+	nm_assert_pattern(m, e.size, 77, 0);
 	munmap(m, e.size);
 	if (att0 >= 0)
 		ck_assert_msg(attachments(ino) == att0, "bufinfo: %d devices "
@@ -972,13 +965,13 @@ static void self_import(uint64_t size, uint32_t policy)
 	m2 = nm_mmap(fd2, d2.buf.mmap_offset, size, RW);
 	ck_assert_msg(m1 != MAP_FAILED && m2 != MAP_FAILED, "mmap imports: %s",
 		      nm_errname(errno));
-	assert_pattern(m1, size, seed, 0);
-	assert_pattern(m2, size, seed, 0);
+	nm_assert_pattern(m1, size, seed, 0);
+	nm_assert_pattern(m2, size, seed, 0);
 	nm_fill(m2, size, seed + 1);
-	assert_pattern(ma, size, seed + 1, 0);
-	assert_pattern(m1, size, seed + 1, 0);
+	nm_assert_pattern(ma, size, seed + 1, 0);
+	nm_assert_pattern(m1, size, seed + 1, 0);
 	nm_fill(ma, size, seed + 2);
-	assert_pattern(m2, size, seed + 2, 0);
+	nm_assert_pattern(m2, size, seed + 2, 0);
 	nm_sync_ok(fd, d1.handle, NPU_MEM_SYNC_BIDIRECTIONAL, 0, size);
 	nm_sync_ok(fd2, d2.handle, NPU_MEM_SYNC_TO_DEVICE, NM_4K, 10);
 	nm_assert_ret(nm_sync(fd2, d2.handle, NPU_MEM_SYNC_TO_DEVICE, 0,
@@ -989,7 +982,7 @@ static void self_import(uint64_t size, uint32_t policy)
 	munmap(ma, size);
 	nm_free_ok(fd, a.handle);
 	nm_assert_global_now(obs, &live);
-	assert_pattern(m1, size, seed + 2, 0);
+	nm_assert_pattern(m1, size, seed + 2, 0);
 	/* a buffer whose handle is gone but whose dma-buf lives imports too */
 	nm_free_ok(fd, d1.handle);
 	munmap(m1, size);
@@ -998,17 +991,17 @@ static void self_import(uint64_t size, uint32_t policy)
 	ck_assert_uint_eq(d3.buf.size, size);
 	m1 = nm_mmap(fd, d3.buf.mmap_offset, size, RW);
 	ck_assert(m1 != MAP_FAILED);
-	assert_pattern(m1, size, seed + 2, 0);
+	nm_assert_pattern(m1, size, seed + 2, 0);
 	munmap(m1, size);
 	nm_free_ok(fd, d3.handle);
 	/* the file that made the buffer goes: fd2's import keeps it */
 	close(fd);
 	nm_assert_global_now(obs, &live);
-	assert_pattern(m2, size, seed + 2, 0);
+	nm_assert_pattern(m2, size, seed + 2, 0);
 	nm_fill(m2, size, seed + 3);
 	nm_free_ok(fd2, d2.handle);
 	nm_assert_global_now(obs, &live);
-	assert_pattern(m2, size, seed + 3, 0);
+	nm_assert_pattern(m2, size, seed + 3, 0);
 	munmap(m2, size);
 	/* the last holder went */
 	nm_assert_global_now(obs, &base);
@@ -1441,16 +1434,6 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* The device reaches imported memory (edu DMA engine behind an IOMMU)  */
 
-static int dma_copy(uint64_t src, uint64_t dst, uint64_t len)
-{
-	char text[96];
-
-	snprintf(text, sizeof(text), "%#llx %#llx %#llx",
-		 (unsigned long long)src, (unsigned long long)dst,
-		 (unsigned long long)len);
-	return nm_write_file(NM_DMA_COPY, text);
-}
-
 static void edu_copy(enum ekind k)
 {
 	struct npu_mem_dmabuf_import d;
@@ -1487,7 +1470,7 @@ static void edu_copy(enum ekind k)
 	memcpy(want, e.cpu, size);
 	memcpy(want + 5000, ma + 100, 3000);
 	nm_sync_ok(fd, d.handle, NPU_MEM_SYNC_TO_DEVICE, 5000, 3000);
-	nm_assert_ok(dma_copy(a.buf.dev_addr + 100, d.buf.dev_addr + 5000,
+	nm_assert_ok(nm_dma_copy(a.buf.dev_addr + 100, d.buf.dev_addr + 5000,
 			      3000));
 	nm_sync_ok(fd, d.handle, NPU_MEM_SYNC_FROM_DEVICE, 5000, 3000);
 	printf("%s: edu copied 3000 bytes from %#llx into the import at "
@@ -1510,7 +1493,7 @@ static void edu_copy(enum ekind k)
 	memcpy(want + 30000, e.cpu + 20000, 6000);
 	nm_sync_ok(fd, d.handle, NPU_MEM_SYNC_TO_DEVICE, 20000, 6000);
 	nm_sync_ok(fd, a.handle, NPU_MEM_SYNC_TO_DEVICE, 30000, 6000);
-	nm_assert_ok(dma_copy(d.buf.dev_addr + 20000, a.buf.dev_addr + 30000,
+	nm_assert_ok(nm_dma_copy(d.buf.dev_addr + 20000, a.buf.dev_addr + 30000,
 			      6000));
 	nm_sync_ok(fd, a.handle, NPU_MEM_SYNC_FROM_DEVICE, 30000, 6000);
 	bad = nm_cmp(ma, want, a.buf.size);
@@ -1518,12 +1501,12 @@ static void edu_copy(enum ekind k)
 		      "the device copied the import's [20000, 26000) to "
 		      "[30000, 36000)", bad);
 	/* the import's range ends at its end */
-	nm_assert_ret(dma_copy(d.buf.dev_addr + size - 64, a.buf.dev_addr, 128),
+	nm_assert_ret(nm_dma_copy(d.buf.dev_addr + size - 64, a.buf.dev_addr, 128),
 		      -EINVAL);
 	/* freed: its device range is no one's */
 	munmap(mi, size);
 	nm_free_ok(fd, d.handle);
-	nm_assert_ret(dma_copy(d.buf.dev_addr, a.buf.dev_addr, 64), -EINVAL);
+	nm_assert_ret(nm_dma_copy(d.buf.dev_addr, a.buf.dev_addr, 64), -EINVAL);
 	free(want);
 	exp_drop(&e);
 	munmap(ma, a.buf.size);
@@ -1583,14 +1566,7 @@ static void dev_op(bool bind)
 /* Check's parent process, after the test whatever its result */
 static void restore_device(void)
 {
-	int ret;
-
-	if (!g_bdf[0])
-		return;
-	ret = nm_pci_restore(g_bdf, OP_TIMEOUT);
-	if (ret)
-		printf("could not give %s back to npu_mem: %s\n", g_bdf,
-		       nm_retname(ret));
+	nm_pci_give_back(g_bdf, OP_TIMEOUT);
 }
 
 #define assert_unmapped(fd, h, was) _assert_unmapped((fd), (h), (was), \
@@ -1675,17 +1651,17 @@ START_TEST(import_dev_removed)
 	assert_unmapped(fd, d2.handle, &d2.buf);
 	assert_unmapped(fd, d3.handle, &d3.buf);
 	/* memory as before: the old mapping, new mappings, both ways */
-	assert_pattern(m1, e1.size, 11, 0);
+	nm_assert_pattern(m1, e1.size, 11, 0);
 	nm_fill(m1, e1.size, 21);
 	exp_check(&e1, 21);
 	m2 = nm_mmap(fd, d2.buf.mmap_offset, e2.size, RW);
 	ck_assert_msg(m2 != MAP_FAILED, "mmap of an import after unbind: %s",
 		      nm_errname(errno));
-	assert_pattern(m2, e2.size, 12, 0);
+	nm_assert_pattern(m2, e2.size, 12, 0);
 	m3 = nm_mmap(fd, d3.buf.mmap_offset, a.buf.size, RW);
 	ck_assert_msg(m3 != MAP_FAILED, "mmap of a self-import after unbind: "
 		      "%s", nm_errname(errno));
-	assert_pattern(m3, a.buf.size, 13, 0);
+	nm_assert_pattern(m3, a.buf.size, 13, 0);
 	/* no device: no maintenance for it, no new imports */
 	nm_assert_ret(nm_sync(fd, d1.handle, NPU_MEM_SYNC_TO_DEVICE, 0,
 			      e1.size), -ENODEV);
@@ -1702,7 +1678,7 @@ START_TEST(import_dev_removed)
 	}
 	/* FREE works, mapped or not */
 	nm_free_ok(fd, d2.handle);
-	assert_pattern(m2, e2.size, 12, 0);
+	nm_assert_pattern(m2, e2.size, 12, 0);
 	munmap(m2, e2.size);
 	nm_free_ok(fd, d3.handle);
 	munmap(m3, a.buf.size);
@@ -1723,7 +1699,7 @@ START_TEST(import_dev_removed)
 		       "dev_addr %#llx\n", q.flags,
 		       (unsigned long long)q.dev_addr);
 	}
-	assert_pattern(m1, e1.size, 21, 0);
+	nm_assert_pattern(m1, e1.size, 21, 0);
 	munmap(m1, e1.size);
 	nm_free_ok(fd, d1.handle);
 	if (att1 >= 0) {
@@ -1743,11 +1719,16 @@ END_TEST
 
 /* ------------------------------------------------------------------ */
 
+/* In Check's own process, after the test, passed or failed: gives the
+ * device back so that later programs in the guest have it. */
+static const struct nm_fixture restore_fx = {
+	.teardown = restore_device, .unchecked = true,
+};
+
 int main(void)
 {
 	Suite *s = nm_suite("dmabuf_import");
 	struct npu_mem_info info;
-	TCase *tc;
 	int fd;
 
 	nm_require_device();
@@ -1790,12 +1771,6 @@ int main(void)
 	nm_add(s, edu_copy_vgem, 60);
 	nm_add(s, edu_copy_udmabuf, 60);
 	nm_add(s, edu_copy_heap, 60);
-	/* gives the device back from Check's own process if the test failed
-	 * with the device unbound, so later programs in the guest have it */
-	tc = tcase_create("import_dev_removed");
-	tcase_add_unchecked_fixture(tc, NULL, restore_device);
-	tcase_add_test(tc, import_dev_removed);
-	tcase_set_timeout(tc, 180);
-	suite_add_tcase(s, tc);
+	nm_add_fx(s, import_dev_removed, 180, &restore_fx);
 	return nm_run(s, NM_NEEDS_DEVICE);
 }

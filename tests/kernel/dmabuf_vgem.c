@@ -32,64 +32,38 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "nmtest_fixture.h"
 #include "nmtest_vgem.h"
 
 #define RW	(PROT_READ | PROT_WRITE)
 
+/* The shared fixture, and vgem's card for the importing side. */
 struct ctx {
-	int fd, card;
-	struct nm_sentinel s;
-	struct nm_counters base;
+	struct nm_ctx nm;
+	int card;
 };
 
 static void ctx_init(struct ctx *c)
 {
-	c->fd = nm_open();
+	nm_ctx_init(&c->nm, NM_CTX_BASE);
 	c->card = nm_vgem_open();
-	nm_sentinel_init(&c->s, c->fd);
-	c->base = c->s.counters;
 }
 
+/* vgem's handles hold buffers: the card closes after the check. */
 static void ctx_fini(struct ctx *c)
 {
-	c->s.counters = c->base;
-	NM_SENTINEL_CHECK(&c->s);
-	nm_sentinel_fini(&c->s);
+	nm_ctx_fini(&c->nm);
 	close(c->card);
-	close(c->fd);
 }
 
-struct tbuf {
-	struct npu_mem_alloc a;
-	uint8_t *map;
-	uint64_t seed;
-	int dfd;
-};
-
-static void tbuf_new(struct tbuf *t, struct ctx *c, uint64_t size,
+/* Mapped, patterned and exported for vgem to import. */
+static void tbuf_new(struct nm_tbuf *t, struct ctx *c, uint64_t size,
 		     uint32_t policy)
 {
-	nm_alloc_ok(c->fd, size, policy, 0, &t->a);
-	t->seed = 0x76e3 ^ ((uint64_t)t->a.handle << 40) ^ size;
-	t->map = nm_map_ok(c->fd, &t->a, RW);
-	nm_fill(t->map, t->a.buf.size, t->seed);
-	t->dfd = nm_export_ok(c->fd, t->a.handle, O_RDWR | O_CLOEXEC);
+	nm_tbuf_alloc(t, &c->nm, size, policy, 0);
+	nm_tbuf_map(t, &c->nm, 0x76e3 ^ ((uint64_t)t->a.handle << 40) ^ size);
+	t->dfd = nm_export_ok(c->nm.fd, t->a.handle, O_RDWR | O_CLOEXEC);
 }
-
-static void tbuf_free(struct tbuf *t, struct ctx *c)
-{
-	if (t->dfd >= 0)
-		close(t->dfd);
-	munmap(t->map, t->a.buf.size);
-	nm_free_ok(c->fd, t->a.handle);
-}
-
-#define assert_pattern(p, len, seed, base) do {				\
-	size_t _bad = nm_verify_at((p), (len), (seed), (base));		\
-	ck_assert_msg(_bad == SIZE_MAX, "%s: pattern %#llx wrong at "	\
-		      "offset %llu", #p, (unsigned long long)(seed),	\
-		      (unsigned long long)((base) + _bad));		\
-} while (0)
 
 /* vgem as an attached device of the dma-buf, per debugfs (-1: no bufinfo) */
 static int vgem_attachments(int dfd)
@@ -110,7 +84,7 @@ static int vgem_attachments(int dfd)
 START_TEST(vgem_import_attaches)
 {
 	struct ctx c;
-	struct tbuf t;
+	struct nm_tbuf t;
 	uint32_t h, h2, h3;
 	int dup_fd;
 
@@ -130,15 +104,15 @@ START_TEST(vgem_import_attaches)
 	close(dup_fd);
 	/* the import is a reference, not a second buffer */
 	{
-		struct nm_counters want = c.base, now;
+		struct nm_counters want = c.nm.base, now;
 
 		nm_counters_add(&want, &t.a.buf, 1, true);
-		nm_counters(c.fd, &now);
+		nm_counters(c.nm.fd, &now);
 		nm_assert_counters_eq(&want, &now);
 	}
 	nm_assert_ok(nm_gem_close(c.card, h));
 	ck_assert_int_le(vgem_attachments(t.dfd), 0);
-	tbuf_free(&t, &c);
+	nm_tbuf_free(&t, &c.nm);
 	ctx_fini(&c);
 }
 END_TEST
@@ -146,7 +120,7 @@ END_TEST
 static void data_both_ways(uint64_t size, uint32_t policy)
 {
 	struct ctx c;
-	struct tbuf t;
+	struct nm_tbuf t;
 	uint64_t off = 0;
 	uint8_t *v;
 	uint32_t h;
@@ -166,9 +140,9 @@ static void data_both_ways(uint64_t size, uint32_t policy)
 		v = mmap(NULL, size, RW, MAP_SHARED, c.card, (off_t)off);
 		ck_assert_msg(v != MAP_FAILED, "mmap vgem card at %#llx: %s",
 			      (unsigned long long)off, nm_errname(errno));
-		assert_pattern(v, size, t.seed, 0);
+		nm_assert_pattern(v, size, t.seed, 0);
 		nm_fill(v, size, t.seed + 9);
-		assert_pattern(t.map, size, t.seed + 9, 0);
+		nm_assert_pattern(t.map, size, t.seed + 9, 0);
 		nm_fill(t.map, size, t.seed);
 		munmap(v, size);
 	} else {
@@ -185,31 +159,31 @@ static void data_both_ways(uint64_t size, uint32_t policy)
 	v = nm_dmabuf_map_ok(vfd, 0, size, RW);
 	/* npu-mem -> vgem */
 	nm_dmabuf_sync_ok(vfd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
-	assert_pattern(v, size, t.seed, 0);
+	nm_assert_pattern(v, size, t.seed, 0);
 	nm_dmabuf_sync_ok(vfd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ);
 	nm_fill(t.map, size, t.seed + 1);
 	nm_dmabuf_sync_ok(vfd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
-	assert_pattern(v, size, t.seed + 1, 0);
+	nm_assert_pattern(v, size, t.seed + 1, 0);
 	nm_dmabuf_sync_ok(vfd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ);
 	/* vgem -> npu-mem */
 	nm_dmabuf_sync_ok(vfd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_WRITE);
 	nm_fill(v, size, t.seed + 2);
 	nm_dmabuf_sync_ok(vfd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_WRITE);
-	assert_pattern(t.map, size, t.seed + 2, 0);
+	nm_assert_pattern(t.map, size, t.seed + 2, 0);
 	/* a window across the 2 MiB boundary when there is one */
 	if (size > NM_2M + NM_4K) {
 		uint8_t *w = nm_dmabuf_map_ok(vfd, NM_2M - NM_4K, 2 * NM_4K, RW);
 
-		assert_pattern(w, 2 * NM_4K, t.seed + 2, NM_2M - NM_4K);
+		nm_assert_pattern(w, 2 * NM_4K, t.seed + 2, NM_2M - NM_4K);
 		nm_fill_at(w, 2 * NM_4K, t.seed + 3, NM_2M - NM_4K);
-		assert_pattern(t.map + NM_2M - NM_4K, 2 * NM_4K, t.seed + 3,
+		nm_assert_pattern(t.map + NM_2M - NM_4K, 2 * NM_4K, t.seed + 3,
 			       NM_2M - NM_4K);
 		munmap(w, 2 * NM_4K);
 	}
 	munmap(v, size);
 	close(vfd);
 	nm_assert_ok(nm_gem_close(c.card, h));
-	tbuf_free(&t, &c);
+	nm_tbuf_free(&t, &c.nm);
 	ctx_fini(&c);
 }
 
@@ -244,7 +218,7 @@ START_TEST(vgem_own_dumb_maps)
 	p = mmap(NULL, size, RW, MAP_SHARED, card, (off_t)off);
 	ck_assert_msg(p != MAP_FAILED, "mmap vgem dumb: %s", nm_errname(errno));
 	nm_fill(p, size, 42);
-	assert_pattern(p, size, 42, 0);
+	nm_assert_pattern(p, size, 42, 0);
 	munmap(p, size);
 	nm_assert_ok(nm_gem_close(card, h));
 	close(card);
@@ -270,7 +244,7 @@ static int poll_now(int dfd, short events)
 START_TEST(vgem_fences_shared)
 {
 	struct ctx c;
-	struct tbuf t;
+	struct nm_tbuf t;
 	struct nm_bg bg;
 	uint32_t h, fence = 0;
 	int arg[2];
@@ -314,10 +288,10 @@ START_TEST(vgem_fences_shared)
 	nm_assert_ok(bg.ret);
 	nm_dmabuf_sync_ok(t.dfd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_WRITE);
 	ck_assert_int_eq(poll_now(t.dfd, POLLIN | POLLOUT), POLLIN | POLLOUT);
-	assert_pattern(t.map, t.a.buf.size, t.seed, 0);
+	nm_assert_pattern(t.map, t.a.buf.size, t.seed, 0);
 
 	nm_assert_ok(nm_gem_close(c.card, h));
-	tbuf_free(&t, &c);
+	nm_tbuf_free(&t, &c.nm);
 	ctx_fini(&c);
 }
 END_TEST
@@ -325,7 +299,7 @@ END_TEST
 START_TEST(vgem_export_again_after_import)
 {
 	struct ctx c;
-	struct tbuf t;
+	struct nm_tbuf t;
 	uint32_t h1, h2;
 	int d2, v1, v2;
 	uint8_t *m1, *m2;
@@ -335,7 +309,7 @@ START_TEST(vgem_export_again_after_import)
 	tbuf_new(&t, &c, NM_2M + 4 * NM_KiB, NPU_MEM_POLICY_HUGE_FIRST);
 	size = t.a.buf.size;
 	h1 = nm_vgem_import_ok(c.card, t.dfd);
-	d2 = nm_export_ok(c.fd, t.a.handle, O_RDWR | O_CLOEXEC);
+	d2 = nm_export_ok(c.nm.fd, t.a.handle, O_RDWR | O_CLOEXEC);
 	ck_assert(nm_ino(d2) != nm_ino(t.dfd));
 	h2 = nm_vgem_import_ok(c.card, d2);
 	ck_assert_msg(h2 != h1, "a second dma-buf imported as the same vgem "
@@ -347,16 +321,16 @@ START_TEST(vgem_export_again_after_import)
 	m1 = nm_dmabuf_map_ok(v1, 0, size, RW);
 	m2 = nm_dmabuf_map_ok(v2, 0, size, RW);
 	nm_fill(m1, size, t.seed + 1);
-	assert_pattern(m2, size, t.seed + 1, 0);
-	assert_pattern(t.map, size, t.seed + 1, 0);
+	nm_assert_pattern(m2, size, t.seed + 1, 0);
+	nm_assert_pattern(t.map, size, t.seed + 1, 0);
 	nm_fill(m2, size, t.seed + 2);
-	assert_pattern(m1, size, t.seed + 2, 0);
+	nm_assert_pattern(m1, size, t.seed + 2, 0);
 	/* one buffer behind all of it */
 	{
-		struct nm_counters now, want = c.base;
+		struct nm_counters now, want = c.nm.base;
 
 		nm_counters_add(&want, &t.a.buf, 1, true);
-		nm_counters(c.fd, &now);
+		nm_counters(c.nm.fd, &now);
 		nm_assert_counters_eq(&want, &now);
 	}
 	munmap(m1, size);
@@ -366,7 +340,7 @@ START_TEST(vgem_export_again_after_import)
 	close(d2);
 	nm_assert_ok(nm_gem_close(c.card, h1));
 	nm_assert_ok(nm_gem_close(c.card, h2));
-	tbuf_free(&t, &c);
+	nm_tbuf_free(&t, &c.nm);
 	ctx_fini(&c);
 }
 END_TEST
@@ -375,7 +349,7 @@ START_TEST(vgem_import_after_free)
 {
 	struct nm_counters now, live;
 	struct ctx c;
-	struct tbuf t;
+	struct nm_tbuf t;
 	uint64_t size;
 	uint32_t h;
 	uint8_t *v;
@@ -384,23 +358,23 @@ START_TEST(vgem_import_after_free)
 	ctx_init(&c);
 	tbuf_new(&t, &c, NM_2M, NPU_MEM_POLICY_HUGE_ONLY);
 	size = t.a.buf.size;
-	nm_counters(c.fd, &live);
+	nm_counters(c.nm.fd, &live);
 	munmap(t.map, size);
-	nm_free_ok(c.fd, t.a.handle);
+	nm_free_ok(c.nm.fd, t.a.handle);
 	h = nm_vgem_import_ok(c.card, t.dfd);
 	close(t.dfd);
 	/* only vgem holds it now */
-	nm_counters(c.fd, &now);
+	nm_counters(c.nm.fd, &now);
 	nm_assert_global_eq(&live, &now);
 	vfd = nm_vgem_export_ok(c.card, h);
 	v = nm_dmabuf_map_ok(vfd, 0, size, RW);
-	assert_pattern(v, size, t.seed, 0);
+	nm_assert_pattern(v, size, t.seed, 0);
 	close(vfd);
 	nm_assert_ok(nm_gem_close(c.card, h));
 	/* the mapping is the last holder */
-	nm_assert_global_now(c.fd, &live);
+	nm_assert_global_now(c.nm.fd, &live);
 	nm_fill(v, size, t.seed + 1);
-	assert_pattern(v, size, t.seed + 1, 0);
+	nm_assert_pattern(v, size, t.seed + 1, 0);
 	munmap(v, size);
 	ctx_fini(&c);
 }

@@ -322,11 +322,7 @@ int main(void)
 	};
 
 	for (size_t i = 0; i < NM_ARRAY_SIZE(tests); i++) {
-		TCase *tc = tcase_create(tests[i]->name);
-
-		tcase_add_loop_test(tc, tests[i], 0, NM_ARRAY_SIZE(shapes));
-		tcase_set_timeout(tc, 60);
-		suite_add_tcase(s, tc);
+		nm_add_loop(s, tests[i], NM_ARRAY_SIZE(shapes), 60, NULL);
 	}
 	return nm_run(s, NM_NEEDS_DEVICE);
 }

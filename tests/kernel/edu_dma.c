@@ -50,80 +50,42 @@
 
 #include "nmtest_bounce.h"
 #include "nmtest_dmabuf.h"
+#include "nmtest_fixture.h"
 
 #define RW	(PROT_READ | PROT_WRITE)
 
-static int dma_copy(uint64_t src, uint64_t dst, uint64_t len)
+/* The fixture, in the guest configuration it was meant for. */
+static void ctx_init(struct nm_ctx *c)
 {
-	char text[96];
+	const uint32_t both = NPU_MEM_DEV_IOMMU | NPU_MEM_DEV_PCI;
+	uint32_t f;
 
-	snprintf(text, sizeof(text), "%#llx %#llx %#llx",
-		 (unsigned long long)src, (unsigned long long)dst,
-		 (unsigned long long)len);
-	return nm_write_file(NM_DMA_COPY, text);
-}
-
-struct ctx {
-	int fd;
-	struct nm_sentinel s;
-	struct nm_counters base;
-	uint32_t dev_flags;
-};
-
-static void ctx_init(struct ctx *c)
-{
-	struct npu_mem_info info;
-
-	c->fd = nm_open();
-	nm_sentinel_init(&c->s, c->fd);
-	c->base = c->s.counters;
-	nm_get_info_ok(c->fd, &info);
-	c->dev_flags = info.dev_flags;
+	nm_ctx_init(c, NM_CTX_BASE);
+	f = c->info.dev_flags;
 	if (!strcmp(nm_vm_config(), "x86_64-iommu-edu"))
-		ck_assert_msg((c->dev_flags & (NPU_MEM_DEV_IOMMU | NPU_MEM_DEV_PCI))
-			      == (NPU_MEM_DEV_IOMMU | NPU_MEM_DEV_PCI),
-			      "edu guest without IOMMU|PCI: dev_flags %#x",
-			      c->dev_flags);
+		ck_assert_msg((f & both) == both,
+			      "edu guest without IOMMU|PCI: dev_flags %#x", f);
 	if (!strcmp(nm_vm_config(), "x86_64-swiotlb-edu"))
-		ck_assert_msg((c->dev_flags & (NPU_MEM_DEV_IOMMU | NPU_MEM_DEV_PCI))
-			      == NPU_MEM_DEV_PCI && nm_swiotlb_forced(),
+		ck_assert_msg((f & both) == NPU_MEM_DEV_PCI &&
+			      nm_swiotlb_forced(),
 			      "swiotlb guest: dev_flags %#x (want PCI, no "
-			      "IOMMU), swiotlb %sforced", c->dev_flags,
+			      "IOMMU), swiotlb %sforced", f,
 			      nm_swiotlb_forced() ? "" : "not ");
 }
 
-static void ctx_resnap(struct ctx *c)
-{
-	nm_counters(c->fd, &c->s.counters);
-}
-
-static void ctx_fini(struct ctx *c)
-{
-	c->s.counters = c->base;
-	NM_SENTINEL_CHECK(&c->s);
-	nm_sentinel_fini(&c->s);
-	close(c->fd);
-}
-
-struct tbuf {
-	struct npu_mem_alloc a;
-	uint8_t *map;
-	uint64_t seed;
-};
-
-static void tbuf_new(struct tbuf *t, struct ctx *c, uint64_t size,
+static void tbuf_new(struct nm_tbuf *t, struct nm_ctx *c, uint64_t size,
 		     uint32_t policy)
 {
 	int tries = 0;
 
-	nm_alloc_ok(c->fd, size, policy, 0, &t->a);
+	nm_tbuf_alloc(t, c, size, policy, 0);
 	/*
 	 * Bounce buffers (swiotlb) are found one mapping at a time, so
 	 * those of one buffer need not abut; the copies here address the
 	 * buffer by offset from dev_addr and need one device range.  The
 	 * pool hands out slots in order: another try mostly gets one.
 	 */
-	while (!(c->dev_flags & NPU_MEM_DEV_IOMMU) &&
+	while (!(c->info.dev_flags & NPU_MEM_DEV_IOMMU) &&
 	       (t->a.buf.flags & NPU_MEM_BUF_BOUNCED) &&
 	       !(t->a.buf.flags & NPU_MEM_BUF_DEV_CONTIG) && ++tries < 8) {
 		struct npu_mem_alloc again;
@@ -136,10 +98,8 @@ static void tbuf_new(struct tbuf *t, struct ctx *c, uint64_t size,
 		printf("%s %llu: %d tries for one device range of bounce "
 		       "buffers\n", nm_policy_name(policy),
 		       (unsigned long long)size, tries + 1);
-	ctx_resnap(c);
-	t->seed = 0xed0 ^ ((uint64_t)t->a.handle << 36) ^ size;
-	t->map = nm_map_ok(c->fd, &t->a, RW);
-	nm_fill(t->map, t->a.buf.size, t->seed);
+	nm_ctx_resnap(c);
+	nm_tbuf_map(t, c, 0xed0 ^ ((uint64_t)t->a.handle << 36) ^ size);
 	/*
 	 * The CPU wrote: where the device sees bounce buffers it sees these
 	 * bytes only after a SYNC (and a later SYNC for the CPU would copy
@@ -149,7 +109,7 @@ static void tbuf_new(struct tbuf *t, struct ctx *c, uint64_t size,
 		   t->a.buf.size);
 	ck_assert_msg(!(t->a.buf.flags & NPU_MEM_BUF_DEV_HIDDEN) &&
 		      t->a.buf.dev_addr, "device address hidden from root");
-	if (c->dev_flags & NPU_MEM_DEV_IOMMU)
+	if (c->info.dev_flags & NPU_MEM_DEV_IOMMU)
 		ck_assert_msg((t->a.buf.flags & NPU_MEM_BUF_DEV_CONTIG) &&
 			      t->a.buf.dev_segments == 1,
 			      "%s %llu under an IOMMU: flags %#x, %u device "
@@ -159,14 +119,7 @@ static void tbuf_new(struct tbuf *t, struct ctx *c, uint64_t size,
 			      t->a.buf.dev_segments);
 }
 
-static void tbuf_free(struct tbuf *t, struct ctx *c)
-{
-	munmap(t->map, t->a.buf.size);
-	nm_free_ok(c->fd, t->a.handle);
-	ctx_resnap(c);
-}
-
-static uint64_t dev(const struct tbuf *t, uint64_t off)
+static uint64_t dev(const struct nm_tbuf *t, uint64_t off)
 {
 	ck_assert_msg(t->a.buf.flags & NPU_MEM_BUF_DEV_CONTIG,
 		      "offsets need one contiguous device range");
@@ -174,7 +127,7 @@ static uint64_t dev(const struct tbuf *t, uint64_t off)
 }
 
 /* B is everywhere its own pattern except [off, off+len) */
-static void assert_untouched_except(const struct tbuf *b, uint64_t off,
+static void assert_untouched_except(const struct nm_tbuf *b, uint64_t off,
 				    uint64_t len)
 {
 	size_t bad = nm_verify(b->map, off, b->seed);
@@ -190,8 +143,8 @@ static void assert_untouched_except(const struct tbuf *b, uint64_t off,
 }
 
 /* CPU writes A, device copies A+aoff -> B+boff, CPU reads B. */
-static void copy_and_check(struct ctx *c, struct tbuf *A, uint64_t aoff,
-			   struct tbuf *B, uint64_t boff, uint64_t len)
+static void copy_and_check(struct nm_ctx *c, struct nm_tbuf *A, uint64_t aoff,
+			   struct nm_tbuf *B, uint64_t boff, uint64_t len)
 {
 	uint64_t bsize = B->a.buf.size;
 	uint8_t *want = malloc(bsize);
@@ -208,7 +161,7 @@ static void copy_and_check(struct ctx *c, struct tbuf *A, uint64_t aoff,
 	nm_sync_ok(c->fd, A->a.handle, NPU_MEM_SYNC_TO_DEVICE, aoff, len);
 	nm_sync_ok(c->fd, B->a.handle, NPU_MEM_SYNC_TO_DEVICE, boff, len);
 	t0 = nm_now();
-	nm_assert_ok(dma_copy(dev(A, aoff), dev(B, boff), len));
+	nm_assert_ok(nm_dma_copy(dev(A, aoff), dev(B, boff), len));
 	nm_sync_ok(c->fd, B->a.handle, NPU_MEM_SYNC_FROM_DEVICE, boff, len);
 	printf("copied %llu bytes %s+%#llx (dev %#llx) -> %s+%#llx (dev %#llx)"
 	       " in %.2f s\n", (unsigned long long)len,
@@ -230,8 +183,8 @@ static void copy_and_check(struct ctx *c, struct tbuf *A, uint64_t aoff,
 
 START_TEST(copy_normal_cross_4k)
 {
-	struct ctx c;
-	struct tbuf a, b;
+	struct nm_ctx c;
+	struct nm_tbuf a, b;
 
 	ctx_init(&c);
 	tbuf_new(&a, &c, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY);
@@ -240,16 +193,16 @@ START_TEST(copy_normal_cross_4k)
 	copy_and_check(&c, &a, NM_4K - 100, &b, 3 * NM_4K - 300, NM_4K + 200);
 	/* page aligned, two whole pages */
 	copy_and_check(&c, &a, 5 * NM_4K, &b, 9 * NM_4K, 2 * NM_4K);
-	tbuf_free(&a, &c);
-	tbuf_free(&b, &c);
-	ctx_fini(&c);
+	nm_tbuf_free(&a, &c);
+	nm_tbuf_free(&b, &c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
 START_TEST(copy_huge_cross_2m)
 {
-	struct ctx c;
-	struct tbuf a, b;
+	struct nm_ctx c;
+	struct nm_tbuf a, b;
 
 	ctx_init(&c);
 	tbuf_new(&a, &c, 4 * NM_MiB, NPU_MEM_POLICY_HUGE_ONLY);
@@ -257,32 +210,32 @@ START_TEST(copy_huge_cross_2m)
 	ck_assert_uint_eq(a.a.buf.huge_pages, 2);
 	/* from across A's chunk boundary to across B's */
 	copy_and_check(&c, &a, NM_2M - 3000, &b, NM_2M - 5000, 8000);
-	tbuf_free(&a, &c);
-	tbuf_free(&b, &c);
-	ctx_fini(&c);
+	nm_tbuf_free(&a, &c);
+	nm_tbuf_free(&b, &c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
 START_TEST(copy_normal_cross_2m)
 {
-	struct ctx c;
-	struct tbuf a, b;
+	struct nm_ctx c;
+	struct nm_tbuf a, b;
 
 	ctx_init(&c);
 	tbuf_new(&a, &c, NM_2M + 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY);
 	tbuf_new(&b, &c, NM_2M + 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY);
 	copy_and_check(&c, &a, NM_2M - NM_4K, &b, NM_2M - 2 * NM_KiB,
 		       2 * NM_4K);
-	tbuf_free(&a, &c);
-	tbuf_free(&b, &c);
-	ctx_fini(&c);
+	nm_tbuf_free(&a, &c);
+	nm_tbuf_free(&b, &c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
 START_TEST(copy_huge_normal_seams)
 {
-	struct ctx c;
-	struct tbuf h, n, m;
+	struct nm_ctx c;
+	struct nm_tbuf h, n, m;
 
 	ctx_init(&c);
 	tbuf_new(&h, &c, NM_2M, NPU_MEM_POLICY_HUGE_ONLY);
@@ -297,17 +250,17 @@ START_TEST(copy_huge_normal_seams)
 	/* across the huge/normal seam of the mixed buffer, both ways */
 	copy_and_check(&c, &h, 1000, &m, NM_2M - 2500, 5000);
 	copy_and_check(&c, &m, NM_2M - 3000, &n, 20 * NM_KiB, 6000);
-	tbuf_free(&h, &c);
-	tbuf_free(&n, &c);
-	tbuf_free(&m, &c);
-	ctx_fini(&c);
+	nm_tbuf_free(&h, &c);
+	nm_tbuf_free(&n, &c);
+	nm_tbuf_free(&m, &c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
 START_TEST(copy_seen_through_dmabuf)
 {
-	struct ctx c;
-	struct tbuf a, b, g;
+	struct nm_ctx c;
+	struct nm_tbuf a, b, g;
 	uint8_t *d, *dg;
 	uint64_t gdev, gsize;
 	int dfd, gfd;
@@ -320,7 +273,7 @@ START_TEST(copy_seen_through_dmabuf)
 	nm_fill_at(a.map + 100, NM_4K, a.seed + 7, 100);
 	nm_sync_ok(c.fd, a.a.handle, NPU_MEM_SYNC_TO_DEVICE, 100, NM_4K);
 	nm_dmabuf_sync_ok(dfd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
-	nm_assert_ok(dma_copy(dev(&a, 100), dev(&b, 2 * NM_4K - 50),
+	nm_assert_ok(nm_dma_copy(dev(&a, 100), dev(&b, 2 * NM_4K - 50),
 				   NM_4K));
 	nm_dmabuf_sync_ok(dfd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ);
 	nm_dmabuf_sync_ok(dfd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
@@ -336,8 +289,8 @@ START_TEST(copy_seen_through_dmabuf)
 	gsize = g.a.buf.size;
 	gfd = nm_export_ok(c.fd, g.a.handle, O_RDWR | O_CLOEXEC);
 	dg = nm_dmabuf_map_ok(gfd, 0, gsize, RW);
-	tbuf_free(&g, &c);
-	nm_assert_ok(dma_copy(dev(&a, 100), gdev + NM_4K, NM_4K));
+	nm_tbuf_free(&g, &c);
+	nm_assert_ok(nm_dma_copy(dev(&a, 100), gdev + NM_4K, NM_4K));
 	nm_dmabuf_sync_ok(gfd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
 	ck_assert_uint_eq(nm_verify_at(dg + NM_4K, NM_4K, a.seed + 7, 100),
 			  SIZE_MAX);
@@ -345,14 +298,14 @@ START_TEST(copy_seen_through_dmabuf)
 	nm_dmabuf_sync_ok(gfd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ);
 	/* fd closed, mapping left: still live */
 	close(gfd);
-	nm_assert_ok(dma_copy(gdev, dev(&b, 0), 64));
+	nm_assert_ok(nm_dma_copy(gdev, dev(&b, 0), 64));
 	/* mapping gone: the buffer, and its device range, are gone */
 	munmap(dg, gsize);
-	nm_assert_ret(dma_copy(dev(&a, 100), gdev + NM_4K, 256), -EINVAL);
-	nm_assert_ret(dma_copy(gdev, dev(&b, 0), 64), -EINVAL);
-	tbuf_free(&a, &c);
-	tbuf_free(&b, &c);
-	ctx_fini(&c);
+	nm_assert_ret(nm_dma_copy(dev(&a, 100), gdev + NM_4K, 256), -EINVAL);
+	nm_assert_ret(nm_dma_copy(gdev, dev(&b, 0), 64), -EINVAL);
+	nm_tbuf_free(&a, &c);
+	nm_tbuf_free(&b, &c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
@@ -367,16 +320,16 @@ START_TEST(iova_not_physical)
 		{ 4 * NM_MiB, NPU_MEM_POLICY_HUGE_ONLY },
 		{ 2 * NM_MiB + 12 * NM_KiB, NPU_MEM_POLICY_HUGE_FIRST },
 	};
-	struct tbuf t[NM_ARRAY_SIZE(spec)];
-	struct ctx c;
+	struct nm_tbuf t[NM_ARRAY_SIZE(spec)];
+	struct nm_ctx c;
 	unsigned int max_runs = 0;
 
 	ctx_init(&c);
-	if (!(c.dev_flags & NPU_MEM_DEV_IOMMU)) {
+	if (!(c.info.dev_flags & NPU_MEM_DEV_IOMMU)) {
 		printf("no IOMMU translates for the device (dev_flags %#x): "
 		       "device addresses are physical, nothing to show\n",
-		       c.dev_flags);
-		ctx_fini(&c);
+		       c.info.dev_flags);
+		nm_ctx_fini(&c);
 		return;
 	}
 	for (size_t i = 0; i < NM_ARRAY_SIZE(spec); i++) {
@@ -405,13 +358,13 @@ START_TEST(iova_not_physical)
 	ck_assert_msg(max_runs > 1, "every buffer happened to be physically "
 		      "contiguous; cannot show the IOMMU joining pages");
 	for (size_t i = 0; i < NM_ARRAY_SIZE(spec); i++)
-		tbuf_free(&t[i], &c);
-	ctx_fini(&c);
+		nm_tbuf_free(&t[i], &c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
 /* Is [addr, addr+len) inside any of these buffers' device ranges? */
-static bool inside_any(const struct tbuf *const *b, size_t n,
+static bool inside_any(const struct nm_tbuf *const *b, size_t n,
 		       const struct nm_sentinel *s, uint64_t addr, uint64_t len)
 {
 	for (size_t i = 0; i < n + 2; i++) {
@@ -426,15 +379,15 @@ static bool inside_any(const struct tbuf *const *b, size_t n,
 
 START_TEST(physical_address_refused)
 {
-	struct ctx c;
-	struct tbuf a, b;
-	const struct tbuf *all[2] = { &a, &b };
+	struct nm_ctx c;
+	struct nm_tbuf a, b;
+	const struct nm_tbuf *all[2] = { &a, &b };
 	uint64_t phys;
 
 	ctx_init(&c);
-	if (!(c.dev_flags & NPU_MEM_DEV_IOMMU)) {
+	if (!(c.info.dev_flags & NPU_MEM_DEV_IOMMU)) {
 		printf("no IOMMU: physical addresses are device addresses\n");
-		ctx_fini(&c);
+		nm_ctx_fini(&c);
 		return;
 	}
 	tbuf_new(&a, &c, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY);
@@ -444,22 +397,22 @@ START_TEST(physical_address_refused)
 		printf("physical %#llx happens to be an IOVA in use; skipped\n",
 		       (unsigned long long)phys);
 	} else {
-		nm_assert_ret(dma_copy(phys, dev(&b, 0), 256), -EINVAL);
-		nm_assert_ret(dma_copy(dev(&b, 0), phys, 256), -EINVAL);
+		nm_assert_ret(nm_dma_copy(phys, dev(&b, 0), 256), -EINVAL);
+		nm_assert_ret(nm_dma_copy(dev(&b, 0), phys, 256), -EINVAL);
 		assert_untouched_except(&b, 0, 0);
 		NM_SENTINEL_CHECK(&c.s);
 	}
-	tbuf_free(&a, &c);
-	tbuf_free(&b, &c);
-	ctx_fini(&c);
+	nm_tbuf_free(&a, &c);
+	nm_tbuf_free(&b, &c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
 START_TEST(copy_bad_ranges)
 {
-	struct ctx c;
-	struct tbuf a, b;
-	const struct tbuf *all[2] = { &a, &b };
+	struct nm_ctx c;
+	struct nm_tbuf a, b;
+	const struct nm_tbuf *all[2] = { &a, &b };
 	uint64_t out[4], A, B, asz;
 	int n_out = 0;
 
@@ -481,7 +434,7 @@ START_TEST(copy_bad_ranges)
 	}
 	ck_assert_int_ge(n_out, 2);
 #define REFUSED(src, dst, len) do {					\
-	nm_assert_ret(dma_copy((src), (dst), (len)), -EINVAL);		\
+	nm_assert_ret(nm_dma_copy((src), (dst), (len)), -EINVAL);		\
 	assert_untouched_except(&b, 0, 0);				\
 	NM_SENTINEL_CHECK(&c.s);					\
 } while (0)
@@ -517,9 +470,9 @@ START_TEST(copy_bad_ranges)
 		NM_SENTINEL_CHECK(&c.s);
 	}
 #undef REFUSED
-	tbuf_free(&a, &c);
-	tbuf_free(&b, &c);
-	ctx_fini(&c);
+	nm_tbuf_free(&a, &c);
+	nm_tbuf_free(&b, &c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
@@ -528,8 +481,8 @@ END_TEST
 START_TEST(copy_across_buffer_seam)
 {
 	enum { N = 8 };
-	struct ctx c;
-	struct tbuf dst, t[N], *lo = NULL, *hi = NULL;
+	struct nm_ctx c;
+	struct nm_tbuf dst, t[N], *lo = NULL, *hi = NULL;
 	int n = 0;
 
 	ctx_init(&c);
@@ -538,7 +491,7 @@ START_TEST(copy_across_buffer_seam)
 	while (n < N && !lo) {
 		tbuf_new(&t[n], &c, 16 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY);
 		for (int j = 0; j < n && !lo; j++) {
-			struct tbuf *x = &t[j], *y = &t[n];
+			struct nm_tbuf *x = &t[j], *y = &t[n];
 
 			if (x->a.buf.dev_addr + x->a.buf.size == y->a.buf.dev_addr) {
 				lo = x;
@@ -560,31 +513,31 @@ START_TEST(copy_across_buffer_seam)
 		printf("buffers at %#llx and %#llx abut\n",
 		       (unsigned long long)lo->a.buf.dev_addr,
 		       (unsigned long long)seam);
-		nm_assert_ret(dma_copy(seam - 64, dev(&dst, 0), 128), -EINVAL);
-		nm_assert_ret(dma_copy(dev(&dst, 0), seam - 64, 128), -EINVAL);
+		nm_assert_ret(nm_dma_copy(seam - 64, dev(&dst, 0), 128), -EINVAL);
+		nm_assert_ret(nm_dma_copy(dev(&dst, 0), seam - 64, 128), -EINVAL);
 		assert_untouched_except(lo, 0, 0);
 		assert_untouched_except(hi, 0, 0);
 		assert_untouched_except(&dst, 0, 0);
 		NM_SENTINEL_CHECK(&c.s);
 		/* each side on its own is fine */
-		nm_assert_ok(dma_copy(seam - 64, dev(&dst, 0), 64));
-		nm_assert_ok(dma_copy(seam, dev(&dst, 64), 64));
+		nm_assert_ok(nm_dma_copy(seam - 64, dev(&dst, 0), 64));
+		nm_assert_ok(nm_dma_copy(seam, dev(&dst, 64), 64));
 		nm_sync_ok(c.fd, dst.a.handle, NPU_MEM_SYNC_FROM_DEVICE, 0, 128);
 		ck_assert_uint_eq(nm_cmp(dst.map, lo->map + lo->a.buf.size - 64,
 					 64), SIZE_MAX);
 		ck_assert_uint_eq(nm_cmp(dst.map + 64, hi->map, 64), SIZE_MAX);
 	}
 	for (int k = 0; k < n; k++)
-		tbuf_free(&t[k], &c);
-	tbuf_free(&dst, &c);
-	ctx_fini(&c);
+		nm_tbuf_free(&t[k], &c);
+	nm_tbuf_free(&dst, &c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
 START_TEST(copy_freed_buffer)
 {
-	struct ctx c;
-	struct tbuf a, b, f;
+	struct nm_ctx c;
+	struct nm_tbuf a, b, f;
 	uint64_t fdev, fsize;
 
 	ctx_init(&c);
@@ -594,20 +547,20 @@ START_TEST(copy_freed_buffer)
 	fdev = dev(&f, 0);
 	fsize = f.a.buf.size;
 	/* live: works */
-	nm_assert_ok(dma_copy(fdev, dev(&b, NM_4K), 256));
+	nm_assert_ok(nm_dma_copy(fdev, dev(&b, NM_4K), 256));
 	nm_sync_ok(c.fd, b.a.handle, NPU_MEM_SYNC_FROM_DEVICE, NM_4K, 256);
 	ck_assert_uint_eq(nm_verify(b.map + NM_4K, 256, f.seed), SIZE_MAX);
 	nm_fill_at(b.map + NM_4K, 256, b.seed, NM_4K);
-	tbuf_free(&f, &c);
+	nm_tbuf_free(&f, &c);
 	/* freed (and unmapped): its device addresses are nobody's */
-	nm_assert_ret(dma_copy(fdev, dev(&b, 0), 256), -EINVAL);
-	nm_assert_ret(dma_copy(dev(&a, 0), fdev, 256), -EINVAL);
-	nm_assert_ret(dma_copy(fdev + fsize - NM_4K, dev(&b, 0), 64), -EINVAL);
+	nm_assert_ret(nm_dma_copy(fdev, dev(&b, 0), 256), -EINVAL);
+	nm_assert_ret(nm_dma_copy(dev(&a, 0), fdev, 256), -EINVAL);
+	nm_assert_ret(nm_dma_copy(fdev + fsize - NM_4K, dev(&b, 0), 64), -EINVAL);
 	assert_untouched_except(&b, 0, 0);
 	NM_SENTINEL_CHECK(&c.s);
-	tbuf_free(&a, &c);
-	tbuf_free(&b, &c);
-	ctx_fini(&c);
+	nm_tbuf_free(&a, &c);
+	nm_tbuf_free(&b, &c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
@@ -615,9 +568,9 @@ END_TEST
 
 /* The buffer carries NPU_MEM_BUF_BOUNCED exactly where the device sees
  * bounce buffers. */
-static void assert_bounce_flag(const struct ctx *c, const struct tbuf *t)
+static void assert_bounce_flag(const struct nm_ctx *c, const struct nm_tbuf *t)
 {
-	bool want = nm_expect_bounced(c->dev_flags);
+	bool want = nm_expect_bounced(c->info.dev_flags);
 
 	ck_assert_msg(!!(t->a.buf.flags & NPU_MEM_BUF_BOUNCED) == want,
 		      "%s %llu: flags %#x, but the device sees %s (swiotlb %s"
@@ -625,7 +578,7 @@ static void assert_bounce_flag(const struct ctx *c, const struct tbuf *t)
 		      nm_policy_name(t->a.buf.policy),
 		      (unsigned long long)t->a.buf.size, t->a.buf.flags,
 		      want ? "only bounce buffers" : "the pages themselves",
-		      nm_swiotlb_forced() ? "" : "not ", c->dev_flags);
+		      nm_swiotlb_forced() ? "" : "not ", c->info.dev_flags);
 }
 
 /*
@@ -638,8 +591,8 @@ static void assert_bounce_flag(const struct ctx *c, const struct tbuf *t)
  */
 START_TEST(bounce_roundtrip)
 {
-	struct ctx c;
-	struct tbuf a4, b4, a64, b64, h, m;
+	struct nm_ctx c;
+	struct nm_tbuf a4, b4, a64, b64, h, m;
 
 	ctx_init(&c);
 	tbuf_new(&a4, &c, NM_4K, NPU_MEM_POLICY_NORMAL_ONLY);
@@ -668,13 +621,13 @@ START_TEST(bounce_roundtrip)
 	/* across the huge/normal seam of the mixed buffer, both ways */
 	copy_and_check(&c, &h, NM_MiB + 5, &m, NM_2M - 2500, 5000);
 	copy_and_check(&c, &m, NM_2M - 3000, &h, 7, 6000);
-	tbuf_free(&a4, &c);
-	tbuf_free(&b4, &c);
-	tbuf_free(&a64, &c);
-	tbuf_free(&b64, &c);
-	tbuf_free(&h, &c);
-	tbuf_free(&m, &c);
-	ctx_fini(&c);
+	nm_tbuf_free(&a4, &c);
+	nm_tbuf_free(&b4, &c);
+	nm_tbuf_free(&a64, &c);
+	nm_tbuf_free(&b64, &c);
+	nm_tbuf_free(&h, &c);
+	nm_tbuf_free(&m, &c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
@@ -686,11 +639,11 @@ END_TEST
  * Where they are not and DMA is coherent, the device reads and writes the
  * pages themselves: the flag's absence is true as well.
  */
-static void stale_check(struct ctx *c, struct tbuf *A, uint64_t aoff,
-			struct tbuf *B, uint64_t boff, uint64_t len)
+static void stale_check(struct nm_ctx *c, struct nm_tbuf *A, uint64_t aoff,
+			struct nm_tbuf *B, uint64_t boff, uint64_t len)
 {
 	bool bounced = A->a.buf.flags & NPU_MEM_BUF_BOUNCED;
-	bool coherent = c->dev_flags & NPU_MEM_DEV_COHERENT;
+	bool coherent = c->info.dev_flags & NPU_MEM_DEV_COHERENT;
 	uint8_t *synced = malloc(len), *fresh = malloc(len);
 	uint8_t *b_before = malloc(len);
 	size_t bad;
@@ -709,7 +662,7 @@ static void stale_check(struct ctx *c, struct tbuf *A, uint64_t aoff,
 	nm_fill_at(A->map + aoff, len, A->seed, aoff);
 	memcpy(fresh, A->map + aoff, len);
 	ck_assert_msg(memcmp(synced, fresh, len), "two seeds, same bytes");
-	nm_assert_ok(dma_copy(dev(A, aoff), dev(B, boff), len));
+	nm_assert_ok(nm_dma_copy(dev(A, aoff), dev(B, boff), len));
 	if (bounced) {
 		bad = nm_cmp(B->map + boff, b_before, len);
 		ck_assert_msg(bad == SIZE_MAX, "bounced: B changed at %zu "
@@ -743,7 +696,7 @@ static void stale_check(struct ctx *c, struct tbuf *A, uint64_t aoff,
 	/* and with the SYNC, the device gets the CPU's bytes */
 	nm_sync_ok(c->fd, A->a.handle, NPU_MEM_SYNC_TO_DEVICE, aoff, len);
 	nm_sync_ok(c->fd, B->a.handle, NPU_MEM_SYNC_TO_DEVICE, boff, len);
-	nm_assert_ok(dma_copy(dev(A, aoff), dev(B, boff), len));
+	nm_assert_ok(nm_dma_copy(dev(A, aoff), dev(B, boff), len));
 	nm_sync_ok(c->fd, B->a.handle, NPU_MEM_SYNC_FROM_DEVICE, boff, len);
 	bad = nm_cmp(B->map + boff, fresh, len);
 	ck_assert_msg(bad == SIZE_MAX, "after SYNC TO_DEVICE, copy, SYNC "
@@ -755,8 +708,8 @@ static void stale_check(struct ctx *c, struct tbuf *A, uint64_t aoff,
 
 START_TEST(bounce_is_real)
 {
-	struct ctx c;
-	struct tbuf a, b, h;
+	struct nm_ctx c;
+	struct nm_tbuf a, b, h;
 
 	ctx_init(&c);
 	tbuf_new(&a, &c, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY);
@@ -768,10 +721,10 @@ START_TEST(bounce_is_real)
 	stale_check(&c, &a, NM_4K - 10, &b, 3 * NM_4K + 1, NM_4K);
 	stale_check(&c, &h, 256 * NM_KiB - 700, &b, 9 * NM_4K, 1400);
 	stale_check(&c, &a, 100, &h, NM_2M - 2000, 2000);
-	tbuf_free(&a, &c);
-	tbuf_free(&b, &c);
-	tbuf_free(&h, &c);
-	ctx_fini(&c);
+	nm_tbuf_free(&a, &c);
+	nm_tbuf_free(&b, &c);
+	nm_tbuf_free(&h, &c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 

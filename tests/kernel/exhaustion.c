@@ -395,7 +395,6 @@ int main(void)
 {
 	Suite *s = nm_suite("exhaustion");
 	uint64_t max_bytes = 0, reserve = 0;
-	TCase *tc;
 	int ret;
 
 	nm_require_device();
@@ -422,17 +421,6 @@ int main(void)
 		       (unsigned long long)reserve);
 		return 77;
 	}
-	ret = nm_node_open_to_all();
-	if (ret) {
-		printf("SKIP: needs root in a test guest, to let uid %d open "
-		       NM_DEV_PATH ": %s\n", NM_UID_NOBODY, nm_retname(ret));
-		return 77;
-	}
-	tc = tcase_create("exhaust");
-	tcase_add_loop_test(tc, exhaust, 0, NLOOP);
-	tcase_set_timeout(tc, 600);
-	suite_add_tcase(s, tc);
-	ret = nm_run(s, NM_NEEDS_DEVICE);
-	nm_node_restore();
-	return ret;
+	nm_add_loop(s, exhaust, NLOOP, 600, NULL);
+	return nm_run_open_to_all(s);
 }

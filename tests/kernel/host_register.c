@@ -686,16 +686,6 @@ static bool have_edu(void)
 	return access(NM_DMA_COPY, W_OK) == 0;
 }
 
-static int dma_copy(uint64_t src, uint64_t dst, uint64_t len)
-{
-	char text[96];
-
-	snprintf(text, sizeof(text), "%#llx %#llx %#llx",
-		 (unsigned long long)src, (unsigned long long)dst,
-		 (unsigned long long)len);
-	return nm_write_file(NM_DMA_COPY, text);
-}
-
 /* A buffer the device copies to and from, mapped, first 4 KiB at dev_addr */
 struct target {
 	struct npu_mem_alloc a;
@@ -717,7 +707,7 @@ static void assert_device_sees(int fd, const struct npu_mem_host_register *h,
 	size_t bad;
 
 	nm_sync_ok(fd, h->handle, NPU_MEM_SYNC_TO_DEVICE, 0, NM_4K);
-	nm_assert_ok(dma_copy(h->buf.dev_addr, t->a.buf.dev_addr, NM_4K));
+	nm_assert_ok(nm_dma_copy(h->buf.dev_addr, t->a.buf.dev_addr, NM_4K));
 	nm_sync_ok(fd, t->a.handle, NPU_MEM_SYNC_FROM_DEVICE, 0, NM_4K);
 	bad = nm_verify(t->map, NM_4K, seed);
 	ck_assert_msg(bad == SIZE_MAX, "%s: the device read other bytes "
@@ -817,7 +807,7 @@ START_TEST(device_sees_user_bytes)
 	nm_fill(t.map, NM_4K, 77);
 	nm_sync_ok(fd, t.a.handle, NPU_MEM_SYNC_TO_DEVICE, 0, NM_4K);
 	nm_sync_ok(fd, h.handle, NPU_MEM_SYNC_TO_DEVICE, 0, size);
-	nm_assert_ok(dma_copy(t.a.buf.dev_addr, h.buf.dev_addr + off, NM_4K));
+	nm_assert_ok(nm_dma_copy(t.a.buf.dev_addr, h.buf.dev_addr + off, NM_4K));
 	nm_sync_ok(fd, h.handle, NPU_MEM_SYNC_FROM_DEVICE, 0, size);
 	bad = nm_verify(p + off, NM_4K, 77);
 	ck_assert_msg(bad == SIZE_MAX, "device write at %llu did not reach "
@@ -831,19 +821,19 @@ START_TEST(device_sees_user_bytes)
 		      (unsigned long long)off);
 	/* outside the registered range: refused */
 	if (h.buf.flags & NPU_MEM_BUF_DEV_CONTIG)
-		nm_assert_ret(dma_copy(t.a.buf.dev_addr,
+		nm_assert_ret(nm_dma_copy(t.a.buf.dev_addr,
 				       h.buf.dev_addr + size - 8, 16), -EINVAL);
 
 	/* FREE: the device address is gone */
 	nm_free_ok(fd, h.handle);
-	nm_assert_ret(dma_copy(h.buf.dev_addr, t.a.buf.dev_addr, NM_4K),
+	nm_assert_ret(nm_dma_copy(h.buf.dev_addr, t.a.buf.dev_addr, NM_4K),
 		      -EINVAL);
 
 	/* read-only registration: a source, never a target */
 	nm_fill(p, size, 55);
 	reg_ok(fd, p, size, NPU_MEM_HOST_READONLY, &ro);
 	assert_device_sees(fd, &ro, &t, 55, "read-only registration");
-	nm_assert_ret(dma_copy(t.a.buf.dev_addr, ro.buf.dev_addr, NM_4K),
+	nm_assert_ret(nm_dma_copy(t.a.buf.dev_addr, ro.buf.dev_addr, NM_4K),
 		      -EINVAL);
 	nm_sync_ok(fd, ro.handle, NPU_MEM_SYNC_FROM_DEVICE, 0, size);
 	ck_assert_msg(nm_verify(p, size, 55) == SIZE_MAX,
@@ -930,14 +920,7 @@ static char g_bdf[NM_BDF_LEN];
 
 static void restore_device(void)
 {
-	int ret;
-
-	if (!g_bdf[0])
-		return;
-	ret = nm_pci_restore(g_bdf, 30);
-	if (ret)
-		printf("could not give %s back to npu_mem: %s\n", g_bdf,
-		       nm_retname(ret));
+	nm_pci_give_back(g_bdf, 30);
 }
 
 START_TEST(device_removal)
@@ -985,10 +968,15 @@ START_TEST(device_removal)
 }
 END_TEST
 
+/* In Check's own process, after the test, passed or failed: gives the
+ * device back so that later programs in the guest have it. */
+static const struct nm_fixture restore_fx = {
+	.teardown = restore_device, .unchecked = true,
+};
+
 int main(void)
 {
 	Suite *s = nm_suite("host_register");
-	TCase *tc;
 	int ret;
 
 	nm_require_device();
@@ -1014,11 +1002,7 @@ int main(void)
 	/* last: it takes the device away and gives it back */
 	if (nm_pci_bound(g_bdf, sizeof(g_bdf)))
 		g_bdf[0] = 0;
-	tc = tcase_create("device_removal");
-	tcase_add_unchecked_fixture(tc, NULL, restore_device);
-	tcase_add_test(tc, device_removal);
-	tcase_set_timeout(tc, 120);
-	suite_add_tcase(s, tc);
+	nm_add_fx(s, device_removal, 120, &restore_fx);
 	ret = nm_run(s, NM_NEEDS_DEVICE);
 	nm_node_restore();
 	return ret;

@@ -19,14 +19,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "nmtest_util.h"
+#include "nmtest_fixture.h"
 
 #define IOC_MAX_SIZE	((1U << _IOC_SIZEBITS) - 1)	/* 16383 */
 #define GUARD_BYTE	0xa5
 
 struct ctx {
-	int fd;
-	struct nm_sentinel sent;
+	struct nm_ctx nm;
 	uint32_t victim;		/* a buffer for FREE to free */
 	struct npu_mem_buffer victim_buf;
 };
@@ -42,15 +41,8 @@ static const struct nm_ioctl_desc *desc(int i)
 
 static void ctx_init(struct ctx *c)
 {
-	c->fd = nm_open();
-	nm_sentinel_init(&c->sent, c->fd);
+	nm_ctx_init(&c->nm, 0);
 	c->victim = 0;
-}
-
-static void ctx_fini(struct ctx *c)
-{
-	nm_sentinel_fini(&c->sent);
-	close(c->fd);
 }
 
 /* Before a call: FREE needs a buffer to free (allocated and freed within
@@ -61,7 +53,7 @@ static void before(struct ctx *c, const struct nm_ioctl_desc *d)
 
 	if (d->cmd != NPU_MEM_IOCTL_FREE)
 		return;
-	c->victim = nm_alloc_ok(c->fd, 3 * NM_4K, NPU_MEM_POLICY_NORMAL_ONLY,
+	c->victim = nm_alloc_ok(c->nm.fd, 3 * NM_4K, NPU_MEM_POLICY_NORMAL_ONLY,
 				0, &a);
 	c->victim_buf = a.buf;
 }
@@ -89,7 +81,7 @@ static void fill_valid(struct ctx *c, const struct nm_ioctl_desc *d, void *p)
 		break;
 	}
 	case 0x03: {
-		struct npu_mem_query q = { .handle = c->sent.alloc[1].handle };
+		struct npu_mem_query q = { .handle = c->nm.s.alloc[1].handle };
 
 		memcpy(p, &q, sizeof(q));
 		break;
@@ -127,18 +119,18 @@ static void after(struct ctx *c, const struct nm_ioctl_desc *d, const void *p,
 			nm_assert_buffer_sane(NM_4K + 1,
 					      NPU_MEM_POLICY_NORMAL_ONLY, 0,
 					      &a.buf);
-			nm_assert_ok(nm_query(c->fd, a.handle, &b));
+			nm_assert_ok(nm_query(c->nm.fd, a.handle, &b));
 			nm_assert_buf_eq(&a.buf, &b);
-			nm_free_ok(c->fd, a.handle);
+			nm_free_ok(c->nm.fd, a.handle);
 		}
 		break;
 	case 0x02:
 		/* Freed exactly when the call succeeded. */
-		nm_assert_ret(nm_query(c->fd, c->victim, &b),
+		nm_assert_ret(nm_query(c->nm.fd, c->victim, &b),
 			      ret ? 0 : -ENOENT);
 		if (ret) {
 			nm_assert_buf_eq(&c->victim_buf, &b);
-			nm_free_ok(c->fd, c->victim);
+			nm_free_ok(c->nm.fd, c->victim);
 		}
 		c->victim = 0;
 		break;
@@ -147,16 +139,16 @@ static void after(struct ctx *c, const struct nm_ioctl_desc *d, const void *p,
 			struct npu_mem_query q;
 
 			memcpy(&q, p, sizeof(q));
-			nm_assert_buf_eq(&c->sent.alloc[1].buf, &q.buf);
+			nm_assert_buf_eq(&c->nm.s.alloc[1].buf, &q.buf);
 		}
 		break;
 	}
-	NM_SENTINEL_CHECK(&c->sent);
+	NM_SENTINEL_CHECK(&c->nm.s);
 }
 
 static int raw(struct ctx *c, unsigned long cmd, void *p)
 {
-	return nm_ioctl(c->fd, cmd, p);
+	return nm_ioctl(c->nm.fd, cmd, p);
 }
 
 /* ------------------------------------------------------------------ */
@@ -181,7 +173,7 @@ START_TEST(wrong_magic)
 			      "with another magic");
 		}
 	}
-	ctx_fini(&c);
+	nm_ctx_fini(&c.nm);
 }
 END_TEST
 
@@ -212,11 +204,11 @@ START_TEST(unknown_nr)
 					   SIZE_MAX, "unknown ioctl %#lx wrote "
 					   "to its argument", cmd);
 			}
-	NM_SENTINEL_CHECK(&c.sent);
+	NM_SENTINEL_CHECK(&c.nm.s);
 	/* A plain _IO with the magic and nothing else. */
 	nm_assert_ret(raw(&c, _IO(NPU_MEM_IOCTL_MAGIC, 0x0c), NULL), -ENOTTY);
-	NM_SENTINEL_CHECK(&c.sent);
-	ctx_fini(&c);
+	NM_SENTINEL_CHECK(&c.nm.s);
+	nm_ctx_fini(&c.nm);
 }
 END_TEST
 
@@ -245,7 +237,7 @@ START_TEST(wrong_direction)
 			}
 		}
 	}
-	ctx_fini(&c);
+	nm_ctx_fini(&c.nm);
 }
 END_TEST
 
@@ -262,7 +254,7 @@ START_TEST(right_command_works)
 		fill_valid(&c, d, arg);
 		after(&c, d, arg, raw(&c, d->cmd, arg), 0, "v1");
 	}
-	ctx_fini(&c);
+	nm_ctx_fini(&c.nm);
 }
 END_TEST
 
@@ -298,7 +290,7 @@ START_TEST(size_smaller)
 			}
 		}
 	}
-	ctx_fini(&c);
+	nm_ctx_fini(&c.nm);
 }
 END_TEST
 
@@ -340,7 +332,7 @@ START_TEST(size_larger_zero)
 			}
 		}
 	}
-	ctx_fini(&c);
+	nm_ctx_fini(&c.nm);
 }
 END_TEST
 
@@ -376,7 +368,7 @@ START_TEST(size_larger_nonzero)
 			}
 		}
 	}
-	ctx_fini(&c);
+	nm_ctx_fini(&c.nm);
 }
 END_TEST
 
@@ -394,7 +386,7 @@ START_TEST(efault_null)
 		after(&c, d, NULL, raw(&c, NM_IOC(d->dir, d->nr, d->size + 8),
 				       NULL), -EFAULT, "NULL, larger size");
 	}
-	ctx_fini(&c);
+	nm_ctx_fini(&c.nm);
 }
 END_TEST
 
@@ -425,7 +417,7 @@ START_TEST(efault_unmapped)
 		}
 	}
 	munmap(none, 2 * NM_4K);
-	ctx_fini(&c);
+	nm_ctx_fini(&c.nm);
 }
 END_TEST
 
@@ -464,7 +456,7 @@ START_TEST(efault_straddles_page)
 			nm_guard_release(&g);
 		}
 	}
-	ctx_fini(&c);
+	nm_ctx_fini(&c.nm);
 }
 END_TEST
 
@@ -491,7 +483,7 @@ START_TEST(page_end_no_overread)
 			nm_guard_release(&g);
 		}
 	}
-	ctx_fini(&c);
+	nm_ctx_fini(&c.nm);
 }
 END_TEST
 
@@ -517,7 +509,7 @@ START_TEST(efault_readonly_output)
 		      "with a read-only argument");
 		nm_guard_release(&g);
 	}
-	ctx_fini(&c);
+	nm_ctx_fini(&c.nm);
 }
 END_TEST
 

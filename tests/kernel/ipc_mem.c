@@ -2070,10 +2070,13 @@ START_TEST(keys_do_not_survive_reload)
 }
 END_TEST
 
+static const struct nm_fixture pid_max_fx = {
+	.setup = save_pid_max, .teardown = restore_pid_max, .unchecked = true,
+};
+
 int main(void)
 {
 	Suite *s = nm_suite("ipc_mem");
-	TCase *tc;
 	int ret;
 
 	nm_require_device();
@@ -2086,11 +2089,7 @@ int main(void)
 	nm_add(s, allow_list_admits_only_listed, 60);
 	nm_add(s, set_pids_errors, 60);
 	nm_add(s, set_pids_list_full, 120);
-	tc = tcase_create("reused_pid_grants_nothing");
-	tcase_add_unchecked_fixture(tc, save_pid_max, restore_pid_max);
-	tcase_add_test(tc, reused_pid_grants_nothing);
-	tcase_set_timeout(tc, 120);
-	suite_add_tcase(s, tc);
+	nm_add_fx(s, reused_pid_grants_nothing, 120, &pid_max_fx);
 	nm_add(s, pids_resolved_in_callers_namespace, 30);
 	nm_add(s, other_users_need_a_list, 60);
 	nm_add(s, key64, 60);

@@ -517,22 +517,13 @@ END_TEST
 int main(void)
 {
 	Suite *s = nm_suite("memlock_user");
-	int ret;
 
 	nm_require_device();
-	ret = nm_node_open_to_all();
-	if (ret) {
-		printf("SKIP: needs root in a test guest, to let uid %d open "
-		       NM_DEV_PATH ": %s\n", NM_UID_NOBODY, nm_retname(ret));
-		return 77;
-	}
 	nm_add(s, forked_children_share_the_limit, 120);
 	nm_add(s, fd_passed_to_another_process, 60);
 	nm_add(s, same_user_separate_opens_share_the_limit, 120);
 	nm_add(s, two_users_have_separate_limits, 60);
 	nm_add(s, cap_ipc_lock_opener_not_limited, 60);
 	nm_add(s, free_close_exit_give_the_charge_back, 120);
-	ret = nm_run(s, NM_NEEDS_DEVICE);
-	nm_node_restore();
-	return ret;
+	return nm_run_open_to_all(s);
 }

@@ -1279,16 +1279,6 @@ END_TEST
  * The device's DMA (edu behind the IOMMU, x86_64-iommu-edu) into and out
  * of PMD-mapped chunks, across a chunk boundary, seen through the PMDs.
  */
-static int dma_copy(uint64_t src, uint64_t dst, uint64_t len)
-{
-	char text[96];
-
-	snprintf(text, sizeof(text), "%#llx %#llx %#llx",
-		 (unsigned long long)src, (unsigned long long)dst,
-		 (unsigned long long)len);
-	return nm_write_file(NM_DMA_COPY, text);
-}
-
 START_TEST(device_dma_through_pmds)
 {
 	const size_t size = 4 * NM_MiB, len = 4 * NM_4K;
@@ -1309,7 +1299,7 @@ START_TEST(device_dma_through_pmds)
 		      "device addresses withheld (flags %#x)", s.a.buf.flags);
 	nm_sync_ok(s.fd, s.a.handle, NPU_MEM_SYNC_TO_DEVICE, 0, size);
 	nm_sync_ok(d.fd, d.a.handle, NPU_MEM_SYNC_TO_DEVICE, 0, size);
-	ret = dma_copy(s.a.buf.dev_addr + so, d.a.buf.dev_addr + dof, len);
+	ret = nm_dma_copy(s.a.buf.dev_addr + so, d.a.buf.dev_addr + dof, len);
 	ck_assert_msg(ret == 0, "dma_copy: %s", nm_retname(ret));
 	nm_sync_ok(d.fd, d.a.handle, NPU_MEM_SYNC_FROM_DEVICE, 0, size);
 	ck_assert_uint_eq(nm_verify_at(d.p + dof, len, 34, so), SIZE_MAX);

@@ -37,64 +37,22 @@
 
 #include "nmtest_bounce.h"
 #include "nmtest_dmabuf.h"
+#include "nmtest_fixture.h"
 
 static const uint32_t dirs[] = {
 	NPU_MEM_SYNC_TO_DEVICE, NPU_MEM_SYNC_FROM_DEVICE,
 	NPU_MEM_SYNC_BIDIRECTIONAL,
 };
 
-struct ctx {
-	int fd;
-	struct nm_sentinel s;
-	struct nm_counters base;	/* with only the sentinel allocated */
-};
-
-static void ctx_init(struct ctx *c)
-{
-	c->fd = nm_open();
-	nm_sentinel_init(&c->s, c->fd);
-	c->base = c->s.counters;
-}
-
-/* The test's own buffers are part of what bad input must not disturb. */
-static void ctx_resnap(struct ctx *c)
-{
-	nm_counters(c->fd, &c->s.counters);
-}
-
-/* Everything the test allocated is gone again: counters back to base. */
-static void ctx_fini(struct ctx *c)
-{
-	c->s.counters = c->base;
-	NM_SENTINEL_CHECK(&c->s);
-	nm_sentinel_fini(&c->s);
-	close(c->fd);
-}
-
 /* A buffer to sync, mapped and patterned so a SYNC that corrupts shows. */
-struct tbuf {
-	struct npu_mem_alloc a;
-	uint8_t *map;
-	uint64_t seed;
-};
-
-static void tbuf_new(struct tbuf *t, struct ctx *c, uint64_t size,
+static void tbuf_new(struct nm_tbuf *t, struct nm_ctx *c, uint64_t size,
 		     uint32_t policy, uint32_t flags)
 {
-	int fd = c->fd;
-
-	nm_alloc_ok(fd, size, policy, flags, &t->a);
-	ctx_resnap(c);
-	t->seed = 0x5c0ffee ^ t->a.handle ^ size;
-	if (flags & NPU_MEM_ALLOC_READONLY) {
-		t->map = nm_map_ok(fd, &t->a, PROT_READ);
-		return;
-	}
-	t->map = nm_map_ok(fd, &t->a, PROT_READ | PROT_WRITE);
-	nm_fill(t->map, t->a.buf.size, t->seed);
+	nm_tbuf_alloc(t, c, size, policy, flags);
+	nm_tbuf_map(t, c, 0x5c0ffee ^ t->a.handle ^ size);
 }
 
-static void tbuf_check(struct tbuf *t)
+static void tbuf_check(struct nm_tbuf *t)
 {
 	size_t bad;
 
@@ -106,22 +64,20 @@ static void tbuf_check(struct tbuf *t)
 		      t->a.handle, bad);
 }
 
-static void tbuf_free(struct tbuf *t, struct ctx *c)
+static void tbuf_free(struct nm_tbuf *t, struct nm_ctx *c)
 {
 	tbuf_check(t);
-	munmap(t->map, t->a.buf.size);
-	nm_free_ok(c->fd, t->a.handle);
-	ctx_resnap(c);
+	nm_tbuf_free(t, c);
 }
 
 /* ---- what works ------------------------------------------------------ */
 
 static void whole_buffer(uint64_t size, uint32_t policy, uint32_t flags)
 {
-	struct ctx c;
-	struct tbuf t;
+	struct nm_ctx c;
+	struct nm_tbuf t;
 
-	ctx_init(&c);
+	nm_ctx_init(&c, NM_CTX_BASE);
 	tbuf_new(&t, &c, size, policy, flags);
 	printf("%s %llu flags %#x: %u huge %u normal, %u device segments\n",
 	       nm_policy_name(policy), (unsigned long long)t.a.buf.size, flags,
@@ -134,7 +90,7 @@ static void whole_buffer(uint64_t size, uint32_t policy, uint32_t flags)
 		nm_sync_ok(c.fd, t.a.handle, dirs[NM_ARRAY_SIZE(dirs) - 1 - d],
 			   0, t.a.buf.size);
 	tbuf_free(&t, &c);
-	ctx_fini(&c);
+	nm_ctx_fini(&c);
 }
 
 START_TEST(sync_whole_normal)
@@ -167,7 +123,7 @@ struct range {
 };
 
 /* Ranges around the boundary at byte `at` of the buffer. */
-static void sync_around(int fd, struct tbuf *t, uint64_t at)
+static void sync_around(int fd, struct nm_tbuf *t, uint64_t at)
 {
 	const struct range r[] = {
 		{ -1, 2 },		/* the two bytes either side */
@@ -192,7 +148,7 @@ static void sync_around(int fd, struct tbuf *t, uint64_t at)
 	tbuf_check(t);
 }
 
-static void ends_of(int fd, struct tbuf *t)
+static void ends_of(int fd, struct nm_tbuf *t)
 {
 	uint64_t size = t->a.buf.size;
 
@@ -207,10 +163,10 @@ static void ends_of(int fd, struct tbuf *t)
 
 START_TEST(sync_subranges_cross_4k)
 {
-	struct ctx c;
-	struct tbuf n, h;
+	struct nm_ctx c;
+	struct nm_tbuf n, h;
 
-	ctx_init(&c);
+	nm_ctx_init(&c, NM_CTX_BASE);
 	tbuf_new(&n, &c, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY, 0);
 	tbuf_new(&h, &c, NM_2M, NPU_MEM_POLICY_HUGE_ONLY, 0);
 	for (uint64_t at = NM_4K; at < n.a.buf.size; at += 5 * NM_4K)
@@ -222,16 +178,16 @@ START_TEST(sync_subranges_cross_4k)
 	ends_of(c.fd, &h);
 	tbuf_free(&n, &c);
 	tbuf_free(&h, &c);
-	ctx_fini(&c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
 START_TEST(sync_subranges_cross_2m)
 {
-	struct ctx c;
-	struct tbuf n, h, m;
+	struct nm_ctx c;
+	struct nm_tbuf n, h, m;
 
-	ctx_init(&c);
+	nm_ctx_init(&c, NM_CTX_BASE);
 	tbuf_new(&n, &c, 4 * NM_MiB + NM_4K, NPU_MEM_POLICY_NORMAL_ONLY, 0);
 	tbuf_new(&h, &c, 6 * NM_MiB, NPU_MEM_POLICY_HUGE_ONLY, 0);
 	tbuf_new(&m, &c, 2 * NM_MiB + 8 * NM_KiB, NPU_MEM_POLICY_HUGE_FIRST, 0);
@@ -255,7 +211,7 @@ START_TEST(sync_subranges_cross_2m)
 	tbuf_free(&n, &c);
 	tbuf_free(&h, &c);
 	tbuf_free(&m, &c);
-	ctx_fini(&c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
@@ -271,10 +227,10 @@ END_TEST
 
 START_TEST(sync_length_zero)
 {
-	struct ctx c;
-	struct tbuf t;
+	struct nm_ctx c;
+	struct nm_tbuf t;
 
-	ctx_init(&c);
+	nm_ctx_init(&c, NM_CTX_BASE);
 	tbuf_new(&t, &c, NM_2M + NM_4K, NPU_MEM_POLICY_HUGE_FIRST, 0);
 	for (size_t d = 0; d < NM_ARRAY_SIZE(dirs); d++) {
 		SYNC_REFUSED(&c, &t, dirs[d], 0, 0, -EINVAL);
@@ -283,7 +239,7 @@ START_TEST(sync_length_zero)
 		SYNC_REFUSED(&c, &t, dirs[d], t.a.buf.size, 0, -EINVAL);
 	}
 	tbuf_free(&t, &c);
-	ctx_fini(&c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
@@ -293,17 +249,17 @@ START_TEST(sync_bad_direction)
 		0, 4, 5, 6, 7, 8, 0x10, 0x100, 0x80000001, 0x7fffffff,
 		0xfffffffe, 0xffffffff,
 	};
-	struct ctx c;
-	struct tbuf t;
+	struct nm_ctx c;
+	struct nm_tbuf t;
 
-	ctx_init(&c);
+	nm_ctx_init(&c, NM_CTX_BASE);
 	tbuf_new(&t, &c, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY, 0);
 	for (size_t i = 0; i < NM_ARRAY_SIZE(bad); i++) {
 		SYNC_REFUSED(&c, &t, bad[i], 0, t.a.buf.size, -EINVAL);
 		SYNC_REFUSED(&c, &t, bad[i], NM_4K, 1, -EINVAL);
 	}
 	tbuf_free(&t, &c);
-	ctx_fini(&c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
@@ -312,10 +268,10 @@ START_TEST(sync_reserved_nonzero)
 	static const uint64_t bad[] = {
 		1, 2, 0x80, 1ULL << 32, 1ULL << 63, ~0ULL,
 	};
-	struct ctx c;
-	struct tbuf t;
+	struct nm_ctx c;
+	struct nm_tbuf t;
 
-	ctx_init(&c);
+	nm_ctx_init(&c, NM_CTX_BASE);
 	tbuf_new(&t, &c, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY, 0);
 	for (size_t i = 0; i < NM_ARRAY_SIZE(bad); i++) {
 		for (size_t d = 0; d < NM_ARRAY_SIZE(dirs); d++) {
@@ -332,16 +288,16 @@ START_TEST(sync_reserved_nonzero)
 		}
 	}
 	tbuf_free(&t, &c);
-	ctx_fini(&c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
 static void past_end(uint64_t size, uint32_t policy)
 {
-	struct ctx c;
-	struct tbuf t;
+	struct nm_ctx c;
+	struct nm_tbuf t;
 
-	ctx_init(&c);
+	nm_ctx_init(&c, NM_CTX_BASE);
 	tbuf_new(&t, &c, size, policy, 0);
 	size = t.a.buf.size;
 	for (size_t d = 0; d < NM_ARRAY_SIZE(dirs); d++) {
@@ -357,7 +313,7 @@ static void past_end(uint64_t size, uint32_t policy)
 		SYNC_REFUSED(&c, &t, dirs[d], 0, 1ULL << 62, -EINVAL);
 	}
 	tbuf_free(&t, &c);
-	ctx_fini(&c);
+	nm_ctx_fini(&c);
 }
 
 START_TEST(sync_past_end_normal)
@@ -374,11 +330,11 @@ END_TEST
 
 START_TEST(sync_range_overflow)
 {
-	struct ctx c;
-	struct tbuf t;
+	struct nm_ctx c;
+	struct nm_tbuf t;
 	uint64_t size;
 
-	ctx_init(&c);
+	nm_ctx_init(&c, NM_CTX_BASE);
 	tbuf_new(&t, &c, NM_2M, NPU_MEM_POLICY_HUGE_FIRST, 0);
 	size = t.a.buf.size;
 	for (size_t d = 0; d < NM_ARRAY_SIZE(dirs); d++) {
@@ -396,19 +352,19 @@ START_TEST(sync_range_overflow)
 			     2 * size, -EINVAL);
 	}
 	tbuf_free(&t, &c);
-	ctx_fini(&c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
 START_TEST(sync_unknown_handle)
 {
-	struct ctx c;
-	struct tbuf t;
+	struct nm_ctx c;
+	struct nm_tbuf t;
 	struct npu_mem_alloc other, gone;
 	int fd2 = nm_open(), dfd;
 	uint32_t foreign = 0;
 
-	ctx_init(&c);
+	nm_ctx_init(&c, NM_CTX_BASE);
 	tbuf_new(&t, &c, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY, 0);
 	/* A handle that names a buffer in another open file, not in ours. */
 	for (int i = 0; i < 8 && !foreign; i++) {
@@ -444,7 +400,7 @@ START_TEST(sync_unknown_handle)
 			      -ENOENT);
 	close(dfd);
 	close(fd2);
-	ctx_fini(&c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 
@@ -454,11 +410,11 @@ START_TEST(sync_struct_framing)
 		struct npu_mem_sync s;
 		uint64_t tail[2];
 	} big;
-	struct ctx c;
-	struct tbuf t;
+	struct nm_ctx c;
+	struct nm_tbuf t;
 	unsigned long cmd;
 
-	ctx_init(&c);
+	nm_ctx_init(&c, NM_CTX_BASE);
 	tbuf_new(&t, &c, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY, 0);
 	memset(&big, 0, sizeof(big));
 	big.s.handle = t.a.handle;
@@ -486,7 +442,7 @@ START_TEST(sync_struct_framing)
 		      -EFAULT);
 	NM_SENTINEL_CHECK(&c.s);
 	tbuf_free(&t, &c);
-	ctx_fini(&c);
+	nm_ctx_fini(&c);
 }
 END_TEST
 

@@ -311,22 +311,13 @@ END_TEST
 int main(void)
 {
 	Suite *s = nm_suite("visibility");
-	int ret;
 
 	nm_require_device();
-	ret = nm_node_open_to_all();
-	if (ret) {
-		printf("SKIP: needs root in a test guest, to let uid %d open "
-		       NM_DEV_PATH ": %s\n", NM_UID_NOBODY, nm_retname(ret));
-		return 77;
-	}
 	nm_add(s, shown_to_root, 60);
 	nm_add(s, hidden_without_cap_sys_admin, 60);
 	nm_add(s, hidden_from_unprivileged_user, 60);
 	nm_add(s, root_opened_file_stays_visible, 60);
 	nm_add(s, unprivileged_file_stays_hidden_for_root, 60);
 	nm_add(s, global_totals_visible_to_everyone, 60);
-	ret = nm_run(s, NM_NEEDS_DEVICE);
-	nm_node_restore();
-	return ret;
+	return nm_run_open_to_all(s);
 }

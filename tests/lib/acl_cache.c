@@ -169,11 +169,11 @@ int main(void)
 		printf("cannot read the module's max_bytes\n");
 		return 1;
 	}
-	acltest_add(s, reuse_without_driver, 30);
-	acltest_add(s, cap_holds, 60);
-	acltest_add(s, finalize_empties, 30);
-	acltest_add(s, oom_trims_and_retries, 30);
-	acltest_add(s, mem_info_counts_pool_as_free, 30);
+	nm_add(s, reuse_without_driver, 30);
+	nm_add(s, cap_holds, 60);
+	nm_add(s, finalize_empties, 30);
+	nm_add(s, oom_trims_and_retries, 30);
+	nm_add(s, mem_info_counts_pool_as_free, 30);
 	ret = acltest_run(s);
 	acltest_set_max_bytes(saved_max_bytes, NULL);
 	return ret;

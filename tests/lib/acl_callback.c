@@ -14,18 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "acltest.h"
+#include "acltest_device.h"
 #include "acl/acl.h"
-
-static void setup(void)
-{
-	ck_assert_int_eq(aclrtSetDevice(0), ACL_SUCCESS);
-}
-
-static void teardown(void)
-{
-	aclrtResetDeviceForce(0);
-}
 
 struct reporter {
 	pthread_t thread;
@@ -271,17 +261,10 @@ int main(void)
 	Suite *s = suite_create("acl_callback");
 
 	acltest_require_device();
-#define ADD(t, secs) do {						\
-		TCase *tc = tcase_create(#t);				\
-		tcase_add_checked_fixture(tc, setup, teardown);		\
-		tcase_add_test(tc, t);					\
-		tcase_set_timeout(tc, secs);				\
-		suite_add_tcase(s, tc);					\
-	} while (0)
-	ADD(callbacks_run_on_subscribed_thread_in_order, 60);
-	ADD(process_report_errors, 30);
-	ADD(unsubscribe_runs_leftovers, 30);
-	ADD(callbacks_under_load, 120);
-	ADD(host_func_in_order, 30);
+	nm_add_fx(s, callbacks_run_on_subscribed_thread_in_order, 60, &acltest_device);
+	nm_add_fx(s, process_report_errors, 30, &acltest_device);
+	nm_add_fx(s, unsubscribe_runs_leftovers, 30, &acltest_device);
+	nm_add_fx(s, callbacks_under_load, 120, &acltest_device);
+	nm_add_fx(s, host_func_in_order, 30, &acltest_device);
 	return acltest_run(s);
 }

@@ -15,18 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "acltest.h"
+#include "acltest_device.h"
 #include "acl/acl.h"
-
-static void setup(void)
-{
-	ck_assert_int_eq(aclrtSetDevice(0), ACL_SUCCESS);
-}
-
-static void teardown(void)
-{
-	aclrtResetDeviceForce(0);
-}
 
 START_TEST(set_device_makes_default_current)
 {
@@ -695,25 +685,18 @@ int main(void)
 	Suite *s = suite_create("acl_context");
 
 	acltest_require_device();
-#define ADD(t, secs) do {						\
-		TCase *tc = tcase_create(#t);				\
-		tcase_add_checked_fixture(tc, setup, teardown);		\
-		tcase_add_test(tc, t);					\
-		tcase_set_timeout(tc, secs);				\
-		suite_add_tcase(s, tc);					\
-	} while (0)
-	ADD(set_device_makes_default_current, 30);
-	ADD(create_destroy_switch, 30);
-	ADD(created_context_survives_reset, 30);
-	ADD(streams_belong_to_their_context, 30);
-	ADD(context_shared_by_threads, 120);
-	ADD(destroyed_elsewhere_means_no_context, 30);
-	ADD(stream_config_query_ids, 30);
-	ADD(query_not_ready_then_timeout, 30);
-	ADD(failure_mode, 60);
-	ADD(abort_discards_queued_work, 30);
-	ADD(config_handles_and_attributes, 30);
-	ADD(state_callbacks, 60);
-	ADD(failed_task_reports_exception, 30);
+	nm_add_fx(s, set_device_makes_default_current, 30, &acltest_device);
+	nm_add_fx(s, create_destroy_switch, 30, &acltest_device);
+	nm_add_fx(s, created_context_survives_reset, 30, &acltest_device);
+	nm_add_fx(s, streams_belong_to_their_context, 30, &acltest_device);
+	nm_add_fx(s, context_shared_by_threads, 120, &acltest_device);
+	nm_add_fx(s, destroyed_elsewhere_means_no_context, 30, &acltest_device);
+	nm_add_fx(s, stream_config_query_ids, 30, &acltest_device);
+	nm_add_fx(s, query_not_ready_then_timeout, 30, &acltest_device);
+	nm_add_fx(s, failure_mode, 60, &acltest_device);
+	nm_add_fx(s, abort_discards_queued_work, 30, &acltest_device);
+	nm_add_fx(s, config_handles_and_attributes, 30, &acltest_device);
+	nm_add_fx(s, state_callbacks, 60, &acltest_device);
+	nm_add_fx(s, failed_task_reports_exception, 30, &acltest_device);
 	return acltest_run(s);
 }

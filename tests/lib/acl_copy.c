@@ -309,15 +309,9 @@ START_TEST(mem_info)
 }
 END_TEST
 
-static void add(Suite *s, const TTest *t, double timeout)
-{
-	TCase *tc = tcase_create(t->name);
-
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, t);
-	tcase_set_timeout(tc, timeout);
-	suite_add_tcase(s, tc);
-}
+static const struct nm_fixture fixture = {
+	.setup = setup, .teardown = teardown,
+};
 
 int main(void)
 {
@@ -325,14 +319,14 @@ int main(void)
 
 	acltest_require_device();
 	setenv("NPU_MEM_POOL_MAX", "0", 1);
-	add(s, memset_fills, 30);
-	add(s, memset_errors, 30);
-	add(s, memcpy_every_kind, 30);
-	add(s, memcpy_interior_and_overlap, 30);
-	add(s, memcpy_errors, 30);
-	add(s, flush_invalidate, 30);
-	add(s, freed_buffers_refused, 30);
-	add(s, pointer_attributes, 30);
-	add(s, mem_info, 30);
+	nm_add_fx(s, memset_fills, 30, &fixture);
+	nm_add_fx(s, memset_errors, 30, &fixture);
+	nm_add_fx(s, memcpy_every_kind, 30, &fixture);
+	nm_add_fx(s, memcpy_interior_and_overlap, 30, &fixture);
+	nm_add_fx(s, memcpy_errors, 30, &fixture);
+	nm_add_fx(s, flush_invalidate, 30, &fixture);
+	nm_add_fx(s, freed_buffers_refused, 30, &fixture);
+	nm_add_fx(s, pointer_attributes, 30, &fixture);
+	nm_add_fx(s, mem_info, 30, &fixture);
 	return acltest_run(s);
 }

@@ -201,14 +201,14 @@ int main(void)
 
 	acltest_require_device();
 	setenv("NPU_MEM_POOL_MAX", "0", 1);
-	acltest_add(s, set_get_reset, 30);
-	acltest_add(s, reference_counted, 30);
-	acltest_add(s, current_device_is_per_thread, 30);
-	acltest_add(s, reset_to_zero_invalidates_other_threads, 30);
-	acltest_add(s, buffers_outlive_reset, 30);
-	acltest_add(s, finalize_releases_leaks, 60);
-	acltest_add(s, not_an_npu_mem_device, 30);
-	acltest_add(s, missing_node_while_module_loaded, 30);
-	acltest_add(s, synchronize_device, 30);
+	nm_add(s, set_get_reset, 30);
+	nm_add(s, reference_counted, 30);
+	nm_add(s, current_device_is_per_thread, 30);
+	nm_add(s, reset_to_zero_invalidates_other_threads, 30);
+	nm_add(s, buffers_outlive_reset, 30);
+	nm_add(s, finalize_releases_leaks, 60);
+	nm_add(s, not_an_npu_mem_device, 30);
+	nm_add(s, missing_node_while_module_loaded, 30);
+	nm_add(s, synchronize_device, 30);
 	return acltest_run(s);
 }

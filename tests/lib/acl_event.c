@@ -9,21 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include "acltest.h"
+#include "acltest_device.h"
 #include "acl/acl.h"
-
-static void setup(void)
-{
-	ck_assert_int_eq(aclrtSetDevice(0), ACL_SUCCESS);
-}
-
-static void teardown(void)
-{
-	aclrtResetDeviceForce(0);
-}
 
 static void sleep_fn(void *arg)
 {
@@ -302,6 +291,20 @@ static int ipc_child(aclrtIpcEventHandle h, volatile int *flag)
 	return 0;
 }
 
+struct ipc_arg {
+	aclrtIpcEventHandle h;
+	volatile int *flag;
+};
+
+/* ipc_child once the parent says go (89: it never did). */
+static int ipc_child_on_go(int rfd, void *arg)
+{
+	struct ipc_arg *a = arg;
+	char c;
+
+	return read(rfd, &c, 1) == 1 ? ipc_child(a->h, a->flag) : 89;
+}
+
 START_TEST(ipc_event_between_processes)
 {
 	volatile int *flag;
@@ -311,8 +314,9 @@ START_TEST(ipc_event_between_processes)
 	uint32_t id;
 	uint64_t ts;
 	float ms;
+	struct ipc_arg arg;
 	pid_t pid;
-	int st, go[2];
+	int go;
 
 	flag = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -342,25 +346,16 @@ START_TEST(ipc_event_between_processes)
 	 * then let it open the handle once the record is queued: the record
 	 * runs after 300 ms and after the flag is set.
 	 */
-	ck_assert_int_eq(pipe(go), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (!pid) {
-		char c;
-
-		close(go[1]);
-		_exit(read(go[0], &c, 1) == 1 ? ipc_child(h, flag) : 89);
-	}
-	close(go[0]);
+	arg.h = h;
+	arg.flag = flag;
+	pid = acltest_spawn(ipc_child_on_go, &arg, &go);
 	ck_assert_int_eq(aclrtLaunchHostFunc(s, sleep_fn, (void *)300000L), 0);
 	ck_assert_int_eq(aclrtLaunchHostFunc(s, set_flag, (void *)flag), 0);
 	ck_assert_int_eq(aclrtRecordEvent(e, s), 0);
-	ck_assert_int_eq(write(go[1], "g", 1), 1);
-	close(go[1]);
+	ck_assert_int_eq(write(go, "g", 1), 1);
+	close(go);
 	ck_assert_int_eq(aclrtSynchronizeStream(s), 0);
-	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-	ck_assert(WIFEXITED(st));
-	ck_assert_int_eq(WEXITSTATUS(st), 0);
+	ck_assert_int_eq(acltest_reap(pid), 0);
 	/* A garbled handle opens nothing. */
 	h.reserved[8] ^= 1;
 	ck_assert_int_ne(aclrtIpcOpenEventHandle(h, &bad), 0);
@@ -375,20 +370,13 @@ int main(void)
 	Suite *s = suite_create("acl_event");
 
 	acltest_require_device();
-#define ADD(t, secs) do {						\
-		TCase *tc = tcase_create(#t);				\
-		tcase_add_checked_fixture(tc, setup, teardown);		\
-		tcase_add_test(tc, t);					\
-		tcase_set_timeout(tc, secs);				\
-		suite_add_tcase(s, tc);					\
-	} while (0)
-	ADD(record_completes_when_reached, 30);
-	ADD(stream_waits_for_event, 30);
-	ADD(elapsed_time_is_when_work_ran, 30);
-	ADD(bad_arguments, 30);
-	ADD(destroy_with_waiters, 30);
-	ADD(stream_wait_times_out, 30);
-	ADD(events_die_with_context, 30);
-	ADD(ipc_event_between_processes, 60);
+	nm_add_fx(s, record_completes_when_reached, 30, &acltest_device);
+	nm_add_fx(s, stream_waits_for_event, 30, &acltest_device);
+	nm_add_fx(s, elapsed_time_is_when_work_ran, 30, &acltest_device);
+	nm_add_fx(s, bad_arguments, 30, &acltest_device);
+	nm_add_fx(s, destroy_with_waiters, 30, &acltest_device);
+	nm_add_fx(s, stream_wait_times_out, 30, &acltest_device);
+	nm_add_fx(s, events_die_with_context, 30, &acltest_device);
+	nm_add_fx(s, ipc_event_between_processes, 60, &acltest_device);
 	return acltest_run(s);
 }

@@ -227,7 +227,6 @@ int main(void)
 {
 	Suite *s = suite_create("acl_exhaust");
 	uint64_t max_bytes = 0, reserve = 0;
-	TCase *tc;
 	int r;
 
 	acltest_require_device();
@@ -248,9 +247,6 @@ int main(void)
 		       (unsigned long long)reserve);
 		return 77;
 	}
-	tc = tcase_create("exhaust");
-	tcase_add_loop_test(tc, exhaust, 0, 2 * NPOL);
-	tcase_set_timeout(tc, 600);
-	suite_add_tcase(s, tc);
+	nm_add_loop(s, exhaust, 2 * NPOL, 600, NULL);
 	return acltest_run(s);
 }

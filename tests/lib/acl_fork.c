@@ -188,8 +188,8 @@ int main(void)
 
 	acltest_require_device();
 	setenv("NPU_MEM_POOL_MAX", "16M", 1);
-	acltest_add(s, child_starts_clean, 60);
-	acltest_add(s, child_pool_is_empty, 60);
-	acltest_add(s, fork_while_threads_allocate, 120);
+	nm_add(s, child_starts_clean, 60);
+	nm_add(s, child_pool_is_empty, 60);
+	nm_add(s, fork_while_threads_allocate, 120);
 	return acltest_run(s);
 }

@@ -80,6 +80,6 @@ int main(void)
 
 	acltest_require_device();
 	setenv("NPU_MEM_POOL_MAX", "16M", 1);
-	acltest_add(s, parent_handles_survive_fork, 60);
+	nm_add(s, parent_handles_survive_fork, 60);
 	return acltest_run(s);
 }

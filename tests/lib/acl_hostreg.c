@@ -15,24 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include "acltest.h"
+#include "acltest_device.h"
 #include "acl/acl.h"
 
 #define PG	4096
 #define N	(64 * PG)
-
-static void setup(void)
-{
-	ck_assert_int_eq(aclrtSetDevice(0), ACL_SUCCESS);
-}
-
-static void teardown(void)
-{
-	aclrtResetDeviceForce(0);
-}
 
 /* VmPin of this process in bytes. */
 static long vm_pin(void)
@@ -306,7 +295,6 @@ START_TEST(fork_and_finalize)
 	unsigned char *p = pages(N);
 	long pin0 = vm_pin();
 	pid_t pid;
-	int st;
 
 	ck_assert_int_eq(aclrtHostRegisterV2(p, N, ACL_HOST_REG_MAPPED), 0);
 	pid = fork();
@@ -327,9 +315,7 @@ START_TEST(fork_and_finalize)
 			_exit(93);
 		_exit(0);
 	}
-	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-	ck_assert(WIFEXITED(st));
-	ck_assert_int_eq(WEXITSTATUS(st), 0);
+	ck_assert_int_eq(acltest_reap(pid), 0);
 	ck_assert_int_eq(vm_pin() - pin0, N);
 
 	ck_assert_int_eq(aclInit(NULL), 0);
@@ -348,18 +334,12 @@ int main(void)
 		bad_arguments, register_copy_unregister, overlaps_and_kinds,
 		read_only, fork_and_finalize,
 	};
-	TCase *tc;
 	size_t i;
 
 	acltest_require_device();
 	/* Freed buffers leave VmPin at once, which the checks count on. */
 	setenv("NPU_MEM_POOL_MAX", "0", 1);
-	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
-		tc = tcase_create(tests[i]->name);
-		tcase_add_checked_fixture(tc, setup, teardown);
-		tcase_add_test(tc, tests[i]);
-		tcase_set_timeout(tc, 60);
-		suite_add_tcase(s, tc);
-	}
+	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
+		nm_add_fx(s, tests[i], 60, &acltest_device);
 	return acltest_run(s);
 }

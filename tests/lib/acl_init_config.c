@@ -105,20 +105,17 @@ START_TEST(bad_files_refused)
 }
 END_TEST
 
+static const struct nm_fixture fixture = {
+	.teardown = teardown,
+};
+
 int main(void)
 {
 	Suite *s = suite_create("acl_init_config");
 
 	acltest_require_device();
-#define ADD(t, secs) do {						\
-		TCase *tc = tcase_create(#t);				\
-		tcase_add_checked_fixture(tc, NULL, teardown);		\
-		tcase_add_test(tc, t);					\
-		tcase_set_timeout(tc, secs);				\
-		suite_add_tcase(s, tc);					\
-	} while (0)
-	ADD(default_device_sets_implicitly, 30);
-	ADD(no_default_device_no_context, 30);
-	ADD(bad_files_refused, 30);
+	nm_add_fx(s, default_device_sets_implicitly, 30, &fixture);
+	nm_add_fx(s, no_default_device_no_context, 30, &fixture);
+	nm_add_fx(s, bad_files_refused, 30, &fixture);
 	return acltest_run(s);
 }

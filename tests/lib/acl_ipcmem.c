@@ -14,24 +14,13 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include "acltest.h"
+#include "acltest_device.h"
 #include "acl/acl.h"
 
 #define N	(256 * 1024)
 #define KEYLEN	65
-
-static void setup(void)
-{
-	ck_assert_int_eq(aclrtSetDevice(0), ACL_SUCCESS);
-}
-
-static void teardown(void)
-{
-	aclrtResetDeviceForce(0);
-}
 
 static void *dev_alloc(size_t n, uint32_t seed)
 {
@@ -106,13 +95,9 @@ static struct child spawn(int (*fn)(int in, int out))
 
 static int reap(struct child *c)
 {
-	int st;
-
 	close(c->to);
 	close(c->from);
-	ck_assert_int_eq(waitpid(c->pid, &st, 0), c->pid);
-	ck_assert_msg(WIFEXITED(st), "child died (status %#x)", st);
-	return WEXITSTATUS(st);
+	return acltest_reap(c->pid);
 }
 
 /*
@@ -556,17 +541,11 @@ int main(void)
 		bad_arguments, same_process, between_processes,
 		exporter_closes_first, exporter_exits_first, fork_and_finalize,
 	};
-	TCase *tc;
 	size_t i;
 
 	acltest_require_device();
 	/* The pool stays on: exported memory must not go into it. */
-	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
-		tc = tcase_create(tests[i]->name);
-		tcase_add_checked_fixture(tc, setup, teardown);
-		tcase_add_test(tc, tests[i]);
-		tcase_set_timeout(tc, 60);
-		suite_add_tcase(s, tc);
-	}
+	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
+		nm_add_fx(s, tests[i], 60, &acltest_device);
 	return acltest_run(s);
 }

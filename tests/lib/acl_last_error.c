@@ -517,27 +517,24 @@ START_TEST(per_thread)
 }
 END_TEST
 
+static const struct nm_fixture fixture = {
+	.setup = setup, .teardown = teardown,
+};
+
 int main(void)
 {
 	Suite *s = suite_create("acl_last_error");
-	TCase *tc;
+	const TTest *tests[] = {
+		context_failures, stream_failures, callback_failures,
+		notify_failures, memory_failures, copy_failures,
+		allocator_failures, helper_codes_without_context,
+		success_keeps_last_error, per_thread,
+	};
 
 	acltest_require_device();
-	tc = tcase_create("last_error");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, context_failures);
-	tcase_add_test(tc, stream_failures);
-	tcase_add_test(tc, callback_failures);
-	tcase_add_test(tc, notify_failures);
-	tcase_add_test(tc, memory_failures);
-	tcase_add_test(tc, copy_failures);
-	tcase_add_test(tc, allocator_failures);
-	tcase_add_test(tc, helper_codes_without_context);
-	tcase_add_test(tc, success_keeps_last_error);
-	tcase_add_test(tc, per_thread);
-	suite_add_tcase(s, tc);
+	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
+		nm_add_fx(s, tests[i], 60, &fixture);
 	/* aclInit/aclFinalize: no device set around them. */
-	acltest_add(s, init_failures, 30);
+	nm_add(s, init_failures, 30);
 	return acltest_run(s);
 }

@@ -407,15 +407,9 @@ START_TEST(many_live_buffers)
 }
 END_TEST
 
-static void add(Suite *s, const TTest *t, double timeout)
-{
-	TCase *tc = tcase_create(t->name);
-
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, t);
-	tcase_set_timeout(tc, timeout);
-	suite_add_tcase(s, tc);
-}
+static const struct nm_fixture fixture = {
+	.setup = setup, .teardown = teardown,
+};
 
 int main(void)
 {
@@ -428,19 +422,19 @@ int main(void)
 		printf("cannot read/write the module's max_bytes (root?)\n");
 		return 1;
 	}
-	add(s, every_allocator_every_policy, 120);
-	add(s, rounding_examples, 30);
-	add(s, huge1g_policies, 60);
-	add(s, page_policies_reach_the_driver, 30);
-	add(s, too_large_fails_cleanly, 30);
-	add(s, over_the_cap_fails_cleanly, 30);
-	add(s, argument_errors, 30);
-	add(s, free_errors, 30);
-	add(s, freed_memory_is_unmapped, 30);
-	add(s, fresh_memory_holds_no_old_data, 60);
-	add(s, read_only_buffers, 30);
-	add(s, host_memory, 30);
-	add(s, many_live_buffers, 120);
+	nm_add_fx(s, every_allocator_every_policy, 120, &fixture);
+	nm_add_fx(s, rounding_examples, 30, &fixture);
+	nm_add_fx(s, huge1g_policies, 60, &fixture);
+	nm_add_fx(s, page_policies_reach_the_driver, 30, &fixture);
+	nm_add_fx(s, too_large_fails_cleanly, 30, &fixture);
+	nm_add_fx(s, over_the_cap_fails_cleanly, 30, &fixture);
+	nm_add_fx(s, argument_errors, 30, &fixture);
+	nm_add_fx(s, free_errors, 30, &fixture);
+	nm_add_fx(s, freed_memory_is_unmapped, 30, &fixture);
+	nm_add_fx(s, fresh_memory_holds_no_old_data, 60, &fixture);
+	nm_add_fx(s, read_only_buffers, 30, &fixture);
+	nm_add_fx(s, host_memory, 30, &fixture);
+	nm_add_fx(s, many_live_buffers, 120, &fixture);
 	ret = acltest_run(s);
 	/* Whatever a failed test left behind. */
 	acltest_set_max_bytes(saved_max_bytes, NULL);

@@ -536,10 +536,13 @@ START_TEST(allocator_table)
 }
 END_TEST
 
+static const struct nm_fixture fixture = {
+	.setup = setup, .teardown = teardown,
+};
+
 int main(void)
 {
 	Suite *s = suite_create("acl_mem_ext");
-	TCase *tc;
 	const TTest *tests[] = {
 		memset_host_memory, free_without_context, memcpy_kind_matrix,
 		memcpy2d, memset_d32, malloc_with_cfg, address_range_and_types,
@@ -549,12 +552,7 @@ int main(void)
 
 	acltest_require_device();
 	setenv("NPU_MEM_POOL_MAX", "0", 1);
-	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
-		tc = tcase_create(tests[i]->name);
-		tcase_add_checked_fixture(tc, setup, teardown);
-		tcase_add_test(tc, tests[i]);
-		tcase_set_timeout(tc, 60);
-		suite_add_tcase(s, tc);
-	}
+	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
+		nm_add_fx(s, tests[i], 60, &fixture);
 	return acltest_run(s);
 }

@@ -597,10 +597,13 @@ START_TEST(device_l2_cache_flush)
 }
 END_TEST
 
+static const struct nm_fixture fixture = {
+	.setup = setup, .teardown = teardown,
+};
+
 int main(void)
 {
 	Suite *s = suite_create("acl_mem_more");
-	TCase *tc;
 	const TTest *tests[] = {
 		batch_sync_copies, batch_argument_rules,
 		batch_async_stream_order, memcpy_async_with_condition,
@@ -610,12 +613,7 @@ int main(void)
 
 	acltest_require_device();
 	setenv("NPU_MEM_POOL_MAX", "0", 1);
-	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
-		tc = tcase_create(tests[i]->name);
-		tcase_add_checked_fixture(tc, setup, teardown);
-		tcase_add_test(tc, tests[i]);
-		tcase_set_timeout(tc, 60);
-		suite_add_tcase(s, tc);
-	}
+	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
+		nm_add_fx(s, tests[i], 60, &fixture);
 	return acltest_run(s);
 }

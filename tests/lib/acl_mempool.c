@@ -8,18 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "acltest.h"
+#include "acltest_device.h"
 #include "acl/acl.h"
-
-static void setup(void)
-{
-	ck_assert_int_eq(aclrtSetDevice(0), ACL_SUCCESS);
-}
-
-static void teardown(void)
-{
-	aclrtResetDeviceForce(0);
-}
 
 static void sleep_fn(void *arg)
 {
@@ -170,14 +160,7 @@ int main(void)
 	Suite *s = suite_create("acl_mempool");
 
 	acltest_require_device();
-#define ADD(t, secs) do {						\
-		TCase *tc = tcase_create(#t);				\
-		tcase_add_checked_fixture(tc, setup, teardown);		\
-		tcase_add_test(tc, t);					\
-		tcase_set_timeout(tc, secs);				\
-		suite_add_tcase(s, tc);					\
-	} while (0)
-	ADD(reuse_after_the_free_ran, 30);
-	ADD(limits_attributes_errors, 30);
+	nm_add_fx(s, reuse_after_the_free_ran, 30, &acltest_device);
+	nm_add_fx(s, limits_attributes_errors, 30, &acltest_device);
 	return acltest_run(s);
 }

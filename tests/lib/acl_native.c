@@ -103,8 +103,8 @@ int main(void)
 	Suite *s = suite_create("acl_native");
 
 	acltest_require_device();
-	acltest_add(s, round_trip, 30);
-	acltest_add(s, errors_are_negative_errno, 30);
-	acltest_add(s, acl_error_codes, 30);
+	nm_add(s, round_trip, 30);
+	nm_add(s, errors_are_negative_errno, 30);
+	nm_add(s, acl_error_codes, 30);
 	return acltest_run(s);
 }

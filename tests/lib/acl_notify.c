@@ -12,21 +12,10 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include "acltest.h"
+#include "acltest_device.h"
 #include "acl/acl.h"
-
-static void setup(void)
-{
-	ck_assert_int_eq(aclrtSetDevice(0), ACL_SUCCESS);
-}
-
-static void teardown(void)
-{
-	aclrtResetDeviceForce(0);
-}
 
 static void sleep_fn(void *arg)
 {
@@ -141,7 +130,7 @@ END_TEST
  * records it after a delay; it reports the import's code through its exit
  * status.
  */
-static int child_import_and_record(int rfd)
+static int child_import_and_record(int rfd, void *unused)
 {
 	char key[128] = { 0 };
 	aclrtNotify n;
@@ -149,6 +138,7 @@ static int child_import_and_record(int rfd)
 	ssize_t got;
 	int ret;
 
+	(void)unused;
 	got = read(rfd, key, sizeof(key) - 1);
 	if (got <= 0)
 		return 90;
@@ -168,32 +158,6 @@ static int child_import_and_record(int rfd)
 	return 0;
 }
 
-static pid_t spawn(int *wfd)
-{
-	int p[2];
-	pid_t pid;
-
-	ck_assert_int_eq(pipe(p), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (!pid) {
-		close(p[1]);
-		_exit(child_import_and_record(p[0]));
-	}
-	close(p[0]);
-	*wfd = p[1];
-	return pid;
-}
-
-static int reap(pid_t pid)
-{
-	int st;
-
-	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-	ck_assert(WIFEXITED(st));
-	return WEXITSTATUS(st);
-}
-
 START_TEST(between_processes)
 {
 	aclrtNotify n;
@@ -209,30 +173,30 @@ START_TEST(between_processes)
 	ck_assert_uint_le(strlen(key) + 1, 65);
 
 	/* Allowed: the child's record releases our wait. */
-	child = spawn(&wfd);
+	child = acltest_spawn(child_import_and_record, NULL, &wfd);
 	pid = child;
 	ck_assert_int_eq(aclrtNotifySetImportPid(n, &pid, 1), 0);
 	ck_assert_int_eq(aclrtWaitAndResetNotify(n, s, 20000), 0);
 	ck_assert_int_eq(write(wfd, key, strlen(key)), (ssize_t)strlen(key));
 	close(wfd);
 	ck_assert_int_eq(aclrtSynchronizeStream(s), 0);
-	ck_assert_int_eq(reap(child), 0);
+	ck_assert_int_eq(acltest_reap(child), 0);
 
 	/* Not allowed: refused, and nothing is recorded. */
-	child = spawn(&wfd);
+	child = acltest_spawn(child_import_and_record, NULL, &wfd);
 	ck_assert_int_eq(write(wfd, key, strlen(key)), (ssize_t)strlen(key));
 	close(wfd);
-	ck_assert_int_eq(reap(child), 92);
+	ck_assert_int_eq(acltest_reap(child), 92);
 
 	/* Validation disabled on export: anyone the kernel lets in. */
 	ck_assert_int_eq(aclrtNotifyGetExportKey(n, key, sizeof(key),
 			ACL_RT_NOTIFY_EXPORT_FLAG_DISABLE_PID_VALIDATION), 0);
-	child = spawn(&wfd);
+	child = acltest_spawn(child_import_and_record, NULL, &wfd);
 	ck_assert_int_eq(aclrtWaitAndResetNotify(n, s, 20000), 0);
 	ck_assert_int_eq(write(wfd, key, strlen(key)), (ssize_t)strlen(key));
 	close(wfd);
 	ck_assert_int_eq(aclrtSynchronizeStream(s), 0);
-	ck_assert_int_eq(reap(child), 0);
+	ck_assert_int_eq(acltest_reap(child), 0);
 
 	ck_assert_int_eq(aclrtDestroyNotify(n), 0);
 	ck_assert_int_eq(aclrtDestroyStream(s), 0);
@@ -259,16 +223,9 @@ int main(void)
 	Suite *s = suite_create("acl_notify");
 
 	acltest_require_device();
-#define ADD(t, secs) do {						\
-		TCase *tc = tcase_create(#t);				\
-		tcase_add_checked_fixture(tc, setup, teardown);		\
-		tcase_add_test(tc, t);					\
-		tcase_set_timeout(tc, secs);				\
-		suite_add_tcase(s, tc);					\
-	} while (0)
-	ADD(record_releases_wait, 30);
-	ADD(bad_arguments, 30);
-	ADD(between_processes, 60);
-	ADD(destroy_force_with_waiter, 30);
+	nm_add_fx(s, record_releases_wait, 30, &acltest_device);
+	nm_add_fx(s, bad_arguments, 30, &acltest_device);
+	nm_add_fx(s, between_processes, 60, &acltest_device);
+	nm_add_fx(s, destroy_force_with_waiter, 30, &acltest_device);
 	return acltest_run(s);
 }

@@ -73,7 +73,7 @@ int main(void)
 
 	acltest_require_device();
 	setenv("NPU_MEM_POOL_MAX", "16M", 1);
-	acltest_add(s, small_sizes_are_pooled, 30);
-	acltest_add(s, exact_page_is_its_own_class, 30);
+	nm_add(s, small_sizes_are_pooled, 30);
+	nm_add(s, exact_page_is_its_own_class, 30);
 	return acltest_run(s);
 }

@@ -6,18 +6,8 @@
  * aclrtSetTsDevice, the SIMT/SIMD limits there is no hardware for, and the
  * device id mappings and topology of a one-device system.
  */
-#include "acltest.h"
+#include "acltest_device.h"
 #include "acl/acl.h"
-
-static void setup(void)
-{
-	ck_assert_int_eq(aclrtSetDevice(0), ACL_SUCCESS);
-}
-
-static void teardown(void)
-{
-	aclrtResetDeviceForce(0);
-}
 
 START_TEST(process_options)
 {
@@ -160,17 +150,10 @@ int main(void)
 	Suite *s = suite_create("acl_settings");
 
 	acltest_require_device();
-#define ADD(t, secs) do {						\
-		TCase *tc = tcase_create(#t);				\
-		tcase_add_checked_fixture(tc, setup, teardown);		\
-		tcase_add_test(tc, t);					\
-		tcase_set_timeout(tc, secs);				\
-		suite_add_tcase(s, tc);					\
-	} while (0)
-	ADD(process_options, 30);
-	ADD(context_options_are_the_contexts, 30);
-	ADD(sat_mode_ts_limits, 30);
-	ADD(device_ids_and_topology, 30);
-	ADD(stream_and_thread_core_limits, 30);
+	nm_add_fx(s, process_options, 30, &acltest_device);
+	nm_add_fx(s, context_options_are_the_contexts, 30, &acltest_device);
+	nm_add_fx(s, sat_mode_ts_limits, 30, &acltest_device);
+	nm_add_fx(s, device_ids_and_topology, 30, &acltest_device);
+	nm_add_fx(s, stream_and_thread_core_limits, 30, &acltest_device);
 	return acltest_run(s);
 }

@@ -232,28 +232,22 @@ START_TEST(no_device_no_streams)
 }
 END_TEST
 
-static void add(Suite *s, const TTest *t, double timeout)
-{
-	TCase *tc = tcase_create(t->name);
-
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, t);
-	tcase_set_timeout(tc, timeout);
-	suite_add_tcase(s, tc);
-}
+static const struct nm_fixture fixture = {
+	.setup = setup, .teardown = teardown,
+};
 
 int main(void)
 {
 	Suite *s = suite_create("acl_stream");
 
 	acltest_require_device();
-	add(s, in_order_and_complete_at_sync, 60);
-	add(s, default_stream, 30);
-	add(s, errors_surface_at_sync, 120);
-	add(s, argument_errors_are_immediate, 30);
-	add(s, bad_handles, 30);
-	add(s, destroy_waits_force_discards, 120);
-	add(s, reset_destroys_streams, 30);
-	add(s, no_device_no_streams, 30);
+	nm_add_fx(s, in_order_and_complete_at_sync, 60, &fixture);
+	nm_add_fx(s, default_stream, 30, &fixture);
+	nm_add_fx(s, errors_surface_at_sync, 120, &fixture);
+	nm_add_fx(s, argument_errors_are_immediate, 30, &fixture);
+	nm_add_fx(s, bad_handles, 30, &fixture);
+	nm_add_fx(s, destroy_waits_force_discards, 120, &fixture);
+	nm_add_fx(s, reset_destroys_streams, 30, &fixture);
+	nm_add_fx(s, no_device_no_streams, 30, &fixture);
 	return acltest_run(s);
 }

@@ -262,7 +262,7 @@ int main(int argc, char **argv)
 	if (!realpath(argv[0], self))
 		return 1;
 	s = suite_create("acl_stress");
-	acltest_add(s, stress_pool_off, 300);
-	acltest_add(s, stress_pool_on, 300);
+	nm_add(s, stress_pool_off, 300);
+	nm_add(s, stress_pool_on, 300);
 	return acltest_run(s);
 }

@@ -423,14 +423,14 @@ int main(void)
 
 	acltest_require_device();
 	setenv("NPU_MEM_POOL_MAX", "0", 1);
-	acltest_add(s, versions, 30);
-	acltest_add(s, soc_and_cann_attributes, 30);
-	acltest_add(s, device_info, 30);
-	acltest_add(s, capability_status_utilization, 60);
-	acltest_add(s, resource_limits, 30);
-	acltest_add(s, peers, 30);
-	acltest_add(s, identity_and_verbose, 30);
-	acltest_add(s, errors_per_thread, 30);
-	acltest_add(s, success_keeps_last_error, 30);
+	nm_add(s, versions, 30);
+	nm_add(s, soc_and_cann_attributes, 30);
+	nm_add(s, device_info, 30);
+	nm_add(s, capability_status_utilization, 60);
+	nm_add(s, resource_limits, 30);
+	nm_add(s, peers, 30);
+	nm_add(s, identity_and_verbose, 30);
+	nm_add(s, errors_per_thread, 30);
+	nm_add(s, success_keeps_last_error, 30);
 	return acltest_run(s);
 }

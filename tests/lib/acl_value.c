@@ -9,18 +9,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "acltest.h"
+#include "acltest_device.h"
 #include "acl/acl.h"
-
-static void setup(void)
-{
-	ck_assert_int_eq(aclrtSetDevice(0), ACL_SUCCESS);
-}
-
-static void teardown(void)
-{
-	aclrtResetDeviceForce(0);
-}
 
 START_TEST(wait_holds_the_stream)
 {
@@ -127,15 +117,8 @@ int main(void)
 	Suite *s = suite_create("acl_value");
 
 	acltest_require_device();
-#define ADD(t, secs) do {						\
-		TCase *tc = tcase_create(#t);				\
-		tcase_add_checked_fixture(tc, setup, teardown);		\
-		tcase_add_test(tc, t);					\
-		tcase_set_timeout(tc, secs);				\
-		suite_add_tcase(s, tc);					\
-	} while (0)
-	ADD(wait_holds_the_stream, 30);
-	ADD(write_on_one_stream_releases_another, 30);
-	ADD(bad_words, 30);
+	nm_add_fx(s, wait_holds_the_stream, 30, &acltest_device);
+	nm_add_fx(s, write_on_one_stream_releases_another, 30, &acltest_device);
+	nm_add_fx(s, bad_words, 30, &acltest_device);
 	return acltest_run(s);
 }

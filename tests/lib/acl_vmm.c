@@ -14,24 +14,13 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include "acltest.h"
+#include "acltest_device.h"
 #include "acl/acl.h"
 
 #define SZ_64K	((size_t)64 << 10)
 #define SZ_2M	((size_t)2 << 20)
-
-static void setup(void)
-{
-	ck_assert_int_eq(aclrtSetDevice(0), ACL_SUCCESS);
-}
-
-static void teardown(void)
-{
-	aclrtResetDeviceForce(0);
-}
 
 static aclrtPhysicalMemProp prop_of(aclrtMemAttr attr)
 {
@@ -324,7 +313,6 @@ static int child_write(volatile char *p, char val)
 {
 	struct sigaction sa;
 	pid_t pid;
-	int st;
 
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
@@ -338,9 +326,7 @@ static int child_write(volatile char *p, char val)
 		*p = 1;
 		_exit(0);
 	}
-	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-	ck_assert(WIFEXITED(st));
-	return WEXITSTATUS(st);
+	return acltest_reap(pid);
 }
 
 /* madvise(MADV_DOFORK), or true where the kernel refuses it on our
@@ -520,67 +506,57 @@ struct msg {
  * import exits 91 (ACL_ERROR_RT_NO_PERMISSION) or 92
  * (ACL_ERROR_RT_PARAM_INVALID: no such handle); other failures 10..17.
  */
+static int import_child(int rfd, void *unused)
+{
+	aclrtDrvMemHandle h;
+	struct msg m;
+	char *v;
+	int ret;
+
+	(void)unused;
+	if (read(rfd, &m, sizeof(m)) != (ssize_t)sizeof(m))
+		return 10;
+	if (aclrtSetDevice(0))
+		return 11;
+	if (!m.type)
+		ret = aclrtMemImportFromShareableHandle(m.word, 0, &h);
+	else
+		ret = aclrtMemImportFromShareableHandleV2(
+			m.type == ACL_MEM_SHARE_HANDLE_TYPE_FABRIC ?
+			(void *)&m.fabric : (void *)&m.word,
+			(aclrtMemSharedHandleType)m.type, 0, &h);
+	if (ret == ACL_ERROR_RT_NO_PERMISSION)
+		return 91;
+	if (ret == ACL_ERROR_RT_PARAM_INVALID)
+		return 92;
+	if (ret)
+		return 12;
+	if (aclrtReserveMemAddress((void **)&v, SZ_64K, 0, NULL, 0))
+		return 13;
+	if (aclrtMapMem(v, SZ_64K, 0, h, 0))
+		return 14;
+	if (memcmp(v, "shared", 7))
+		return 15;
+	if (aclrtMemcpy(v, SZ_64K, "child", 6,
+			ACL_MEMCPY_HOST_TO_DEVICE))
+		return 16;
+	if (aclrtUnmapMem(v) || aclrtFreePhysical(h) ||
+	    aclrtReleaseMemAddress(v))
+		return 17;
+	aclrtResetDevice(0);
+	return 0;
+}
+
 static pid_t importer(int *wfd)
 {
-	int fds[2];
-	pid_t pid;
-
-	ck_assert_int_eq(pipe(fds), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (!pid) {
-		aclrtDrvMemHandle h;
-		struct msg m;
-		char *v;
-		int ret;
-
-		close(fds[1]);
-		if (read(fds[0], &m, sizeof(m)) != (ssize_t)sizeof(m))
-			_exit(10);
-		if (aclrtSetDevice(0))
-			_exit(11);
-		if (!m.type)
-			ret = aclrtMemImportFromShareableHandle(m.word, 0, &h);
-		else
-			ret = aclrtMemImportFromShareableHandleV2(
-				m.type == ACL_MEM_SHARE_HANDLE_TYPE_FABRIC ?
-				(void *)&m.fabric : (void *)&m.word,
-				(aclrtMemSharedHandleType)m.type, 0, &h);
-		if (ret == ACL_ERROR_RT_NO_PERMISSION)
-			_exit(91);
-		if (ret == ACL_ERROR_RT_PARAM_INVALID)
-			_exit(92);
-		if (ret)
-			_exit(12);
-		if (aclrtReserveMemAddress((void **)&v, SZ_64K, 0, NULL, 0))
-			_exit(13);
-		if (aclrtMapMem(v, SZ_64K, 0, h, 0))
-			_exit(14);
-		if (memcmp(v, "shared", 7))
-			_exit(15);
-		if (aclrtMemcpy(v, SZ_64K, "child", 6,
-				ACL_MEMCPY_HOST_TO_DEVICE))
-			_exit(16);
-		if (aclrtUnmapMem(v) || aclrtFreePhysical(h) ||
-		    aclrtReleaseMemAddress(v))
-			_exit(17);
-		aclrtResetDevice(0);
-		_exit(0);
-	}
-	close(fds[0]);
-	*wfd = fds[1];
-	return pid;
+	return acltest_spawn(import_child, NULL, wfd);
 }
 
 static int send_reap(pid_t pid, int wfd, const struct msg *m)
 {
-	int st;
-
 	ck_assert_int_eq(write(wfd, m, sizeof(*m)), (ssize_t)sizeof(*m));
 	close(wfd);
-	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-	ck_assert(WIFEXITED(st));
-	return WEXITSTATUS(st);
+	return acltest_reap(pid);
 }
 
 START_TEST(shareable_v1)
@@ -733,21 +709,14 @@ int main(void)
 	Suite *s = suite_create("acl_vmm");
 
 	acltest_require_device();
-#define ADD(t, secs) do {						\
-		TCase *tc = tcase_create(#t);				\
-		tcase_add_checked_fixture(tc, setup, teardown);		\
-		tcase_add_test(tc, t);					\
-		tcase_set_timeout(tc, secs);				\
-		suite_add_tcase(s, tc);					\
-	} while (0)
-	ADD(malloc_physical_rules, 30);
-	ADD(reserve_rules, 30);
-	ADD(map_rules, 30);
-	ADD(three_piece_tensor, 30);
-	ADD(offsets_alias, 30);
-	ADD(access_flags, 60);
-	ADD(free_while_mapped_and_retain, 30);
-	ADD(shareable_v1, 60);
-	ADD(shareable_v2, 60);
+	nm_add_fx(s, malloc_physical_rules, 30, &acltest_device);
+	nm_add_fx(s, reserve_rules, 30, &acltest_device);
+	nm_add_fx(s, map_rules, 30, &acltest_device);
+	nm_add_fx(s, three_piece_tensor, 30, &acltest_device);
+	nm_add_fx(s, offsets_alias, 30, &acltest_device);
+	nm_add_fx(s, access_flags, 60, &acltest_device);
+	nm_add_fx(s, free_while_mapped_and_retain, 30, &acltest_device);
+	nm_add_fx(s, shareable_v1, 60, &acltest_device);
+	nm_add_fx(s, shareable_v2, 60, &acltest_device);
 	return acltest_run(s);
 }

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * nmtest_sys: the system helpers of the tests, without Check: files, module
+ * parameters, /proc, processes, capabilities, time, patterns and errno
+ * names.  Nothing here asserts: each call returns 0 or -errno (or says in
+ * its comment what it returns), so programs that are not Check programs
+ * (the fuzzer, the fault injector, the benchmark) can link nmtest_sys.c on
+ * its own.  The Check layer (nmtest_util.h and the rest of tests/common/)
+ * is built on top of it.
+ */
+#ifndef NMTEST_SYS_H
+#define NMTEST_SYS_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/npu_mem.h>
+
+#define NM_DEV_PATH	"/dev/" NPU_MEM_DEVICE_NAME
+#define NM_SYSMOD	"/sys/module/npu_mem"
+#define NM_DEBUGFS	"/sys/kernel/debug/npu_mem"
+
+#define NM_4K		4096ULL
+#define NM_2M		(2ULL << 20)
+#define NM_1G		(1ULL << 30)
+#define NM_KiB		1024ULL
+#define NM_MiB		(1ULL << 20)
+
+#define NM_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define NM_ALIGN(x, a)		(((x) + (a) - 1) & ~((uint64_t)(a) - 1))
+
+const char *nm_errname(int err);	/* "EINVAL", or "errno 1234" */
+const char *nm_retname(long ret);	/* "0", "-EINVAL", "17" */
+
+/* ------------------------------------------------------------------ */
+/* Memory contents                                                      */
+
+void nm_fill(void *p, size_t len, uint64_t seed);
+/* Offset of the first byte that differs from nm_fill(seed), or SIZE_MAX */
+size_t nm_verify(const void *p, size_t len, uint64_t seed);
+/* Offset of the first non-zero byte, or SIZE_MAX */
+size_t nm_nonzero(const void *p, size_t len);
+/* Offset of the first byte that is not v, or SIZE_MAX */
+size_t nm_first_not(const void *p, size_t len, uint8_t v);
+/* Pattern relative to a base offset: the word at byte offset o of the whole
+ * buffer is the same whichever part of the buffer is mapped. */
+void nm_fill_at(void *p, size_t len, uint64_t seed, uint64_t base);
+size_t nm_verify_at(const void *p, size_t len, uint64_t seed, uint64_t base);
+
+/* Touch addr (read, or write when write is true) under a SIGSEGV/SIGBUS
+ * handler: 0 when it worked, else the signal number. */
+int nm_probe(volatile void *addr, bool write);
+
+/* ------------------------------------------------------------------ */
+/* Processes, files, system                                             */
+
+/* waitpid with a timeout: returns the status, or -1 (and kills the child
+ * with SIGKILL) when it did not end within timeout_s seconds. */
+int nm_wait_timeout(pid_t pid, double timeout_s);
+
+/* Files this process has open (entries of /proc/self/fd), or -errno */
+int nm_fds_open(void);
+/* "VmPin:" of /proc/self/status, in bytes: 0 or -errno/-ENOENT */
+int nm_vmpin(uint64_t *bytes);
+/* Integer value after "key:" in a "key: value" file; 0 or -errno/-ENOENT */
+int nm_kv_file(const char *path, const char *key, uint64_t *val);
+/* The same with another separator ("key value" files: ' ') */
+int nm_key_file(const char *path, const char *key, char sep, uint64_t *val);
+int nm_fdinfo(int fd, const char *key, uint64_t *val);
+/* Whole file into a malloc'd NUL-terminated string (NULL and errno) */
+char *nm_read_file(const char *path);
+int nm_write_file(const char *path, const char *text);
+/* A file holding one (signed: fault-injection's "times" may be -1) number,
+ * in any base strtol reads: 0 or -errno */
+int nm_read_long(const char *path, long *val);
+/* Module parameter as an integer: 0 or -errno */
+int nm_param_get(const char *name, uint64_t *val);
+int nm_param_set(const char *name, uint64_t val);
+
+/* Drop capabilities (CAP_* numbers, as a mask of 1ULL << cap) from the
+ * effective, permitted and inheritable sets of the calling thread. */
+int nm_drop_caps(uint64_t caps);
+
+/* Mount debugfs in a private mount namespace of this process if it is not
+ * mounted; returns 0 or -errno. */
+int nm_debugfs_mount(void);
+
+/* Run `sh -c cmd` with stderr folded into stdout; returns the exit status
+ * (-1 when it could not run) and, when out is not NULL, the output in a
+ * malloc'd string. */
+int nm_shell(const char *cmd, char **out);
+
+double nm_now(void);			/* CLOCK_MONOTONIC seconds */
+/* $name as a number (strtoull base 0); def when unset, empty or not a
+ * number. */
+uint64_t nm_env_u64(const char *name, uint64_t def);
+uint64_t nm_rand64(uint64_t *state);	/* splitmix64 */
+
+#endif /* NMTEST_SYS_H */
