@@ -49,6 +49,9 @@
 
 #define RW		(PROT_READ | PROT_WRITE)
 
+/* Everything up to the #else needs libibverbs (not in the arm64 sysroot). */
+#ifdef NM_HAVE_IBVERBS
+
 static const char *kernel_release(void)
 {
 	static struct utsname u;
@@ -136,8 +139,6 @@ static void pat_fill(uint8_t *p, size_t len, uint64_t seed, uint64_t base)
 }
 
 /* ---------------------------------------------------------------- */
-
-#ifdef NM_HAVE_IBVERBS
 
 #define ACCESS		(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 			 IBV_ACCESS_REMOTE_READ)
