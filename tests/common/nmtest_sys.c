@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -289,6 +290,28 @@ int nm_read_long(const char *path, long *val)
 int nm_kv_file(const char *path, const char *key, uint64_t *val)
 {
 	return nm_key_file(path, key, ':', val);
+}
+
+int nm_meminfo_kb(const char *key, uint64_t *kb)
+{
+	nm_write_file("/proc/sys/vm/stat_refresh", "1");
+	return nm_kv_file("/proc/meminfo", key, kb);
+}
+
+const char *nm_kernel_release(void)
+{
+	static struct utsname u;
+
+	uname(&u);
+	return u.release;
+}
+
+int nm_kernel_version(void)
+{
+	int major = 0, minor = 0;
+
+	sscanf(nm_kernel_release(), "%d.%d", &major, &minor);
+	return major * 100 + minor;
 }
 
 int nm_key_file(const char *path, const char *key, char sep, uint64_t *val)

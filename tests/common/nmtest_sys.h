@@ -66,6 +66,15 @@ int nm_fds_open(void);
 int nm_vmpin(uint64_t *bytes);
 /* Integer value after "key:" in a "key: value" file; 0 or -errno/-ENOENT */
 int nm_kv_file(const char *path, const char *key, uint64_t *val);
+/*
+ * A /proc/meminfo value, kB, after the per-CPU parts of the node counters
+ * are folded in (vm.stat_refresh, as root): on 5.10 FilePmdMapped lags by
+ * chunks until then.  0 or -errno/-ENOENT
+ */
+int nm_meminfo_kb(const char *key, uint64_t *kb);
+/* The running kernel's release string, and its major * 100 + minor */
+const char *nm_kernel_release(void);
+int nm_kernel_version(void);
 /* The same with another separator ("key value" files: ' ') */
 int nm_key_file(const char *path, const char *key, char sep, uint64_t *val);
 int nm_fdinfo(int fd, const char *key, uint64_t *val);

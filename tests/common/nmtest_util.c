@@ -14,7 +14,6 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/utsname.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -56,13 +55,6 @@ void nm_skip_note(const char *fmt, ...)
 	fflush(stdout);
 }
 
-static int nm_kernel_major(void)
-{
-	struct utsname u;
-
-	return uname(&u) == 0 ? atoi(u.release) : 0;
-}
-
 bool nm_dofork_refused(void)
 {
 	struct npu_mem_alloc a;
@@ -78,7 +70,7 @@ bool nm_dofork_refused(void)
 	if (ret == 0)
 		return false;
 	/* Any other failure, or on an older kernel, is the module's. */
-	ck_assert_msg(err == EINVAL && nm_kernel_major() >= 7,
+	ck_assert_msg(err == EINVAL && nm_kernel_version() >= 700,
 		      "madvise(MADV_DOFORK): %s", nm_errname(err));
 	return true;
 }

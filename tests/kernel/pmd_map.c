@@ -35,7 +35,6 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/uio.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -97,14 +96,7 @@ static uint64_t smaps_kb(const void *addr, size_t len, const char *key)
 static uint64_t meminfo_pmd_kb(void)
 {
 	uint64_t v = 0;
-	int ret;
-
-	/*
-	 * Node counters are kept per CPU and folded in now and then (on
-	 * 5.10 FilePmdMapped lags by chunks): fold them first (as root).
-	 */
-	nm_write_file("/proc/sys/vm/stat_refresh", "1");
-	ret = nm_kv_file("/proc/meminfo", "FilePmdMapped", &v);
+	int ret = nm_meminfo_kb("FilePmdMapped", &v);
 
 	ck_assert_msg(ret == 0, "FilePmdMapped in /proc/meminfo: %s "
 		      "(a kernel without CONFIG_TRANSPARENT_HUGEPAGE?)",
@@ -118,25 +110,6 @@ static long minflt(void)
 
 	getrusage(RUSAGE_SELF, &ru);
 	return ru.ru_minflt;
-}
-
-/* major * 100 + minor of the running kernel */
-static int kernel_version(void)
-{
-	struct utsname u;
-	int major = 0, minor = 0;
-
-	uname(&u);
-	sscanf(u.release, "%d.%d", &major, &minor);
-	return major * 100 + minor;
-}
-
-static const char *kernel_release(void)
-{
-	static struct utsname u;
-
-	uname(&u);
-	return u.release;
 }
 
 /* ---------------------------------------------------------------- */
@@ -500,7 +473,7 @@ START_TEST(madv_nohugepage)
 	struct base b;
 	struct pm m;
 	uint64_t pmd, rss;
-	bool want_ptes = kernel_version() >= 612;
+	bool want_ptes = nm_kernel_version() >= 612;
 
 	base_take(&b);
 	pm_new(&m, 4 * NM_MiB, NPU_MEM_POLICY_HUGE_ONLY, 0);
@@ -509,13 +482,13 @@ START_TEST(madv_nohugepage)
 	pmd = pmd_kb(m.p, m.size);
 	rss = rss_kb(m.p, m.size);
 	printf("MADV_NOHUGEPAGE before touch, Linux %s: FilePmdMapped %llu "
-	       "kB, Rss %llu kB (%s)\n", kernel_release(),
+	       "kB, Rss %llu kB (%s)\n", nm_kernel_release(),
 	       (unsigned long long)pmd, (unsigned long long)rss,
 	       pmd ? "PMDs" : "PTEs");
 	ck_assert_uint_eq(rss, 4096);
 	ck_assert_msg(pmd == (want_ptes ? 0 : 4096), "MADV_NOHUGEPAGE on "
 		      "Linux %s: FilePmdMapped %llu kB, want %s",
-		      kernel_release(), (unsigned long long)pmd,
+		      nm_kernel_release(), (unsigned long long)pmd,
 		      want_ptes ? "0 (PTEs)" : "4096 (PMDs)");
 	ck_assert_uint_eq(nm_verify(m.p, m.size, 9), SIZE_MAX);
 	/* zapped and faulted again (the PTE tables stay): the same pages */
@@ -1116,7 +1089,7 @@ START_TEST(io_uring_fixed_buffers)
 #ifdef NM_HAVE_LIBURING
 	const size_t size = 8 * NM_MiB, off = NM_2M - 64 * NM_KiB;
 	const size_t len = 256 * NM_KiB;
-	bool refused = kernel_version() < 605;
+	bool refused = nm_kernel_version() < 605;
 	struct io_uring_cqe *cqe;
 	struct io_uring_sqe *sqe;
 	struct io_uring ring;
@@ -1138,11 +1111,11 @@ START_TEST(io_uring_fixed_buffers)
 	iov = (struct iovec){ m.p, size };
 	ret = io_uring_register_buffers(&ring, &iov, 1);
 	printf("io_uring_register_buffers on 8 MiB of PMD-mapped chunks, "
-	       "Linux %s: %s\n", kernel_release(), nm_retname(ret));
+	       "Linux %s: %s\n", nm_kernel_release(), nm_retname(ret));
 	if (refused) {
 		ck_assert_msg(ret == -EOPNOTSUPP, "Linux %s refuses file-backed "
 			      "fixed buffers with -EOPNOTSUPP; got %s",
-			      kernel_release(), nm_retname(ret));
+			      nm_kernel_release(), nm_retname(ret));
 		io_uring_queue_exit(&ring);
 		ck_assert_uint_eq(nm_verify(m.p, size, 31), SIZE_MAX);
 		pm_del(&m);
@@ -1229,7 +1202,7 @@ START_TEST(rdma_reg_mr)
 	bmr = ibv_reg_mr(r.pd, m.p, size, IBV_ACCESS_LOCAL_WRITE |
 			 IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
 	printf("ibv_reg_mr on 8 MiB of PMD-mapped chunks, Linux %s: %s\n",
-	       kernel_release(), bmr ? "ok" : nm_errname(errno));
+	       nm_kernel_release(), bmr ? "ok" : nm_errname(errno));
 	ck_assert_msg(bmr, "ibv_reg_mr on the PMD mapping: %s",
 		      nm_errname(errno));
 	loc = aligned_alloc(NM_4K, len);

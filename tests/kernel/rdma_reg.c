@@ -37,7 +37,6 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -51,23 +50,6 @@
 
 /* Everything up to the #else needs libibverbs (not in the arm64 sysroot). */
 #ifdef NM_HAVE_IBVERBS
-
-static const char *kernel_release(void)
-{
-	static struct utsname u;
-
-	uname(&u);
-	return u.release;
-}
-
-/* The running kernel is older than major.minor. */
-static bool kernel_older(int major, int minor)
-{
-	int ma = 0, mi = 0;
-
-	sscanf(kernel_release(), "%d.%d", &ma, &mi);
-	return ma < major || (ma == major && mi < minor);
-}
 
 /* FilePmdMapped of /proc/self/smaps over [addr, addr + len), kB; no asserts */
 static uint64_t pmd_kb(const void *addr, size_t len)
@@ -98,14 +80,7 @@ static uint64_t pmd_kb(const void *addr, size_t len)
 static uint64_t meminfo_pmd_kb(void)
 {
 	uint64_t v = 0;
-	int ret;
-
-	/*
-	 * Node counters are kept per CPU and folded in now and then (on
-	 * 5.10 FilePmdMapped lags by chunks): fold them first (as root).
-	 */
-	nm_write_file("/proc/sys/vm/stat_refresh", "1");
-	ret = nm_kv_file("/proc/meminfo", "FilePmdMapped", &v);
+	int ret = nm_meminfo_kb("FilePmdMapped", &v);
 
 	ck_assert_msg(ret == 0, "FilePmdMapped in /proc/meminfo: %s",
 		      nm_retname(ret));
@@ -950,7 +925,7 @@ START_TEST(dmabuf_mr)
 	/* ... and so does the kernel, each in its own words */
 	kret = kernel_reg_dmabuf_mr(&w.t.r, dfd, size);
 	printf("Linux %s, rxe: ibv_reg_dmabuf_mr of an npu-mem dma-buf: %s; "
-	       "UVERBS_METHOD_REG_DMABUF_MR itself: %s\n", kernel_release(),
+	       "UVERBS_METHOD_REG_DMABUF_MR itself: %s\n", nm_kernel_release(),
 	       dmr ? "registered" : nm_errname(err), nm_retname(kret));
 	ck_assert_msg(!dmr && err == EOPNOTSUPP, "ibv_reg_dmabuf_mr on rxe: "
 		      "%s, want EOPNOTSUPP", dmr ? "registered" :
@@ -961,9 +936,9 @@ START_TEST(dmabuf_mr)
 	 * with -EPROTONOSUPPORT.
 	 */
 	ck_assert_msg(kret == -EOPNOTSUPP || kret == -ENOSYS ||
-		      (kret == -EPROTONOSUPPORT && kernel_older(5, 12)),
+		      (kret == -EPROTONOSUPPORT && nm_kernel_version() < 512),
 		      "UVERBS_METHOD_REG_DMABUF_MR on rxe, Linux %s: %s, want "
-		      "-EOPNOTSUPP", kernel_release(), nm_retname(kret));
+		      "-EOPNOTSUPP", nm_kernel_release(), nm_retname(kret));
 
 	/*
 	 * The address path: register the dma-buf's own CPU mapping instead.
