@@ -86,10 +86,12 @@ static vm_fault_t npu_mem_vm_page_fault(struct vm_fault *vmf)
  * making hinting faults on pages that can never move (they are on no LRU
  * list): no policy, no scan.
  */
+#ifdef CONFIG_NUMA
 static struct mempolicy *npu_mem_vm_get_policy(NPU_GET_POLICY_ARGS)
 {
 	return NULL;
 }
+#endif
 
 static const struct vm_operations_struct npu_mem_vm_insert_ops = {
 	.open = npu_mem_vm_open,

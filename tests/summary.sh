@@ -29,7 +29,10 @@ failures() {
 		head -n 10)
 	if [ -s "$2/reports.txt" ]; then
 		f+=${f:+$'\n'}"  $1: the kernel reported, $(head -n 1 "$2/reports.txt") running:"
-		f+=$'\n'$(tail -n +2 "$2/reports.txt" | head -n 12 | sed 's/^/    /')
+		f+=$'\n'$(sed -n '2,/^---- context$/{/^---- context$/!p}' "$2/reports.txt" |
+			head -n 12 | sed 's/^/    /')
+		f+=$'\n'$(sed -n '/^---- context$/,$p' "$2/reports.txt" |
+			tail -n +2 | head -n 40 | sed 's/^/      /')
 	fi
 	[ -z "$f" ] || details+=("$f")
 }
