@@ -499,6 +499,70 @@ START_TEST(madv_nohugepage)
 }
 END_TEST
 
+/*
+ * The THP sysfs setting is the administrator's policy for anonymous and
+ * shmem memory; a driver's buffer is already made of 2 MiB chunks, and
+ * finish_fault() maps them with PMDs whatever it says, as it does the page
+ * cache's large folios.  (This is why ->huge_fault with
+ * vmf_insert_folio_pmd() is not used on kernels that have it: the fault
+ * path calls a file VMA's ->huge_fault only when that setting allows
+ * huge pages.)  An unchecked fixture puts the setting back even if the
+ * test dies.
+ */
+#define THP_ENABLED "/sys/kernel/mm/transparent_hugepage/enabled"
+static char saved_thp[16];
+
+static void thp_save(void)
+{
+	char *s = nm_read_file(THP_ENABLED), *l, *r;
+
+	saved_thp[0] = 0;
+	if (s && (l = strchr(s, '[')) && (r = strchr(l, ']')) &&
+	    r - l - 1 < (long)sizeof(saved_thp))
+		snprintf(saved_thp, sizeof(saved_thp), "%.*s", (int)(r - l - 1),
+			 l + 1);
+	free(s);
+}
+
+static void thp_restore(void)
+{
+	if (saved_thp[0])
+		nm_write_file(THP_ENABLED, saved_thp);
+}
+
+static const struct nm_fixture thp_fx = {
+	.setup = thp_save, .teardown = thp_restore, .unchecked = true,
+};
+
+START_TEST(thp_never_still_pmds)
+{
+	struct base b;
+	struct pm m;
+	char *now;
+	uint64_t pmd;
+
+	if (!saved_thp[0])
+		nm_skip("no %s to set", THP_ENABLED);
+	ck_assert_int_eq(nm_write_file(THP_ENABLED, "never"), 0);
+	now = nm_read_file(THP_ENABLED);
+	ck_assert_msg(now && strstr(now, "[never]"), "%s: %s", THP_ENABLED,
+		      now ? now : "unreadable");
+	free(now);
+	base_take(&b);
+	pm_new(&m, 4 * NM_MiB, NPU_MEM_POLICY_HUGE_ONLY, 0);
+	nm_fill(m.p, m.size, 11);
+	pmd = pmd_kb(m.p, m.size);
+	printf("THP \"never\" (was \"%s\"): FilePmdMapped %llu kB of 4096\n",
+	       saved_thp, (unsigned long long)pmd);
+	ck_assert_msg(pmd == 4096, "with THP \"never\": FilePmdMapped %llu "
+		      "kB, want 4096 (one PMD per chunk)",
+		      (unsigned long long)pmd);
+	ck_assert_uint_eq(nm_verify(m.p, m.size, 11), SIZE_MAX);
+	pm_del(&m);
+	base_check(&b);
+}
+END_TEST
+
 /* ================================================================ */
 /* Splitting and zapping PMDs                                        */
 
@@ -1308,6 +1372,7 @@ int main(void)
 	nm_add(s, misaligned_offset_gets_ptes, 60);
 	nm_add(s, map_populate_maps_pmds, 60);
 	nm_add(s, madv_nohugepage, 60);
+	nm_add_fx(s, thp_never_still_pmds, 60, &thp_fx);
 	nm_add(s, partial_munmap_mid_chunk, 60);
 	nm_add(s, mprotect_one_page, 60);
 	nm_add(s, madv_dontneed_refault, 60);
