@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # npu-mem top-level build.
-#   make                 module (newest kernel, or KDIR=), libaclmem, tests
+#   make                 module (newest kernel, or KDIR=), libaclmem, tools:
+#                        what a user needs (no Check, no libdrm)
+#   make tests           the test programs (tests/, bench/)
 #   make modules-all     the module for every installed kernel, in build/kmod/<ver>/
 #   make run             boot a guest with the driver loaded and run the demo
 #   make check           install what is missing, build, run every test suite
@@ -32,7 +34,7 @@ KSRC := $(wildcard kernel/*.c kernel/*.h) kernel/Kbuild include/uapi/linux/npu_m
 
 export VERSION TOP
 
-all: module lib tests
+all: module lib tools
 
 # Each kernel gets its own copy of the sources so builds do not share objects.
 build/kmod/%/npu_mem.ko: $(KSRC) dkms.conf
@@ -57,6 +59,9 @@ sparse:
 
 lib:
 	$(MAKE) -C lib
+
+tools:
+	$(MAKE) -C tools
 
 tests: lib
 	$(MAKE) -C tests
@@ -123,6 +128,7 @@ clean:
 	-$(MAKE) -C kernel clean
 	-$(MAKE) -C lib clean
 	-$(MAKE) -C tests clean
+	-$(MAKE) -C tools clean
 	-$(MAKE) -C bench clean
 
 # ---- arm64 ----------------------------------------------------------------
@@ -188,7 +194,7 @@ arm64: arm64-deps
 check-arm64: arm64
 	bash tests/run-arm64.sh
 
-.PHONY: all module modules-all sparse lib tests deps run check clean mutation \
+.PHONY: all module modules-all sparse lib tools tests deps run check clean mutation \
 	debug-kernel debug-module check-debug check-debug-if-cached \
 	bench bench-build bench-deps \
 	arm64 arm64-deps arm64-modules arm64-lib arm64-tests check-arm64

@@ -35,7 +35,7 @@ INSTALL_LIBVARS := PREFIX=$(PREFIX) LIBDIR=$(LIBDIR) PYTHON=$(PYTHON) \
 		   PYTHONDIR=$(PYTHONDIR)
 
 build/tools/npu-smi: tools/npu-smi.c include/uapi/linux/npu_mem.h
-	$(MAKE) -C tests $(TOP)/build/tools/npu-smi
+	$(MAKE) -C tools
 
 install-files: build/tools/npu-smi
 	$(MAKE) -C lib $(INSTALL_LIBVARS) lib python

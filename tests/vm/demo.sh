@@ -9,10 +9,10 @@ set -euo pipefail
 TOP=$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)
 cd "$TOP"
 
-# The richest program built wins: the ACL demo (make lib), else
-# tools/npu_mem_info, which prints GET_INFO (make tests).
+# The richest program built wins: the ACL demo (make lib), else npu-smi,
+# which shows the driver and its memory (make tools).
 c_demo=""
-for p in build/examples/acl_demo build/tools/npu_mem_info; do
+for p in build/examples/acl_demo build/tools/npu-smi; do
 	if [ -x "$p" ]; then c_demo=$p; break; fi
 done
 
