@@ -955,14 +955,33 @@ static int do_export(const char *fn, aclrtDrvMemHandle handle, bool key64,
 	return ACL_SUCCESS;
 }
 
+/*
+ * A 64-bit shareable handle (V1's, V2's DEFAULT type) into *sh: its key
+ * admits only listed pids, so flags may not disable that.  hint ends the
+ * message that refuses it.  ACL code, logged.
+ */
+static int export_key64(const char *fn, aclrtDrvMemHandle handle,
+			uint64_t flags, const char *hint, void *sh)
+{
+	uint64_t key[2];
+	int ret;
+
+	if (flags)
+		return aclmem_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+				   "%s: a 64-bit shareable handle always needs "
+				   "a pid list%s", fn, hint);
+	ret = do_export(fn, handle, true, false, key);
+	if (!ret)
+		*(uint64_t *)sh = key[0];
+	return ret;
+}
+
 aclError aclrtMemExportToShareableHandle(aclrtDrvMemHandle handle,
 					 aclrtMemHandleType handleType,
 					 uint64_t flags,
 					 uint64_t *shareableHandle)
 {
 	static const char fn[] = "aclrtMemExportToShareableHandle";
-	uint64_t key[2];
-	int ret;
 
 	if (!handle || !shareableHandle)
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: %s is NULL", fn,
@@ -972,16 +991,8 @@ aclError aclrtMemExportToShareableHandle(aclrtDrvMemHandle handle,
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "%s: handleType %d, flags 0x%llx", fn,
 				   (int)handleType, (unsigned long long)flags);
-	if (flags == ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION)
-		return aclmem_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
-				   "%s: a 64-bit shareable handle always needs "
-				   "a pid list (the V2 FABRIC type does not)",
-				   fn);
-	ret = do_export(fn, handle, true, false, key);
-	if (ret)
-		return ret;
-	*shareableHandle = key[0];
-	return ACL_SUCCESS;
+	return export_key64(fn, handle, flags,
+			    " (the V2 FABRIC type does not)", shareableHandle);
 }
 
 aclError aclrtMemExportToShareableHandleV2(aclrtDrvMemHandle handle,
@@ -1003,16 +1014,8 @@ aclError aclrtMemExportToShareableHandleV2(aclrtDrvMemHandle handle,
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "%s: flags 0x%llx, shareType %d", fn,
 				   (unsigned long long)flags, (int)shareType);
-	if (shareType == ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT) {
-		if (flags)
-			return aclmem_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
-					   "%s: a 64-bit shareable handle always "
-					   "needs a pid list", fn);
-		ret = do_export(fn, handle, true, false, key);
-		if (!ret)
-			*(uint64_t *)shareableHandle = key[0];
-		return ret;
-	}
+	if (shareType == ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT)
+		return export_key64(fn, handle, flags, "", shareableHandle);
 	ret = do_export(fn, handle, false, flags != 0, key);
 	if (ret)
 		return ret;
