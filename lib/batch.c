@@ -283,6 +283,23 @@ static int batch_check(const char *fn, void **dsts, size_t *destMaxs,
 	return ACL_SUCCESS;
 }
 
+/* batch_check(), then *failIndex (when given) from it. */
+static int batch_prepare(const char *fn, void **dsts, size_t *destMaxs,
+			 void **srcs, size_t *sizes, size_t numBatches,
+			 aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes,
+			 size_t numAttrs, size_t *failIndex,
+			 struct one_copy **out)
+{
+	size_t fail;
+	int ret;
+
+	ret = batch_check(fn, dsts, destMaxs, srcs, sizes, numBatches, attrs,
+			  attrsIndexes, numAttrs, &fail, out);
+	if (failIndex)
+		*failIndex = fail;
+	return ret;
+}
+
 /* Check, then make the copies in array order; *failIndex if given. */
 static aclError batch_sync(const char *fn, void **dsts, size_t *destMaxs,
 			   void **srcs, size_t *sizes, size_t numBatches,
@@ -290,13 +307,11 @@ static aclError batch_sync(const char *fn, void **dsts, size_t *destMaxs,
 			   size_t numAttrs, size_t *failIndex)
 {
 	struct one_copy *c;
-	size_t i, fail;
+	size_t i;
 	int ret;
 
-	ret = batch_check(fn, dsts, destMaxs, srcs, sizes, numBatches, attrs,
-			  attrsIndexes, numAttrs, &fail, &c);
-	if (failIndex)
-		*failIndex = fail;
+	ret = batch_prepare(fn, dsts, destMaxs, srcs, sizes, numBatches, attrs,
+			    attrsIndexes, numAttrs, failIndex, &c);
 	if (ret)
 		return ret;
 	for (i = 0; i < numBatches; i++)
@@ -336,13 +351,10 @@ static aclError batch_async(const char *fn, void **dsts, size_t *destMaxs,
 			    aclrtStream stream)
 {
 	struct one_copy *c;
-	size_t fail;
 	int ret;
 
-	ret = batch_check(fn, dsts, destMaxs, srcs, sizes, numBatches, attrs,
-			  attrsIndexes, numAttrs, &fail, &c);
-	if (failIndex)
-		*failIndex = fail;
+	ret = batch_prepare(fn, dsts, destMaxs, srcs, sizes, numBatches, attrs,
+			    attrsIndexes, numAttrs, failIndex, &c);
 	if (ret)
 		return ret;
 	ret = batch_submit(c, numBatches, stream);
