@@ -193,20 +193,16 @@ static int attr_kind(const aclrtMemcpyBatchAttr *a)
 }
 
 /*
- * Check a batch, in the order the comment at the top gives; *out (n
- * entries) gets the copies.  Records the failure; *fail the copy's index.
+ * The checks of the arrays and counts (the first in the comment at the
+ * top), which no copy's index is reported for: ACL code, logged.
  */
-static int batch_check(const char *fn, void **dsts, size_t *destMaxs,
-		       void **srcs, size_t *sizes, size_t numBatches,
-		       aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes,
-		       size_t numAttrs, size_t *fail, struct one_copy **out)
+static int batch_args(const char *fn, void **dsts, size_t *destMaxs,
+		      void **srcs, size_t *sizes, size_t numBatches,
+		      aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes,
+		      size_t numAttrs)
 {
-	struct one_copy *c;
-	size_t i, k;
-	int ret, kind, first = -1;
+	size_t k;
 
-	*fail = SIZE_MAX;
-	*out = NULL;
 	if (!dsts || !destMaxs || !srcs || !sizes || !attrs || !attrsIndexes)
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: an array is "
 				   "NULL", fn);
@@ -223,6 +219,28 @@ static int batch_check(const char *fn, void **dsts, size_t *destMaxs,
 					   "start at 0, rise, and stay below "
 					   "numBatches", fn, k,
 					   attrsIndexes[k]);
+	return ACL_SUCCESS;
+}
+
+/*
+ * Check a batch, in the order the comment at the top gives; *out (n
+ * entries) gets the copies.  Records the failure; *fail the copy's index.
+ */
+static int batch_check(const char *fn, void **dsts, size_t *destMaxs,
+		       void **srcs, size_t *sizes, size_t numBatches,
+		       aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes,
+		       size_t numAttrs, size_t *fail, struct one_copy **out)
+{
+	struct one_copy *c;
+	size_t i, k;
+	int ret, kind, first = -1;
+
+	*fail = SIZE_MAX;
+	*out = NULL;
+	ret = batch_args(fn, dsts, destMaxs, srcs, sizes, numBatches, attrs,
+			 attrsIndexes, numAttrs);
+	if (ret)
+		return ret;
 	ret = aclmem_ctx_require();
 	if (ret)
 		return aclmem_api_ret(fn, ret);
@@ -265,23 +283,35 @@ static int batch_check(const char *fn, void **dsts, size_t *destMaxs,
 	return ACL_SUCCESS;
 }
 
-aclError aclrtMemcpyBatch(void **dsts, size_t *destMaxs, void **srcs,
-			  size_t *sizes, size_t numBatches,
-			  aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes,
-			  size_t numAttrs, size_t *failIndex)
+/* batch_check(), then *failIndex (when given) from it. */
+static int batch_prepare(const char *fn, void **dsts, size_t *destMaxs,
+			 void **srcs, size_t *sizes, size_t numBatches,
+			 aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes,
+			 size_t numAttrs, size_t *failIndex,
+			 struct one_copy **out)
 {
-	struct one_copy *c;
-	size_t i, fail;
+	size_t fail;
 	int ret;
 
+	ret = batch_check(fn, dsts, destMaxs, srcs, sizes, numBatches, attrs,
+			  attrsIndexes, numAttrs, &fail, out);
 	if (failIndex)
-		*failIndex = SIZE_MAX;
-	if (!failIndex)
-		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpyBatch: "
-				   "failIndex is NULL");
-	ret = batch_check("aclrtMemcpyBatch", dsts, destMaxs, srcs, sizes,
-			  numBatches, attrs, attrsIndexes, numAttrs, &fail, &c);
-	*failIndex = fail;
+		*failIndex = fail;
+	return ret;
+}
+
+/* Check, then make the copies in array order; *failIndex if given. */
+static aclError batch_sync(const char *fn, void **dsts, size_t *destMaxs,
+			   void **srcs, size_t *sizes, size_t numBatches,
+			   aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes,
+			   size_t numAttrs, size_t *failIndex)
+{
+	struct one_copy *c;
+	size_t i;
+	int ret;
+
+	ret = batch_prepare(fn, dsts, destMaxs, srcs, sizes, numBatches, attrs,
+			    attrsIndexes, numAttrs, failIndex, &c);
 	if (ret)
 		return ret;
 	for (i = 0; i < numBatches; i++)
@@ -291,24 +321,27 @@ aclError aclrtMemcpyBatch(void **dsts, size_t *destMaxs, void **srcs,
 	return ACL_SUCCESS;
 }
 
+aclError aclrtMemcpyBatch(void **dsts, size_t *destMaxs, void **srcs,
+			  size_t *sizes, size_t numBatches,
+			  aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes,
+			  size_t numAttrs, size_t *failIndex)
+{
+	if (failIndex)
+		*failIndex = SIZE_MAX;
+	if (!failIndex)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpyBatch: "
+				   "failIndex is NULL");
+	return batch_sync("aclrtMemcpyBatch", dsts, destMaxs, srcs, sizes,
+			  numBatches, attrs, attrsIndexes, numAttrs, failIndex);
+}
+
 aclError aclrtMemcpyBatchV2(void **dsts, size_t *destMaxs, void **srcs,
 			    size_t *sizes, size_t numBatches,
 			    aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes,
 			    size_t numAttrs)
 {
-	struct one_copy *c;
-	size_t i, fail;
-	int ret;
-
-	ret = batch_check("aclrtMemcpyBatchV2", dsts, destMaxs, srcs, sizes,
-			  numBatches, attrs, attrsIndexes, numAttrs, &fail, &c);
-	if (ret)
-		return ret;
-	for (i = 0; i < numBatches; i++)
-		if (c[i].count)
-			aclmem_copy_run(c[i].dst, c[i].src, c[i].count);
-	free(c);
-	return ACL_SUCCESS;
+	return batch_sync("aclrtMemcpyBatchV2", dsts, destMaxs, srcs, sizes,
+			  numBatches, attrs, attrsIndexes, numAttrs, NULL);
 }
 
 static aclError batch_async(const char *fn, void **dsts, size_t *destMaxs,
@@ -318,13 +351,10 @@ static aclError batch_async(const char *fn, void **dsts, size_t *destMaxs,
 			    aclrtStream stream)
 {
 	struct one_copy *c;
-	size_t fail;
 	int ret;
 
-	ret = batch_check(fn, dsts, destMaxs, srcs, sizes, numBatches, attrs,
-			  attrsIndexes, numAttrs, &fail, &c);
-	if (failIndex)
-		*failIndex = fail;
+	ret = batch_prepare(fn, dsts, destMaxs, srcs, sizes, numBatches, attrs,
+			    attrsIndexes, numAttrs, failIndex, &c);
 	if (ret)
 		return ret;
 	ret = batch_submit(c, numBatches, stream);

@@ -66,15 +66,10 @@ static struct hostreg *overlap(uintptr_t start, uintptr_t end)
 	return NULL;
 }
 
-static int do_register(const char *fn, void *ptr, uint64_t size,
-		       bool mapped, bool readonly)
+/* ptr and size, before anything is looked at: ACL code, logged. */
+static int check_range(const char *fn, void *ptr, uint64_t size, long page)
 {
-	uintptr_t start = (uintptr_t)ptr, end;
-	long page = sysconf(_SC_PAGESIZE);
-	struct npu_mem_host_register hr = { 0 };
-	struct hostreg *h, *o;
-	struct aclmem_range r;
-	int ret, err;
+	uintptr_t start = (uintptr_t)ptr;
 
 	if (!ptr || !size)
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: %s", fn,
@@ -84,10 +79,18 @@ static int do_register(const char *fn, void *ptr, uint64_t size,
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "%s(%p, %" PRIu64 "): the range wraps", fn,
 				   ptr, size);
-	end = start + size;
-	ret = aclmem_ctx_require();
-	if (ret)
-		return aclmem_api_ret(fn, ret);
+	return ACL_SUCCESS;
+}
+
+/*
+ * What [ptr, ptr + size) needs pinned, in *hr: nothing (hr->size stays 0)
+ * inside an aclrtMallocHost buffer, else its whole pages.  ACL code, logged.
+ */
+static int plan_pin(const char *fn, void *ptr, uint64_t size, long page,
+		    bool readonly, struct npu_mem_host_register *hr)
+{
+	uintptr_t start = (uintptr_t)ptr, end = start + size;
+	struct aclmem_range r;
 
 	switch (aclmem_mem_lookup(ptr, size, &r)) {
 	case ACLMEM_RANGE_INSIDE:
@@ -101,22 +104,48 @@ static int do_register(const char *fn, void *ptr, uint64_t size,
 				   "%s(%p, %" PRIu64 "): runs past an ACL "
 				   "buffer's end", fn, ptr, size);
 	case ACLMEM_RANGE_NONE:
-		hr.addr = start & ~((uintptr_t)page - 1);
-		hr.size = ((end + (uintptr_t)page - 1) &
-			   ~((uintptr_t)page - 1)) - hr.addr;
-		hr.flags = readonly ? NPU_MEM_HOST_READONLY : 0;
+		hr->addr = start & ~((uintptr_t)page - 1);
+		hr->size = ((end + (uintptr_t)page - 1) &
+			    ~((uintptr_t)page - 1)) - hr->addr;
+		hr->flags = readonly ? NPU_MEM_HOST_READONLY : 0;
 		break;
 	}
+	return ACL_SUCCESS;
+}
 
-	h = calloc(1, sizeof(*h));
-	if (!h)
-		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
-				   "%s: out of memory", fn);
-	h->start = start;
-	h->end = end;
-	h->busy_start = hr.size ? hr.addr : start;
-	h->busy_end = hr.size ? hr.addr + hr.size : end;
-	h->mapped = mapped;
+/* HOST_REGISTER of *hr failed with errno err: its ACL code, logged. */
+static int pin_failed(const char *fn, void *ptr, uint64_t size,
+		      const struct npu_mem_host_register *hr, int err)
+{
+	int ret;
+
+	switch (err) {
+	case EEXIST:	/* it touches npu-mem's own mappings */
+	case EFAULT:	/* not wholly mapped (or not writable) */
+	case EINVAL:
+		ret = ACL_ERROR_RT_PARAM_INVALID;
+		break;
+	default:
+		ret = aclmem_ioctl_errno_to_acl(err);
+	}
+	return aclmem_fail(ret, "%s(%p, %" PRIu64 "): "
+			   "HOST_REGISTER of [%#llx, +%#llx): "
+			   "%s", fn, ptr, size,
+			   (unsigned long long)hr->addr,
+			   (unsigned long long)hr->size,
+			   strerror(err));
+}
+
+/*
+ * Links h, pinning hr first where it has a size, unless h's busy range
+ * meets a live registration's.  Frees h on failure.  ACL code, logged.
+ */
+static int link_reg(const char *fn, void *ptr, uint64_t size,
+		    struct hostreg *h, struct npu_mem_host_register *hr)
+{
+	struct hostreg *o;
+	int ret;
+
 	pthread_mutex_lock(&reg_lock);
 	o = overlap(h->busy_start, h->busy_end);
 	if (o) {
@@ -132,35 +161,51 @@ static int do_register(const char *fn, void *ptr, uint64_t size,
 	 * Pinned under the lock so that two threads cannot both pass the
 	 * overlap check; the ioctl takes no library lock.
 	 */
-	if (hr.size) {
+	if (hr->size) {
 		ret = aclmem_do_ioctl(aclmem_ctx_fd(),
-				      NPU_MEM_IOCTL_HOST_REGISTER, &hr);
+				      NPU_MEM_IOCTL_HOST_REGISTER, hr);
 		if (ret) {
 			pthread_mutex_unlock(&reg_lock);
 			free(h);
-			err = -ret;
-			switch (err) {
-			case EEXIST:	/* it touches npu-mem's own mappings */
-			case EFAULT:	/* not wholly mapped (or not writable) */
-			case EINVAL:
-				ret = ACL_ERROR_RT_PARAM_INVALID;
-				break;
-			default:
-				ret = aclmem_ioctl_errno_to_acl(err);
-			}
-			return aclmem_fail(ret, "%s(%p, %" PRIu64 "): "
-					   "HOST_REGISTER of [%#llx, +%#llx): "
-					   "%s", fn, ptr, size,
-					   (unsigned long long)hr.addr,
-					   (unsigned long long)hr.size,
-					   strerror(err));
+			return pin_failed(fn, ptr, size, hr, -ret);
 		}
-		h->handle = hr.handle;
+		h->handle = hr->handle;
 	}
 	h->next = regs;
 	regs = h;
 	pthread_mutex_unlock(&reg_lock);
 	return ACL_SUCCESS;
+}
+
+static int do_register(const char *fn, void *ptr, uint64_t size,
+		       bool mapped, bool readonly)
+{
+	uintptr_t start = (uintptr_t)ptr;
+	long page = sysconf(_SC_PAGESIZE);
+	struct npu_mem_host_register hr = { 0 };
+	struct hostreg *h;
+	int ret;
+
+	ret = check_range(fn, ptr, size, page);
+	if (ret)
+		return ret;
+	ret = aclmem_ctx_require();
+	if (ret)
+		return aclmem_api_ret(fn, ret);
+	ret = plan_pin(fn, ptr, size, page, readonly, &hr);
+	if (ret)
+		return ret;
+
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
+				   "%s: out of memory", fn);
+	h->start = start;
+	h->end = start + size;
+	h->busy_start = hr.size ? hr.addr : h->start;
+	h->busy_end = hr.size ? hr.addr + hr.size : h->end;
+	h->mapped = mapped;
+	return link_reg(fn, ptr, size, h, &hr);
 }
 
 aclError aclrtHostRegister(void *ptr, uint64_t size, aclrtHostRegisterType type,

@@ -172,14 +172,54 @@ static int key_revoke(const struct ipc_key *k)
 	return aclmem_do_ioctl(aclmem_ctx_fd(), NPU_MEM_IOCTL_IPC_REVOKE, &r);
 }
 
+/*
+ * A new key for r's buffer, into k: IPC_EXPORT, then with validation on
+ * the exporter alone on its list (see the top).  ACL code, logged.
+ */
+static int export_key(const char *fn, const struct aclmem_range *r,
+		      uint64_t flags, struct ipc_key *k)
+{
+	struct npu_mem_ipc_export x = { 0 };
+	int32_t self = getpid();
+	int ret;
+
+	x.handle = r->handle;
+	if (flags == ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION)
+		x.flags = NPU_MEM_IPC_ANY_PID;
+	ret = aclmem_do_ioctl(aclmem_ctx_fd(), NPU_MEM_IOCTL_IPC_EXPORT, &x);
+	if (ret)
+		return aclmem_fail(ipc_errno_to_acl(-ret), "%s: IPC_EXPORT of "
+				   "handle %u: %s", fn, r->handle,
+				   strerror(-ret));
+	k->key[0] = x.key[0];
+	k->key[1] = x.key[1];
+	k->offset = r->offset;
+	if (!x.flags) {
+		/* Validation on: no one but the listed (see the top). */
+		struct npu_mem_ipc_set_pids sp = {
+			.key = { x.key[0], x.key[1] },
+			.pids = (uintptr_t)&self,
+			.count = 1,
+		};
+
+		ret = aclmem_do_ioctl(aclmem_ctx_fd(),
+				      NPU_MEM_IOCTL_IPC_SET_PIDS, &sp);
+		if (ret) {
+			key_revoke(k);
+			return aclmem_fail(ipc_errno_to_acl(-ret),
+					   "%s: IPC_SET_PIDS: %s", fn,
+					   strerror(-ret));
+		}
+	}
+	return ACL_SUCCESS;
+}
+
 aclError aclrtIpcMemGetExportKey(void *devPtr, size_t size, char *key,
 				 size_t len, uint64_t flags)
 {
 	static const char fn[] = "aclrtIpcMemGetExportKey";
-	struct npu_mem_ipc_export x = { 0 };
 	struct aclmem_range r;
 	struct ipc_export *e;
-	int32_t self = getpid();
 	int ret;
 
 	if (!devPtr || !key || !size)
@@ -205,38 +245,12 @@ aclError aclrtIpcMemGetExportKey(void *devPtr, size_t size, char *key,
 	if (!e)
 		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
 				   "%s: out of memory", fn);
-	x.handle = r.handle;
-	if (flags == ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION)
-		x.flags = NPU_MEM_IPC_ANY_PID;
-	ret = aclmem_do_ioctl(aclmem_ctx_fd(), NPU_MEM_IOCTL_IPC_EXPORT, &x);
+	ret = export_key(fn, &r, flags, &e->k);
 	if (ret) {
 		free(e);
-		return aclmem_fail(ipc_errno_to_acl(-ret), "%s: IPC_EXPORT of "
-				   "handle %u: %s", fn, r.handle,
-				   strerror(-ret));
+		return ret;
 	}
-	e->k.key[0] = x.key[0];
-	e->k.key[1] = x.key[1];
-	e->k.offset = r.offset;
 	e->handle = r.handle;
-	if (!x.flags) {
-		/* Validation on: no one but the listed (see the top). */
-		struct npu_mem_ipc_set_pids sp = {
-			.key = { x.key[0], x.key[1] },
-			.pids = (uintptr_t)&self,
-			.count = 1,
-		};
-
-		ret = aclmem_do_ioctl(aclmem_ctx_fd(),
-				      NPU_MEM_IOCTL_IPC_SET_PIDS, &sp);
-		if (ret) {
-			key_revoke(&e->k);
-			free(e);
-			return aclmem_fail(ipc_errno_to_acl(-ret),
-					   "%s: IPC_SET_PIDS: %s", fn,
-					   strerror(-ret));
-		}
-	}
 	pthread_mutex_lock(&ipc_lock);
 	e->next = exports;
 	exports = e;

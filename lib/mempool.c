@@ -204,11 +204,40 @@ static void account_use(struct pool *p, size_t size)
 		p->reserved_high = p->reserved;
 }
 
+/* Under pools_lock: the smallest free block of p that holds size, taken. */
+static struct block *reuse_locked(struct pool *p, size_t size)
+{
+	struct block *b, *best = NULL;
+
+	for (b = p->blocks; b; b = b->next)
+		if (b->free && b->size >= size &&
+		    (!best || b->size < best->size))
+			best = b;
+	if (best) {
+		best->free = false;
+		account_use(p, best->size);
+	}
+	return best;
+}
+
+/* Under pools_lock: b, new and in use, holds mem's size bytes for p. */
+static void block_add_locked(struct pool *p, struct block *b, void *mem,
+			     size_t size)
+{
+	p->reserved += size;
+	b->pool = p;
+	b->ptr = mem;
+	b->size = size;
+	b->next = p->blocks;
+	p->blocks = b;
+	account_use(p, size);
+}
+
 aclError aclrtMemPoolMallocAsync(void **ptr, size_t size, aclrtMemPool memPool,
 				 aclrtStream stream)
 {
-	struct block *b, *best = NULL;
 	struct aclmem_stream *s;
+	struct block *b;
 	struct pool *p;
 	void *mem;
 	int ret;
@@ -229,14 +258,9 @@ aclError aclrtMemPoolMallocAsync(void **ptr, size_t size, aclrtMemPool memPool,
 				   "aclrtMemPoolMallocAsync(%p): not a live pool",
 				   memPool);
 	}
-	for (b = p->blocks; b; b = b->next)
-		if (b->free && b->size >= size &&
-		    (!best || b->size < best->size))
-			best = b;
-	if (best) {
-		best->free = false;
-		account_use(p, best->size);
-		*ptr = best->ptr;
+	b = reuse_locked(p, size);
+	if (b) {
+		*ptr = b->ptr;
 		pthread_mutex_unlock(&pools_lock);
 		return ACL_SUCCESS;
 	}
@@ -259,13 +283,7 @@ aclError aclrtMemPoolMallocAsync(void **ptr, size_t size, aclrtMemPool memPool,
 		return aclmem_api_ret("aclrtMemPoolMallocAsync",
 				      ret ? ret : ACL_ERROR_RT_MEMORY_ALLOCATION);
 	}
-	p->reserved += size;
-	b->pool = p;
-	b->ptr = mem;
-	b->size = size;
-	b->next = p->blocks;
-	p->blocks = b;
-	account_use(p, size);
+	block_add_locked(p, b, mem, size);
 	pthread_mutex_unlock(&pools_lock);
 	*ptr = mem;
 	return ACL_SUCCESS;

@@ -236,16 +236,14 @@ static bool pow2(size_t v)
 	return v && !(v & (v - 1));
 }
 
-aclError aclrtReserveMemAddress(void **virPtr, size_t size, size_t alignment,
-				void *expectPtr, uint64_t flags)
+/*
+ * aclrtReserveMemAddress's argument checks, in order: the length (whole
+ * 4 KiB pages) and the alignment to reserve with, or an ACL code (logged).
+ */
+static int reserve_args(const char *fn, void **virPtr, size_t size,
+			size_t alignment, void *expectPtr, uint64_t flags,
+			size_t *len, size_t *align)
 {
-	static const char fn[] = "aclrtReserveMemAddress";
-	size_t align, len, span, head;
-	struct resv *r;
-	uintptr_t a;
-	void *m;
-	int ret;
-
 	if (!virPtr || !size)
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: %s", fn,
 				   !virPtr ? "virPtr is NULL" : "size is 0");
@@ -261,56 +259,94 @@ aclError aclrtReserveMemAddress(void **virPtr, size_t size, size_t alignment,
 	if (size > ((size_t)1 << 46))
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "%s: size %zu too large", fn, size);
-	len = (size + SZ_4K - 1) & ~(SZ_4K - 1);
-	align = len >= SZ_1G ? SZ_1G : SZ_2M;
-	if (alignment > align)
-		align = alignment;
-	if (expectPtr && ((uintptr_t)expectPtr & (align - 1)))
+	*len = (size + SZ_4K - 1) & ~(SZ_4K - 1);
+	*align = *len >= SZ_1G ? SZ_1G : SZ_2M;
+	if (alignment > *align)
+		*align = alignment;
+	if (expectPtr && ((uintptr_t)expectPtr & (*align - 1)))
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "%s: expectPtr %p not aligned to %zu", fn,
-				   expectPtr, align);
+				   expectPtr, *align);
+	return ACL_SUCCESS;
+}
+
+/* Address space at exactly [expectPtr, +len): ACL code, logged. */
+static int reserve_fixed(const char *fn, void *expectPtr, size_t len)
+{
+	void *m;
+	int ret;
+
+	m = mmap(expectPtr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
+		 MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+	if (m == MAP_FAILED) {
+		ret = errno;
+		return aclmem_fail(ret == EEXIST ? ACL_ERROR_RT_PARAM_INVALID :
+				   aclmem_mmap_errno_to_acl(ret),
+				   "%s: [%p, +%zu) cannot be reserved: %s",
+				   fn, expectPtr, len, strerror(ret));
+	}
+	/* Kernels (and tools) that ignore the flag take it as a hint. */
+	if (m != expectPtr) {
+		munmap(m, len);
+		return aclmem_fail(ACL_ERROR_RT_PARAM_INVALID,
+				   "%s: [%p, +%zu) is taken", fn,
+				   expectPtr, len);
+	}
+	return ACL_SUCCESS;
+}
+
+/* len bytes of address space aligned to align, at *a: ACL code, logged. */
+static int reserve_aligned(const char *fn, size_t len, size_t align,
+			   uintptr_t *a)
+{
+	size_t span, head;
+	void *m;
+	int ret;
+
+	/* Over-reserve, then trim to the alignment. */
+	span = len + align - SZ_4K;
+	m = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
+		 MAP_NORESERVE, -1, 0);
+	if (m == MAP_FAILED) {
+		ret = errno;
+		return aclmem_fail(aclmem_mmap_errno_to_acl(ret),
+				   "%s: %zu bytes of address space: %s",
+				   fn, span, strerror(ret));
+	}
+	*a = ((uintptr_t)m + align - 1) & ~(uintptr_t)(align - 1);
+	head = *a - (uintptr_t)m;
+	if (head)
+		munmap(m, head);
+	if (span - head > len)
+		munmap((void *)(*a + len), span - head - len);
+	return ACL_SUCCESS;
+}
+
+aclError aclrtReserveMemAddress(void **virPtr, size_t size, size_t alignment,
+				void *expectPtr, uint64_t flags)
+{
+	static const char fn[] = "aclrtReserveMemAddress";
+	size_t align = 0, len = 0;
+	struct resv *r;
+	uintptr_t a;
+	int ret;
+
+	ret = reserve_args(fn, virPtr, size, alignment, expectPtr, flags,
+			   &len, &align);
+	if (ret)
+		return ret;
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
 				   "%s: out of memory", fn);
-	if (expectPtr) {
-		m = mmap(expectPtr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
-			 MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
-		if (m == MAP_FAILED) {
-			ret = errno;
-			free(r);
-			return aclmem_fail(ret == EEXIST ? ACL_ERROR_RT_PARAM_INVALID :
-					   aclmem_mmap_errno_to_acl(ret),
-					   "%s: [%p, +%zu) cannot be reserved: %s",
-					   fn, expectPtr, len, strerror(ret));
-		}
-		/* Kernels (and tools) that ignore the flag take it as a hint. */
-		if (m != expectPtr) {
-			munmap(m, len);
-			free(r);
-			return aclmem_fail(ACL_ERROR_RT_PARAM_INVALID,
-					   "%s: [%p, +%zu) is taken", fn,
-					   expectPtr, len);
-		}
-		a = (uintptr_t)m;
-	} else {
-		/* Over-reserve, then trim to the alignment. */
-		span = len + align - SZ_4K;
-		m = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
-			 MAP_NORESERVE, -1, 0);
-		if (m == MAP_FAILED) {
-			ret = errno;
-			free(r);
-			return aclmem_fail(aclmem_mmap_errno_to_acl(ret),
-					   "%s: %zu bytes of address space: %s",
-					   fn, span, strerror(ret));
-		}
-		a = ((uintptr_t)m + align - 1) & ~(uintptr_t)(align - 1);
-		head = a - (uintptr_t)m;
-		if (head)
-			munmap(m, head);
-		if (span - head > len)
-			munmap((void *)(a + len), span - head - len);
+	a = (uintptr_t)expectPtr;
+	if (expectPtr)
+		ret = reserve_fixed(fn, expectPtr, len);
+	else
+		ret = reserve_aligned(fn, len, align, &a);
+	if (ret) {
+		free(r);
+		return ret;
 	}
 	r->node.key = a;
 	r->size = len;
@@ -506,18 +542,92 @@ aclError aclrtMemGetAllocationPropertiesFromHandle(aclrtDrvMemHandle handle,
 
 /* ---- mapping ---- */
 
+/*
+ * Under the write lock: the live handle and the reservation that
+ * [a, a + size) from the handle's offset may be mapped at, checked in
+ * CANN's order; else an ACL code and *why.
+ */
+static int map_target(aclrtDrvMemHandle handle, uintptr_t a, size_t size,
+		      size_t offset, struct phys **pp, struct resv **rp,
+		      const char **why)
+{
+	struct addrtree_node *n;
+	struct phys *p;
+	struct resv *r;
+
+	p = phys_find(handle);
+	if (!p) {
+		*why = "not a live physical handle";
+		return ACL_ERROR_RT_PARAM_INVALID;
+	}
+	if ((size | offset | a) & (p->gran - 1)) {
+		*why = "address, size or offset not a multiple of the handle's granularity";
+		return ACL_ERROR_INVALID_PARAM;
+	}
+	if (offset > p->size || size > p->size - offset) {
+		*why = "offset + size past the end of the physical memory";
+		return ACL_ERROR_INVALID_PARAM;
+	}
+	r = resv_at((void *)a);
+	if (!r || size > r->size - (a - r->node.key)) {
+		*why = "not inside one reservation";
+		return ACL_ERROR_RT_PARAM_INVALID;
+	}
+	n = addrtree_find_le(&r->pieces, a + size - 1);
+	if (n && n->key + to_piece(n)->size > a) {
+		*why = "overlaps a piece already mapped";
+		return ACL_ERROR_RT_PARAM_INVALID;
+	}
+	*pp = p;
+	*rp = r;
+	return ACL_SUCCESS;
+}
+
+/*
+ * Under the write lock: maps p's memory from offset at virPtr and records
+ * the piece in r; else an ACL code and *why.
+ */
+static int map_piece(struct phys *p, struct resv *r, void *virPtr,
+		     size_t size, size_t offset, const char **why)
+{
+	struct piece *pc;
+	void *m;
+	int ret;
+
+	pc = calloc(1, sizeof(*pc));
+	if (!pc) {
+		*why = "out of memory";
+		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+	}
+	m = mmap(virPtr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+		 vfd, (off_t)(p->mmap_offset + offset));
+	if (m == MAP_FAILED) {
+		ret = aclmem_mmap_errno_to_acl(errno);
+		*why = strerror(errno);
+		/* A failed MAP_FIXED may have unmapped the range: reserve it again. */
+		mmap(virPtr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
+		     MAP_NORESERVE | MAP_FIXED, -1, 0);
+		free(pc);
+		return ret;
+	}
+	pc->node.key = (uintptr_t)virPtr;
+	pc->size = size;
+	pc->offset = offset;
+	pc->phys = p;
+	pc->access = ACL_RT_MEM_ACCESS_FLAGS_READWRITE;
+	addrtree_insert(&r->pieces, &pc->node);
+	p->maps++;
+	return ACL_SUCCESS;
+}
+
 aclError aclrtMapMem(void *virPtr, size_t size, size_t offset,
 		     aclrtDrvMemHandle handle, uint64_t flags)
 {
 	static const char fn[] = "aclrtMapMem";
-	struct addrtree_node *n;
-	struct piece *pc = NULL;
 	const char *why = NULL;
-	struct phys *p;
-	struct resv *r;
-	uintptr_t a = (uintptr_t)virPtr;
-	int ret = ACL_SUCCESS;
-	void *m;
+	struct phys *p = NULL;
+	struct resv *r = NULL;
+	int ret;
 
 	if (!virPtr || !handle || !size || flags)
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: %s", fn,
@@ -525,59 +635,10 @@ aclError aclrtMapMem(void *virPtr, size_t size, size_t offset,
 				   "handle is NULL" : !size ? "size is 0" :
 				   "flags must be 0");
 	pthread_rwlock_wrlock(&vmm_lock);
-	p = phys_find(handle);
-	if (!p) {
-		ret = ACL_ERROR_RT_PARAM_INVALID;
-		why = "not a live physical handle";
-		goto out;
-	}
-	if ((size | offset | a) & (p->gran - 1)) {
-		ret = ACL_ERROR_INVALID_PARAM;
-		why = "address, size or offset not a multiple of the handle's granularity";
-		goto out;
-	}
-	if (offset > p->size || size > p->size - offset) {
-		ret = ACL_ERROR_INVALID_PARAM;
-		why = "offset + size past the end of the physical memory";
-		goto out;
-	}
-	r = resv_at(virPtr);
-	if (!r || size > r->size - (a - r->node.key)) {
-		ret = ACL_ERROR_RT_PARAM_INVALID;
-		why = "not inside one reservation";
-		goto out;
-	}
-	n = addrtree_find_le(&r->pieces, a + size - 1);
-	if (n && n->key + to_piece(n)->size > a) {
-		ret = ACL_ERROR_RT_PARAM_INVALID;
-		why = "overlaps a piece already mapped";
-		goto out;
-	}
-	pc = calloc(1, sizeof(*pc));
-	if (!pc) {
-		ret = ACL_ERROR_RT_MEMORY_ALLOCATION;
-		why = "out of memory";
-		goto out;
-	}
-	m = mmap(virPtr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-		 vfd, (off_t)(p->mmap_offset + offset));
-	if (m == MAP_FAILED) {
-		ret = aclmem_mmap_errno_to_acl(errno);
-		why = strerror(errno);
-		/* A failed MAP_FIXED may have unmapped the range: reserve it again. */
-		mmap(virPtr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
-		     MAP_NORESERVE | MAP_FIXED, -1, 0);
-		free(pc);
-		goto out;
-	}
-	pc->node.key = a;
-	pc->size = size;
-	pc->offset = offset;
-	pc->phys = p;
-	pc->access = ACL_RT_MEM_ACCESS_FLAGS_READWRITE;
-	addrtree_insert(&r->pieces, &pc->node);
-	p->maps++;
-out:
+	ret = map_target(handle, (uintptr_t)virPtr, size, offset, &p, &r,
+			 &why);
+	if (!ret)
+		ret = map_piece(p, r, virPtr, size, offset, &why);
 	pthread_rwlock_unlock(&vmm_lock);
 	if (ret)
 		return aclmem_fail(ret, "%s(%p, %zu, %zu, %p): %s", fn, virPtr,
@@ -894,14 +955,33 @@ static int do_export(const char *fn, aclrtDrvMemHandle handle, bool key64,
 	return ACL_SUCCESS;
 }
 
+/*
+ * A 64-bit shareable handle (V1's, V2's DEFAULT type) into *sh: its key
+ * admits only listed pids, so flags may not disable that.  hint ends the
+ * message that refuses it.  ACL code, logged.
+ */
+static int export_key64(const char *fn, aclrtDrvMemHandle handle,
+			uint64_t flags, const char *hint, void *sh)
+{
+	uint64_t key[2];
+	int ret;
+
+	if (flags)
+		return aclmem_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+				   "%s: a 64-bit shareable handle always needs "
+				   "a pid list%s", fn, hint);
+	ret = do_export(fn, handle, true, false, key);
+	if (!ret)
+		*(uint64_t *)sh = key[0];
+	return ret;
+}
+
 aclError aclrtMemExportToShareableHandle(aclrtDrvMemHandle handle,
 					 aclrtMemHandleType handleType,
 					 uint64_t flags,
 					 uint64_t *shareableHandle)
 {
 	static const char fn[] = "aclrtMemExportToShareableHandle";
-	uint64_t key[2];
-	int ret;
 
 	if (!handle || !shareableHandle)
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: %s is NULL", fn,
@@ -911,16 +991,8 @@ aclError aclrtMemExportToShareableHandle(aclrtDrvMemHandle handle,
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "%s: handleType %d, flags 0x%llx", fn,
 				   (int)handleType, (unsigned long long)flags);
-	if (flags == ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION)
-		return aclmem_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
-				   "%s: a 64-bit shareable handle always needs "
-				   "a pid list (the V2 FABRIC type does not)",
-				   fn);
-	ret = do_export(fn, handle, true, false, key);
-	if (ret)
-		return ret;
-	*shareableHandle = key[0];
-	return ACL_SUCCESS;
+	return export_key64(fn, handle, flags,
+			    " (the V2 FABRIC type does not)", shareableHandle);
 }
 
 aclError aclrtMemExportToShareableHandleV2(aclrtDrvMemHandle handle,
@@ -942,16 +1014,8 @@ aclError aclrtMemExportToShareableHandleV2(aclrtDrvMemHandle handle,
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "%s: flags 0x%llx, shareType %d", fn,
 				   (unsigned long long)flags, (int)shareType);
-	if (shareType == ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT) {
-		if (flags)
-			return aclmem_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
-					   "%s: a 64-bit shareable handle always "
-					   "needs a pid list", fn);
-		ret = do_export(fn, handle, true, false, key);
-		if (!ret)
-			*(uint64_t *)shareableHandle = key[0];
-		return ret;
-	}
+	if (shareType == ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT)
+		return export_key64(fn, handle, flags, "", shareableHandle);
 	ret = do_export(fn, handle, false, flags != 0, key);
 	if (ret)
 		return ret;

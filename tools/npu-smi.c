@@ -413,10 +413,9 @@ static void json_rlim(rlim_t v)
 		printf("%llu", (unsigned long long)v);
 }
 
-static void print_json(const struct status *st, const struct proc *p, size_t np)
+static void json_driver(const struct status *st)
 {
 	const struct npu_mem_info *in = &st->info;
-	size_t i;
 
 	printf("{\n  \"driver\": {\n    \"loaded\": true,\n    \"version\": ");
 	if (st->have_version)
@@ -432,6 +431,7 @@ static void print_json(const struct status *st, const struct proc *p, size_t np)
 	printf("    \"device_node\": ");
 	json_str(st->node);
 	printf(",\n    \"parameters\": {\"max_bytes\": ");
+	/* A number as sysfs gives it, so not quoted. */
 	if (st->max_bytes[0])
 		printf("%s", st->max_bytes);
 	else
@@ -442,6 +442,12 @@ static void print_json(const struct status *st, const struct proc *p, size_t np)
 	else
 		printf("null");
 	printf("}\n  },\n");
+}
+
+static void json_device(const struct status *st)
+{
+	const struct npu_mem_info *in = &st->info;
+	size_t i;
 
 	printf("  \"device\": {\n    \"bus\": ");
 	json_str(st->bus);
@@ -459,6 +465,12 @@ static void print_json(const struct status *st, const struct proc *p, size_t np)
 			printf("%s%llu", in->page_sizes & ((1ULL << i) - 1) ? ", " : "",
 			       1ULL << i);
 	printf("]\n  },\n");
+}
+
+/* The "memory" and "limits" objects. */
+static void json_memory(const struct status *st)
+{
+	const struct npu_mem_info *in = &st->info;
 
 	printf("  \"memory\": {\n");
 	printf("    \"total_ram\": %llu,\n", (unsigned long long)in->total_ram);
@@ -477,6 +489,13 @@ static void print_json(const struct status *st, const struct proc *p, size_t np)
 	printf(",\n    \"memlock_hard\": ");
 	json_rlim(st->memlock.rlim_max);
 	printf("\n  },\n");
+}
+
+/* The processes, and the end of the top-level object. */
+static void json_processes(const struct status *st, const struct proc *p,
+			   size_t np)
+{
+	size_t i;
 
 	printf("  \"processes_source\": \"%s\",\n", st->clients_source);
 	printf("  \"processes_complete\": %s,\n",
@@ -495,6 +514,14 @@ static void print_json(const struct status *st, const struct proc *p, size_t np)
 	printf("%s]\n}\n", np ? "\n  " : "");
 }
 
+static void print_json(const struct status *st, const struct proc *p, size_t np)
+{
+	json_driver(st);
+	json_device(st);
+	json_memory(st);
+	json_processes(st, p, np);
+}
+
 static void row(const char *key, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void row(const char *key, const char *fmt, ...)
 {
@@ -507,18 +534,23 @@ static void row(const char *key, const char *fmt, ...)
 	putchar('\n');
 }
 
-static void print_human(const struct status *st, const struct proc *p, size_t np)
+static void human_driver(const struct status *st)
 {
 	const struct npu_mem_info *in = &st->info;
-	char a[32], b[32];
-	size_t i;
-	int n;
 
 	printf("npu-smi: npu-mem status\n\nDriver\n");
 	row("Version", "%s", st->have_version ? st->version : "unknown");
 	row("ABI", "%u.%u%s", in->abi_major, in->abi_minor,
 	    in->abi_major == NPU_MEM_ABI_MAJOR ? "" : " (INCOMPATIBLE with this tool)");
 	row("Device node", "%s", st->node);
+}
+
+static void human_device(const struct status *st)
+{
+	const struct npu_mem_info *in = &st->info;
+	char a[32];
+	size_t i;
+	int n;
 
 	printf("\nDevice\n");
 	if (in->dev_flags & NPU_MEM_DEV_REMOVED)
@@ -535,6 +567,13 @@ static void print_human(const struct status *st, const struct proc *p, size_t np
 		if (in->page_sizes & (1ULL << i))
 			printf("%s%s", n++ ? ", " : "", human(1ULL << i, a, sizeof(a)));
 	putchar('\n');
+}
+
+/* The "Memory" and "Limits" sections. */
+static void human_memory(const struct status *st)
+{
+	const struct npu_mem_info *in = &st->info;
+	char a[32];
 
 	printf("\nMemory\n");
 	row("Total RAM", "%s", human(in->total_ram, a, sizeof(a)));
@@ -556,6 +595,13 @@ static void print_human(const struct status *st, const struct proc *p, size_t np
 		row("RLIMIT_MEMLOCK", "%s (this process, for all its user's buffers; "
 		    "not applied to files opened with CAP_IPC_LOCK)",
 		    human(st->memlock.rlim_cur, a, sizeof(a)));
+}
+
+static void human_processes(const struct status *st, const struct proc *p,
+			    size_t np)
+{
+	char b[32];
+	size_t i;
 
 	printf("\nProcesses (from %s)\n", st->clients_source);
 	if (!np) {
@@ -573,6 +619,14 @@ static void print_human(const struct status *st, const struct proc *p, size_t np
 	}
 	if (!st->clients_complete)
 		printf("  (processes of other users are not visible: run as root)\n");
+}
+
+static void print_human(const struct status *st, const struct proc *p, size_t np)
+{
+	human_driver(st);
+	human_device(st);
+	human_memory(st);
+	human_processes(st, p, np);
 }
 
 /* ---- main -------------------------------------------------------------- */

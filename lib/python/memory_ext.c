@@ -178,6 +178,78 @@ static PyObject *py_memset_d32_async(PyObject *self, PyObject *args)
 /* ---- configured allocations ---- */
 
 /*
+ * Which member of aclrtMallocAttrValue the dict d names, into *found: an
+ * index into keys[], or -1 for none.  Returns 0 with an exception set for
+ * an unknown key or more than one member.
+ */
+static int attr_value_member(PyObject *d, const char *const *keys,
+			     size_t nkeys, int *found)
+{
+	PyObject *key, *item;
+	Py_ssize_t pos = 0;
+	size_t k;
+
+	*found = -1;
+	while (PyDict_Next(d, &pos, &key, &item)) {
+		const char *s = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) :
+						       NULL;
+
+		for (k = 0; s && k < nkeys; k++)
+			if (!strcmp(s, keys[k]))
+				break;
+		if (!s || k == nkeys) {
+			PyErr_Clear();
+			PyErr_Format(PyExc_KeyError,
+				     "aclrtMallocAttrValue has no member %R",
+				     key);
+			return 0;
+		}
+		if (*found >= 0) {
+			PyErr_SetString(PyExc_ValueError,
+					"aclrtMallocAttrValue is a union: give one member");
+			return 0;
+		}
+		*found = (int)k;
+	}
+	return 1;
+}
+
+/* The "rsv" member: a list of at most 8 bytes.  0 with an exception set. */
+static int parse_rsv(PyObject *item, aclrtMallocAttrValue *v)
+{
+	unsigned long long x;
+	Py_ssize_t i, n;
+
+	if (!PyList_Check(item) && !PyTuple_Check(item)) {
+		PyErr_SetString(PyExc_TypeError,
+				"aclrtMallocAttrValue[\"rsv\"] must be a list");
+		return 0;
+	}
+	n = PySequence_Fast_GET_SIZE(item);
+	if (n > (Py_ssize_t)sizeof(v->rsv)) {
+		PyErr_SetString(PyExc_ValueError,
+				"aclrtMallocAttrValue[\"rsv\"] has at most 8 bytes");
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		PyObject *b = PySequence_Fast_GET_ITEM(item, i);
+
+		if (!need_int(b, "rsv byte"))
+			return 0;
+		x = PyLong_AsUnsignedLongLong(b);
+		if (x == (unsigned long long)-1 && PyErr_Occurred())
+			return 0;
+		if (x > UINT8_MAX) {
+			PyErr_SetString(PyExc_OverflowError,
+					"rsv byte out of range");
+			return 0;
+		}
+		v->rsv[i] = (uint8_t)x;
+	}
+	return 1;
+}
+
+/*
  * One aclrtMallocAttrValue from its dict.  The C type is a union, so the
  * dict names the one member it sets: "moduleId", "deviceId", "vaFlag" or
  * "rsv" (a list of at most 8 bytes), whichever the attribute reads.
@@ -186,35 +258,14 @@ static int parse_attr_value(PyObject *d, aclrtMallocAttrValue *v)
 {
 	static const char *const keys[] = { "moduleId", "deviceId", "vaFlag",
 					    "rsv" };
-	PyObject *key, *item;
-	Py_ssize_t pos = 0, i, n;
 	unsigned long long x;
-	int found = -1;
-	size_t k;
+	int found;
 
 	if (!need_dict(d, "aclrtMallocAttrValue"))
 		return 0;
-	while (PyDict_Next(d, &pos, &key, &item)) {
-		const char *s = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) :
-						       NULL;
-
-		for (k = 0; s && k < sizeof(keys) / sizeof(keys[0]); k++)
-			if (!strcmp(s, keys[k]))
-				break;
-		if (!s || k == sizeof(keys) / sizeof(keys[0])) {
-			PyErr_Clear();
-			PyErr_Format(PyExc_KeyError,
-				     "aclrtMallocAttrValue has no member %R",
-				     key);
-			return 0;
-		}
-		if (found >= 0) {
-			PyErr_SetString(PyExc_ValueError,
-					"aclrtMallocAttrValue is a union: give one member");
-			return 0;
-		}
-		found = (int)k;
-	}
+	if (!attr_value_member(d, keys, sizeof(keys) / sizeof(keys[0]),
+			       &found))
+		return 0;
 	memset(v, 0, sizeof(*v));
 	switch (found) {
 	case 0:
@@ -236,39 +287,66 @@ static int parse_attr_value(PyObject *d, aclrtMallocAttrValue *v)
 		v->vaFlag = (uint32_t)x;
 		return 1;
 	case 3:
-		item = PyDict_GetItemString(d, "rsv");
-		if (!PyList_Check(item) && !PyTuple_Check(item)) {
-			PyErr_SetString(PyExc_TypeError,
-					"aclrtMallocAttrValue[\"rsv\"] must be a list");
-			return 0;
-		}
-		n = PySequence_Fast_GET_SIZE(item);
-		if (n > (Py_ssize_t)sizeof(v->rsv)) {
-			PyErr_SetString(PyExc_ValueError,
-					"aclrtMallocAttrValue[\"rsv\"] has at most 8 bytes");
-			return 0;
-		}
-		for (i = 0; i < n; i++) {
-			PyObject *b = PySequence_Fast_GET_ITEM(item, i);
-
-			if (!need_int(b, "rsv byte"))
-				return 0;
-			x = PyLong_AsUnsignedLongLong(b);
-			if (x == (unsigned long long)-1 && PyErr_Occurred())
-				return 0;
-			if (x > UINT8_MAX) {
-				PyErr_SetString(PyExc_OverflowError,
-						"rsv byte out of range");
-				return 0;
-			}
-			v->rsv[i] = (uint8_t)x;
-		}
-		return 1;
+		return parse_rsv(PyDict_GetItemString(d, "rsv"), v);
 	default:
 		PyErr_SetString(PyExc_KeyError,
 				"aclrtMallocAttrValue needs one of \"moduleId\", \"deviceId\", \"vaFlag\", \"rsv\"");
 		return 0;
 	}
+}
+
+/*
+ * cfg["attrs"] (a list or tuple) into *list and its length into *n, with
+ * cfg["numAttrs"], when given, checked against that length.  Returns 0
+ * with an exception set on failure.
+ */
+static int cfg_attrs_list(PyObject *cfg, PyObject **list, Py_ssize_t *n)
+{
+	unsigned long long x;
+
+	*list = PyDict_GetItemString(cfg, "attrs");
+	if (!*list) {
+		PyErr_SetString(PyExc_KeyError, "aclrtMallocConfig needs \"attrs\"");
+		return 0;
+	}
+	if (!PyList_Check(*list) && !PyTuple_Check(*list)) {
+		PyErr_Format(PyExc_TypeError,
+			     "aclrtMallocConfig[\"attrs\"] must be a list, not %.200s",
+			     Py_TYPE(*list)->tp_name);
+		return 0;
+	}
+	*n = PySequence_Fast_GET_SIZE(*list);
+	if (PyDict_GetItemString(cfg, "numAttrs")) {
+		if (!dict_uint(cfg, "aclrtMallocConfig", "numAttrs", SIZE_MAX,
+			       true, &x))
+			return 0;
+		if (x != (unsigned long long)*n) {
+			PyErr_SetString(PyExc_ValueError,
+					"aclrtMallocConfig[\"numAttrs\"] is not the length of \"attrs\"");
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* One {"attr": int, "value": dict}.  0 with an exception set on failure. */
+static int parse_attr(PyObject *a, aclrtMallocAttribute *out)
+{
+	unsigned long long x;
+	PyObject *v;
+
+	if (!need_dict(a, "aclrtMallocAttribute") ||
+	    !dict_uint(a, "aclrtMallocAttribute", "attr", INT32_MAX,
+		       true, &x))
+		return 0;
+	out->attr = (aclrtMallocAttrType)x;
+	v = PyDict_GetItemString(a, "value");
+	if (!v) {
+		PyErr_SetString(PyExc_KeyError,
+				"aclrtMallocAttribute needs \"value\"");
+		return 0;
+	}
+	return parse_attr_value(v, &out->value);
 }
 
 /*
@@ -281,9 +359,8 @@ static int parse_attr_value(PyObject *d, aclrtMallocAttrValue *v)
 static int parse_malloc_cfg(PyObject *cfg, aclrtMallocConfig *out,
 			    aclrtMallocAttribute **attrs, bool *none)
 {
-	PyObject *list, *numo;
+	PyObject *list;
 	Py_ssize_t n, i;
-	unsigned long long x;
 
 	*attrs = NULL;
 	*none = true;
@@ -293,29 +370,8 @@ static int parse_malloc_cfg(PyObject *cfg, aclrtMallocConfig *out,
 		return 0;
 	if (PyDict_Size(cfg) == 0)
 		return 1;
-	list = PyDict_GetItemString(cfg, "attrs");
-	if (!list) {
-		PyErr_SetString(PyExc_KeyError, "aclrtMallocConfig needs \"attrs\"");
+	if (!cfg_attrs_list(cfg, &list, &n))
 		return 0;
-	}
-	if (!PyList_Check(list) && !PyTuple_Check(list)) {
-		PyErr_Format(PyExc_TypeError,
-			     "aclrtMallocConfig[\"attrs\"] must be a list, not %.200s",
-			     Py_TYPE(list)->tp_name);
-		return 0;
-	}
-	n = PySequence_Fast_GET_SIZE(list);
-	numo = PyDict_GetItemString(cfg, "numAttrs");
-	if (numo) {
-		if (!dict_uint(cfg, "aclrtMallocConfig", "numAttrs", SIZE_MAX,
-			       true, &x))
-			return 0;
-		if (x != (unsigned long long)n) {
-			PyErr_SetString(PyExc_ValueError,
-					"aclrtMallocConfig[\"numAttrs\"] is not the length of \"attrs\"");
-			return 0;
-		}
-	}
 	*none = false;
 	out->numAttrs = (size_t)n;
 	out->attrs = NULL;
@@ -326,29 +382,15 @@ static int parse_malloc_cfg(PyObject *cfg, aclrtMallocConfig *out,
 		PyErr_NoMemory();
 		return 0;
 	}
-	for (i = 0; i < n; i++) {
-		PyObject *a = PySequence_Fast_GET_ITEM(list, i), *v;
-
-		if (!need_dict(a, "aclrtMallocAttribute") ||
-		    !dict_uint(a, "aclrtMallocAttribute", "attr", INT32_MAX,
-			       true, &x))
-			goto err;
-		(*attrs)[i].attr = (aclrtMallocAttrType)x;
-		v = PyDict_GetItemString(a, "value");
-		if (!v) {
-			PyErr_SetString(PyExc_KeyError,
-					"aclrtMallocAttribute needs \"value\"");
-			goto err;
+	for (i = 0; i < n; i++)
+		if (!parse_attr(PySequence_Fast_GET_ITEM(list, i),
+				&(*attrs)[i])) {
+			PyMem_Free(*attrs);
+			*attrs = NULL;
+			return 0;
 		}
-		if (!parse_attr_value(v, &(*attrs)[i].value))
-			goto err;
-	}
 	out->attrs = *attrs;
 	return 1;
-err:
-	PyMem_Free(*attrs);
-	*attrs = NULL;
-	return 0;
 }
 
 static PyObject *py_malloc_with_cfg(PyObject *self, PyObject *args)

@@ -100,12 +100,102 @@ static const char *const npy_codes[] = {
 	[23] = "e",
 };
 
+/*
+ * How many elements a shape (a PySequence_Fast of ints) holds, at most
+ * PY_SSIZE_T_MAX.  Returns 0 with an exception set on failure.
+ */
+static int shape_elements(PyObject *seq, size_t *total)
+{
+	Py_ssize_t i, n = PySequence_Fast_GET_SIZE(seq);
+	PyObject *item;
+
+	*total = 1;
+	for (i = 0; i < n; i++) {
+		Py_ssize_t d;
+
+		item = PySequence_Fast_GET_ITEM(seq, i);
+		if (!need_int(item, "shape dimension"))
+			return 0;
+		d = PyLong_AsSsize_t(item);
+		if (d == -1 && PyErr_Occurred())
+			return 0;
+		if (d < 0) {
+			PyErr_SetString(PyExc_ValueError,
+					"negative shape dimension");
+			return 0;
+		}
+		if (d && *total > PY_SSIZE_T_MAX / (size_t)d) {
+			PyErr_SetString(PyExc_OverflowError, "shape too large");
+			return 0;
+		}
+		*total *= (size_t)d;
+	}
+	return 1;
+}
+
+/*
+ * numpy's dtype for a type number of npy_codes[], and in *bytes the size
+ * of count elements of it, at most PY_SSIZE_T_MAX.  A new reference, or
+ * NULL with an exception set.
+ */
+static PyObject *npy_dtype(PyObject *np, int32_t type, size_t count,
+			   size_t *bytes)
+{
+	PyObject *dtype, *item;
+	Py_ssize_t itemsize;
+
+	dtype = PyObject_CallMethod(np, "dtype", "s", npy_codes[type]);
+	if (!dtype)
+		return NULL;
+	item = PyObject_GetAttrString(dtype, "itemsize");
+	if (!item)
+		goto fail;
+	itemsize = PyLong_AsSsize_t(item);
+	Py_DECREF(item);
+	if (itemsize <= 0 || count > PY_SSIZE_T_MAX / (size_t)itemsize) {
+		if (!PyErr_Occurred())
+			PyErr_SetString(PyExc_OverflowError, "shape too large");
+		goto fail;
+	}
+	*bytes = count * (size_t)itemsize;
+	return dtype;
+fail:
+	Py_DECREF(dtype);
+	return NULL;
+}
+
+/*
+ * The array of dtype over the size bytes at p, in the shape seq.  A new
+ * reference, or NULL with an exception set.
+ */
+static PyObject *view_array(PyObject *np, PyObject *dtype, void *p,
+			    size_t size, PyObject *seq)
+{
+	PyObject *mv, *flat, *res = NULL;
+
+	if (!p && size) {
+		PyErr_SetString(PyExc_ValueError, "NULL pointer");
+		return NULL;
+	}
+	/* Zero-copy, as pyACL: the array is a writable view of the memory,
+	 * valid while the memory is. */
+	mv = PyMemoryView_FromMemory(size ? p : (char *)"", (Py_ssize_t)size,
+				     PyBUF_WRITE);
+	if (!mv)
+		return NULL;
+	flat = PyObject_CallMethod(np, "frombuffer", "OO", mv, dtype);
+	if (flat) {
+		res = PyObject_CallMethod(flat, "reshape", "(O)", seq);
+		Py_DECREF(flat);
+	}
+	Py_DECREF(mv);
+	return res;
+}
+
 static PyObject *py_ptr_to_numpy(PyObject *self, PyObject *args)
 {
-	PyObject *shape, *seq = NULL, *np = NULL, *dtype = NULL, *mv = NULL;
-	PyObject *flat = NULL, *res = NULL, *item;
-	Py_ssize_t i, n, itemsize;
-	size_t total = 1;
+	PyObject *shape, *seq, *np = NULL, *dtype = NULL, *res = NULL;
+	size_t count, bytes;
 	int32_t type;
 	void *p;
 
@@ -122,61 +212,15 @@ static PyObject *py_ptr_to_numpy(PyObject *self, PyObject *args)
 	seq = PySequence_Fast(shape, "shape must be a tuple of ints");
 	if (!seq)
 		return NULL;
-	n = PySequence_Fast_GET_SIZE(seq);
-	for (i = 0; i < n; i++) {
-		Py_ssize_t d;
-
-		item = PySequence_Fast_GET_ITEM(seq, i);
-		if (!need_int(item, "shape dimension"))
-			goto out;
-		d = PyLong_AsSsize_t(item);
-		if (d == -1 && PyErr_Occurred())
-			goto out;
-		if (d < 0) {
-			PyErr_SetString(PyExc_ValueError,
-					"negative shape dimension");
-			goto out;
-		}
-		if (d && total > PY_SSIZE_T_MAX / (size_t)d) {
-			PyErr_SetString(PyExc_OverflowError, "shape too large");
-			goto out;
-		}
-		total *= (size_t)d;
-	}
+	if (!shape_elements(seq, &count))
+		goto out;
 	np = PyImport_ImportModule("numpy");
 	if (!np)
 		goto out;
-	dtype = PyObject_CallMethod(np, "dtype", "s", npy_codes[type]);
-	if (!dtype)
-		goto out;
-	item = PyObject_GetAttrString(dtype, "itemsize");
-	if (!item)
-		goto out;
-	itemsize = PyLong_AsSsize_t(item);
-	Py_DECREF(item);
-	if (itemsize <= 0 || total > PY_SSIZE_T_MAX / (size_t)itemsize) {
-		if (!PyErr_Occurred())
-			PyErr_SetString(PyExc_OverflowError, "shape too large");
-		goto out;
-	}
-	total *= (size_t)itemsize;
-	if (!p && total) {
-		PyErr_SetString(PyExc_ValueError, "NULL pointer");
-		goto out;
-	}
-	/* Zero-copy, as pyACL: the array is a writable view of the memory,
-	 * valid while the memory is. */
-	mv = PyMemoryView_FromMemory(total ? p : (char *)"", (Py_ssize_t)total,
-				     PyBUF_WRITE);
-	if (!mv)
-		goto out;
-	flat = PyObject_CallMethod(np, "frombuffer", "OO", mv, dtype);
-	if (!flat)
-		goto out;
-	res = PyObject_CallMethod(flat, "reshape", "(O)", seq);
+	dtype = npy_dtype(np, type, count, &bytes);
+	if (dtype)
+		res = view_array(np, dtype, p, bytes, seq);
 out:
-	Py_XDECREF(flat);
-	Py_XDECREF(mv);
 	Py_XDECREF(dtype);
 	Py_XDECREF(np);
 	Py_DECREF(seq);
