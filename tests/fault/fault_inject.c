@@ -61,6 +61,8 @@
 #include <linux/dma-buf.h>
 #include <linux/npu_mem.h>
 
+#include "nmtest_sys.h"
+
 #define DEV_PATH	"/dev/" NPU_MEM_DEVICE_NAME
 #define DBG		"/sys/kernel/debug"
 #define PAGE		4096ULL
@@ -87,41 +89,23 @@ static void violation(const char *path, const char *fmt, ...)
 /* ------------------------------------------------------------------ */
 /* Fault-injection controls                                             */
 
-static int write_str(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n == (ssize_t)strlen(val) ? 0 : -EIO;
-}
-
+/* A number from a debugfs or sysfs file, -1 where there is none. */
 static long read_long(const char *path)
 {
-	char buf[64];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
+	long v;
 
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	return strtol(buf, NULL, 0);
+	return nm_read_long(path, &v) ? -1 : v;
 }
 
 static void attr_set(const char *attr, const char *file, const char *val)
 {
 	char path[128];
+	int ret;
 
 	snprintf(path, sizeof(path), DBG "/%s/%s", attr, file);
-	if (write_str(path, val)) {
-		printf("cannot set %s to %s: %s\n", path, val, strerror(errno));
+	ret = nm_write_file(path, val);
+	if (ret) {
+		printf("cannot set %s to %s: %s\n", path, val, strerror(-ret));
 		exit(1);
 	}
 }
@@ -241,35 +225,6 @@ static void counters(struct counters *c)
 	c->huge = info.huge_pages;
 	c->normal = info.normal_pages;
 	c->buffers = info.buffers;
-}
-
-static uint64_t vmpin_kb(void)
-{
-	char line[256];
-	unsigned long long kb = 0;
-	FILE *f = fopen("/proc/self/status", "re");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmPin: %llu kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
-}
-
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n - 1;	/* the DIR's own fd */
 }
 
 /* ------------------------------------------------------------------ */
@@ -795,8 +750,8 @@ struct snapshot {
 static void snap(struct snapshot *s)
 {
 	counters(&s->k);
-	s->pin = vmpin_kb();
-	s->fds = count_fds();
+	nm_vmpin(&s->pin);
+	s->fds = nm_fds_open();
 }
 
 static bool errno_ok(const int *list, int err)
@@ -894,8 +849,8 @@ static unsigned int attempt(struct path *p, struct snapshot *base, int mode,
 			  (unsigned long long)base->k.bytes, (unsigned long long)base->k.huge,
 			  (unsigned long long)base->k.normal, (unsigned long long)base->k.buffers);
 	if (after.pin != base->pin)
-		violation(p->name, "VmPin %llu kB, was %llu kB", (unsigned long long)after.pin,
-			  (unsigned long long)base->pin);
+		violation(p->name, "VmPin %llu kB, was %llu kB", (unsigned long long)after.pin >> 10,
+			  (unsigned long long)base->pin >> 10);
 	if (after.fds != base->fds)
 		violation(p->name, "%d fds open, were %d", after.fds, base->fds);
 	*base = after;

@@ -115,9 +115,9 @@
 #include <linux/udmabuf.h>
 
 #include "nmtest_bufcheck.h"
+#include "nmtest_sys.h"
 
 #define DEV_PATH	"/dev/" NPU_MEM_DEVICE_NAME
-#define PARAM_MAX_BYTES	"/sys/module/npu_mem/parameters/max_bytes"
 #define PAGE		4096ULL
 #define HUGE		(2ULL << 20)
 
@@ -294,14 +294,6 @@ static atomic_bool stop;
 static uint64_t max_calls;
 static double deadline;
 static int verbose;
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /*
  * Findings by kind (the format, or a name the caller gives): every one is
@@ -2463,7 +2455,7 @@ static void *thread_main(void *arg)
 			printf("t%d %s\n", t->idx, op_names[op]);
 		op_fn[op](t);
 		if ((max_calls && atomic_load(&total_calls) >= max_calls) ||
-		    now() >= deadline)
+		    nm_now() >= deadline)
 			atomic_store(&stop, true);
 	}
 	return NULL;
@@ -2973,7 +2965,7 @@ static void race_next_round(void)
 	unsigned int k = rg.rounds % R_NPAIRS, i, j, tmp, p;
 	enum rop a, b;
 
-	if (now() >= rg.deadline || atomic_load(&rg.sh->stop)) {
+	if (nm_now() >= rg.deadline || atomic_load(&rg.sh->stop)) {
 		rg.stop = true;
 		return;
 	}
@@ -2997,7 +2989,7 @@ static void race_next_round(void)
 	rg.has_alloc = a == R_ALLOC || b == R_ALLOC;
 	rg.pair_rounds[p]++;
 	rg.rounds++;
-	rg.round_end = now() + rg.round_len *
+	rg.round_end = nm_now() + rg.round_len *
 		((a == R_ALLOC && b == R_FREE) ? R_W_ALLOC_FREE : rg.has_alloc ? R_W_ALLOC : 1);
 }
 
@@ -3011,7 +3003,7 @@ static void *race_thread(void *arg)
 		pthread_barrier_wait(&rg.bar);
 		if (rg.stop)
 			break;
-		while (now() < rg.round_end && !atomic_load(&rg.sh->stop))
+		while (nm_now() < rg.round_end && !atomic_load(&rg.sh->stop))
 			race_op(t, rg.op[t->idx % 2]);
 		pthread_barrier_wait(&rg.bar);
 	}
@@ -3132,7 +3124,7 @@ static int race_child(unsigned int n, uint64_t seed, double secs, bool drop,
 		rg.round_len = 0.02;
 	if (rg.round_len > 0.25)
 		rg.round_len = 0.25;
-	rg.deadline = now() + secs;
+	rg.deadline = nm_now() + secs;
 	rg.r0.s = seed * 0x100000001b3ULL + 0xace;
 	for (i = 0; i < R_NPAIRS; i++)
 		rg.order[i] = i;
@@ -3164,58 +3156,6 @@ out:
 /* ------------------------------------------------------------------ */
 /* Setup, cleanup, invariants                                           */
 
-static uint64_t env_u64(const char *name, uint64_t def)
-{
-	const char *v = getenv(name);
-
-	return v && *v ? strtoull(v, NULL, 0) : def;
-}
-
-static uint64_t vmpin_kb(void)
-{
-	char line[256];
-	unsigned long long kb = 0;
-	FILE *f = fopen("/proc/self/status", "re");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmPin: %llu kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
-}
-
-static int read_param(uint64_t *v)
-{
-	char buf[64];
-	int fd = open(PARAM_MAX_BYTES, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	*v = strtoull(buf, NULL, 0);
-	return 0;
-}
-
-static int write_param(uint64_t v)
-{
-	char buf[32];
-	int fd = open(PARAM_MAX_BYTES, O_WRONLY | O_CLOEXEC), n, ok;
-
-	if (fd < 0)
-		return -1;
-	n = snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
-	ok = write(fd, buf, n) == n;
-	close(fd);
-	return ok ? 0 : -1;
-}
-
 static void cleanup_all(void)
 {
 	int i;
@@ -3236,12 +3176,12 @@ static void cleanup_all(void)
  * (a hung one is a finding: its threads are stuck in the driver). */
 static void wait_race(pid_t pid, struct race_shared *sh)
 {
-	double end = now() + 60;
+	double end = nm_now() + 60;
 	int status = 0;
 	pid_t r;
 
 	atomic_store(&sh->stop, true);
-	while ((r = waitpid(pid, &status, WNOHANG)) == 0 && now() < end)
+	while ((r = waitpid(pid, &status, WNOHANG)) == 0 && nm_now() < end)
 		usleep(20000);
 	if (r != pid) {
 		kill(pid, SIGKILL);
@@ -3282,12 +3222,12 @@ static void parse_args(int argc, char **argv, struct fuzz_cfg *c)
 {
 	int opt;
 
-	c->seed = env_u64("NPU_MEM_FUZZ_SEED", 1);
-	c->secs = (double)env_u64("NPU_MEM_FUZZ_SECONDS", 20);
-	c->nthreads = env_u64("NPU_MEM_FUZZ_THREADS", 4);
-	c->rthreads = env_u64("NPU_MEM_FUZZ_RACE", 2);
-	c->maxbytes = env_u64("NPU_MEM_FUZZ_MAXBYTES", 256ULL << 20);
-	max_calls = env_u64("NPU_MEM_FUZZ_CALLS", 0);
+	c->seed = nm_env_u64("NPU_MEM_FUZZ_SEED", 1);
+	c->secs = (double)nm_env_u64("NPU_MEM_FUZZ_SECONDS", 20);
+	c->nthreads = nm_env_u64("NPU_MEM_FUZZ_THREADS", 4);
+	c->rthreads = nm_env_u64("NPU_MEM_FUZZ_RACE", 2);
+	c->maxbytes = nm_env_u64("NPU_MEM_FUZZ_MAXBYTES", 256ULL << 20);
+	max_calls = nm_env_u64("NPU_MEM_FUZZ_CALLS", 0);
 	while ((opt = getopt(argc, argv, "s:t:n:j:R:m:vh")) != -1) {
 		switch (opt) {
 		case 's': c->seed = strtoull(optarg, NULL, 0); break;
@@ -3410,7 +3350,7 @@ static int init_threads(struct thr *thr, const struct fuzz_cfg *c)
 /* Runs the threads until the deadline; returns the seconds they took. */
 static double run_threads(struct thr *thr, const struct fuzz_cfg *c)
 {
-	double t0 = now();
+	double t0 = nm_now();
 	unsigned int i;
 
 	deadline = t0 + c->secs;
@@ -3422,7 +3362,7 @@ static double run_threads(struct thr *thr, const struct fuzz_cfg *c)
 		for (i = 0; i < c->nthreads; i++)
 			pthread_join(thr[i].tid, NULL);
 	}
-	return now() - t0;
+	return nm_now() - t0;
 }
 
 /* Everything released: the driver's counters must be back at zero. */
@@ -3521,9 +3461,10 @@ int main(int argc, char **argv)
 	/* Every fd >= 3 must be ours (device, dma-buf, pipe, proc file). */
 	syscall(SYS_close_range, 3U, ~0U, 0U);
 	setup_process();
-	if (c.maxbytes && read_param(&old_param) == 0 && write_param(c.maxbytes) == 0)
+	if (c.maxbytes && nm_param_get("max_bytes", &old_param) == 0 &&
+	    nm_param_set("max_bytes", c.maxbytes) == 0)
 		param_set = true;
-	pin0 = vmpin_kb();
+	nm_vmpin(&pin0);
 	printf("npu_mem_fuzz: seed %llu, %u threads (+%u racing), %.0f s, %llu calls max, "
 	       "max_bytes %s\n", (unsigned long long)c.seed, c.nthreads, c.rthreads, c.secs,
 	       (unsigned long long)max_calls, param_set ? "lowered" : "unchanged");
@@ -3537,12 +3478,12 @@ int main(int argc, char **argv)
 	elapsed = run_threads(thr, &c);
 	finish_run(thr, &c, &rr);
 	check_released();
-	pin1 = vmpin_kb();
+	nm_vmpin(&pin1);
 	if (pin1 != pin0)
 		finding("VmPin %llu kB after closing everything, %llu kB before",
-			(unsigned long long)pin1, (unsigned long long)pin0);
+			(unsigned long long)pin1 >> 10, (unsigned long long)pin0 >> 10);
 	if (param_set)
-		write_param(old_param);
+		nm_param_set("max_bytes", old_param);
 	print_stats();
 	printf("npu_mem_fuzz: %s: %lu calls in %.1f s (seed %llu, %u threads + %u racing), "
 	       "%lu findings\n",
