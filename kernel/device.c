@@ -151,7 +151,7 @@ static int npu_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		goto out;
 	npu_pci_dev = pci_dev_get(pdev);
 	publish(&pdev->dev);
-	npu_mem_edu_probe(pdev, npu_mem_debugfs_dir());
+	npu_mem_edu_probe(pdev);
 	dev_info(&pdev->dev, "npu-mem maps buffers for this device%s\n",
 		 npu_mem_dev_translated(&pdev->dev) ? " (behind an IOMMU)" : "");
 out:

@@ -109,7 +109,8 @@ static const struct file_operations dma_copy_fops = {
 	.write = dma_copy_write,
 };
 
-void npu_mem_edu_probe(struct pci_dev *pdev, struct dentry *debugfs_dir)
+/* Its control file sits in the module's debugfs directory (debugfs.c). */
+void npu_mem_edu_probe(struct pci_dev *pdev)
 {
 	if (pdev->vendor != EDU_VENDOR || pdev->device != EDU_DEVICE)
 		return;
@@ -118,7 +119,8 @@ void npu_mem_edu_probe(struct pci_dev *pdev, struct dentry *debugfs_dir)
 		pci_warn(pdev, "edu: cannot map BAR0, no dma_copy\n");
 		return;
 	}
-	edu_dma_copy = debugfs_create_file("dma_copy", 0200, debugfs_dir, NULL,
+	edu_dma_copy = debugfs_create_file("dma_copy", 0200,
+					   npu_mem_debugfs_dir(), NULL,
 					   &dma_copy_fops);
 }
 

@@ -231,11 +231,10 @@ int npu_mem_import_mmap(struct npu_mem_buf *buf, struct vm_area_struct *vma);
 /* edu.c: QEMU's edu device as a test DMA engine, in test builds only */
 struct pci_dev;
 #ifdef NPU_MEM_TEST_ENGINE
-void npu_mem_edu_probe(struct pci_dev *pdev, struct dentry *debugfs_dir);
+void npu_mem_edu_probe(struct pci_dev *pdev);
 void npu_mem_edu_remove(struct pci_dev *pdev);
 #else
-static inline void npu_mem_edu_probe(struct pci_dev *pdev,
-				     struct dentry *debugfs_dir) {}
+static inline void npu_mem_edu_probe(struct pci_dev *pdev) {}
 static inline void npu_mem_edu_remove(struct pci_dev *pdev) {}
 #endif
 
