@@ -179,6 +179,9 @@ static int charge_user(struct user_struct *user, unsigned long npages)
 	return 0;
 }
 
+/* What every buffer together holds: GET_INFO and debugfs report it. */
+struct npu_mem_usage npu_mem_usage;
+
 /*
  * Bytes of allocations between their reserve check and the end of their
  * page allocation.  MemAvailable does not show pages not yet taken, so

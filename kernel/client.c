@@ -19,6 +19,9 @@
 #define PGOFF_MIN	1ULL
 #define PGOFF_LIMIT	(1ULL << 32)
 
+/* Every open file of the device, for debugfs's per-process view. */
+DEFINE_MUTEX(npu_mem_clients_lock);
+LIST_HEAD(npu_mem_clients);
 static atomic64_t next_client_id = ATOMIC64_INIT(0);
 
 /*

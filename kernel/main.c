@@ -27,10 +27,6 @@ module_param(reserve_bytes, ulong, 0644);
 MODULE_PARM_DESC(reserve_bytes,
 		 "Memory an allocation must leave available to the rest of the system (0: 1/16 of RAM)");
 
-struct npu_mem_usage npu_mem_usage;
-DEFINE_MUTEX(npu_mem_clients_lock);
-LIST_HEAD(npu_mem_clients);
-
 /*
  * Pinned memory cannot be reclaimed, and unmapped buffers count in no
  * process's OOM score: by default a quarter of RAM stays out of reach, so
