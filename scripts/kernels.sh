@@ -32,10 +32,9 @@
 # marker written last; a root with a .done is used as it is, so this is
 # idempotent and an interrupted run is redone.
 #
-# Opt-in, NPU_MEM_FOREIGN_KERNELS=1: without it no root is made and
-# --kvers lists the host's kernels only, so make check and make
-# modules-all leave the roots' kernels alone (some suites still fail on
-# them: doc/kernels.md).
+# On unless NPU_MEM_FOREIGN_KERNELS=0: then no root is made and --kvers
+# lists the host's kernels only, so make check and make modules-all leave
+# the roots' kernels alone (make run does so: its demo needs one kernel).
 set -euo pipefail
 
 ROOTS=${NPU_MEM_ROOTS:-/var/cache/npu-mem/roots}
@@ -59,7 +58,7 @@ case ${1:-} in
 		for b in /lib/modules/*/build; do
 			[ -e "$b" ] && basename "$(dirname "$b")"
 		done
-		[ "${NPU_MEM_FOREIGN_KERNELS:-0}" = 1 ] || exit 0
+		[ "${NPU_MEM_FOREIGN_KERNELS:-1}" = 1 ] || exit 0
 		for d in "$ROOTS"/*/.done; do
 			[ -e "$d" ] && root_kvers "$(dirname "$d")"
 		done
@@ -105,7 +104,7 @@ case ${1:-} in
 esac
 
 msg() { echo "kernels: $*" >&2; }
-[ "${NPU_MEM_FOREIGN_KERNELS:-0}" = 1 ] || exit 0
+[ "${NPU_MEM_FOREIGN_KERNELS:-1}" = 1 ] || exit 0
 [ "$(id -u)" = 0 ] || { msg "must run as root (mmdebstrap)"; exit 1; }
 if ! command -v mmdebstrap >/dev/null; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mmdebstrap
