@@ -40,7 +40,6 @@ KCOPY = mkdir -p $(1) && cp kernel/*.c kernel/*.h kernel/Kbuild $(1)/
 
 all: module lib tools
 
-# Each kernel gets its own copy of the sources so builds do not share objects.
 build/kmod/%/npu_mem.ko: $(KSRC) dkms.conf
 	$(call KCOPY,$(@D))
 	$(KRUN) $* make -C /lib/modules/$*/build M=$(TOP)/$(@D) NPU_MEM_TOP=$(TOP) \
