@@ -24,6 +24,9 @@
 #include <sys/types.h>
 #include <linux/npu_mem.h>
 
+/* Files, pipes, parameters: the tests' Check-free helpers. */
+#include "nmtest_sys.h"
+
 #define KiB		(1ULL << 10)
 #define MiB		(1ULL << 20)
 #define GiB		(1ULL << 30)
@@ -78,10 +81,6 @@ uint64_t now_ns(void);
 const char *size_str(uint64_t s, char *buf, size_t len);
 uint64_t parse_size(const char *s);
 bool section_on(const char *name);
-int read_file(const char *path, char *buf, size_t len);
-int write_file(const char *path, const char *val);
-int read_full(int fd, void *buf, size_t len);
-int write_full(int fd, const void *buf, size_t len);
 void trace_init(void);
 void trace_begin(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void trace_end(void);

@@ -18,29 +18,28 @@ char thp_mode[32] = "unknown";
 
 uint64_t meminfo(const char *key)
 {
-	char buf[8192], *p;
+	char *text = nm_read_file("/proc/meminfo"), *p;
+	uint64_t v = 0;
 
-	if (read_file("/proc/meminfo", buf, sizeof(buf)))
-		return 0;
-	p = strstr(buf, key);
-	if (!p)
-		return 0;
-	return strtoull(p + strlen(key) + 1, NULL, 10) * KiB;
+	p = text ? strstr(text, key) : NULL;
+	if (p)
+		v = strtoull(p + strlen(key) + 1, NULL, 10) * KiB;
+	free(text);
+	return v;
 }
 
 void read_thp_mode(void)
 {
-	char buf[128], *a, *b;
+	char *text = nm_read_file("/sys/kernel/mm/transparent_hugepage/enabled");
+	char *a, *b;
 
-	if (read_file("/sys/kernel/mm/transparent_hugepage/enabled", buf,
-		      sizeof(buf)))
-		return;
-	a = strchr(buf, '[');
+	a = text ? strchr(text, '[') : NULL;
 	b = a ? strchr(a, ']') : NULL;
 	if (a && b && (size_t)(b - a) < sizeof(thp_mode)) {
 		*b = 0;
 		strcpy(thp_mode, a + 1);
 	}
+	free(text);
 }
 
 /*
@@ -54,11 +53,9 @@ static bool may_tune(void)
 
 long hugetlb_count(void)
 {
-	char buf[32];
+	long n;
 
-	if (read_file("/proc/sys/vm/nr_hugepages", buf, sizeof(buf)))
-		return -1;
-	return strtol(buf, NULL, 10);
+	return nm_read_long("/proc/sys/vm/nr_hugepages", &n) ? -1 : n;
 }
 
 /* Reserve @n 2 MiB hugetlb pages; returns how many the kernel has now. */
@@ -68,7 +65,7 @@ long hugetlb_reserve(long n)
 
 	snprintf(buf, sizeof(buf), "%ld", n);
 	if (may_tune())
-		write_file("/proc/sys/vm/nr_hugepages", buf);
+		nm_write_file("/proc/sys/vm/nr_hugepages", buf);
 	return hugetlb_count();
 }
 
@@ -78,8 +75,8 @@ void drop_caches(void)
 	if (!may_tune())
 		return;
 	sync();
-	write_file("/proc/sys/vm/drop_caches", "3");
-	write_file("/proc/sys/vm/compact_memory", "1");
+	nm_write_file("/proc/sys/vm/drop_caches", "3");
+	nm_write_file("/proc/sys/vm/compact_memory", "1");
 }
 /* ---- memory primitives --------------------------------------------------- */
 

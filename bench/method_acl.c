@@ -106,9 +106,9 @@ static void __attribute__((noreturn)) acl_child(const char *pool, int req,
 	if (pool)
 		setenv(POOL_ENV, pool, 1);
 	r.ret = acl_load(r.why, sizeof(r.why));
-	if (write_full(resp, &r, sizeof(r)) || r.ret)
+	if (nm_write_full(resp, &r, sizeof(r)) || r.ret)
 		_exit(0);
-	while (!read_full(req, &q, sizeof(q)) && q.size) {
+	while (!nm_read_full(req, &q, sizeof(q)) && q.size) {
 		struct sample s = { 0 };
 
 		memset(&r, 0, sizeof(r));
@@ -118,7 +118,7 @@ static void __attribute__((noreturn)) acl_child(const char *pool, int req,
 			r.ret = acl_cycle(q.size, &s);
 		r.get = s.get;
 		r.rel = s.rel;
-		if (write_full(resp, &r, sizeof(r)))
+		if (nm_write_full(resp, &r, sizeof(r)))
 			break;
 	}
 	if (acl.reset_device)
@@ -149,7 +149,7 @@ static int acl_setup(struct method *m)
 	close(resp[1]);
 	am->req = req[1];
 	am->resp = resp[0];
-	if (read_full(am->resp, &r, sizeof(r))) {
+	if (nm_read_full(am->resp, &r, sizeof(r))) {
 		snprintf(r.why, sizeof(r.why), "libaclmem child died");
 		r.ret = -ECHILD;
 	}
@@ -169,8 +169,8 @@ static int acl_once(struct method *m, uint64_t size, struct sample *s)
 	struct acl_req q = { .size = size, .warm = m->warm };
 	struct acl_resp r;
 
-	if (write_full(am->req, &q, sizeof(q)) ||
-	    read_full(am->resp, &r, sizeof(r)))
+	if (nm_write_full(am->req, &q, sizeof(q)) ||
+	    nm_read_full(am->resp, &r, sizeof(r)))
 		return -ECHILD;
 	s->get = r.get;
 	s->rel = r.rel;
@@ -184,7 +184,7 @@ static void acl_teardown(struct method *m)
 
 	if (!am->child)
 		return;
-	write_full(am->req, &q, sizeof(q));
+	nm_write_full(am->req, &q, sizeof(q));
 	close(am->req);
 	close(am->resp);
 	waitpid(am->child, NULL, 0);

@@ -6,6 +6,8 @@
  * memset, the other the guest kernel's own clear_page() instructions: under
  * emulation the two differ much more than on hardware.
  */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bench.h"
@@ -69,28 +71,24 @@ static void (*kclear_page)(void *page) = kclear_orig;
 
 void pick_kclear(void)
 {
-	static char buf[65536];
-	char *flags;
-
 #if defined(__x86_64__)
+	char *text = nm_read_file("/proc/cpuinfo"), *flags, line[4096];
+
 	kclear_name = "clear_page_orig";
-	if (read_file("/proc/cpuinfo", buf, sizeof(buf)))
-		return;
-	flags = strstr(buf, "\nflags");
-	if (!flags)
-		return;
-	flags[strcspn(flags + 1, "\n") + 1] = 0;
-	strcat(flags, " ");
-	if (strstr(flags, " erms ")) {
-		kclear_page = kclear_erms;
-		kclear_name = "clear_page_erms";
-	} else if (strstr(flags, " rep_good ")) {
-		kclear_page = kclear_rep;
-		kclear_name = "clear_page_rep";
+	flags = text ? strstr(text, "\nflags") : NULL;
+	if (flags) {
+		/* The line with a space after its last flag: " name " matches. */
+		snprintf(line, sizeof(line), "%.*s ",
+			 (int)strcspn(flags + 1, "\n"), flags + 1);
+		if (strstr(line, " erms ")) {
+			kclear_page = kclear_erms;
+			kclear_name = "clear_page_erms";
+		} else if (strstr(line, " rep_good ")) {
+			kclear_page = kclear_rep;
+			kclear_name = "clear_page_rep";
+		}
 	}
-#else
-	(void)buf;
-	(void)flags;
+	free(text);
 #endif
 }
 /* The floor: memset(0) over memory already mapped and touched. */

@@ -325,19 +325,20 @@ void write_meta(double secs)
 {
 	FILE *f = open_out("meta.txt");
 	struct npu_mem_info info = { 0 };
-	char cpu[256] = "?", *p, buf[4096];
+	char cpu[256] = "?", *p, *text;
 	struct utsname u;
 
 	if (!f)
 		return;
 	uname(&u);
-	p = read_file("/proc/cpuinfo", buf, sizeof(buf)) ? NULL :
-	    strstr(buf, "model name");
+	text = nm_read_file("/proc/cpuinfo");
+	p = text ? strstr(text, "model name") : NULL;
 	p = p ? strchr(p, ':') : NULL;
 	if (p) {
 		snprintf(cpu, sizeof(cpu), "%s", p + 2);
 		cpu[strcspn(cpu, "\n")] = 0;
 	}
+	free(text);
 	if (npu_fd >= 0)
 		ioctl(npu_fd, NPU_MEM_IOCTL_GET_INFO, &info);
 	fprintf(f, "kernel=%s\nmachine=%s\ncpu=%s\ncpus=%ld\n", u.release,

@@ -81,6 +81,10 @@ int nm_fdinfo(int fd, const char *key, uint64_t *val);
 /* Whole file into a malloc'd NUL-terminated string (NULL and errno) */
 char *nm_read_file(const char *path);
 int nm_write_file(const char *path, const char *text);
+/* Exactly len bytes through a pipe or file: 0, or -EPIPE (the other end
+ * went away, or an error) */
+int nm_read_full(int fd, void *buf, size_t len);
+int nm_write_full(int fd, const void *buf, size_t len);
 /* A file holding one (signed: fault-injection's "times" may be -1) number,
  * in any base strtol reads: 0 or -errno */
 int nm_read_long(const char *path, long *val);
