@@ -177,7 +177,10 @@ static void drop_inherited_files(int keep)
 	closedir(d);
 }
 
-/* Bytes over a socket: 0, or -EPIPE when the peer is gone */
+/*
+ * Bytes over a socket: 0, or -EPIPE when the peer is gone (MSG_NOSIGNAL:
+ * no SIGPIPE then; nm_read_full() reads the other way).
+ */
 static int xsend(int fd, const void *p, size_t n)
 {
 	const char *c = p;
@@ -195,26 +198,10 @@ static int xsend(int fd, const void *p, size_t n)
 	return 0;
 }
 
-static int xrecv(int fd, void *p, size_t n)
-{
-	char *c = p;
-
-	while (n) {
-		ssize_t r = recv(fd, c, n, 0);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -EPIPE;
-		c += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
-
 #define send_ok(fd, p, n) ck_assert_msg(xsend((fd), (p), (n)) == 0,	\
 					"send to the other process: it is gone")
-#define recv_ok(fd, p, n) ck_assert_msg(xrecv((fd), (p), (n)) == 0,	\
+#define recv_ok(fd, p, n)						\
+	ck_assert_msg(nm_read_full((fd), (p), (n)) == 0,		\
 					"receive from the other process: "	\
 					"it is gone (failed or exited early)")
 
@@ -355,7 +342,7 @@ static void probe_main(int sock, void *arg)
 	send_ok(sock, &st, sizeof(st));
 	if (st)
 		return;
-	while (xrecv(sock, key, sizeof(key)) == 0) {
+	while (nm_read_full(sock, key, sizeof(key)) == 0) {
 		struct npu_mem_ipc_import im;
 		struct probe_reply rep = { 0 };
 
@@ -1883,7 +1870,7 @@ START_TEST(race_import_against_revoke_free_close_kill)
 				race_exporter(sv[1]);
 			}
 			close(sv[1]);
-			ret = xrecv(sv[0], key, sizeof(key));
+			ret = nm_read_full(sv[0], key, sizeof(key));
 			close(sv[0]);
 			NM_REQUIRE(ret == 0 && (key[0] || key[1]),
 				   "the exporting process did not export");
