@@ -21,12 +21,20 @@ tally() {
 }
 
 # failures LABEL OUTDIR: under the summary, what failed in a guest's run:
-# its failing programs, and what the kernel reported (vm-run's reports.txt),
-# so that a failure can be told from the summary alone.
+# its failing programs and their failing checks, and what the kernel
+# reported (vm-run's reports.txt), so that a failure can be told from the
+# summary alone.
 failures() {
-	local f
-	f=$(awk -v l="$1" '$2 > 0 { print "  " l ": " $0 }' "$2/results.txt" 2>/dev/null |
-		head -n 10)
+	local f="" line log
+	# each failing program, then its own words: Check's F:/E: lines, else
+	# its last lines (a crash, a timeout, a script's message)
+	while read -r line; do
+		f+=${f:+$'\n'}"  $1: $line"
+		log=$2/logs/$(awk '{ print $4 }' <<<"$line").log
+		[ -s "$log" ] || continue
+		f+=$'\n'$({ grep -E '^[^ ]+:[0-9]+:[EF]:' "$log" || tail -n 5 "$log"; } |
+			head -n 8 | cut -c 1-400 | sed 's/^/    /')
+	done < <(awk '$2 > 0' "$2/results.txt" 2>/dev/null | head -n 10)
 	if [ -s "$2/reports.txt" ]; then
 		f+=${f:+$'\n'}"  $1: the kernel reported, $(head -n 1 "$2/reports.txt") running:"
 		f+=$'\n'$(sed -n '2,/^---- context$/{/^---- context$/!p}' "$2/reports.txt" |

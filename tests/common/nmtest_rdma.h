@@ -84,37 +84,35 @@ struct nm_rdma {
 	int gid_index;
 };
 
-/* A GID to address ourselves with: the IPv4-mapped one, else any */
+/*
+ * The IPv4-mapped GID of the veth's address, waited for: rxe adds GIDs from
+ * a work queue, so the port can be active before that one is there.  The
+ * link-local GID that is there first will not do: resolving it goes through
+ * the IPv6 stack, and while the veth's link-local address is still tentative
+ * (duplicate address detection, a second or more) connecting to it fails
+ * with -ETIMEDOUT.
+ */
 static inline int nm_rdma_find_gid(struct nm_rdma *r, double timeout_s)
 {
 	double end = nm_now() + timeout_s;
 
 	do {
 		struct ibv_port_attr pa;
-		int any = -1;
 
 		if (ibv_query_port(r->ctx, 1, &pa))
 			return -errno;
-		for (int i = 0; i < pa.gid_tbl_len; i++) {
-			static const uint8_t zero[16];
+		for (int i = 0; pa.state == IBV_PORT_ACTIVE &&
+				i < pa.gid_tbl_len; i++) {
+			static const uint8_t v4mapped[12] = {
+				[10] = 0xff, [11] = 0xff,
+			};
 			union ibv_gid g;
 
 			if (ibv_query_gid(r->ctx, 1, i, &g) ||
-			    !memcmp(g.raw, zero, 16))
+			    memcmp(g.raw, v4mapped, sizeof(v4mapped)))
 				continue;
-			if (g.raw[10] == 0xff && g.raw[11] == 0xff &&
-			    pa.state == IBV_PORT_ACTIVE) {
-				r->gid = g;
-				r->gid_index = i;
-				return 0;
-			}
-			if (any < 0) {
-				any = i;
-				r->gid = g;
-			}
-		}
-		if (any >= 0 && pa.state == IBV_PORT_ACTIVE) {
-			r->gid_index = any;
+			r->gid = g;
+			r->gid_index = i;
 			return 0;
 		}
 		usleep(100 * 1000);
@@ -145,7 +143,7 @@ static inline int nm_rdma_open(struct nm_rdma *r, int cqe, const char **what)
 		"ibverbs-providers?)";
 	if (!r->ctx)
 		return -ENODEV;
-	*what = NM_RXE_NAME ": a GID on an active port within 10 s";
+	*what = NM_RXE_NAME ": its IPv4 GID on an active port within 10 s";
 	ret = nm_rdma_find_gid(r, 10);
 	if (ret)
 		return ret;
