@@ -16,8 +16,10 @@
 #   KVERS                 only these kernels (default: every kernel with headers
 #                         and a vmlinuz: the host's, and those of the Debian
 #                         roots of scripts/kernels.sh)
-#   VM_TIMEOUT            hard limit per guest, seconds (default 420)
-#   NPU_MEM_TEST_TIMEOUT  limit per test program, seconds (default 120)
+#   VM_TIMEOUT            hard limit per guest, seconds (default 600: the
+#                         longest row takes about 240 s on an idle 2-core
+#                         host, and load can double that)
+#   NPU_MEM_TEST_TIMEOUT  limit per test program, seconds (default 180)
 #   RUN_ALL_BUDGET        seconds for all of this (default 2700): a guest gets
 #                         at most what is left, and one that cannot start is
 #                         counted as failed, so that make check ends within
@@ -67,8 +69,8 @@ cd "$TOP" || exit 1
 RES=$TOP/build/test-results/run-all
 VMRUN=$TOP/tests/vm/vm-run
 SUITES=$TOP/tests/guest/run-suites.sh
-export NPU_MEM_TEST_TIMEOUT=${NPU_MEM_TEST_TIMEOUT:-120}
-vm_timeout=${VM_TIMEOUT:-420}
+export NPU_MEM_TEST_TIMEOUT=${NPU_MEM_TEST_TIMEOUT:-180}
+vm_timeout=${VM_TIMEOUT:-600}
 deadline=$(($(date +%s) + ${RUN_ALL_BUDGET:-2700}))
 
 rm -rf "$RES"

@@ -18,13 +18,13 @@
 # Environment:
 #   ARM64_KVERS           only these kernels (default: all extracted)
 #   VM_TIMEOUT            hard limit per guest, seconds (default 600)
-#   NPU_MEM_TEST_TIMEOUT  limit per test program, seconds (default 120)
+#   NPU_MEM_TEST_TIMEOUT  limit per test program, seconds (default 180)
 set -uo pipefail
 
 TOP=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
 cd "$TOP" || exit 1
 RES=$TOP/build/test-results/arm64
-export NPU_MEM_TEST_TIMEOUT=${NPU_MEM_TEST_TIMEOUT:-120}
+export NPU_MEM_TEST_TIMEOUT=${NPU_MEM_TEST_TIMEOUT:-180}
 vm_timeout=${VM_TIMEOUT:-600}
 
 rm -rf "$RES"

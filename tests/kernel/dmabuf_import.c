@@ -426,9 +426,11 @@ static bool mapped_by_dmabuf(const void *addr)
 	return ret;
 }
 
+/* Waits up to 30 s for the answer wanted: the last fput can be deferred
+ * (delayed_fput, unix garbage collection) and a TCG guest stall seconds. */
 static bool dmabuf_alive(uint64_t ino, bool want)
 {
-	double end = nm_now() + 2;
+	double end = nm_now() + 30;
 
 	for (;;) {
 		char *e = nm_bufinfo_entry(ino);

@@ -265,7 +265,7 @@ START_TEST(vgem_fences_shared)
 		      "DMA_BUF_IOCTL_SYNC(START|READ) did not wait for vgem's "
 		      "write fence (returned %s)", nm_retname(bg.ret));
 	nm_assert_ok(nm_vgem_fence_signal(c.card, fence));
-	ck_assert_msg(nm_bg_wait(&bg, 5), "SYNC still blocked after signal");
+	ck_assert_msg(nm_bg_wait(&bg, 30), "SYNC still blocked after signal");
 	nm_bg_join(&bg);
 	nm_assert_ok(bg.ret);
 	nm_dmabuf_sync_ok(t.dfd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ);
@@ -283,7 +283,7 @@ START_TEST(vgem_fences_shared)
 		      "DMA_BUF_IOCTL_SYNC(START|WRITE) did not wait for vgem's "
 		      "read fence");
 	nm_assert_ok(nm_vgem_fence_signal(c.card, fence));
-	ck_assert_msg(nm_bg_wait(&bg, 5), "SYNC still blocked after signal");
+	ck_assert_msg(nm_bg_wait(&bg, 30), "SYNC still blocked after signal");
 	nm_bg_join(&bg);
 	nm_assert_ok(bg.ret);
 	nm_dmabuf_sync_ok(t.dfd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_WRITE);
