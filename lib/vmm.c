@@ -60,6 +60,7 @@
 #define SZ_4K	((size_t)4096)
 #define SZ_2M	((size_t)2 << 20)
 #define SZ_1G	((size_t)1 << 30)
+#define MAX_ALIGN	((size_t)1 << 40)
 
 struct phys {
 	struct addrtree_node node;	/* key: the handle's own address */
@@ -252,10 +253,15 @@ static int reserve_args(const char *fn, void **virPtr, size_t size,
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "%s: flags %llu (0 or 1)", fn,
 				   (unsigned long long)flags);
-	if (alignment && (!pow2(alignment) || alignment > ((size_t)1 << 40)))
+	if (alignment && !pow2(alignment))
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "%s: alignment %zu is not a power of two",
 				   fn, alignment);
+	/* The over-reservation of reserve_aligned() grows with it. */
+	if (alignment > MAX_ALIGN)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "%s: alignment %zu is above 2^40 (1 TiB), "
+				   "the largest supported", fn, alignment);
 	if (size > ((size_t)1 << 46))
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "%s: size %zu too large", fn, size);

@@ -114,6 +114,21 @@ START_TEST(malloc_physical_rules)
 }
 END_TEST
 
+/* An alignment refused with 100000, and the message saying why. */
+static void reserve_refused(size_t alignment, const char *why)
+{
+	const char *m;
+	void *v = NULL;
+
+	aclGetRecentErrMsg();
+	ck_assert_int_eq(aclrtReserveMemAddress(&v, SZ_2M, alignment, NULL, 0),
+			 ACL_ERROR_INVALID_PARAM);
+	m = aclGetRecentErrMsg();
+	ck_assert_ptr_nonnull(m);
+	ck_assert_msg(strstr(m, why), "alignment %zu: \"%s\" lacks \"%s\"",
+		      alignment, m, why);
+}
+
 START_TEST(reserve_rules)
 {
 	void *v, *w;
@@ -126,6 +141,9 @@ START_TEST(reserve_rules)
 			 ACL_ERROR_INVALID_PARAM);
 	ck_assert_int_eq(aclrtReserveMemAddress(&v, SZ_2M, 3 << 20, NULL, 0),
 			 ACL_ERROR_INVALID_PARAM);
+	/* Each refused alignment is told for what it is. */
+	reserve_refused(3, "is not a power of two");
+	reserve_refused((size_t)1 << 41, "above 2^40");
 
 	ck_assert_int_eq(aclrtReserveMemAddress(&v, 3 * SZ_2M, 0, NULL, 1), 0);
 	ck_assert_uint_eq((uintptr_t)v % SZ_2M, 0);
