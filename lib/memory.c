@@ -412,10 +412,9 @@ int aclmem_mem_share(const void *p, size_t len, struct aclmem_range *out)
 {
 	struct aclmem_buf *b;
 
-	pthread_rwlock_wrlock(&table_lock);
+	pthread_rwlock_rdlock(&table_lock);
 	b = share_find(p, len);
 	if (b) {
-		b->share |= ACLMEM_SHARE_EXPORTED;
 		out->handle = b->handle;
 		out->offset = (uintptr_t)p - (uintptr_t)b->addr;
 		out->page_size = b->page_size;
@@ -433,8 +432,10 @@ int aclmem_mem_share_commit(const void *p, size_t len, uint32_t handle,
 
 	pthread_rwlock_wrlock(&table_lock);
 	b = share_find(p, len);
-	if (b && b->handle == handle)
+	if (b && b->handle == handle) {
+		b->share |= ACLMEM_SHARE_EXPORTED;
 		record(arg);
+	}
 	pthread_rwlock_unlock(&table_lock);
 	return b && b->handle == handle ? ACL_SUCCESS :
 					  ACL_ERROR_RT_PARAM_INVALID;

@@ -538,6 +538,49 @@ START_TEST(fork_and_finalize)
 END_TEST
 
 /*
+ * An export the driver refuses (the file's NPU_MEM_IPC_MAX_KEYS keys are
+ * all live, on another buffer) leaves the buffer as it was: freed, it goes
+ * to the pool like one never exported (no FREE reaches the driver), and
+ * the next allocation of its size gets it back without a driver call.
+ */
+START_TEST(failed_export_keeps_pooling)
+{
+	struct acltest_counters c0, c;
+	char key[KEYLEN];
+	void *dev, *keyed, *again = NULL;
+	unsigned int i;
+	int ret = 0;
+
+	keyed = dev_alloc(4096, 1);
+	for (i = 0; i <= NPU_MEM_IPC_MAX_KEYS; i++) {
+		ret = aclrtIpcMemGetExportKey(keyed, 64, key, KEYLEN,
+			ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION);
+		if (ret)
+			break;
+	}
+	ck_assert_int_eq(ret, ACL_ERROR_RT_OVER_LIMIT);
+	dev = dev_alloc(N, 2);
+	ck_assert_int_eq(aclrtIpcMemGetExportKey(dev, N, key, KEYLEN, 0),
+			 ACL_ERROR_RT_OVER_LIMIT);
+
+	acltest_counters(&c0);
+	ck_assert_int_eq(aclrtFree(dev), 0);
+	acltest_counters(&c);
+	ck_assert_msg(c.buffers == c0.buffers, "the buffer of a failed export "
+		      "went back to the driver (%llu buffers, want %llu), not "
+		      "to the pool", (unsigned long long)c.buffers,
+		      (unsigned long long)c0.buffers);
+	ck_assert_int_eq(aclrtMalloc(&again, N, ACL_MEM_MALLOC_NORMAL_ONLY), 0);
+	ck_assert_ptr_eq(again, dev);
+	acltest_counters(&c);
+	ck_assert_uint_eq(c.buffers, c0.buffers);
+	ck_assert_int_eq(aclrtFree(again), 0);
+	/* Its free revokes the other buffer's keys. */
+	ck_assert_int_eq(aclrtFree(keyed), 0);
+}
+END_TEST
+
+/*
  * aclrtFree racing aclrtIpcMemGetExportKey on the same buffer, over and
  * over, the free landing at a different point of the export each time:
  * the export fails with 107000 (the buffer was gone first) or gives a key
@@ -651,7 +694,7 @@ int main(void)
 	const TTest *tests[] = {
 		bad_arguments, same_process, between_processes,
 		exporter_closes_first, exporter_exits_first, fork_and_finalize,
-		free_races_export,
+		failed_export_keeps_pooling, free_races_export,
 	};
 	size_t i;
 
