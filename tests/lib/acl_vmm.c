@@ -364,6 +364,27 @@ static bool dofork_refused(void *p, size_t len)
 	return true;
 }
 
+/* Two 64 KiB pieces, h[0]'s then h[1]'s, one reservation. */
+static char *map_two(aclrtDrvMemHandle h[2])
+{
+	char *v;
+
+	ck_assert_int_eq(aclrtReserveMemAddress((void **)&v, 2 * SZ_64K, 0,
+						NULL, 0), 0);
+	ck_assert_int_eq(aclrtMapMem(v, SZ_64K, 0, h[0], 0), 0);
+	ck_assert_int_eq(aclrtMapMem(v + SZ_64K, SZ_64K, 0, h[1], 0), 0);
+	return v;
+}
+
+static void unmap_two(char *v, aclrtDrvMemHandle h[2])
+{
+	ck_assert_int_eq(aclrtUnmapMem(v), 0);
+	ck_assert_int_eq(aclrtUnmapMem(v + SZ_64K), 0);
+	ck_assert_int_eq(aclrtReleaseMemAddress(v), 0);
+	ck_assert_int_eq(aclrtFreePhysical(h[0]), 0);
+	ck_assert_int_eq(aclrtFreePhysical(h[1]), 0);
+}
+
 START_TEST(access_flags)
 {
 	aclrtDrvMemHandle h[2] = { phys(SZ_64K, ACL_MEM_NORMAL),
@@ -373,10 +394,7 @@ START_TEST(access_flags)
 	char *v, buf[16] = "0123456789abcde";
 	uint64_t flag;
 
-	ck_assert_int_eq(aclrtReserveMemAddress((void **)&v, 2 * SZ_64K, 0,
-						NULL, 0), 0);
-	ck_assert_int_eq(aclrtMapMem(v, SZ_64K, 0, h[0], 0), 0);
-	ck_assert_int_eq(aclrtMapMem(v + SZ_64K, SZ_64K, 0, h[1], 0), 0);
+	v = map_two(h);
 	/* Mapped pieces start read-write. */
 	ck_assert_int_eq(aclrtMemGetAccess(v, &loc, &flag), 0);
 	ck_assert_uint_eq(flag, ACL_RT_MEM_ACCESS_FLAGS_READWRITE);
@@ -461,11 +479,7 @@ START_TEST(access_flags)
 	v[5] = 'y';
 	ck_assert_int_eq(aclrtMemcpy(v, SZ_64K, buf, 8,
 				     ACL_MEMCPY_HOST_TO_DEVICE), 0);
-	ck_assert_int_eq(aclrtUnmapMem(v), 0);
-	ck_assert_int_eq(aclrtUnmapMem(v + SZ_64K), 0);
-	ck_assert_int_eq(aclrtReleaseMemAddress(v), 0);
-	ck_assert_int_eq(aclrtFreePhysical(h[0]), 0);
-	ck_assert_int_eq(aclrtFreePhysical(h[1]), 0);
+	unmap_two(v, h);
 }
 END_TEST
 
@@ -505,10 +519,7 @@ START_TEST(access_all_or_nothing)
 	uint64_t flag;
 	int fd;
 
-	ck_assert_int_eq(aclrtReserveMemAddress((void **)&v, 2 * SZ_64K, 0,
-						NULL, 0), 0);
-	ck_assert_int_eq(aclrtMapMem(v, SZ_64K, 0, h[0], 0), 0);
-	ck_assert_int_eq(aclrtMapMem(v + SZ_64K, SZ_64K, 0, h[1], 0), 0);
+	v = map_two(h);
 	memset(&d, 0, sizeof(d));
 	d.location = loc;
 	d.flags = ACL_RT_MEM_ACCESS_FLAGS_READ;
@@ -541,11 +552,7 @@ START_TEST(access_all_or_nothing)
 	maps_perms(v, perms);
 	ck_assert_str_eq(perms, "rw-s");
 	v[0] = 1;
-	ck_assert_int_eq(aclrtUnmapMem(v), 0);
-	ck_assert_int_eq(aclrtUnmapMem(v + SZ_64K), 0);
-	ck_assert_int_eq(aclrtReleaseMemAddress(v), 0);
-	ck_assert_int_eq(aclrtFreePhysical(h[0]), 0);
-	ck_assert_int_eq(aclrtFreePhysical(h[1]), 0);
+	unmap_two(v, h);
 }
 END_TEST
 
