@@ -6,8 +6,9 @@
  *
  * Lock order: ctx lock -> streams lock -> one stream's lock; ctx lock ->
  * pool lock.  The buffer table's lock comes last: nothing is taken while it
- * is held.  aclFinalize takes it under the ctx lock, and the fork handlers
- * under the ctx, streams and pool locks (the parts' ranks below).
+ * is held but the IPC lock, to record a new key (ipcmem.c).  aclFinalize
+ * takes it under the ctx lock, and the fork handlers under the ctx,
+ * streams and pool locks (the parts' ranks below).
  */
 #ifndef ACLMEM_CONTEXT_H
 #define ACLMEM_CONTEXT_H

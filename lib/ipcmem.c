@@ -26,7 +26,12 @@
  * it imported (one mapping per key, counted).
  *
  * Locking: one mutex of this file, taken after the buffer table's lock and
- * never held while calling into memory.c (its rank, context.h).
+ * never held while calling into memory.c (its rank, context.h).  A new key
+ * is recorded under both (aclmem_mem_share_commit): aclrtFree takes the
+ * buffer out of the table, then forgets its keys, so a free racing the
+ * export either comes wholly after the record, and forgets the key, or
+ * before it, and the export fails; never a key recorded after its buffer's
+ * keys were forgotten, which the FREE has revoked.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -214,12 +219,24 @@ static int export_key(const char *fn, const struct aclmem_range *r,
 	return ACL_SUCCESS;
 }
 
+/* Under the buffer table's lock (aclmem_mem_share_commit). */
+static void export_record(void *arg)
+{
+	struct ipc_export *e = arg;
+
+	pthread_mutex_lock(&ipc_lock);
+	e->next = exports;
+	exports = e;
+	pthread_mutex_unlock(&ipc_lock);
+}
+
 aclError aclrtIpcMemGetExportKey(void *devPtr, size_t size, char *key,
 				 size_t len, uint64_t flags)
 {
 	static const char fn[] = "aclrtIpcMemGetExportKey";
 	struct aclmem_range r;
 	struct ipc_export *e;
+	struct ipc_key k;
 	int ret;
 
 	if (!devPtr || !key || !size)
@@ -251,11 +268,16 @@ aclError aclrtIpcMemGetExportKey(void *devPtr, size_t size, char *key,
 		return ret;
 	}
 	e->handle = r.handle;
-	pthread_mutex_lock(&ipc_lock);
-	e->next = exports;
-	exports = e;
-	pthread_mutex_unlock(&ipc_lock);
-	key_format(&e->k, key);
+	/* Once recorded, e is the buffer's free's to drop: keep a copy. */
+	k = e->k;
+	if (aclmem_mem_share_commit(devPtr, size, r.handle, export_record, e)) {
+		key_revoke(&k);
+		free(e);
+		return aclmem_fail(ACL_ERROR_RT_PARAM_INVALID,
+				   "%s(%p, %zu): the buffer was freed meanwhile",
+				   fn, devPtr, size);
+	}
+	key_format(&k, key);
 	return ACL_SUCCESS;
 }
 

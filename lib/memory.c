@@ -5,7 +5,8 @@
  * The table is an AVL tree under a read-write lock: range lookups (memset,
  * memcpy, flush, attributes) share it, allocation and free take it alone
  * for an O(log n) insert or remove.  Nothing slow (ioctl, mmap, munmap) runs
- * under it.
+ * under it; the one lock taken under it, ipcmem.c's, is held at most
+ * across one ioctl.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -390,31 +391,54 @@ int aclmem_mem_range(const void *p, size_t len, unsigned int kinds,
 	return ACL_SUCCESS;
 }
 
+/* Under table_lock: the buffer of this process's own holding [p, +len). */
+static struct aclmem_buf *share_find(const void *p, size_t len)
+{
+	struct addrtree_node *n = addrtree_find_le(&table, (uintptr_t)p);
+	struct aclmem_buf *b;
+	size_t off;
+
+	if (!n)
+		return NULL;
+	b = to_buf(n);
+	off = (uintptr_t)p - n->key;
+	if (b->kind != ACLMEM_BUF_DEVICE || (b->share & ACLMEM_SHARE_IMPORTED) ||
+	    off >= b->size || len > b->size - off)
+		return NULL;
+	return b;
+}
+
 int aclmem_mem_share(const void *p, size_t len, struct aclmem_range *out)
 {
-	int ret = ACL_ERROR_RT_PARAM_INVALID;
-	struct addrtree_node *n;
+	struct aclmem_buf *b;
 
-	pthread_rwlock_wrlock(&table_lock);
-	n = addrtree_find_le(&table, (uintptr_t)p);
-	if (n) {
-		struct aclmem_buf *b = to_buf(n);
-		size_t off = (uintptr_t)p - n->key;
-
-		if (b->kind == ACLMEM_BUF_DEVICE &&
-		    !(b->share & ACLMEM_SHARE_IMPORTED) && off < b->size &&
-		    len <= b->size - off) {
-			b->share |= ACLMEM_SHARE_EXPORTED;
-			out->handle = b->handle;
-			out->offset = off;
-			out->page_size = b->page_size;
-			out->kind = b->kind;
-			out->readonly = b->kflags & NPU_MEM_ALLOC_READONLY;
-			ret = ACL_SUCCESS;
-		}
+	pthread_rwlock_rdlock(&table_lock);
+	b = share_find(p, len);
+	if (b) {
+		out->handle = b->handle;
+		out->offset = (uintptr_t)p - (uintptr_t)b->addr;
+		out->page_size = b->page_size;
+		out->kind = b->kind;
+		out->readonly = b->kflags & NPU_MEM_ALLOC_READONLY;
 	}
 	pthread_rwlock_unlock(&table_lock);
-	return ret;
+	return b ? ACL_SUCCESS : ACL_ERROR_RT_PARAM_INVALID;
+}
+
+int aclmem_mem_share_commit(const void *p, size_t len, uint32_t handle,
+			    void (*record)(void *arg), void *arg)
+{
+	struct aclmem_buf *b;
+
+	pthread_rwlock_wrlock(&table_lock);
+	b = share_find(p, len);
+	if (b && b->handle == handle) {
+		b->share |= ACLMEM_SHARE_EXPORTED;
+		record(arg);
+	}
+	pthread_rwlock_unlock(&table_lock);
+	return b && b->handle == handle ? ACL_SUCCESS :
+					  ACL_ERROR_RT_PARAM_INVALID;
 }
 
 int aclmem_mem_insert(struct aclmem_buf *b)

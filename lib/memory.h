@@ -90,13 +90,21 @@ int aclmem_mem_range(const void *p, size_t len, unsigned int kinds,
 
 /*
  * IPC (ipcmem.c).  aclmem_mem_share: [p, p + len) inside one live device
- * buffer of this process's own (not imported): mark it exported and fill
- * *out; ACL_ERROR_RT_PARAM_INVALID otherwise.  aclmem_mem_insert: put an
- * imported buffer (share = ACLMEM_SHARE_IMPORTED, mapped) in the table: ACL
- * code.  aclmem_mem_take: remove the imported buffer starting at addr from
- * the table and return it (NULL if there is none) for aclmem_buf_release.
+ * buffer of this process's own (not imported): fill *out;
+ * ACL_ERROR_RT_PARAM_INVALID otherwise.  aclmem_mem_share_commit, once the
+ * key is made: if that buffer (handle) still holds the range, mark it
+ * exported (a failed export leaves it poolable) and record(arg) under the
+ * table's lock, so that the buffer's free, which forgets its keys
+ * (exported_freed) after taking it out of the table, comes wholly after
+ * the key is recorded; else ACL_ERROR_RT_PARAM_INVALID (freed meanwhile).
+ * aclmem_mem_insert: put an imported buffer (share = ACLMEM_SHARE_IMPORTED,
+ * mapped) in the table: ACL code.  aclmem_mem_take: remove the imported
+ * buffer starting at addr from the table and return it (NULL if there is
+ * none) for aclmem_buf_release.
  */
 int aclmem_mem_share(const void *p, size_t len, struct aclmem_range *out);
+int aclmem_mem_share_commit(const void *p, size_t len, uint32_t handle,
+			    void (*record)(void *arg), void *arg);
 int aclmem_mem_insert(struct aclmem_buf *b);
 struct aclmem_buf *aclmem_mem_take(void *addr);
 

@@ -12,6 +12,8 @@
  * memory back in its place, so the range stays reserved.  Access flags are
  * mprotect() of the piece: the CPU's view is the only one the library has,
  * and it is also what stands for the device in aclrtMemcpy and friends.
+ * A change of several pieces is all or nothing: one whose mprotect fails
+ * puts those changed before it back.
  *
  * Handles live in a duplicate of the device file descriptor (the same open
  * file, so the same driver client): aclFinalize closes the library's own
@@ -60,6 +62,7 @@
 #define SZ_4K	((size_t)4096)
 #define SZ_2M	((size_t)2 << 20)
 #define SZ_1G	((size_t)1 << 30)
+#define MAX_ALIGN	((size_t)1 << 40)
 
 struct phys {
 	struct addrtree_node node;	/* key: the handle's own address */
@@ -252,10 +255,15 @@ static int reserve_args(const char *fn, void **virPtr, size_t size,
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "%s: flags %llu (0 or 1)", fn,
 				   (unsigned long long)flags);
-	if (alignment && (!pow2(alignment) || alignment > ((size_t)1 << 40)))
+	if (alignment && !pow2(alignment))
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "%s: alignment %zu is not a power of two",
 				   fn, alignment);
+	/* The over-reservation of reserve_aligned() grows with it. */
+	if (alignment > MAX_ALIGN)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "%s: alignment %zu is above 2^40 (1 TiB), "
+				   "the largest supported", fn, alignment);
 	if (size > ((size_t)1 << 46))
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "%s: size %zu too large", fn, size);
@@ -737,6 +745,46 @@ static int location_check(const char *fn, const aclrtMemLocation *loc)
 	return ACL_SUCCESS;
 }
 
+/* The next piece after n's, if one follows it directly. */
+static struct addrtree_node *piece_next(struct resv *r,
+					struct addrtree_node *n)
+{
+	return addrtree_find(&r->pieces, n->key + to_piece(n)->size);
+}
+
+/*
+ * Under the write lock: the pieces of r that tile [a, end) get flags (prot
+ * for mprotect); 0, or the errno of the first mprotect that failed.  All
+ * or nothing: after a failure the pieces before it get their recorded
+ * access back, so the range is as it was.
+ */
+static int pieces_protect(const char *fn, struct resv *r, uintptr_t a,
+			  uintptr_t end, uint32_t flags, int prot)
+{
+	struct addrtree_node *n, *bad;
+	int err;
+
+	for (bad = addrtree_find(&r->pieces, a); bad && bad->key < end;
+	     bad = piece_next(r, bad))
+		if (mprotect((void *)bad->key, to_piece(bad)->size, prot))
+			break;
+	err = bad && bad->key < end ? errno : 0;
+	for (n = addrtree_find(&r->pieces, a); n && n != bad && n->key < end;
+	     n = piece_next(r, n)) {
+		if (!err) {
+			to_piece(n)->access = flags;
+		} else if (mprotect((void *)n->key, to_piece(n)->size,
+				    access_prot(to_piece(n)->access))) {
+			/* Rare: then at least the record tells the truth. */
+			aclmem_warn("%s: restoring [%#lx, +%zu): %s", fn,
+				    (unsigned long)n->key, to_piece(n)->size,
+				    strerror(errno));
+			to_piece(n)->access = flags;
+		}
+	}
+	return err;
+}
+
 /*
  * The range must be whole mapped pieces following each other.  There is
  * one mapping, seen by the CPU and standing for the device as well, so
@@ -786,18 +834,12 @@ aclError aclrtMemSetAccess(void *virPtr, size_t size, aclrtMemAccessDesc *desc,
 				   "%s(%p, %zu): not whole mapped pieces", fn,
 				   virPtr, size);
 	}
-	for (n = addrtree_find(&r->pieces, a); n && n->key < end;
-	     n = addrtree_find(&r->pieces, n->key + to_piece(n)->size)) {
-		if (mprotect((void *)n->key, to_piece(n)->size, prot)) {
-			ret = errno;
-			pthread_rwlock_unlock(&vmm_lock);
-			return aclmem_fail(aclmem_mmap_errno_to_acl(ret),
-					   "%s: mprotect: %s", fn,
-					   strerror(ret));
-		}
-		to_piece(n)->access = flags;
-	}
+	ret = pieces_protect(fn, r, a, end, flags, prot);
 	pthread_rwlock_unlock(&vmm_lock);
+	if (ret)
+		return aclmem_fail(aclmem_mmap_errno_to_acl(ret),
+				   "%s(%p, %zu): mprotect: %s", fn, virPtr,
+				   size, strerror(ret));
 	return ACL_SUCCESS;
 }
 

@@ -6,12 +6,15 @@
  * who may import (ACL_ERROR_RT_NO_PERMISSION otherwise), and disabling
  * validation lets in any process of the user; imports outlive the
  * exporter's close, free and exit; an exporter's close or free makes the
- * key unknown (ACL_ERROR_RT_PARAM_INVALID); freed exported memory is not
- * handed to the next allocation; malformed keys and other bad arguments
- * get ACL_ERROR_INVALID_PARAM, a thread without a context 107002.
+ * key unknown (ACL_ERROR_RT_PARAM_INVALID), also when the free races the
+ * export; freed exported memory is not handed to the next allocation;
+ * malformed keys and other bad arguments get ACL_ERROR_INVALID_PARAM, a
+ * thread without a context 107002.
  */
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -534,12 +537,164 @@ START_TEST(fork_and_finalize)
 }
 END_TEST
 
+/*
+ * An export the driver refuses (the file's NPU_MEM_IPC_MAX_KEYS keys are
+ * all live, on another buffer) leaves the buffer as it was: freed, it goes
+ * to the pool like one never exported (no FREE reaches the driver), and
+ * the next allocation of its size gets it back without a driver call.
+ */
+START_TEST(failed_export_keeps_pooling)
+{
+	struct acltest_counters c0, c;
+	char key[KEYLEN];
+	void *dev, *keyed, *again = NULL;
+	unsigned int i;
+	int ret = 0;
+
+	keyed = dev_alloc(4096, 1);
+	for (i = 0; i <= NPU_MEM_IPC_MAX_KEYS; i++) {
+		ret = aclrtIpcMemGetExportKey(keyed, 64, key, KEYLEN,
+			ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION);
+		if (ret)
+			break;
+	}
+	ck_assert_int_eq(ret, ACL_ERROR_RT_OVER_LIMIT);
+	dev = dev_alloc(N, 2);
+	ck_assert_int_eq(aclrtIpcMemGetExportKey(dev, N, key, KEYLEN, 0),
+			 ACL_ERROR_RT_OVER_LIMIT);
+
+	acltest_counters(&c0);
+	ck_assert_int_eq(aclrtFree(dev), 0);
+	acltest_counters(&c);
+	ck_assert_msg(c.buffers == c0.buffers, "the buffer of a failed export "
+		      "went back to the driver (%llu buffers, want %llu), not "
+		      "to the pool", (unsigned long long)c.buffers,
+		      (unsigned long long)c0.buffers);
+	ck_assert_int_eq(aclrtMalloc(&again, N, ACL_MEM_MALLOC_NORMAL_ONLY), 0);
+	ck_assert_ptr_eq(again, dev);
+	acltest_counters(&c);
+	ck_assert_uint_eq(c.buffers, c0.buffers);
+	ck_assert_int_eq(aclrtFree(again), 0);
+	/* Its free revokes the other buffer's keys. */
+	ck_assert_int_eq(aclrtFree(keyed), 0);
+}
+END_TEST
+
+/*
+ * aclrtFree racing aclrtIpcMemGetExportKey on the same buffer, over and
+ * over, the free landing at a different point of the export each time:
+ * the export fails with 107000 (the buffer was gone first) or gives a key
+ * that the free then revoked.  Either way no key stays known here: the
+ * key is unknown to aclrtIpcMemSetAttr and aclrtIpcMemClose (107000, "not
+ * a key this process exported") and names nothing to import.  A key
+ * recorded after the free had forgotten the buffer's keys would stay
+ * known, and its close would fail on the driver's revoke instead.
+ */
+#define RACE_SZ		(64 * 1024)
+
+struct race {
+	pthread_barrier_t start, done;
+	aclrtContext ctx;
+	void *dev;
+	uint64_t flags;
+	char key[KEYLEN];
+	int ret;
+	bool stop;
+};
+
+static void *race_exporter(void *arg)
+{
+	struct race *r = arg;
+	int ctx_ret = aclrtSetCurrentContext(r->ctx);
+
+	for (;;) {
+		pthread_barrier_wait(&r->start);
+		if (r->stop)
+			break;
+		r->ret = ctx_ret ? ctx_ret :
+			 aclrtIpcMemGetExportKey(r->dev, RACE_SZ, r->key,
+						 KEYLEN, r->flags);
+		pthread_barrier_wait(&r->done);
+	}
+	return NULL;
+}
+
+static void spin(unsigned int n)
+{
+	volatile unsigned int i;
+
+	for (i = 0; i < n; i++)
+		;
+}
+
+/* The key of an export that won the race, after the free: unknown. */
+static void check_forgotten(const char *key, unsigned int i)
+{
+	const char *m;
+	void *p = NULL;
+
+	ck_assert_msg(aclrtIpcMemSetAttr(key, ACL_RT_IPC_MEM_ATTR_ACCESS_LINK,
+					 0) == ACL_ERROR_RT_PARAM_INVALID,
+		      "round %u: the key of a freed buffer is still recorded",
+		      i);
+	aclGetRecentErrMsg();
+	ck_assert_int_eq(aclrtIpcMemClose(key), ACL_ERROR_RT_PARAM_INVALID);
+	m = aclGetRecentErrMsg();
+	ck_assert_msg(m && strstr(m, "not a key this process exported"),
+		      "round %u: close: %s", i, m ? m : "(no message)");
+	ck_assert_int_eq(aclrtIpcMemImportByKey(&p, key, 0),
+			 ACL_ERROR_RT_PARAM_INVALID);
+}
+
+START_TEST(free_races_export)
+{
+	unsigned int i, exported = 0, refused = 0;
+	double deadline = acltest_now() + 2;
+	struct race r;
+	pthread_t t;
+
+	memset(&r, 0, sizeof(r));
+	ck_assert_int_eq(aclrtGetCurrentContext(&r.ctx), 0);
+	ck_assert_int_eq(pthread_barrier_init(&r.start, NULL, 2), 0);
+	ck_assert_int_eq(pthread_barrier_init(&r.done, NULL, 2), 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, race_exporter, &r), 0);
+	for (i = 0; i < 4000 && acltest_now() < deadline; i++) {
+		ck_assert_int_eq(aclrtMalloc(&r.dev, RACE_SZ,
+					     ACL_MEM_MALLOC_NORMAL_ONLY), 0);
+		/* DEFAULT's export is two ioctls, the other's one. */
+		r.flags = i & 1 ?
+			  ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION :
+			  ACL_RT_IPC_MEM_EXPORT_FLAG_DEFAULT;
+		pthread_barrier_wait(&r.start);
+		spin(i % 61 * 97);
+		ck_assert_int_eq(aclrtFree(r.dev), 0);
+		pthread_barrier_wait(&r.done);
+		if (r.ret == ACL_ERROR_RT_PARAM_INVALID) {
+			refused++;
+			continue;
+		}
+		ck_assert_msg(r.ret == ACL_SUCCESS, "round %u: export = %d",
+			      i, r.ret);
+		exported++;
+		check_forgotten(r.key, i);
+	}
+	r.stop = true;
+	pthread_barrier_wait(&r.start);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	pthread_barrier_destroy(&r.start);
+	pthread_barrier_destroy(&r.done);
+	printf("free_races_export: %u rounds: %u exports before the free, "
+	       "%u refused\n", i, exported, refused);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("acl_ipcmem");
 	const TTest *tests[] = {
 		bad_arguments, same_process, between_processes,
 		exporter_closes_first, exporter_exits_first, fork_and_finalize,
+		failed_export_keeps_pooling, free_races_export,
 	};
 	size_t i;
 

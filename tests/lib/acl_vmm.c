@@ -2,14 +2,17 @@
 /*
  * Virtual memory: reservations, physical handles, pieces mapped into a
  * reservation and used by aclrtMemcpy/aclrtMemset across their boundaries,
- * access flags (a write to a read-only piece faults), CANN's lifetime rules
- * (a mapped handle may be freed; a reservation with pieces may not be
- * released), and shareable handles between processes with the pid list
- * enforced.  Every refusal is checked with its exact code.
+ * access flags (a write to a read-only piece faults; a change that fails
+ * part way changes nothing), CANN's lifetime rules (a mapped handle may be
+ * freed; a reservation with pieces may not be released), and shareable
+ * handles between processes with the pid list enforced.  Every refusal is
+ * checked with its exact code.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -114,6 +117,21 @@ START_TEST(malloc_physical_rules)
 }
 END_TEST
 
+/* An alignment refused with 100000, and the message saying why. */
+static void reserve_refused(size_t alignment, const char *why)
+{
+	const char *m;
+	void *v = NULL;
+
+	aclGetRecentErrMsg();
+	ck_assert_int_eq(aclrtReserveMemAddress(&v, SZ_2M, alignment, NULL, 0),
+			 ACL_ERROR_INVALID_PARAM);
+	m = aclGetRecentErrMsg();
+	ck_assert_ptr_nonnull(m);
+	ck_assert_msg(strstr(m, why), "alignment %zu: \"%s\" lacks \"%s\"",
+		      alignment, m, why);
+}
+
 START_TEST(reserve_rules)
 {
 	void *v, *w;
@@ -126,6 +144,9 @@ START_TEST(reserve_rules)
 			 ACL_ERROR_INVALID_PARAM);
 	ck_assert_int_eq(aclrtReserveMemAddress(&v, SZ_2M, 3 << 20, NULL, 0),
 			 ACL_ERROR_INVALID_PARAM);
+	/* Each refused alignment is told for what it is. */
+	reserve_refused(3, "is not a power of two");
+	reserve_refused((size_t)1 << 41, "above 2^40");
 
 	ck_assert_int_eq(aclrtReserveMemAddress(&v, 3 * SZ_2M, 0, NULL, 1), 0);
 	ck_assert_uint_eq((uintptr_t)v % SZ_2M, 0);
@@ -343,6 +364,27 @@ static bool dofork_refused(void *p, size_t len)
 	return true;
 }
 
+/* Two 64 KiB pieces, h[0]'s then h[1]'s, one reservation. */
+static char *map_two(aclrtDrvMemHandle h[2])
+{
+	char *v;
+
+	ck_assert_int_eq(aclrtReserveMemAddress((void **)&v, 2 * SZ_64K, 0,
+						NULL, 0), 0);
+	ck_assert_int_eq(aclrtMapMem(v, SZ_64K, 0, h[0], 0), 0);
+	ck_assert_int_eq(aclrtMapMem(v + SZ_64K, SZ_64K, 0, h[1], 0), 0);
+	return v;
+}
+
+static void unmap_two(char *v, aclrtDrvMemHandle h[2])
+{
+	ck_assert_int_eq(aclrtUnmapMem(v), 0);
+	ck_assert_int_eq(aclrtUnmapMem(v + SZ_64K), 0);
+	ck_assert_int_eq(aclrtReleaseMemAddress(v), 0);
+	ck_assert_int_eq(aclrtFreePhysical(h[0]), 0);
+	ck_assert_int_eq(aclrtFreePhysical(h[1]), 0);
+}
+
 START_TEST(access_flags)
 {
 	aclrtDrvMemHandle h[2] = { phys(SZ_64K, ACL_MEM_NORMAL),
@@ -352,10 +394,7 @@ START_TEST(access_flags)
 	char *v, buf[16] = "0123456789abcde";
 	uint64_t flag;
 
-	ck_assert_int_eq(aclrtReserveMemAddress((void **)&v, 2 * SZ_64K, 0,
-						NULL, 0), 0);
-	ck_assert_int_eq(aclrtMapMem(v, SZ_64K, 0, h[0], 0), 0);
-	ck_assert_int_eq(aclrtMapMem(v + SZ_64K, SZ_64K, 0, h[1], 0), 0);
+	v = map_two(h);
 	/* Mapped pieces start read-write. */
 	ck_assert_int_eq(aclrtMemGetAccess(v, &loc, &flag), 0);
 	ck_assert_uint_eq(flag, ACL_RT_MEM_ACCESS_FLAGS_READWRITE);
@@ -440,11 +479,80 @@ START_TEST(access_flags)
 	v[5] = 'y';
 	ck_assert_int_eq(aclrtMemcpy(v, SZ_64K, buf, 8,
 				     ACL_MEMCPY_HOST_TO_DEVICE), 0);
-	ck_assert_int_eq(aclrtUnmapMem(v), 0);
-	ck_assert_int_eq(aclrtUnmapMem(v + SZ_64K), 0);
-	ck_assert_int_eq(aclrtReleaseMemAddress(v), 0);
-	ck_assert_int_eq(aclrtFreePhysical(h[0]), 0);
-	ck_assert_int_eq(aclrtFreePhysical(h[1]), 0);
+	unmap_two(v, h);
+}
+END_TEST
+
+/* The permissions /proc/self/maps gives the mapping starting at addr. */
+static void maps_perms(const void *addr, char perms[5])
+{
+	unsigned long start, end;
+	char line[512], p[5];
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	ck_assert_ptr_nonnull(f);
+	strcpy(perms, "none");
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx %4s", &start, &end, p) == 3 &&
+		    start == (uintptr_t)addr) {
+			memcpy(perms, p, 5);
+			break;
+		}
+	fclose(f);
+}
+
+/*
+ * aclrtMemSetAccess is all or nothing, also when an mprotect fails part
+ * way: here the second piece's mapping was replaced behind the library's
+ * back by one that can never be writable (a read-only open of /dev/zero,
+ * shared), so making both read-write fails on it, and the first piece,
+ * already changed by then, must be read-only again, in the kernel's
+ * mapping as in the library's record.
+ */
+START_TEST(access_all_or_nothing)
+{
+	aclrtDrvMemHandle h[2] = { phys(SZ_64K, ACL_MEM_NORMAL),
+				   phys(SZ_64K, ACL_MEM_NORMAL) };
+	aclrtMemLocation loc = { 0, ACL_MEM_LOCATION_TYPE_DEVICE };
+	aclrtMemAccessDesc d;
+	char *v, perms[5];
+	uint64_t flag;
+	int fd;
+
+	v = map_two(h);
+	memset(&d, 0, sizeof(d));
+	d.location = loc;
+	d.flags = ACL_RT_MEM_ACCESS_FLAGS_READ;
+	ck_assert_int_eq(aclrtMemSetAccess(v, 2 * SZ_64K, &d, 1), 0);
+
+	fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_ptr_eq(mmap(v + SZ_64K, SZ_64K, PROT_READ,
+			      MAP_SHARED | MAP_FIXED, fd, 0), v + SZ_64K);
+	close(fd);
+	d.flags = ACL_RT_MEM_ACCESS_FLAGS_READWRITE;
+	/* EACCES from the second piece's mprotect. */
+	ck_assert_int_eq(aclrtMemSetAccess(v, 2 * SZ_64K, &d, 1),
+			 ACL_ERROR_RT_NO_PERMISSION);
+	ck_assert_int_eq(aclrtMemGetAccess(v, &loc, &flag), 0);
+	ck_assert_msg(flag == ACL_RT_MEM_ACCESS_FLAGS_READ,
+		      "the first piece's access is %llu after a failed change, "
+		      "want READ", (unsigned long long)flag);
+	ck_assert_int_eq(aclrtMemGetAccess(v + SZ_64K, &loc, &flag), 0);
+	ck_assert_uint_eq(flag, ACL_RT_MEM_ACCESS_FLAGS_READ);
+	maps_perms(v, perms);
+	ck_assert_msg(!strcmp(perms, "r--s"), "the first piece is %s in "
+		      "/proc/self/maps after a failed change, want r--s",
+		      perms);
+	if (!acltest_under_valgrind())
+		ck_assert_int_eq(acltest_probe(v, true), SIGSEGV);
+
+	/* The first piece alone can still change. */
+	ck_assert_int_eq(aclrtMemSetAccess(v, SZ_64K, &d, 1), 0);
+	maps_perms(v, perms);
+	ck_assert_str_eq(perms, "rw-s");
+	v[0] = 1;
+	unmap_two(v, h);
 }
 END_TEST
 
@@ -715,6 +823,7 @@ int main(void)
 	nm_add_fx(s, three_piece_tensor, 30, &acltest_device);
 	nm_add_fx(s, offsets_alias, 30, &acltest_device);
 	nm_add_fx(s, access_flags, 60, &acltest_device);
+	nm_add_fx(s, access_all_or_nothing, 30, &acltest_device);
 	nm_add_fx(s, free_while_mapped_and_retain, 30, &acltest_device);
 	nm_add_fx(s, shareable_v1, 60, &acltest_device);
 	nm_add_fx(s, shareable_v2, 60, &acltest_device);
