@@ -100,8 +100,11 @@ START_TEST(callbacks_run_on_subscribed_thread_in_order)
 					ACL_CALLBACK_BLOCK, s), 0);
 	}
 	ck_assert_int_eq(aclrtSynchronizeStream(s), 0);
-	/* The last one may be NO_BLOCK: wait until the thread ran it. */
-	for (i = 0; i < 500 && atomic_load(&counter) < 8; i++)
+	/*
+	 * The last one may be NO_BLOCK: wait until the thread ran it, for as
+	 * long as a stalled guest may keep it from running.
+	 */
+	for (i = 0; i < 3000 && atomic_load(&counter) < 8; i++)
 		usleep(10000);
 	for (i = 0; i < 8; i++) {
 		ck_assert_int_eq(rec[i].order, i);
@@ -154,7 +157,7 @@ START_TEST(process_report_errors)
 	/* NO_BLOCK: this thread runs it in its own ProcessReport. */
 	ck_assert_int_eq(aclrtLaunchCallback(record_cb, &rec,
 					     ACL_CALLBACK_NO_BLOCK, s), 0);
-	ck_assert_int_eq(aclrtProcessReport(5000), 0);
+	ck_assert_int_eq(aclrtProcessReport(20000), 0);
 	ck_assert_msg(pthread_equal(rec.ran_on, pthread_self()), "wrong thread");
 	ck_assert_int_eq(aclrtUnSubscribeReport((uint64_t)pthread_self(), s), 0);
 	ck_assert_int_eq(aclrtProcessReport(10), ACL_ERROR_RT_THREAD_SUBSCRIBE);
@@ -244,7 +247,7 @@ START_TEST(host_func_in_order)
 	/* With a host-function thread subscribed, it runs there. */
 	ck_assert_int_eq(aclrtSubscribeHostFunc((uint64_t)pthread_self(), s), 0);
 	ck_assert_int_eq(aclrtLaunchHostFunc(s, record_cb, &rec), 0);
-	ck_assert_int_eq(aclrtProcessHostFunc(5000), 0);
+	ck_assert_int_eq(aclrtProcessHostFunc(20000), 0);
 	ck_assert_msg(pthread_equal(rec.ran_on, pthread_self()),
 		      "host function not on the subscribed thread");
 	ck_assert_int_eq(aclrtSynchronizeStream(s), 0);

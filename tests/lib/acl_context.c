@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "acltest_device.h"
+#include "acltest_gate.h"
 #include "acl/acl.h"
 
 START_TEST(set_device_makes_default_current)
@@ -329,19 +330,29 @@ START_TEST(stream_config_query_ids)
 }
 END_TEST
 
-static void sleep_fn(void *arg)
+/*
+ * Hold stream s with a wait on a device word nobody writes: unlike a host
+ * function, it gives up when the stream is aborted, so the abort that
+ * discards what is queued behind it needs no one to release it first.
+ * *word is freed by the caller.
+ */
+static void hold_until_abort(aclrtStream s, uint64_t **word)
 {
-	usleep((useconds_t)(long)arg);
+	ck_assert_int_eq(aclrtMalloc((void **)word, 8, 2), 0);
+	**word = 0;
+	ck_assert_int_eq(aclrtValueWait(*word, 1, ACL_STREAM_WAIT_VALUE_EQ, s),
+			 0);
 }
 
 START_TEST(query_not_ready_then_timeout)
 {
+	struct acltest_gate gate;
 	aclrtStream s;
 	aclrtStreamStatus st;
 
 	ck_assert_int_eq(aclrtCreateStream(&s), 0);
-	/* Work that takes long: a host function sleeping 400 ms. */
-	ck_assert_int_eq(aclrtLaunchHostFunc(s, sleep_fn, (void *)400000L), 0);
+	/* Work that lasts until the test lets it go. */
+	acltest_gate_hold(&gate, s);
 	ck_assert_int_eq(aclrtStreamQuery(s, &st), 0);
 	ck_assert_int_eq(st, ACL_STREAM_STATUS_NOT_READY);
 	ck_assert_int_eq(aclrtSynchronizeStreamWithTimeout(s, 10),
@@ -355,6 +366,7 @@ START_TEST(query_not_ready_then_timeout)
 			 ACL_ERROR_INVALID_PARAM);
 	ck_assert_int_eq(aclrtSynchronizeStreamWithTimeout(s, -2),
 			 ACL_ERROR_INVALID_PARAM);
+	acltest_gate_open(&gate);
 	ck_assert_int_eq(aclrtSynchronizeStreamWithTimeout(s, -1), 0);
 	ck_assert_int_eq(aclrtStreamQuery(s, &st), 0);
 	ck_assert_int_eq(st, ACL_STREAM_STATUS_COMPLETE);
@@ -366,6 +378,7 @@ END_TEST
 
 START_TEST(failure_mode)
 {
+	struct acltest_gate gate;
 	unsigned char *a, host[64];
 	aclrtStream s;
 	int mode;
@@ -380,8 +393,7 @@ START_TEST(failure_mode)
 		ck_assert_int_eq(aclrtSynchronizeStream(s), 0);
 		/* Hold the stream, queue a copy from a buffer freed before
 		 * it runs, then a fill that only a live stream performs. */
-		ck_assert_int_eq(aclrtLaunchHostFunc(s, sleep_fn,
-						     (void *)100000L), 0);
+		acltest_gate_hold(&gate, s);
 		{
 			void *doomed;
 
@@ -391,6 +403,7 @@ START_TEST(failure_mode)
 			ck_assert_int_eq(aclrtFree(doomed), 0);
 		}
 		ck_assert_int_eq(aclrtMemsetAsync(a, 64, 2, 64, s), 0);
+		acltest_gate_open(&gate);
 		ck_assert_int_ne(aclrtSynchronizeStream(s), 0);
 		/* Continue ran the fill; stop skipped it. */
 		ck_assert_int_eq(a[0], mode ? 1 : 2);
@@ -413,13 +426,14 @@ END_TEST
 START_TEST(abort_discards_queued_work)
 {
 	unsigned char *a;
+	uint64_t *word;
 	aclrtStream s;
 	int i;
 
 	ck_assert_int_eq(aclrtMalloc((void **)&a, 64, 2), 0);
 	ck_assert_int_eq(aclrtMemset(a, 64, 0, 64), 0);
 	ck_assert_int_eq(aclrtCreateStream(&s), 0);
-	ck_assert_int_eq(aclrtLaunchHostFunc(s, sleep_fn, (void *)200000L), 0);
+	hold_until_abort(s, &word);
 	for (i = 1; i <= 100; i++)
 		ck_assert_int_eq(aclrtMemsetAsync(a, 64, i, 64, s), 0);
 	ck_assert_int_eq(aclrtStreamAbort(s), 0);
@@ -431,6 +445,7 @@ START_TEST(abort_discards_queued_work)
 	ck_assert_int_eq(a[0], 9);
 	ck_assert_int_eq(aclrtStreamAbort(NULL), ACL_ERROR_INVALID_PARAM);
 	ck_assert_int_eq(aclrtDestroyStream(s), 0);
+	ck_assert_int_eq(aclrtFree(word), 0);
 	ck_assert_int_eq(aclrtFree(a), 0);
 }
 END_TEST
@@ -562,6 +577,7 @@ START_TEST(state_callbacks)
 {
 	struct seen st = { 0 }, dv = { 0 }, ab = { 0 };
 	unsigned char *a;
+	uint64_t *word;
 	aclrtStream s;
 	int i;
 
@@ -607,7 +623,7 @@ START_TEST(state_callbacks)
 	ck_assert_int_eq(aclrtMalloc((void **)&a, 64, 2), 0);
 	ck_assert_int_eq(aclrtMemset(a, 64, 0, 64), 0);
 	ck_assert_int_eq(aclrtCreateStream(&s), 0);
-	ck_assert_int_eq(aclrtLaunchHostFunc(s, sleep_fn, (void *)200000L), 0);
+	hold_until_abort(s, &word);
 	for (i = 1; i <= 20; i++)
 		ck_assert_int_eq(aclrtMemsetAsync(a, 64, i, 64, s), 0);
 	ck_assert_int_eq(aclrtDeviceTaskAbort(0, 1000), 0);
@@ -625,6 +641,7 @@ START_TEST(state_callbacks)
 	ck_assert_int_eq(aclrtSetDeviceTaskAbortCallback("no", NULL, NULL), 0);
 	ck_assert_int_eq(aclrtSetDeviceTaskAbortCallback("t", NULL, NULL), 0);
 	ck_assert_int_eq(aclrtDestroyStream(s), 0);
+	ck_assert_int_eq(aclrtFree(word), 0);
 	ck_assert_int_eq(aclrtFree(a), 0);
 }
 END_TEST
@@ -647,6 +664,7 @@ static void exception_cb(aclrtExceptionInfo *info)
 /* A queued task that fails reaches the exception callbacks, once. */
 START_TEST(failed_task_reports_exception)
 {
+	struct acltest_gate gate;
 	unsigned char host[64];
 	aclrtStream s;
 	int32_t id;
@@ -656,10 +674,11 @@ START_TEST(failed_task_reports_exception)
 	ck_assert_int_eq(aclrtCreateStream(&s), 0);
 	ck_assert_int_eq(aclrtStreamGetId(s, &id), 0);
 	ck_assert_int_eq(aclrtMalloc(&doomed, 64, 2), 0);
-	ck_assert_int_eq(aclrtLaunchHostFunc(s, sleep_fn, (void *)100000L), 0);
+	acltest_gate_hold(&gate, s);
 	ck_assert_int_eq(aclrtMemcpyAsync(host, 64, doomed, 64,
 					  ACL_MEMCPY_DEVICE_TO_HOST, s), 0);
 	ck_assert_int_eq(aclrtFree(doomed), 0);
+	acltest_gate_open(&gate);
 	ck_assert_int_eq(aclrtSynchronizeStream(s), ACL_ERROR_RT_PARAM_INVALID);
 	ck_assert_int_eq(exc.calls, 1);
 	ck_assert_uint_eq(exc.stream_id, (uint32_t)id);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "acltest.h"
+#include "acltest_gate.h"
 #include "acl/acl.h"
 
 #define N 4096
@@ -64,32 +65,15 @@ static size_t reserved(void *p)
 	return size;
 }
 
-/* ---- a stream held by a host function until released ---- */
+/* ---- holding the stream ---- */
 
-static atomic_int gate;
+static struct acltest_gate gate;
 
-static void hold(void *arg)
-{
-	(void)arg;
-	while (!atomic_load(&gate))
-		usleep(1000);
-}
-
+/* Earlier work a call has to wait for, to show that it waits. */
 static void nap(void *arg)
 {
 	(void)arg;
 	usleep(100 * 1000);
-}
-
-static void block(aclrtStream s)
-{
-	atomic_store(&gate, 0);
-	ck_assert_int_eq(aclrtLaunchHostFunc(s, hold, NULL), ACL_SUCCESS);
-}
-
-static void unblock(void)
-{
-	atomic_store(&gate, 1);
 }
 
 /* ---- batches ---- */
@@ -308,13 +292,13 @@ START_TEST(batch_async_stream_order)
 	ck_assert_ptr_nonnull(heap);
 	memset(pin, 0x42, 200);
 	/* Pinned host memory: queued, done when the stream gets there. */
-	block(st);
+	acltest_gate_hold(&gate, st);
 	ck_assert_int_eq(aclrtMemcpyBatchAsync(d, m, s, z, 2, a, idx, 1, &fail,
 					       st), ACL_SUCCESS);
 	ck_assert_uint_eq(fail, SIZE_MAX);
 	usleep(50 * 1000);
 	ck_assert_uint_eq(dev[0], 0);
-	unblock();
+	acltest_gate_open(&gate);
 	ck_assert_int_eq(aclrtSynchronizeStream(st), ACL_SUCCESS);
 	ck_assert_uint_eq(dev[0], 0x42);
 	ck_assert_uint_eq(dev[199], 0x42);
@@ -333,13 +317,13 @@ START_TEST(batch_async_stream_order)
 	ck_assert_uint_eq(dev[150], 0x37);
 
 	/* Checked again when run: a buffer freed meanwhile fails the sync. */
-	block(st);
+	acltest_gate_hold(&gate, st);
 	d[0] = dev2;
 	ck_assert_int_eq(aclrtMemcpyBatchAsync(d, m, s, z, 2, a, idx, 1, &fail,
 					       st), ACL_SUCCESS);
 	ck_assert_int_eq(aclrtFree(dev2), ACL_SUCCESS);
 	dev2 = NULL;
-	unblock();
+	acltest_gate_open(&gate);
 	ck_assert_int_eq(aclrtSynchronizeStream(st),
 			 ACL_ERROR_RT_PARAM_INVALID);
 	/* Nothing of that batch was copied: copy 1 would have put 0x42. */
@@ -354,13 +338,13 @@ START_TEST(memcpy_async_with_condition)
 	unsigned char heap[128];
 
 	memset(pin, 0x61, 128);
-	block(st);
+	acltest_gate_hold(&gate, st);
 	ck_assert_int_eq(aclrtMemcpyAsyncWithCondition(dev, N, pin, 128,
 						       ACL_MEMCPY_HOST_TO_DEVICE,
 						       st), ACL_SUCCESS);
 	usleep(20 * 1000);
 	ck_assert_uint_eq(dev[0], 0);		/* queued */
-	unblock();
+	acltest_gate_open(&gate);
 	ck_assert_int_eq(aclrtSynchronizeStream(st), ACL_SUCCESS);
 	ck_assert_uint_eq(dev[127], 0x61);
 	/* Unpinned host memory: finished when the call returns. */
@@ -435,12 +419,12 @@ START_TEST(cmo_async)
 	ck_assert_int_eq(aclGetRecentErrMsg() != NULL, 1);
 
 	/* Looked up again when run. */
-	block(st);
+	acltest_gate_hold(&gate, st);
 	ck_assert_int_eq(aclrtCmoAsync(dev2, 64, ACL_RT_CMO_TYPE_INVALID, st),
 			 ACL_SUCCESS);
 	ck_assert_int_eq(aclrtFree(dev2), ACL_SUCCESS);
 	dev2 = NULL;
-	unblock();
+	acltest_gate_open(&gate);
 	ck_assert_int_eq(aclrtSynchronizeStream(st),
 			 ACL_ERROR_RT_PARAM_INVALID);
 }
@@ -492,7 +476,7 @@ START_TEST(cmo_barrier)
 	/* A wait on another stream waits for barrier 5's operation. */
 	ck_assert_int_eq(aclrtCreateStream(&other), ACL_SUCCESS);
 	atomic_store(&b_done, 0);
-	block(st);
+	acltest_gate_hold(&gate, st);
 	ck_assert_int_eq(aclrtCmoAsyncWithBarrier(dev, 64,
 						  ACL_RT_CMO_TYPE_INVALID, 5,
 						  st), ACL_SUCCESS);
@@ -500,7 +484,7 @@ START_TEST(cmo_barrier)
 	ck_assert_int_eq(aclrtLaunchHostFunc(other, mark, NULL), ACL_SUCCESS);
 	usleep(100 * 1000);
 	ck_assert_int_eq(atomic_load(&b_done), 0);
-	unblock();
+	acltest_gate_open(&gate);
 	ck_assert_int_eq(aclrtSynchronizeStream(other), ACL_SUCCESS);
 	ck_assert_int_eq(atomic_load(&b_done), 1);
 	ck_assert_int_eq(aclrtSynchronizeStream(st), ACL_SUCCESS);
@@ -556,21 +540,21 @@ START_TEST(cmo_desc)
 			 ACL_ERROR_RT_PARAM_INVALID);
 
 	/* The descriptor is read when the task runs, as the device would. */
-	block(st);
+	acltest_gate_hold(&gate, st);
 	ck_assert_int_eq(aclrtCmoAsyncWithDesc(desc, ACL_RT_CMO_TYPE_INVALID,
 					       st, NULL), ACL_SUCCESS);
 	memset(desc, 0, size);
-	unblock();
+	acltest_gate_open(&gate);
 	ck_assert_int_eq(aclrtSynchronizeStream(st),
 			 ACL_ERROR_RT_PARAM_INVALID);
-	block(st);
+	acltest_gate_hold(&gate, st);
 	ck_assert_int_eq(aclrtCmoSetDesc(desc, dev2, 64), ACL_SUCCESS);
 	ck_assert_int_eq(aclrtCmoAsyncWithDesc(desc, ACL_RT_CMO_TYPE_INVALID,
 					       st, NULL), ACL_SUCCESS);
 	ck_assert_int_eq(aclrtCmoSetDesc(desc, dev, 64), ACL_SUCCESS);
 	ck_assert_int_eq(aclrtFree(dev2), ACL_SUCCESS);
 	dev2 = NULL;
-	unblock();
+	acltest_gate_open(&gate);
 	ck_assert_int_eq(aclrtSynchronizeStream(st), ACL_SUCCESS);
 }
 END_TEST

@@ -6,15 +6,10 @@
  * stay usable until freed; and the errors CANN's checks give.
  */
 #include <string.h>
-#include <unistd.h>
 
 #include "acltest_device.h"
+#include "acltest_gate.h"
 #include "acl/acl.h"
-
-static void sleep_fn(void *arg)
-{
-	usleep((useconds_t)(long)arg);
-}
 
 static aclrtMemPoolProps props(size_t max)
 {
@@ -32,6 +27,7 @@ static aclrtMemPoolProps props(size_t max)
 START_TEST(reuse_after_the_free_ran)
 {
 	aclrtMemPoolProps pp = props(0);
+	struct acltest_gate gate;
 	aclrtMemPool pool;
 	aclrtStream s;
 	uint64_t v, keep = 1 << 20;
@@ -44,12 +40,13 @@ START_TEST(reuse_after_the_free_ran)
 	ck_assert_int_eq(aclrtMemPoolMallocAsync(&a, 4096, pool, s), 0);
 	/* Pool memory is device memory for every other call. */
 	ck_assert_int_eq(aclrtMemsetAsync(a, 4096, 0x21, 4096, s), 0);
-	/* The free waits behind 200 ms of work: not reusable meanwhile. */
-	ck_assert_int_eq(aclrtLaunchHostFunc(s, sleep_fn, (void *)200000L), 0);
+	/* The free waits behind held work: not reusable meanwhile. */
+	acltest_gate_hold(&gate, s);
 	ck_assert_int_eq(aclrtMemPoolFreeAsync(a, s), 0);
 	ck_assert_int_eq(aclrtMemPoolMallocAsync(&b, 4096, pool, s), 0);
 	ck_assert_ptr_ne(a, b);
 	ck_assert_int_eq(aclrtMemPoolFreeAsync(a, s), ACL_ERROR_RT_PARAM_INVALID);
+	acltest_gate_open(&gate);
 	ck_assert_int_eq(aclrtSynchronizeStream(s), 0);
 	/* Now it is: the same block comes back. */
 	ck_assert_int_eq(aclrtMemPoolMallocAsync(&c, 4000, pool, s), 0);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "acltest.h"
+#include "acltest_gate.h"
 #include "acl/acl.h"
 
 #define MiB ((size_t)1 << 20)
@@ -78,7 +79,7 @@ START_TEST(default_stream)
 }
 END_TEST
 
-/* Seconds of work under TCG: what follows it has certainly not started. */
+/* Seconds of work under TCG: a destroy that did not wait returns first. */
 static void keep_busy(aclrtStream s, void *big, size_t n)
 {
 	int i;
@@ -90,25 +91,18 @@ static void keep_busy(aclrtStream s, void *big, size_t n)
 START_TEST(errors_surface_at_sync)
 {
 	unsigned char *big, *victim, host[64];
+	struct acltest_gate gate;
 	aclrtStream s;
 
-	/*
-	 * The copy must still be queued when its source is freed, which only
-	 * seconds of earlier work make sure of; valgrind runs one thread at a
-	 * time in long slices, so the stream may finish first there.
-	 */
-	if (getenv("ACLTEST_UNDER_VALGRIND"))
-		acltest_skip("needs the stream to lag behind the caller, which "
-			"valgrind's thread scheduling does not guarantee");
-
 	ck_assert_int_eq(aclrtCreateStream(&s), 0);
-	ck_assert_int_eq(aclrtMalloc((void **)&big, 64 * MiB, 0), 0);
+	ck_assert_int_eq(aclrtMalloc((void **)&big, 64, 2), 0);
 	ck_assert_int_eq(aclrtMalloc((void **)&victim, 64, 2), 0);
-	keep_busy(s, big, 64 * MiB);
 	/* Valid when queued; freed before it runs. */
+	acltest_gate_hold(&gate, s);
 	ck_assert_int_eq(aclrtMemcpyAsync(host, 64, victim, 64,
 					  ACL_MEMCPY_DEVICE_TO_HOST, s), 0);
 	ck_assert_int_eq(aclrtFree(victim), 0);
+	acltest_gate_open(&gate);
 	ck_assert_int_eq(aclrtSynchronizeStream(s), ACL_ERROR_RT_PARAM_INVALID);
 	/* Reported once; the stream keeps working. */
 	ck_assert_int_eq(aclrtSynchronizeStream(s), ACL_SUCCESS);
@@ -171,6 +165,7 @@ END_TEST
 START_TEST(destroy_waits_force_discards)
 {
 	unsigned char *big, *mark;
+	uint64_t *word;
 	aclrtStream s;
 
 	ck_assert_int_eq(aclrtMalloc((void **)&big, 64 * MiB, 0), 0);
@@ -183,21 +178,22 @@ START_TEST(destroy_waits_force_discards)
 	ck_assert_int_eq(aclrtDestroyStream(s), ACL_SUCCESS);
 	/* Destroy waited for everything queued. */
 	ck_assert_int_eq(mark[0], 1);
-	/* The rest needs the stream to lag behind the caller (see above). */
-	if (getenv("ACLTEST_UNDER_VALGRIND")) {
-		ck_assert_int_eq(aclrtFree(big), 0);
-		ck_assert_int_eq(aclrtFree(mark), 0);
-		acltest_skip("force-destroy discarding queued work needs the "
-			     "stream to lag behind, which valgrind does not "
-			     "guarantee");
-	}
 
+	/*
+	 * Held by a wait nobody satisfies, however late this thread gets to
+	 * the destroy: a forced destroy makes a running wait give up (it
+	 * would wait for a running host function, which no one would end).
+	 */
+	ck_assert_int_eq(aclrtMalloc((void **)&word, 8, 2), 0);
+	*word = 0;
 	ck_assert_int_eq(aclrtCreateStream(&s), 0);
-	keep_busy(s, big, 64 * MiB);
+	ck_assert_int_eq(aclrtValueWait(word, 1, ACL_STREAM_WAIT_VALUE_EQ, s),
+			 0);
 	ck_assert_int_eq(aclrtMemsetAsync(mark, 64, 2, 64, s), 0);
 	ck_assert_int_eq(aclrtDestroyStreamForce(s), ACL_SUCCESS);
 	/* Force: the queued tail never ran. */
 	ck_assert_int_eq(mark[0], 1);
+	ck_assert_int_eq(aclrtFree(word), 0);
 	ck_assert_int_eq(aclrtFree(big), 0);
 	ck_assert_int_eq(aclrtFree(mark), 0);
 }

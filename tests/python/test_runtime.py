@@ -481,12 +481,18 @@ class WithDevice(unittest.TestCase):
     def test_stream_abort_and_force_destroy_drop_work(self):
         buf = self.malloc(4096)
         acl.rt.memset(buf, 4096, 0, 4096)
+        word = self.malloc(4096)
+        acl.rt.memset(word, 8, 0, 8)
         data = object()
         base = sys.getrefcount(data)
         for how in ("abort", "force"):
             with self.subTest(how=how):
                 s = self.stream()
                 gate = self.blocker(s)
+                # Past the gate, a wait nobody satisfies holds the rest
+                # until the abort or destroy ends it: the timer below may
+                # fire before this thread gets there.
+                self.assertEqual(acl.rt.value_wait(word, 1, acl.ACL_STREAM_WAIT_VALUE_EQ, s), 0)
                 self.assertEqual(acl.rt.memset_async(buf, 4096, 9, 4096, s), 0)
                 ran = []
                 self.assertEqual(acl.rt.launch_host_func(s, ran.append, data), 0)
