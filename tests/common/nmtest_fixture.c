@@ -40,13 +40,26 @@ void _nm_ctx_fini(struct nm_ctx *c, const char *f, int l)
 	close(c->fd);
 }
 
+static void tbuf_allocated(struct nm_tbuf *t, struct nm_ctx *c,
+			   uint32_t flags)
+{
+	t->flags = flags;
+	t->dfd = -1;
+	nm_ctx_resnap(c);
+}
+
 void nm_tbuf_alloc(struct nm_tbuf *t, struct nm_ctx *c, uint64_t size,
 		   uint32_t policy, uint32_t flags)
 {
 	nm_alloc_ok(c->fd, size, policy, flags, &t->a);
-	t->flags = flags;
-	t->dfd = -1;
-	nm_ctx_resnap(c);
+	tbuf_allocated(t, c, flags);
+}
+
+void nm_tbuf_alloc_dev(struct nm_tbuf *t, struct nm_ctx *c, uint64_t size,
+		       uint32_t policy, uint32_t flags)
+{
+	nm_alloc_dev_contig_ok(c->fd, size, policy, flags, &t->a);
+	tbuf_allocated(t, c, flags);
 }
 
 void nm_tbuf_map(struct nm_tbuf *t, struct nm_ctx *c, uint64_t seed)

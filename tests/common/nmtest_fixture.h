@@ -48,6 +48,10 @@ struct nm_tbuf {
 /* Allocate and take the counters again (nm_ctx_resnap). */
 void nm_tbuf_alloc(struct nm_tbuf *t, struct nm_ctx *c, uint64_t size,
 		   uint32_t policy, uint32_t flags);
+/* The same, as one device range where bounce buffers allow
+ * (nm_alloc_dev_contig_ok): for tests that address it by offset. */
+void nm_tbuf_alloc_dev(struct nm_tbuf *t, struct nm_ctx *c, uint64_t size,
+		       uint32_t policy, uint32_t flags);
 /* Map t and fill it with seed's pattern. */
 void nm_tbuf_map(struct nm_tbuf *t, struct nm_ctx *c, uint64_t seed);
 /* Close its dma-buf, unmap, free and take the counters again. */

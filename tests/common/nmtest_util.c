@@ -187,6 +187,35 @@ uint32_t _nm_alloc_ok(int fd, uint64_t size, uint32_t policy, uint32_t flags,
 	return out->handle;
 }
 
+/*
+ * Bounce buffers (swiotlb) are found one mapping (at most 256 KiB, and
+ * each separate page) at a time, so those of one buffer need not abut.
+ * The pool hands out slots in order: another try, made while the first
+ * buffer still holds its slots, mostly gets one range.
+ */
+int _nm_alloc_dev_contig_ok(int fd, uint64_t size, uint32_t policy,
+			    uint32_t flags, struct npu_mem_alloc *out,
+			    const char *f, int l)
+{
+	int tries = 1;
+
+	_nm_alloc_ok(fd, size, policy, flags, out, f, l);
+	while ((out->buf.flags & NPU_MEM_BUF_BOUNCED) &&
+	       !(out->buf.flags & NPU_MEM_BUF_DEV_CONTIG) && tries < 8) {
+		struct npu_mem_alloc again;
+
+		_nm_alloc_ok(fd, size, policy, flags, &again, f, l);
+		_nm_free_ok(fd, out->handle, f, l);
+		*out = again;
+		tries++;
+	}
+	if (tries > 1)
+		printf("%s %llu: %d tries for one device range of bounce "
+		       "buffers\n", nm_policy_name(policy),
+		       (unsigned long long)size, tries);
+	return tries;
+}
+
 void _nm_free_ok(int fd, uint32_t handle, const char *f, int l)
 {
 	int ret = nm_free(fd, handle);

@@ -159,6 +159,17 @@ void _nm_get_info_ok(int fd, struct npu_mem_info *info, const char *f, int l);
 uint32_t _nm_alloc_ok(int fd, uint64_t size, uint32_t policy, uint32_t flags,
 		      struct npu_mem_alloc *out, const char *f, int l);
 void _nm_free_ok(int fd, uint32_t handle, const char *f, int l);
+/*
+ * ALLOC a buffer the device can be addressed in by offset from dev_addr:
+ * where it sees bounce buffers that are not one range, ALLOC again (up to
+ * 8 tries).  Returns how many tries it took.
+ */
+#define nm_alloc_dev_contig_ok(fd, size, policy, flags, out) \
+	_nm_alloc_dev_contig_ok((fd), (size), (policy), (flags), (out), \
+				__FILE__, __LINE__)
+int _nm_alloc_dev_contig_ok(int fd, uint64_t size, uint32_t policy,
+			    uint32_t flags, struct npu_mem_alloc *out,
+			    const char *f, int l);
 
 /* mmap(NULL, len, prot, MAP_SHARED, fd, off): MAP_FAILED and errno on error */
 void *nm_mmap(int fd, uint64_t off, size_t len, int prot);

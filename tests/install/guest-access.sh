@@ -153,7 +153,7 @@ mkfifo "$W/in"
 as_member "$HOLD" 256K 4K <"$W/in" >"$W/hold.out" 2>&1 &
 holder=$!
 exec 7>"$W/in"
-for _ in $(seq 100); do grep -q '^ready\|^open\|^ALLOC' "$W/hold.out" && break; sleep 0.1; done
+for _ in $(seq 600); do grep -q '^ready\|^open\|^ALLOC' "$W/hold.out" && break; sleep 0.1; done
 line=$(cat "$W/hold.out")
 if [[ $line == ready* ]]; then
 	kv() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<<"$line"; }

@@ -40,7 +40,7 @@ mkfifo "$W/in"
 "$HOLD" 64K 128K 5000 4M:first <"$W/in" >"$W/hold.out" 2>&1 &
 holder=$!
 exec 7>"$W/in"
-for _ in $(seq 100); do grep -q '^ready\|^open\|^ALLOC' "$W/hold.out" && break; sleep 0.1; done
+for _ in $(seq 600); do grep -q '^ready\|^open\|^ALLOC' "$W/hold.out" && break; sleep 0.1; done
 line=$(cat "$W/hold.out")
 echo "helper: $line"
 if [[ $line != ready* ]]; then

@@ -201,7 +201,8 @@ static void tb_new(struct tb *t, int fd, const char *name, uint64_t size,
 	memset(t, 0, sizeof(*t));
 	t->name = name;
 	t->dfd = -1;
-	nm_alloc_ok(fd, size, policy, 0, &t->a);
+	/* copy_ok addresses it by offset from dev_addr */
+	nm_alloc_dev_contig_ok(fd, size, policy, 0, &t->a);
 	t->seed = 0xde7 ^ ((uint64_t)t->a.handle << 32) ^ size;
 	if (map) {
 		t->map = nm_map_ok(fd, &t->a, RW);
@@ -268,6 +269,10 @@ static void assert_unmapped(const struct tb *t, int fd)
 static void copy_ok(int fd, const struct tb *src, uint64_t soff,
 		    const struct tb *dst, uint64_t doff, uint64_t len)
 {
+	ck_assert_msg((src->a.buf.flags & dst->a.buf.flags &
+		       NPU_MEM_BUF_DEV_CONTIG), "edu copy %s -> %s: offsets "
+		      "need one device range each (flags %#x, %#x)", src->name,
+		      dst->name, src->a.buf.flags, dst->a.buf.flags);
 	nm_sync_ok(fd, src->a.handle, NPU_MEM_SYNC_TO_DEVICE, soff, len);
 	nm_sync_ok(fd, dst->a.handle, NPU_MEM_SYNC_TO_DEVICE, doff, len);
 	nm_assert_ok(nm_dma_copy(src->a.buf.dev_addr + soff,

@@ -76,29 +76,8 @@ static void ctx_init(struct nm_ctx *c)
 static void tbuf_new(struct nm_tbuf *t, struct nm_ctx *c, uint64_t size,
 		     uint32_t policy)
 {
-	int tries = 0;
-
-	nm_tbuf_alloc(t, c, size, policy, 0);
-	/*
-	 * Bounce buffers (swiotlb) are found one mapping at a time, so
-	 * those of one buffer need not abut; the copies here address the
-	 * buffer by offset from dev_addr and need one device range.  The
-	 * pool hands out slots in order: another try mostly gets one.
-	 */
-	while (!(c->info.dev_flags & NPU_MEM_DEV_IOMMU) &&
-	       (t->a.buf.flags & NPU_MEM_BUF_BOUNCED) &&
-	       !(t->a.buf.flags & NPU_MEM_BUF_DEV_CONTIG) && ++tries < 8) {
-		struct npu_mem_alloc again;
-
-		nm_alloc_ok(c->fd, size, policy, 0, &again);
-		nm_free_ok(c->fd, t->a.handle);
-		t->a = again;
-	}
-	if (tries)
-		printf("%s %llu: %d tries for one device range of bounce "
-		       "buffers\n", nm_policy_name(policy),
-		       (unsigned long long)size, tries + 1);
-	nm_ctx_resnap(c);
+	/* the copies here address the buffer by offset from dev_addr */
+	nm_tbuf_alloc_dev(t, c, size, policy, 0);
 	nm_tbuf_map(t, c, 0xed0 ^ ((uint64_t)t->a.handle << 36) ^ size);
 	/*
 	 * The CPU wrote: where the device sees bounce buffers it sees these
@@ -377,6 +356,24 @@ static bool inside_any(const struct nm_tbuf *const *b, size_t n,
 	return false;
 }
 
+/*
+ * Are all of them one device range each?  Bounce slots that do not abut
+ * put a buffer's pieces outside [dev_addr, dev_addr + size), maybe right
+ * next to another buffer: then no address near the others is known free.
+ */
+static bool all_one_range(const struct nm_tbuf *const *b, size_t n,
+			  const struct nm_sentinel *s)
+{
+	for (size_t i = 0; i < n + 2; i++) {
+		const struct npu_mem_buffer *x = i < n ? &b[i]->a.buf :
+						 &s->alloc[i - n].buf;
+
+		if (!(x->flags & NPU_MEM_BUF_DEV_CONTIG))
+			return false;
+	}
+	return true;
+}
+
 START_TEST(physical_address_refused)
 {
 	struct nm_ctx c;
@@ -427,8 +424,9 @@ START_TEST(copy_bad_ranges)
 			A + asz, A - NM_4K, 0x1000, 0xdead00000000ULL,
 			UINT64_MAX & ~(NM_4K - 1),
 		};
+		size_t i = all_one_range(all, 2, &c.s) ? 0 : 2;
 
-		for (size_t i = 0; i < NM_ARRAY_SIZE(cand) && n_out < 4; i++)
+		for (; i < NM_ARRAY_SIZE(cand) && n_out < 4; i++)
 			if (!inside_any(all, 2, &c.s, cand[i], NM_4K))
 				out[n_out++] = cand[i];
 	}

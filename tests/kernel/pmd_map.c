@@ -173,7 +173,8 @@ static void pm_new(struct pm *m, uint64_t size, uint32_t policy, int flags)
 
 	m->fd = nm_open();
 	nm_alloc_ok(m->fd, 3 * NM_4K, NPU_MEM_POLICY_NORMAL_ONLY, 0, &pad);
-	nm_alloc_ok(m->fd, size, policy, 0, &m->a);
+	/* device_dma_through_pmds addresses it by offset from dev_addr */
+	nm_alloc_dev_contig_ok(m->fd, size, policy, 0, &m->a);
 	nm_free_ok(m->fd, pad.handle);
 	m->size = m->a.buf.size;
 	m->p = mmap(NULL, m->size, RW, MAP_SHARED | flags, m->fd,
@@ -1313,8 +1314,9 @@ START_TEST(rdma_reg_mr)
 END_TEST
 
 /*
- * The device's DMA (edu behind the IOMMU, x86_64-iommu-edu) into and out
- * of PMD-mapped chunks, across a chunk boundary, seen through the PMDs.
+ * The device's DMA (edu: behind the IOMMU in x86_64-iommu-edu, through
+ * bounce buffers in x86_64-swiotlb-edu) into and out of PMD-mapped
+ * chunks, across a chunk boundary, seen through the PMDs.
  */
 START_TEST(device_dma_through_pmds)
 {
@@ -1326,7 +1328,7 @@ START_TEST(device_dma_through_pmds)
 	int ret;
 
 	if (access(NM_DMA_COPY, W_OK))
-		nm_skip("%s: %s: no DMA engine (x86_64-iommu-edu only)",
+		nm_skip("%s: %s: no DMA engine (the edu rows only)",
 			NM_DMA_COPY, nm_errname(errno));
 	base_take(&b);
 	nm_get_info_ok(b.obs, &info);
