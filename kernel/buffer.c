@@ -634,6 +634,14 @@ struct npu_mem_buf *npu_mem_buf_alloc(u64 size, u32 policy, u32 flags,
 		return ERR_PTR(-E2BIG);
 	if (policy == NPU_MEM_POLICY_HUGE1G_ONLY)
 		return ERR_PTR(-EOPNOTSUPP);	/* alloc_contig_pages() is not exported */
+	/*
+	 * With no device there is nothing to map for: say so before taking
+	 * (and clearing) the pages, which could also fail first, on a limit
+	 * or for want of 2 MiB blocks, and hide why.  A removal after this
+	 * check is caught by npu_mem_buf_map().
+	 */
+	if (npu_mem_dev_flags() & NPU_MEM_DEV_REMOVED)
+		return ERR_PTR(-ENODEV);
 
 	buf = npu_mem_buf_new(size, policy,
 			      flags & NPU_MEM_ALLOC_READONLY ? NPU_MEM_BUF_READONLY : 0);

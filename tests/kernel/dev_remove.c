@@ -16,7 +16,8 @@
  *  - unbind / remove with buffers of every policy allocated (HUGE1G_ONLY
  *    where the guest can back it), some mapped with a pattern, some
  *    exported (one dma-buf mapped, one held only by its dma-buf, one only
- *    by the mapping of a closed file): then ALLOC,
+ *    by the mapping of a closed file): then ALLOC (also one that
+ *    RLIMIT_MEMLOCK would refuse: the device comes first),
  *    SYNC and EXPORT give -ENODEV, QUERY gives 0 with
  *    NPU_MEM_BUF_DEV_UNMAPPED, dev_addr 0 and dev_segments 0 (the rest of
  *    the description unchanged), GET_INFO has NPU_MEM_DEV_REMOVED (also
@@ -59,6 +60,7 @@
 #include <unistd.h>
 #include <drm/drm.h>
 
+#include "nmtest_cred.h"
 #include "nmtest_dmabuf.h"
 #include "nmtest_pci.h"
 
@@ -334,6 +336,34 @@ static void alloc_refused(int fd, uint64_t size, uint32_t policy,
 		      a.buf.dev_segments);
 }
 
+/*
+ * The device's absence is said first: an ALLOC that a limit would refuse
+ * too (uid 65534 with RLIMIT_MEMLOCK 64 KiB asking 1 MiB: -ENOMEM with a
+ * device) gets -ENODEV, before any page is taken.
+ */
+static void alloc_refused_before_limits(void)
+{
+	pid_t pid;
+	int ret;
+
+	ret = nm_node_open_to_all();
+	if (ret) {
+		printf("ALLOC over RLIMIT_MEMLOCK not tried: %s\n",
+		       nm_retname(ret));
+		return;
+	}
+	fflush(stdout);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		nm_become_ok(NM_UID_NOBODY, 64 * NM_KiB);
+		alloc_refused(nm_open(), NM_MiB, NPU_MEM_POLICY_NORMAL_ONLY, 0);
+		_exit(0);
+	}
+	nm_wait_ok(pid, "uid 65534 over its RLIMIT_MEMLOCK, no device");
+	nm_node_restore();
+}
+
 static void counters_sub(struct nm_counters *c, const struct tb *t)
 {
 	nm_counters_add(c, &t->a.buf, -1, false);
@@ -417,6 +447,7 @@ static void revoke_cycle(enum how how)
 		      NPU_MEM_ALLOC_READONLY);
 	alloc_refused(fd, NM_2M, NPU_MEM_POLICY_HUGE_ONLY, 0);
 	alloc_refused(fd, NM_2M + NM_4K, NPU_MEM_POLICY_HUGE_FIRST, 0);
+	alloc_refused_before_limits();
 	/*
 	 * 1 GiB: the kernel may refuse a policy it cannot back (EOPNOTSUPP)
 	 * before it looks at the device, or find no 1 GiB page (ENOMEM)

@@ -34,7 +34,8 @@
  *            the user's RLIMIT_MEMLOCK would be exceeded (see Accounting);
  *            a HUGE_ONLY/HUGE1G_ONLY request cannot get its large pages; or
  *            the device's DMA address space (IOMMU or bounce buffers) is full
- *  -ENODEV   the NPU device was removed (NPU_MEM_DEV_REMOVED)
+ *  -ENODEV   the NPU device was removed (NPU_MEM_DEV_REMOVED): checked
+ *            before any memory is taken, so it comes before -ENOMEM
  *  -ENOSPC   this file's mmap offset space (2^32 pages) has no room left
  *  -EBUSY    this file already holds 2^32 - 1 handles
  *  -EOPNOTSUPP  HUGE1G_ONLY on a kernel that cannot allocate 1 GiB pages
