@@ -56,6 +56,8 @@ sparse:
 		$(KRUN) $$v make -C /lib/modules/$$v/build M=$(TOP)/$$d NPU_MEM_TOP=$(TOP) \
 			NPU_MEM_TEST_ENGINE=y C=2 W=1 modules 2>&1 | tee $$d/sparse.log; \
 		! grep -E 'warning|error' $$d/sparse.log || exit 1; \
+		! grep -q 'is not available or not up to date' $$d/sparse.log || \
+			echo "sparse: not run on $$v: its kbuild refused sparse (W=1 only; Debian's sparse 0.6.4 cannot parse 7.x's headers)"; \
 	done
 
 lib:

@@ -140,10 +140,14 @@ else
 fi
 
 # The module must build without a warning (W=1) and sparse-clean (C=2)
-# against every installed kernel.
+# against every installed kernel.  A kernel whose kbuild refuses the
+# release's sparse (7.x's headers use __typeof_unqual__, which Debian's
+# sparse 0.6.4 cannot parse) gets W=1 alone: counted as one skip.
 banner "module: W=1 + sparse, every kernel"
 if make -s -C "$TOP" sparse >"$RES/sparse.log" 2>&1; then
-	add "module W=1 + sparse clean" 1 0 0
+	nosparse=$(grep -c '^sparse: not run on' "$RES/sparse.log")
+	grep '^sparse: not run on' "$RES/sparse.log"
+	add "module W=1 + sparse clean" 1 0 "$nosparse"
 else
 	grep -E 'warning|error' "$RES/sparse.log" | head -n 20
 	add "module W=1 + sparse clean" 0 1 0 "see $RES/sparse.log"
