@@ -121,12 +121,7 @@ static void assert_host_desc(const struct npu_mem_buffer *b, uint64_t size,
 		      b->dev_segments, b->flags);
 }
 
-/*
- * Pages pinned (FOLL_PIN) and not yet unpinned, system-wide: nothing else
- * in the test guest pins pages for long, so a FREE must bring it back.
- * Root only (stat_refresh); the tests that use it run as root.
- */
-static int64_t pins_held(void)
+static int64_t pins_now(void)
 {
 	uint64_t acq, rel;
 
@@ -135,6 +130,29 @@ static int64_t pins_held(void)
 	nm_assert_ok(nm_vmstat("nr_foll_pin_acquired", &acq));
 	nm_assert_ok(nm_vmstat("nr_foll_pin_released", &rel));
 	return (int64_t)(acq - rel);
+}
+
+/*
+ * Pages pinned (FOLL_PIN) and not yet unpinned, system-wide: nothing else
+ * in the test guest pins pages for long, so a FREE must bring it back.
+ * Briefly, though: the log this program writes goes to 9p, whose writes
+ * (netfs, 6.x) pin the stdio buffer and unpin it from a work item after
+ * write() returned.  So stdout is flushed first and the figure read until
+ * it holds still.  Root only (stat_refresh); the tests run as root.
+ */
+static int64_t pins_held(void)
+{
+	int64_t was, now;
+	int i = 0;
+
+	fflush(stdout);
+	now = pins_now();
+	do {
+		was = now;
+		usleep(20 * 1000);
+		now = pins_now();
+	} while (now != was && ++i < 100);
+	return now;
 }
 
 /* The global figures, and the file's own with one more handle of @size. */
