@@ -25,7 +25,7 @@ tally() {
 # reported (vm-run's reports.txt), so that a failure can be told from the
 # summary alone.
 failures() {
-	local f="" line log
+	local f="" line log last
 	# each failing program, then its own words: Check's F:/E: lines, else
 	# its last lines (a crash, a timeout, a script's message)
 	while read -r line; do
@@ -35,6 +35,14 @@ failures() {
 		f+=$'\n'$({ grep -E '^[^ ]+:[0-9]+:[EF]:' "$log" || tail -n 5 "$log"; } |
 			head -n 8 | cut -c 1-400 | sed 's/^/    /')
 	done < <(awk '$2 > 0' "$2/results.txt" 2>/dev/null | head -n 10)
+	# a guest that ended (time limit, crash) while a program ran: which
+	# one, from its start marker with no result line after it
+	last=$(grep -o 'run-suites: start [^ ]*' "$2/console.log" 2>/dev/null |
+		tail -n 1 | cut -d ' ' -f 3)
+	if [ -n "$last" ] &&
+		! awk -v p="$last" '$4 == p { n++ } END { exit !n }' "$2/results.txt" 2>/dev/null; then
+		f+=${f:+$'\n'}"  $1: the guest ended while $last ran"
+	fi
 	if [ -s "$2/reports.txt" ]; then
 		f+=${f:+$'\n'}"  $1: the kernel reported, $(head -n 1 "$2/reports.txt") running:"
 		f+=$'\n'$(sed -n '2,/^---- context$/{/^---- context$/!p}' "$2/reports.txt" |
