@@ -6,7 +6,11 @@
 #   make tests           the test programs (tests/, bench/)
 #   make modules-all     the module for every installed kernel, in build/kmod/<ver>/
 #   make run             boot a guest with the driver loaded and run the demo
+#                        (installs and builds only what the demo needs)
 #   make check           install what is missing, build, run every test suite
+#                        (each where it proves something; doc/testing.md)
+#   make check-full      the same over the whole matrix: every suite on every
+#                        kernel and configuration, longer soaks
 #   make sparse          sparse (C=2) and W=1 over the module, every kernel;
 #                        fails on any warning
 #   make check-debug     the suites, fault injection and the fuzzer on the
@@ -70,9 +74,12 @@ tests: lib
 	$(MAKE) -C tests
 	$(MAKE) -C bench
 
+# The host's newest bootable kernel; recursive, so that it sees a kernel
+# that deps has just installed.
+NEWEST_KVER = $(shell for d in /lib/modules/*/; do \
+	v=$$(basename $$d); [ -e /boot/vmlinuz-$$v ] && echo $$v; done | sort -V | tail -n1)
 # The benchmark: newest bootable kernel unless KVER= is given.
-BENCH_KVER ?= $(or $(KVER),$(shell for d in /lib/modules/*/; do \
-	v=$$(basename $$d); [ -e /boot/vmlinuz-$$v ] && echo $$v; done | sort -V | tail -n1))
+BENCH_KVER ?= $(or $(KVER),$(NEWEST_KVER))
 
 bench-build: lib
 	$(MAKE) -C bench
@@ -87,15 +94,25 @@ bench: bench-deps
 deps:
 	bash scripts/deps.sh
 
-# The demo needs one kernel: other releases' roots are for make check.
-run: export NPU_MEM_FOREIGN_KERNELS ?= 0
-run: deps
-	$(MAKE) modules-all lib tests
-	bash tests/vm/demo.sh
+deps-run:
+	bash scripts/deps.sh --run
+
+# Builds run side by side: the module for four kernels and the test
+# programs are many small independent jobs.
+NPROC := $(shell nproc 2>/dev/null || echo 1)
+
+# The demo needs one kernel, the library and QEMU: nothing of the tests.
+run: deps-run
+	$(MAKE) -j$(NPROC) build/kmod/$(NEWEST_KVER)/npu_mem.ko lib
+	bash tests/vm/demo.sh -k $(NEWEST_KVER)
 
 check: deps
-	$(MAKE) modules-all lib tests
+	$(MAKE) -j$(NPROC) modules-all lib tests
 	bash tests/run-all.sh
+
+check-full: deps
+	$(MAKE) -j$(NPROC) modules-all lib tests
+	RUN_ALL_PROFILE=full bash tests/run-all.sh
 
 # Mutation testing: each mutant of tests/mutation/mutants.txt (a realistic
 # bug in kernel/ or lib/) built in a copy of the tree and run against the
@@ -112,7 +129,7 @@ clean:
 	-$(MAKE) -C tools clean
 	-$(MAKE) -C bench clean
 
-.PHONY: all module modules-all sparse lib tools tests deps run check clean mutation \
+.PHONY: all module modules-all sparse lib tools tests deps deps-run run check check-full clean mutation \
 	bench bench-build bench-deps
 
 include mk/debug.mk mk/arm64.mk mk/dkms.mk mk/install.mk mk/deb.mk

@@ -51,7 +51,7 @@ arm64-tests: arm64-lib
 	PKG_CONFIG_SYSROOT_DIR=$(ARM64_SYSROOT) \
 	$(MAKE) -C tests B=$(TOP)/build/tests-arm64 \
 		CC="$(ARM64_BIN)/$(ARM64_CROSS)gcc -static" \
-		LIB_LIBS=$(ARM64_LIB)/libaclmem.a M32_CC=$(ARMHF_CC) \
+		AR=$(ARM64_CROSS)ar LIB_LIBS=$(ARM64_LIB)/libaclmem.a M32_CC=$(ARMHF_CC) \
 		$(patsubst %,$(TOP)/build/tests-arm64/kernel/%,$(ARM64_KTESTS)) \
 		$(patsubst tests/%.c,$(TOP)/build/tests-arm64/%,$(wildcard tests/lib/*.c))
 

@@ -5,6 +5,10 @@
 # Idempotent: packages already present are skipped, and apt is not touched at
 # all when nothing is missing.  Adds bookworm-backports for the 6.12 kernel;
 # scripts/kernels.sh adds bullseye's 5.10 and trixie-backports' 7.x.
+#   scripts/deps.sh        everything (make check)
+#   scripts/deps.sh --run  what make run's demo needs: a compiler, QEMU,
+#                          Debian 12's own kernel with its headers, python3's
+#                          headers and json-c (the library); nothing else
 set -euo pipefail
 
 [ "$(id -u)" = 0 ] || { echo "deps: must run as root (apt-get)" >&2; exit 1; }
@@ -16,6 +20,8 @@ BASE_PKGS="build-essential gcc-multilib pkg-config make python3 python3-dev
 	linux-image-amd64 linux-headers-amd64 valgrind dkms udev libjson-c-dev cmake
 	liburing-dev libibverbs-dev ibverbs-providers rdma-core shellcheck"
 BPO_PKGS="linux-image-amd64 linux-headers-amd64"
+RUN_PKGS="build-essential pkg-config make python3 python3-dev qemu-system-x86
+	busybox-static cpio kmod linux-image-amd64 linux-headers-amd64 libjson-c-dev"
 
 missing() {
 	local p out=""
@@ -25,6 +31,21 @@ missing() {
 	done
 	echo "$out"
 }
+
+# make run: the demo's packages only.
+if [ "${1:-}" = --run ]; then
+	# shellcheck disable=SC2086 # a list of package names
+	todo=$(missing $RUN_PKGS)
+	if [ -n "$todo" ]; then
+		apt-get update -qq
+		# shellcheck disable=SC2086
+		apt-get install -y -qq --no-install-recommends $todo
+	fi
+	ls /lib/modules/*/build/Makefile >/dev/null 2>&1 ||
+		{ echo "deps: no kernel headers in /lib/modules/*/build" >&2; exit 1; }
+	echo "deps: ok (make run)"
+	exit 0
+fi
 
 bpo_list=/etc/apt/sources.list.d/bookworm-backports.list
 need_update=0

@@ -1,67 +1,96 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# The test runner of "make check", run after everything is built:
-#   1. build/tests/host/* on this machine, and shellcheck on every script;
-#   2. self-tests proving that vm-run really fails on a kernel WARNING and on
-#      a module that cannot be unloaded;
-#   3. one QEMU guest per (kernel, configuration) of the matrix below, which
-#      runs tests/guest/run-suites.sh with the driver loaded, and fails on
-#      kernel reports, rmmod failure or timeout (tests/vm/vm-run).
-# The last line is "N passed, N failed, N skipped"; exit status 1 if anything
-# failed.  Per-program logs, guest dmesg and console:
-# build/test-results/run-all/.
+# The test runner of "make check" and "make check-full", run after
+# everything is built:
+#   1. on this machine: build/tests/host/*, shellcheck on every script, the
+#      CANN-style samples built against both toolkits, the mutation
+#      catalogue, the module's W=1 + sparse builds, the installation tests
+#      (DKMS on every kernel, with guests booted from what it installed);
+#      and the self-tests proving that vm-run really fails on a kernel
+#      WARNING and on a module that cannot be unloaded;
+#   2. one QEMU guest per row and kernel of the matrix below, which runs
+#      tests/guest/run-suites.sh with the driver loaded, and fails on kernel
+#      reports, rmmod failure or timeout (tests/vm/vm-run); then libaclmem's
+#      programs under valgrind.
+# Each step is a job of tests/jobs.sh: up to two run side by side (a TCG
+# guest keeps about one CPU busy), longest first.  The last line is
+# "N passed, N failed, N skipped"; exit status 1 if anything failed.
+# Per-program logs, guest dmesg and console: build/test-results/run-all/;
+# each program's time: tests/times.sh.
 #
 # Environment:
+#   RUN_ALL_PROFILE       check (default) or full; see the matrix
 #   KVERS                 only these kernels (default: every kernel with headers
 #                         and a vmlinuz: the host's, and those of the Debian
 #                         roots of scripts/kernels.sh)
-#   VM_TIMEOUT            hard limit per guest, seconds (default 600: the
-#                         longest row takes about 240 s on an idle 2-core
-#                         host, and load can double that)
-#   NPU_MEM_TEST_TIMEOUT  limit per test program, seconds (default 180)
-#   RUN_ALL_BUDGET        seconds for all of this (default 2700): a guest gets
+#   JOBS_MAX              jobs side by side (default: CPUs, at most 2)
+#   VM_TIMEOUT            hard limit per guest, seconds (default 1800: the
+#                         longest guest takes about 4 minutes on an idle
+#                         2-core host; the limit only catches a hang, so it
+#                         leaves room for a host loaded several times over)
+#   NPU_MEM_TEST_TIMEOUT  limit per test program, seconds (default 600, the
+#                         same reasoning)
+#   RUN_ALL_BUDGET        seconds for all of this (default 4200): a guest gets
 #                         at most what is left, and one that cannot start is
 #                         counted as failed, so that make check ends within
-#                         CI's time whatever hangs
+#                         CI's 90 minutes, with make check-arm64 after it,
+#                         whatever hangs
 set -uo pipefail
 
-# Configurations (tests/vm/configs/), the kernels each runs on, and what
-# it runs (run-suites.sh arguments: a suite, suite/glob for some of its
-# programs, !suite/glob to leave some out).  Kernels: "all", "newest",
-# "host", "other", or version prefixes ("6.1" selects 6.1.0-*, not 6.12.*),
-# comma-separated.  "newest" is the host's newest kernel; "host" the host's
-# (/lib/modules/*/build), "other" those of other Debian releases
-# (scripts/kernels.sh: 5.10, 7.x), which run the kernel and library suites
-# and the fuzzer: python and the samples add nothing kernel-specific there.
-# Guests run in this order (rows, then newest kernel first), so a blown
-# budget loses the least useful ones.
-#  - x86_64: everything, on every host kernel; fuzz is the ioctl fuzzer
-#    (tests/fuzz/npu_mem_fuzz.c) for its default 20 s (NPU_MEM_FUZZ_SECONDS;
-#    make check-debug runs it longer on the debug kernel); samples are the
-#    CANN-style samples, built by step 1b against both toolkits.
-#  - x86_64-iommu-edu: the programs whose behaviour depends on the device
-#    (the others would repeat the plain guest's run at twice the cost);
-#    dev_remove last, although it gives the device back (dmabuf_import,
-#    one of kernel/dmabuf*, unbinds it too, and gives it back as well).
+# The matrix: which suites run where.  Columns: the profiles a row belongs
+# to (check: make check; full: make check-full), the configuration
+# (tests/vm/configs/), the kernels, what it runs (run-suites.sh arguments:
+# a suite, suite/glob for some of its programs, !suite/glob to leave some
+# out).  Kernels: "all", "newest", "host", "other", or version prefixes
+# ("6.1" selects 6.1.0-*, not 6.12.*), comma-separated; "!" before one
+# leaves its kernels out.  "newest" is the
+# host's newest kernel; "host" the host's (/lib/modules/*/build), "other"
+# those of other Debian releases (scripts/kernels.sh: 5.10, 7.x).
+#
+# make check runs every suite at least once and every kernel-specific one on
+# every kernel, each where it proves something:
+#  - x86_64: the kernel suite and the ioctl fuzzer (tests/fuzz/npu_mem_fuzz.c)
+#    on every kernel; the library, Python and the CANN-style samples (built
+#    on the host against both toolkits) on the newest only: they reach the
+#    kernel through the same ioctls the kernel suite covers everywhere.
+#    alloc_race runs in the race guests, made for it.
+#  - x86_64-iommu-edu: the programs whose behaviour depends on the device,
+#    QEMU's edu DMA engine behind the Intel IOMMU (the others would repeat
+#    the plain guest's run at twice the cost); dev_remove last, although it
+#    gives the device back (dmabuf_import, one of kernel/dmabuf*, unbinds it
+#    too, and gives it back as well).
 #  - x86_64-race: one vCPU and init_on_free=1, where use-after-free races
-#    between ioctls on one handle show up as wrong data or an oops.
+#    between ioctls on one handle show up as wrong data or an oops; every
+#    kernel, as alloc_race found such a bug in 20-second runs.
 #  - x86_64-swiotlb-edu: every mapping bounces (SEV/TDX guests, 32-bit
 #    devices), so a missing or misdirected sync loses data visibly.  Left
 #    out: the dma-buf programs and coherence_stress write through the CPU
 #    mapping without a SYNC, which bounce buffering forbids (their dma-bufs'
 #    importers bounce too); exhaustion and huge_fallback measure RAM, where
-#    the bounce pool runs out first.
+#    the bounce pool runs out first.  make check runs it on 6.1 and the
+#    IOMMU guest on the newest kernel, so each DMA path meets both kernels'
+#    DMA code across the two.
 #  - x86_64-noinit: the kernel zeroes nothing (init_on_alloc=0), so only the
 #    driver's own zeroing keeps old data out of new buffers.
+# make check-full adds: the library, Python and samples on every host
+# kernel and the library on the others; the IOMMU and swiotlb guests on
+# both host kernels; alloc_race in every plain guest; the fuzzer in the
+# race guests; and longer soaks (below).
 MATRIX=(
-	# config            kernels      suites
-	"x86_64             host         kernel lib python fuzz samples"
-	"x86_64-iommu-edu   newest,6.1   kernel/edu_dma kernel/sync kernel/sync_trace kernel/alloc_policy kernel/get_info kernel/visibility kernel/dmabuf* kernel/alloc_race kernel/host_register kernel/ipc_mem kernel/pmd_map kernel/dev_remove"
-	"x86_64-race        all          kernel/alloc_race kernel/ipc_mem fuzz"
-	"x86_64-swiotlb-edu newest,6.1   kernel lib !kernel/dmabuf* !kernel/coherence_stress !kernel/exhaustion !kernel/huge_fallback"
-	"x86_64-noinit      newest       kernel/content_zero kernel/leak_memcg"
-	"x86_64             other        kernel lib fuzz"
+	# profiles  config             kernels      suites
+	"check,full x86_64             newest       lib python samples"
+	"check      x86_64             all          kernel !kernel/alloc_race fuzz"
+	"full       x86_64             all          kernel fuzz"
+	"full       x86_64             host,!newest lib python samples"
+	"full       x86_64             other        lib"
+	"check      x86_64-iommu-edu   newest       kernel/edu_dma kernel/sync kernel/sync_trace kernel/alloc_policy kernel/get_info kernel/visibility kernel/dmabuf* kernel/alloc_race kernel/host_register kernel/ipc_mem kernel/pmd_map kernel/dev_remove"
+	"full       x86_64-iommu-edu   newest,6.1   kernel/edu_dma kernel/sync kernel/sync_trace kernel/alloc_policy kernel/get_info kernel/visibility kernel/dmabuf* kernel/alloc_race kernel/host_register kernel/ipc_mem kernel/pmd_map kernel/dev_remove"
+	"check      x86_64-race        all          kernel/alloc_race kernel/ipc_mem"
+	"full       x86_64-race        all          kernel/alloc_race kernel/ipc_mem fuzz"
+	"check      x86_64-swiotlb-edu 6.1          kernel lib !kernel/dmabuf* !kernel/coherence_stress !kernel/exhaustion !kernel/huge_fallback"
+	"full       x86_64-swiotlb-edu newest,6.1   kernel lib !kernel/dmabuf* !kernel/coherence_stress !kernel/exhaustion !kernel/huge_fallback"
+	"check,full x86_64-noinit      newest       kernel/content_zero kernel/leak_memcg"
 )
 
 TOP=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
@@ -69,15 +98,33 @@ cd "$TOP" || exit 1
 RES=$TOP/build/test-results/run-all
 VMRUN=$TOP/tests/vm/vm-run
 SUITES=$TOP/tests/guest/run-suites.sh
-export NPU_MEM_TEST_TIMEOUT=${NPU_MEM_TEST_TIMEOUT:-180}
-vm_timeout=${VM_TIMEOUT:-600}
-deadline=$(($(date +%s) + ${RUN_ALL_BUDGET:-2700}))
+profile=${RUN_ALL_PROFILE:-check}
+case $profile in
+check | full) ;;
+*) echo "run-all: RUN_ALL_PROFILE must be check or full, not '$profile'" >&2; exit 2 ;;
+esac
+export NPU_MEM_TEST_TIMEOUT=${NPU_MEM_TEST_TIMEOUT:-600}
+# Soaks: make check keeps durations that found real bugs (alloc_race's
+# use-after-free showed in every 20-second run); make check-full goes
+# longer.  A caller's setting wins.
+if [ "$profile" = full ]; then
+	export NPU_MEM_FUZZ_SECONDS=${NPU_MEM_FUZZ_SECONDS:-60}
+	export NPU_MEM_RACE_SECONDS=${NPU_MEM_RACE_SECONDS:-60}
+else
+	export NPU_MEM_FUZZ_SECONDS=${NPU_MEM_FUZZ_SECONDS:-10}
+	export NPU_MEM_RACE_SECONDS=${NPU_MEM_RACE_SECONDS:-20}
+fi
+vm_timeout=${VM_TIMEOUT:-1800}
+deadline=$(($(date +%s) + ${RUN_ALL_BUDGET:-4200}))
 
 rm -rf "$RES"
 mkdir -p "$RES"
+JOBS_DIR=$RES/jobs
 
 # shellcheck source=tests/summary.sh
 . "$TOP/tests/summary.sh"
+# shellcheck source=tests/jobs.sh
+. "$TOP/tests/jobs.sh"
 
 vm_failure() {
 	case $1 in
@@ -93,67 +140,87 @@ vm_failure() {
 	esac
 }
 
-banner() { printf '\n==== %s ====\n' "$*"; }
+# summary_from_log LABEL LOG: the "N passed, N failed, N skipped" line a
+# step printed last, added under LABEL.
+summary_from_log() {
+	local p="" f=0 s=0
+	read -r p f s < <(grep -E '^[0-9]+ passed, [0-9]+ failed' "$2" | tail -n 1 |
+		sed 's/^\([0-9]*\) passed, \([0-9]*\) failed\(, \([0-9]*\) skipped\)\{0,1\}.*/\1 \2 \4/')
+	if [ -n "${p:-}" ]; then
+		add "$1" "$p" "$f" "${s:-0}"
+	else
+		tail -n 20 "$2"
+		add "$1" 0 1 0 "no summary line, see $2"
+	fi
+}
 
-# ---- 1. host ---------------------------------------------------------------
-banner "host tests"
-mkdir -p "$RES/host"
-"$SUITES" -r "$RES/host/results.txt" host
-read -r p f s < <(tally "$RES/host/results.txt")
-add host "$p" "$f" "$s"
+# ---- 1. steps on this machine ----------------------------------------------
+step_host() {
+	mkdir -p "$RES/host"
+	"$SUITES" -r "$RES/host/results.txt" host
+	read -r p f s < <(tally "$RES/host/results.txt")
+	add host "$p" "$f" "$s"
+	[ "$f" = 0 ] || failures host "$RES/host"
+}
 
-banner "shellcheck: every shell script"
-log=$RES/shellcheck.log
-bash "$TOP/tests/shellcheck.sh" >"$log" 2>&1
-cat "$log"
-if read -r p _ f _ s _ < <(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n1); then
-	add shellcheck "$p" "$f" "$s"
-else
-	add shellcheck 0 1 0 "no summary line, see $log"
-fi
+step_shellcheck() {
+	bash "$TOP/tests/shellcheck.sh" >"$RES/shellcheck.log" 2>&1
+	cat "$RES/shellcheck.log"
+	summary_from_log shellcheck "$RES/shellcheck.log"
+}
 
-# ---- 1b. the CANN-style samples (samples/), built with cmake against the
-# build tree's toolkit and an installed one (tests/samples/run.sh); the
-# guests of the matrix run them (suite "samples").
-banner "samples: cmake against the toolkit (build tree, installed)"
-log=$RES/samples-build.log
-bash "$TOP/tests/samples/run.sh" build >"$log" 2>&1
-grep -E '^(FAIL|skip) ' "$log"
-p="" f=0 s=0
-read -r p f s < <(tail -n 1 "$log" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p')
-if [ -n "${p:-}" ]; then
-	add "samples: build against the toolkit" "$p" "$f" "$s"
-else
-	tail -n 20 "$log"
-	add "samples: build against the toolkit" 0 1 0 "no summary line, see $log"
-fi
+# The CANN-style samples (samples/), built with cmake against the build
+# tree's toolkit and an installed one (tests/samples/run.sh); the guests of
+# the matrix run them (suite "samples"), so this runs before any guest.
+step_samples() {
+	bash "$TOP/tests/samples/run.sh" build >"$RES/samples-build.log" 2>&1
+	grep -E '^(FAIL|skip) ' "$RES/samples-build.log"
+	summary_from_log "samples: build against the toolkit" "$RES/samples-build.log"
+}
 
 # Every planted bug of make mutation must still apply to the code, or the
 # catalogue has silently stopped testing what it names (seconds; the
 # mutants themselves take half an hour: make mutation).
-banner "mutation catalogue applies"
-if python3 "$TOP/tests/mutation/run.py" --check >"$RES/mutation-check.log" 2>&1; then
-	add "mutation catalogue applies" 1 0 0
-else
-	tail -n 20 "$RES/mutation-check.log"
-	add "mutation catalogue applies" 0 1 0 "see $RES/mutation-check.log"
-fi
+step_mutation() {
+	if python3 "$TOP/tests/mutation/run.py" --check >"$RES/mutation-check.log" 2>&1; then
+		add "mutation catalogue applies" 1 0 0
+	else
+		tail -n 20 "$RES/mutation-check.log"
+		add "mutation catalogue applies" 0 1 0 "see $RES/mutation-check.log"
+	fi
+}
 
 # The module must build without a warning (W=1) and sparse-clean (C=2)
 # against every installed kernel.  A kernel whose kbuild refuses the
 # release's sparse (7.x's headers use __typeof_unqual__, which Debian's
 # sparse 0.6.4 cannot parse) gets W=1 alone: counted as one skip.
-banner "module: W=1 + sparse, every kernel"
-if make -s -C "$TOP" sparse >"$RES/sparse.log" 2>&1; then
-	nosparse=$(grep -c '^sparse: not run on' "$RES/sparse.log")
-	grep '^sparse: not run on' "$RES/sparse.log"
-	add "module W=1 + sparse clean" 1 0 "$nosparse"
-else
-	grep -E 'warning|error' "$RES/sparse.log" | head -n 20
-	add "module W=1 + sparse clean" 0 1 0 "see $RES/sparse.log"
-fi
+step_sparse() {
+	local nosparse
+	if make -s -C "$TOP" sparse >"$RES/sparse.log" 2>&1; then
+		nosparse=$(grep -c '^sparse: not run on' "$RES/sparse.log")
+		grep '^sparse: not run on' "$RES/sparse.log"
+		add "module W=1 + sparse clean" 1 0 "$nosparse"
+	else
+		grep -E 'warning|error' "$RES/sparse.log" | head -n 20
+		add "module W=1 + sparse clean" 0 1 0 "see $RES/sparse.log"
+	fi
+}
 
-# ---- kernels and helpers for the guests ----------------------------------------
+# Installation: make install into a DESTDIR, DKMS for every kernel and
+# guests booted with the DKMS-installed module (tests/install/run.sh).
+step_install() {
+	local p f
+	bash "$TOP/tests/install/run.sh" >"$RES/install.log" 2>&1
+	cat "$RES/install.log"
+	read -r p f < <(tail -n 1 "$RES/install.log" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/p')
+	if [ -n "${p:-}" ]; then
+		add "install (dkms, make install, no driver)" "$p" "$f" 0
+	else
+		add "install (dkms, make install, no driver)" 0 1 0 "no summary line, see $RES/install.log"
+	fi
+}
+
+# ---- kernels ------------------------------------------------------------------
 kernels=() newest=""
 declare -A other=()
 while read -r v; do
@@ -171,32 +238,38 @@ done < <(bash "$TOP/scripts/kernels.sh" --kvers)
 if [ -z "$newest" ] && [ "${#kernels[@]}" -gt 0 ]; then
 	newest=${kernels[${#kernels[@]} - 1]}
 fi
-if [ -z "$newest" ]; then
-	add "guests" 0 1 0 "no kernel with /lib/modules/*/build and /boot/vmlinuz-*"
-fi
 
-selected() { # selected KVER SELECTORS
-	local sel
+# selected KVER SELECTORS: KVER matches one of the comma-separated
+# selectors and none of those written !SELECTOR.
+selected() {
+	local sel hit=1
 	for sel in ${2//,/ }; do
-		case $sel in
-		all) return 0 ;;
-		newest) [ "$1" = "$newest" ] && return 0 ;;
-		host) [ -z "${other[$1]:-}" ] && return 0 ;;
-		other) [ -n "${other[$1]:-}" ] && return 0 ;;
-		*) [[ $1 == "$sel" || $1 == "$sel".* || $1 == "$sel"-* ]] && return 0 ;;
-		esac
+		if [[ $sel == !* ]]; then
+			selector "$1" "${sel#!}" && return 1
+		elif selector "$1" "$sel"; then
+			hit=0
+		fi
 	done
-	return 1
+	return $hit
+}
+selector() {
+	case $2 in
+	all) return 0 ;;
+	newest) [ "$1" = "$newest" ] ;;
+	host) [ -z "${other[$1]:-}" ] ;;
+	other) [ -n "${other[$1]:-}" ] ;;
+	*) [[ $1 == "$2" || $1 == "$2".* || $1 == "$2"-* ]] ;;
+	esac
 }
 
-# guest LABEL OUTDIR VM-RUN-ARGS... -- CMD...: vm-run with the time budget;
+# guest OUTDIR VM-RUN-ARGS... -- CMD...: vm-run within the time budget;
 # sets $rc.
 guest() {
-	local label=$1 out=$2 left t
-	shift 2
+	local out=$1 left t
+	shift
 	left=$((deadline - $(date +%s)))
 	if [ "$left" -lt 60 ]; then
-		echo "run-all: no time left in RUN_ALL_BUDGET for $label"
+		echo "run-all: no time left in RUN_ALL_BUDGET"
 		rc=999
 		return
 	fi
@@ -204,20 +277,18 @@ guest() {
 	[ "$left" -lt "$t" ] && t=$left
 	rm -rf "$out"
 	mkdir -p "$out"
-	"$VMRUN" -t "$t" -o "$out" "$@"
+	"$VMRUN" -q -t "$t" -o "$out" "$@"
 	rc=$?
 }
 
-# ---- 2. self-tests of the harness (first: short, and they vouch for the rest)
-# One guest: the command writes a WARNING into the kernel log and leaves a
-# process holding /dev/npu-mem, so vm-run must report the dmesg line and a
-# failed rmmod.  fd 3 is opened before the background child forks, so the
-# reference is held by the time the command returns.
-if [ -n "$newest" ]; then
-	banner "self-test of vm-run (must fail) on $newest"
-	out=$RES/selftest
-	log=$RES/selftest.log
-	guest "self-test" "$out" -q -k "$newest" -- sh -c '
+# The harness's self-tests (they vouch for the rest): one guest whose
+# command writes a WARNING into the kernel log and leaves a process holding
+# /dev/npu-mem, so vm-run must report the dmesg line and a failed rmmod.
+# fd 3 is opened before the background child forks, so the reference is
+# held by the time the command returns.
+step_selftest() {
+	local out=$RES/selftest log=$RES/selftest.log result
+	guest "$out" -k "$newest" -- sh -c '
 		echo "<4>WARNING: npu-mem scanner self-test" >/dev/kmsg
 		[ -c /dev/npu-mem ] || { echo "no /dev/npu-mem"; exit 77; }
 		exec 3<>/dev/npu-mem
@@ -225,7 +296,6 @@ if [ -n "$newest" ]; then
 		exit 0' 2>"$log"
 	result=$(cat "$out/.vm-run/result" 2>/dev/null)
 	echo "vm-run exit $rc: $result"
-
 	if [ "$rc" = 245 ] && grep -q 'WARNING: npu-mem scanner self-test' "$log"; then
 		add "self-test: dmesg WARNING detected" 1 0 0
 	else
@@ -236,48 +306,37 @@ if [ -n "$newest" ]; then
 	*" rmmod=1 "*) add "self-test: rmmod failure detected" 1 0 0 ;;
 	*) add "self-test: rmmod failure detected" 0 1 0 "vm-run exit $rc, see $log" ;;
 	esac
-fi
+}
 
-# ---- 3. the matrix -----------------------------------------------------------
-mapfile -t by_newest < <(printf '%s\n' "${kernels[@]}" | tac | sed '/^$/d')
-for row in "${MATRIX[@]}"; do
-	# read -a: no pathname expansion of "kernel/dmabuf*" here.
-	read -r config sel rest <<<"$row"
-	read -ra suites <<<"$rest"
-	for k in "${by_newest[@]}"; do
-		selected "$k" "$sel" || continue
-		label="$k $config"
-		out=$RES/$k-$config
-		banner "$label: ${suites[*]}"
-		t0=$(date +%s)
-		guest "$label" "$out" -c "$config" -k "$k" -- \
-			"$SUITES" -r "$out/results.txt" "${suites[@]}"
-		read -r p f s < <(tally "$out/results.txt")
-		note=$(vm_failure "$rc")
-		if [ "$rc" = 245 ] && grep -q 'kernel reports in dmesg' "$out/results.txt" 2>/dev/null; then
-			: # run-suites already failed the program that caused them
-		elif [ -n "$note" ]; then
-			f=$((f + 1))
-		elif [ "$rc" != 0 ] && [ "$f" = 0 ]; then
-			# run-suites fails only when it counted a failure.
-			f=1 note="guest command exited $rc"
-		fi
-		add "$label" "$p" "$f" "$s" "$note ($(($(date +%s) - t0))s)"
-		[ "$f" = 0 ] || failures "$label" "$out"
-	done
-done
-
-# ---- 3b. libaclmem's Check programs under valgrind, newest kernel only
-# (slow under TCG; the library is the same on every kernel)
-if [ -n "$newest" ]; then
-	banner "$newest valgrind: libaclmem tests"
-	out=$RES/$newest-valgrind
+# step_guest LABEL OUTDIR CONFIG KVER SUITE...: one guest of the matrix.
+step_guest() {
+	local label=$1 out=$2 config=$3 k=$4 t0 p f s note
+	shift 4
+	echo "$label: $*"
 	t0=$(date +%s)
-	vm_timeout=$((vm_timeout * 2)) # valgrind under TCG
-	guest "valgrind" "$out" -q -k "$newest" -e ACLTEST_VALGRIND=only -- \
+	guest "$out" -c "$config" -k "$k" -- "$SUITES" -r "$out/results.txt" "$@"
+	grep -E '^(PASS|FAIL|SKIP) ' "$out/console.log" 2>/dev/null
+	read -r p f s < <(tally "$out/results.txt")
+	note=$(vm_failure "$rc")
+	if [ "$rc" = 245 ] && grep -q 'kernel reports in dmesg' "$out/results.txt" 2>/dev/null; then
+		: # run-suites already failed the program that caused them
+	elif [ -n "$note" ]; then
+		f=$((f + 1))
+	elif [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+		# run-suites fails only when it counted a failure.
+		f=1 note="guest command exited $rc"
+	fi
+	add "$label" "$p" "$f" "$s" "$note ($(($(date +%s) - t0))s)"
+	[ "$f" = 0 ] || failures "$label" "$out"
+}
+
+# libaclmem's Check programs under valgrind, newest kernel only (slow under
+# TCG; the library is the same on every kernel).
+step_valgrind() {
+	local out=$RES/$newest-valgrind t0 p f s note
+	t0=$(date +%s)
+	guest "$out" -k "$newest" -e ACLTEST_VALGRIND=only -- \
 		"$TOP/tests/lib/guest-run.sh" 2>"$RES/valgrind.log"
-	vm_timeout=$((vm_timeout / 2))
-	# -q keeps the guest's output out of the terminal: it is in console.log.
 	grep -E '^(PASS|FAIL|SKIP) |^    ' "$out/console.log" 2>/dev/null
 	cat "$RES/valgrind.log"
 	read -r p f s < <(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out/console.log" 2>/dev/null |
@@ -289,19 +348,46 @@ if [ -n "$newest" ]; then
 		f=$((f + 1))
 	fi
 	add "$newest valgrind" "$p" "$f" "$s" "$note ($(($(date +%s) - t0))s)"
-fi
+}
 
-# ---- 4. installation: make install into a DESTDIR, DKMS for every kernel and
-# guests booted with the DKMS-installed module (tests/install/run.sh)
-banner "installation tests"
-log=$RES/install.log
-bash "$TOP/tests/install/run.sh" 2>&1 | tee "$log"
-read -r p f < <(tail -n 1 "$log" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/p')
-if [ -n "${p:-}" ]; then
-	add "install (dkms, make install, no driver)" "$p" "$f" 0
-else
-	add "install (dkms, make install, no driver)" 0 1 0 "no summary line, see $log"
-fi
+# ---- the run ------------------------------------------------------------------
+printf '==== run-all: profile %s, up to %s jobs side by side, kernels: %s ====\n' \
+	"$profile" "$JOBS_MAX" "${kernels[*]}"
 
-summary_print ""
+# Stage 1: the steps on this machine, the installation tests (whose guests
+# boot what DKMS installed into /lib/modules, so no matrix guest runs
+# beside them) and the self-tests.  Longest first.
+job install step_install
+job sparse step_sparse
+job samples-build step_samples
+[ -z "$newest" ] || job selftest step_selftest
+job host step_host
+job shellcheck step_shellcheck
+job mutation-check step_mutation
+jobs_run
+
+# Stage 2: the matrix, then valgrind.  Queued longest first (the rows as
+# listed, newest kernel first), so that the last job to end is a short one.
+if [ -z "$newest" ]; then
+	add "guests" 0 1 0 "no kernel with /lib/modules/*/build and /boot/vmlinuz-*"
+fi
+mapfile -t by_newest < <(printf '%s\n' "${kernels[@]}" | tac | sed '/^$/d')
+n=0
+for row in "${MATRIX[@]}"; do
+	# read -a: no pathname expansion of "kernel/dmabuf*" here.
+	read -r profiles config sel rest <<<"$row"
+	[[ ,$profiles, == *,$profile,* ]] || continue
+	read -ra suites <<<"$rest"
+	for k in "${by_newest[@]}"; do
+		selected "$k" "$sel" || continue
+		n=$((n + 1))
+		out=$RES/$k-$config-$n
+		job "$k-$config-$n" step_guest "$k $config: ${suites[*]}" "$out" \
+			"$config" "$k" "${suites[@]}"
+	done
+done
+[ -z "$newest" ] || job "$newest-valgrind" step_valgrind
+jobs_run
+
+summary_print "$profile"
 [ "$tot_f" = 0 ]

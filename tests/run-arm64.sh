@@ -17,15 +17,17 @@
 #
 # Environment:
 #   ARM64_KVERS           only these kernels (default: all extracted)
-#   VM_TIMEOUT            hard limit per guest, seconds (default 600)
-#   NPU_MEM_TEST_TIMEOUT  limit per test program, seconds (default 180)
+#   VM_TIMEOUT            hard limit per guest, seconds (default 1800; it only
+#                         catches a hang: an idle host takes about 4 minutes)
+#   NPU_MEM_TEST_TIMEOUT  limit per test program, seconds (default 600)
+#   JOBS_MAX              guests side by side (tests/jobs.sh)
 set -uo pipefail
 
 TOP=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
 cd "$TOP" || exit 1
 RES=$TOP/build/test-results/arm64
-export NPU_MEM_TEST_TIMEOUT=${NPU_MEM_TEST_TIMEOUT:-180}
-vm_timeout=${VM_TIMEOUT:-600}
+export NPU_MEM_TEST_TIMEOUT=${NPU_MEM_TEST_TIMEOUT:-600}
+vm_timeout=${VM_TIMEOUT:-1800}
 
 rm -rf "$RES"
 mkdir -p "$RES"
@@ -34,6 +36,9 @@ bash tests/vm/arm64-root.sh || exit 1
 kvers=${ARM64_KVERS:-$(bash scripts/arm64-deps.sh --kvers)}
 # shellcheck source=tests/summary.sh
 . "$TOP/tests/summary.sh"
+# shellcheck source=tests/jobs.sh
+. "$TOP/tests/jobs.sh"
+JOBS_DIR=$RES/jobs
 [ -n "$kvers" ] || add "arm64 guests" 0 1 0 "no arm64 kernel (scripts/arm64-deps.sh)"
 # run-suites.sh passes over a suite without programs uncounted: a build
 # that lost one must fail here instead.
@@ -47,11 +52,12 @@ guest() {
 	shift 2
 	label="$k $config" out=$RES/$k-$config
 	mkdir -p "$out"
-	printf '\n==== %s: %s ====\n' "$label" "$*"
+	echo "$label: $*"
 	t0=$(date +%s)
-	tests/vm/vm-run -c "$config" -k "$k" -t "$vm_timeout" -o "$out" -- \
+	tests/vm/vm-run -q -c "$config" -k "$k" -t "$vm_timeout" -o "$out" -- \
 		"$TOP/tests/guest/run-suites.sh" -r "$out/results.txt" "$@"
 	rc=$?
+	grep -E '^(PASS|FAIL|SKIP) ' "$out/console.log" 2>/dev/null
 	read -r p f s < <(tally "$out/results.txt")
 	note=""
 	if [ "$rc" = 245 ] && grep -q 'kernel reports in dmesg' "$out/results.txt" 2>/dev/null; then
@@ -70,17 +76,19 @@ sorted=$(printf '%s\n' $kvers | sort -rV)
 newest=$(echo "$sorted" | head -n1)
 for k in $sorted; do
 	if [ "$k" = "$newest" ]; then
-		guest arm64 "$k" kernel lib examples
+		job "$k-arm64" guest arm64 "$k" kernel lib examples
 	else
-		guest arm64 "$k" kernel lib
+		job "$k-arm64" guest arm64 "$k" kernel lib
 	fi
 done
 # The edu DMA engine behind an SMMUv3, newest kernel only (as on x86_64,
 # only the programs whose behaviour depends on the device).
 for k in $newest; do
-	guest arm64-iommu-edu "$k" kernel/edu_dma kernel/sync kernel/get_info \
+	job "$k-arm64-iommu-edu" guest arm64-iommu-edu "$k" kernel/edu_dma kernel/sync kernel/get_info \
 		kernel/alloc_policy 'kernel/dmabuf*'
 done
+
+jobs_run
 
 summary_print arm64
 [ "$tot_f" = 0 ]

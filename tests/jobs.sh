@@ -1,0 +1,91 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=bash
+#
+# A pool of background jobs for the test runners (sourced by tests/run-all.sh
+# and tests/run-arm64.sh, after tests/summary.sh).  A QEMU TCG guest running
+# one test program keeps about one host CPU busy, so on a machine with two or
+# more CPUs two guests side by side finish the matrix in a little over half
+# the time.  Every test must pass that way anyway: a test whose verdict
+# depends on how fast the host is, is a bug of the test.
+#
+#   job ID FUNCTION ARGS...  queue FUNCTION ARGS... as job ID (unique, a
+#                            file name); it runs in a subshell, its output
+#                            goes to $JOBS_DIR/ID.log, and what it add()s to
+#                            the summary comes back to this shell
+#   jobs_run                 run the queue, at most $JOBS_MAX at a time, in
+#                            the order queued; each job's log is printed
+#                            whole when it ends; then its summary lines are
+#                            added in the order the jobs were queued, so the
+#                            summary reads the same however they interleaved
+#
+# Environment: JOBS_MAX (default: the number of CPUs, at most 2).
+# Needs JOBS_DIR set to a fresh directory.
+
+jobs_queue=()
+JOBS_MAX=${JOBS_MAX:-$(n=$(nproc 2>/dev/null || echo 1); echo $((n < 2 ? n : 2)))}
+
+job() {
+	jobs_queue+=("$(printf '%q ' "$@")")
+}
+
+# jobs_body ID FUNCTION ARGS...: in the job's subshell; saves what the
+# function added to the summary.
+jobs_body() {
+	local id=$1
+	shift
+	tot_p=0 tot_f=0 tot_s=0 summary=() details=()
+	"$@"
+	# -g: jobs_merge reads this back inside a function.
+	declare -p tot_p tot_f tot_s summary details |
+		sed 's/^declare -/declare -g -/' >"$JOBS_DIR/$id.sum"
+}
+
+# jobs_merge ID: the job's summary lines and totals into this shell's.
+jobs_merge() {
+	local id=$1 mp=$tot_p mf=$tot_f ms=$tot_s
+	local -a ms_sum=("${summary[@]}") ms_det=("${details[@]}")
+	if [ ! -s "$JOBS_DIR/$id.sum" ]; then
+		summary=("${ms_sum[@]}") details=("${ms_det[@]}")
+		tot_p=$mp tot_f=$mf tot_s=$ms
+		add "$id" 0 1 0 "the job ended without a summary, see $JOBS_DIR/$id.log"
+		return
+	fi
+	# shellcheck disable=SC1090 # written by jobs_body above
+	. "$JOBS_DIR/$id.sum"
+	summary=("${ms_sum[@]}" "${summary[@]}")
+	details=("${ms_det[@]}" "${details[@]}")
+	tot_p=$((mp + tot_p)) tot_f=$((mf + tot_f)) tot_s=$((ms + tot_s))
+}
+
+jobs_run() {
+	local -A running=()
+	local -a ids=() args
+	local entry id pid
+	mkdir -p "$JOBS_DIR"
+	for entry in "${jobs_queue[@]}"; do
+		eval "args=($entry)"
+		id=${args[0]}
+		ids+=("$id")
+		while [ "${#running[@]}" -ge "$JOBS_MAX" ]; do
+			jobs_reap
+		done
+		jobs_body "${args[@]}" >"$JOBS_DIR/$id.log" 2>&1 </dev/null &
+		pid=$!
+		running[$pid]=$id
+	done
+	while [ "${#running[@]}" -gt 0 ]; do
+		jobs_reap
+	done
+	jobs_queue=()
+	for id in "${ids[@]}"; do jobs_merge "$id"; done
+}
+
+# jobs_reap: wait for one running job to end and print its log.
+jobs_reap() {
+	local done_pid=""
+	wait -n -p done_pid "${!running[@]}"
+	[ -n "$done_pid" ] || return 0
+	printf '\n==== %s (ended) ====\n' "${running[$done_pid]}"
+	cat "$JOBS_DIR/${running[$done_pid]}.log"
+	unset "running[$done_pid]"
+}
