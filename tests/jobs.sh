@@ -8,12 +8,15 @@
 # the time.  Every test must pass that way anyway: a test whose verdict
 # depends on how fast the host is, is a bug of the test.
 #
-#   job ID FUNCTION ARGS...  queue FUNCTION ARGS... as job ID (unique, a
-#                            file name); it runs in a subshell, its output
-#                            goes to $JOBS_DIR/ID.log, and what it add()s to
-#                            the summary comes back to this shell
-#   jobs_run                 run the queue, at most $JOBS_MAX at a time, in
-#                            the order queued; each job's log is printed
+#   job ID[:DEP,...] FUNCTION ARGS...
+#                            queue FUNCTION ARGS... as job ID (unique, a
+#                            file name), to start once the jobs DEP... have
+#                            ended; it runs in a subshell, its output goes
+#                            to $JOBS_DIR/ID.log, and what it add()s to the
+#                            summary comes back to this shell
+#   jobs_run                 run the queue, at most $JOBS_MAX at a time,
+#                            each as early in the order queued as its
+#                            dependencies allow; each job's log is printed
 #                            whole when it ends; then its summary lines are
 #                            added in the order the jobs were queued, so the
 #                            summary reads the same however they interleaved
@@ -58,26 +61,49 @@ jobs_merge() {
 }
 
 jobs_run() {
-	local -A running=()
-	local -a ids=() args
-	local entry id pid
+	local -A running=() ended=()
+	local -a ids=() waiting=() args
+	local entry id deps d i ok started
 	mkdir -p "$JOBS_DIR"
 	for entry in "${jobs_queue[@]}"; do
 		eval "args=($entry)"
-		id=${args[0]}
-		ids+=("$id")
-		while [ "${#running[@]}" -ge "$JOBS_MAX" ]; do
-			jobs_reap
-		done
-		jobs_body "${args[@]}" >"$JOBS_DIR/$id.log" 2>&1 </dev/null &
-		pid=$!
-		running[$pid]=$id
+		ids+=("${args[0]%%:*}")
 	done
-	while [ "${#running[@]}" -gt 0 ]; do
+	waiting=("${jobs_queue[@]}")
+	while [ "${#waiting[@]}" -gt 0 ] || [ "${#running[@]}" -gt 0 ]; do
+		started=0
+		if [ "${#running[@]}" -lt "$JOBS_MAX" ]; then
+			for i in "${!waiting[@]}"; do
+				eval "args=(${waiting[$i]})"
+				id=${args[0]%%:*} deps="" ok=1
+				[[ ${args[0]} == *:* ]] && deps=${args[0]#*:}
+				for d in ${deps//,/ }; do
+					[ -n "${ended[$d]:-}" ] || ok=0
+				done
+				[ "$ok" = 1 ] || continue
+				jobs_body "$id" "${args[@]:1}" >"$JOBS_DIR/$id.log" 2>&1 </dev/null &
+				running[$!]=$id
+				unset "waiting[$i]"
+				waiting=("${waiting[@]}")
+				started=1
+				break
+			done
+		fi
+		# A free slot with nothing startable, or no free slot: wait for
+		# a job to end.
+		[ "$started" = 1 ] && continue
+		if [ "${#running[@]}" -eq 0 ]; then
+			for entry in "${waiting[@]}"; do
+				eval "args=($entry)"
+				echo "jobs: ${args[0]} waits for a job that is not queued" >&2
+				add "${args[0]%%:*}" 0 1 0 "not run: waits for a job that is not queued"
+			done
+			break
+		fi
 		jobs_reap
 	done
 	jobs_queue=()
-	for id in "${ids[@]}"; do jobs_merge "$id"; done
+	for id in "${ids[@]}"; do [ ! -e "$JOBS_DIR/$id.log" ] || jobs_merge "$id"; done
 }
 
 # jobs_reap: wait for one running job to end and print its log.
@@ -87,5 +113,6 @@ jobs_reap() {
 	[ -n "$done_pid" ] || return 0
 	printf '\n==== %s (ended) ====\n' "${running[$done_pid]}"
 	cat "$JOBS_DIR/${running[$done_pid]}.log"
+	ended[${running[$done_pid]}]=1
 	unset "running[$done_pid]"
 }

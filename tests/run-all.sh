@@ -354,20 +354,13 @@ step_valgrind() {
 printf '==== run-all: profile %s, up to %s jobs side by side, kernels: %s ====\n' \
 	"$profile" "$JOBS_MAX" "${kernels[*]}"
 
-# Stage 1: the steps on this machine, the installation tests (whose guests
-# boot what DKMS installed into /lib/modules, so no matrix guest runs
-# beside them) and the self-tests.  Longest first.
-job install step_install
-job sparse step_sparse
+# One pool, queued longest first so that the last job to end is a short one
+# (doc/testing.md has the times).  The installation tests run beside the
+# guests: what DKMS installs into /lib/modules is the host's npu_mem, which
+# no guest loads from there.  The samples guest waits for their build.
 job samples-build step_samples
-[ -z "$newest" ] || job selftest step_selftest
-job host step_host
-job shellcheck step_shellcheck
-job mutation-check step_mutation
-jobs_run
-
-# Stage 2: the matrix, then valgrind.  Queued longest first (the rows as
-# listed, newest kernel first), so that the last job to end is a short one.
+job install step_install
+[ -z "$newest" ] || job "$newest-valgrind" step_valgrind
 if [ -z "$newest" ]; then
 	add "guests" 0 1 0 "no kernel with /lib/modules/*/build and /boot/vmlinuz-*"
 fi
@@ -378,15 +371,21 @@ for row in "${MATRIX[@]}"; do
 	read -r profiles config sel rest <<<"$row"
 	[[ ,$profiles, == *,$profile,* ]] || continue
 	read -ra suites <<<"$rest"
+	after=""
+	[[ " ${suites[*]} " == *" samples "* ]] && after=:samples-build
 	for k in "${by_newest[@]}"; do
 		selected "$k" "$sel" || continue
 		n=$((n + 1))
-		out=$RES/$k-$config-$n
-		job "$k-$config-$n" step_guest "$k $config: ${suites[*]}" "$out" \
+		id=$k-$config-$n
+		job "$id$after" step_guest "$k $config: ${suites[*]}" "$RES/$id" \
 			"$config" "$k" "${suites[@]}"
 	done
 done
-[ -z "$newest" ] || job "$newest-valgrind" step_valgrind
+job sparse step_sparse
+[ -z "$newest" ] || job selftest step_selftest
+job host step_host
+job shellcheck step_shellcheck
+job mutation-check step_mutation
 jobs_run
 
 summary_print "$profile"
