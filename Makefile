@@ -11,8 +11,8 @@
 #                        (each where it proves something; doc/testing.md)
 #   make check-full      the same over the whole matrix: every suite on every
 #                        kernel and configuration, longer soaks
-#   make sparse          sparse (C=2) and W=1 over the module, every kernel;
-#                        fails on any warning
+#   make sparse          sparse (C=2) and W=1 over the module, every kernel,
+#                        in a build of its own; fails on any warning
 #   make check-debug     the suites, fault injection and the fuzzer on the
 #                        debug kernel (KASAN, kmemleak, lockdep; built once)
 #   make arm64           cross-build for arm64: the module for each
@@ -44,10 +44,16 @@ KCOPY = mkdir -p $(1) && cp kernel/*.c kernel/*.h kernel/Kbuild $(1)/
 
 all: module lib tools
 
+# The tests' module, W=1, and with sparse where it is installed (C=1 checks
+# every file, as KCOPY refreshes them all); the log stays beside it, so that
+# make check reads the warnings of this very build instead of building
+# everything a second time (tests/run-all.sh; make sparse does that).
+SPARSE_C = $(if $(shell command -v sparse),C=1)
 build/kmod/%/npu_mem.ko: $(KSRC) dkms.conf
 	$(call KCOPY,$(@D))
-	$(KRUN) $* make -C /lib/modules/$*/build M=$(TOP)/$(@D) NPU_MEM_TOP=$(TOP) \
-		NPU_MEM_TEST_ENGINE=y W=1 modules
+	+$(KRUN) $* make -C /lib/modules/$*/build M=$(TOP)/$(@D) NPU_MEM_TOP=$(TOP) \
+		NPU_MEM_TEST_ENGINE=y W=1 $(SPARSE_C) modules >$(@D)/build.log 2>&1; \
+	rc=$$?; cat $(@D)/build.log; exit $$rc
 
 module:
 	$(MAKE) -C $(KDIR) M=$(TOP)/kernel modules

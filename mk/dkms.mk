@@ -7,8 +7,9 @@
 #   make dkms-install   dkms install for each of DKMS_KVERS (depmod, no modprobe)
 #   make dkms-remove    dkms remove --all, and the sources in /usr/src
 # Every target can be run again: steps already done are skipped, except that
-# dkms-build and dkms-install rebuild from the current sources (--force), so
-# an edited tree is what gets installed.
+# dkms-build rebuilds from the current sources (--force), and dkms-install
+# does where the last build was of other sources, so an edited tree is what
+# gets installed.
 DKMS ?= dkms
 DKMS_NAME := npu-mem
 DKMS_KVERS ?= $(KVERS)
@@ -30,13 +31,24 @@ dkms-src:
 dkms-add: dkms-src
 	if ! $(dkms_added); then $(DKMS) add $(DKMS_MV); fi
 
+# Each build records its sources' checksum in DKMS's own tree (dkms remove
+# takes it away with the rest), so that dkms-install builds again only what
+# was built from other sources: an edited tree is rebuilt, an unchanged one
+# is not built twice.
+DKMS_TREE := /var/lib/dkms/$(DKMS_NAME)/$(VERSION)
+dkms_srcsum = cd $(DKMS_SRCDIR) && find . -type f | LC_ALL=C sort | xargs sha256sum | sha256sum
+dkms_build_k = $(DKMS) build $(DKMS_MV) -k $$k --force && echo "$$sum" >$(DKMS_TREE)/srcsum-$$k
+
 dkms-build: dkms-add
-	for k in $(DKMS_KVERS); do \
-		$(DKMS) build $(DKMS_MV) -k $$k --force || exit; \
+	sum=$$($(dkms_srcsum)) && for k in $(DKMS_KVERS); do \
+		$(dkms_build_k) || exit; \
 	done
 
-dkms-install: dkms-build
-	for k in $(DKMS_KVERS); do \
+dkms-install: dkms-add
+	sum=$$($(dkms_srcsum)) && for k in $(DKMS_KVERS); do \
+		if [ "$$(cat $(DKMS_TREE)/srcsum-$$k 2>/dev/null)" != "$$sum" ]; then \
+			$(dkms_build_k) || exit; \
+		fi; \
 		$(DKMS) install $(DKMS_MV) -k $$k --force || exit; \
 	done
 

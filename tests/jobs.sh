@@ -61,7 +61,7 @@ jobs_merge() {
 }
 
 jobs_run() {
-	local -A running=() ended=()
+	local -A running=() ended=() began=()
 	local -a ids=() waiting=() args
 	local entry id deps d i ok started
 	mkdir -p "$JOBS_DIR"
@@ -83,6 +83,7 @@ jobs_run() {
 				[ "$ok" = 1 ] || continue
 				jobs_body "$id" "${args[@]:1}" >"$JOBS_DIR/$id.log" 2>&1 </dev/null &
 				running[$!]=$id
+				began[$id]=$SECONDS
 				unset "waiting[$i]"
 				waiting=("${waiting[@]}")
 				started=1
@@ -111,7 +112,8 @@ jobs_reap() {
 	local done_pid=""
 	wait -n -p done_pid "${!running[@]}"
 	[ -n "$done_pid" ] || return 0
-	printf '\n==== %s (ended) ====\n' "${running[$done_pid]}"
+	printf '\n==== %s (ended after %d s) ====\n' "${running[$done_pid]}" \
+		$((SECONDS - began[${running[$done_pid]}]))
 	cat "$JOBS_DIR/${running[$done_pid]}.log"
 	ended[${running[$done_pid]}]=1
 	unset "running[$done_pid]"
