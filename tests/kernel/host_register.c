@@ -28,6 +28,9 @@
  *  - the device sees the user's bytes (x86_64-iommu-edu / swiotlb-edu
  *    guests: debugfs dma_copy from the registered range into a buffer and
  *    back); a read-only registration is a DMA source, never a target;
+ *  - a writable registration pins for writing: the device's write to
+ *    memory only read (the zero page) or shared copy-on-write with a fork
+ *    child reaches this process only, never the zero page or the child;
  *  - munmap while registered: the pinned pages stay the device's, FREE
  *    later works and gives everything back;
  *  - fork after registering: the parent keeps its pinned pages (same
@@ -1111,6 +1114,91 @@ START_TEST(device_sees_user_bytes)
 }
 END_TEST
 
+/*
+ * A writable registration pins for writing: memory the process has only
+ * read (the shared zero page) and memory it shares copy-on-write with a
+ * fork child get pages of their own first, so a device write reaches this
+ * process and nobody else.
+ */
+START_TEST(device_writes_only_this_process)
+{
+	const uint64_t size = 2 * NM_4K;
+	struct npu_mem_host_register h;
+	struct target t, zero;
+	uint8_t *rd, *fresh, *cow;
+	int fd = nm_open(), go[2];
+	size_t bad;
+	pid_t pid;
+
+	if (!have_edu()) {
+		close(fd);
+		nm_skip("no edu DMA engine (%s): run in x86_64-iommu-edu",
+			NM_DMA_COPY);
+	}
+	target_new(&t, fd);
+	nm_fill(t.map, NM_4K, 91);
+	nm_sync_ok(fd, t.a.handle, NPU_MEM_SYNC_TO_DEVICE, 0, NM_4K);
+
+	/* only read: every page is the zero page until written */
+	rd = anon(size, RW);
+	for (uint64_t i = 0; i < size; i += NM_4K)
+		(void)*(volatile uint8_t *)(rd + i);
+	reg_ok(fd, rd, size, 0, &h);
+	nm_assert_ok(nm_dma_copy(t.a.buf.dev_addr, h.buf.dev_addr, NM_4K));
+	nm_sync_ok(fd, h.handle, NPU_MEM_SYNC_FROM_DEVICE, 0, size);
+	fresh = anon(NM_4K, PROT_READ);
+	if (nm_nonzero(fresh, NM_4K) != SIZE_MAX) {
+		/* give the system its zeroes back before failing */
+		target_new(&zero, fd);
+		memset(zero.map, 0, NM_4K);
+		nm_sync_ok(fd, zero.a.handle, NPU_MEM_SYNC_TO_DEVICE, 0, NM_4K);
+		nm_dma_copy(zero.a.buf.dev_addr, h.buf.dev_addr, NM_4K);
+		ck_abort_msg("the device wrote the shared zero page: the "
+			     "registration pinned it instead of a page of "
+			     "the process's own");
+	}
+	bad = nm_verify(rd, NM_4K, 91);
+	ck_assert_msg(bad == SIZE_MAX, "the device's write to memory only "
+		      "read before did not reach the process (first wrong "
+		      "byte %zu)", bad);
+	ck_assert_msg(nm_nonzero(rd + NM_4K, NM_4K) == SIZE_MAX,
+		      "the page the device did not write changed");
+	nm_free_ok(fd, h.handle);
+
+	/* shared copy-on-write with a child */
+	cow = anon(size, RW);
+	nm_fill(cow, size, 92);
+	ck_assert_int_eq(pipe(go), 0);
+	fflush(stdout);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(go[1]);
+		if (nm_await(go[0]))
+			_exit(2);
+		_exit(nm_verify(cow, size, 92) == SIZE_MAX ? 0 : 3);
+	}
+	close(go[0]);
+	reg_ok(fd, cow, size, 0, &h);
+	nm_assert_ok(nm_dma_copy(t.a.buf.dev_addr, h.buf.dev_addr, NM_4K));
+	nm_sync_ok(fd, h.handle, NPU_MEM_SYNC_FROM_DEVICE, 0, size);
+	nm_signal(go[1]);
+	nm_wait_ok(pid, "fork child (2: no go, 3: saw the device's write to "
+		   "the parent's registration)");
+	bad = nm_verify(cow, NM_4K, 91);
+	ck_assert_msg(bad == SIZE_MAX, "the device's write to memory shared "
+		      "copy-on-write did not reach the registering process "
+		      "(first wrong byte %zu)", bad);
+	ck_assert_msg(nm_verify_at(cow + NM_4K, NM_4K, 92, NM_4K) == SIZE_MAX,
+		      "the page the device did not write changed");
+	nm_free_ok(fd, h.handle);
+	close(fd);
+	munmap(rd, size);
+	munmap(fresh, NM_4K);
+	munmap(cow, size);
+}
+END_TEST
+
 START_TEST(munmap_while_registered)
 {
 	const uint64_t size = 4 * NM_4K;
@@ -1265,6 +1353,7 @@ int main(void)
 	nm_add(s, race_shared_file_register, 300);
 	nm_add(s, fork_keeps_parent_pages, 60);
 	nm_add(s, device_sees_user_bytes, 120);
+	nm_add(s, device_writes_only_this_process, 120);
 	nm_add(s, munmap_while_registered, 60);
 	nm_add(s, large_range, 120);
 	/* last: it takes the device away and gives it back */
