@@ -121,6 +121,15 @@ static inline void unpin_user_page_range_dirty_lock(struct page *page,
 #endif
 
 /*
+ * pin_user_pages() lost its vmas argument in 6.5; the module never wants
+ * the VMAs back (it checks them itself, under the same mmap lock hold).
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 5, 0)
+#define pin_user_pages(start, nr_pages, gup_flags, pages) \
+	pin_user_pages(start, nr_pages, gup_flags, pages, NULL)
+#endif
+
+/*
  * Folios came in 5.16.  The module only compares them (is this page in the
  * same folio as that one?) and sets their index, so before 5.16 a folio is
  * its compound page's head, never dereferenced.

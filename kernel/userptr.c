@@ -13,12 +13,16 @@
  * a 2 MiB THP or hugetlb page registered whole is one chunk), otherwise
  * one per page.
  *
- * Before pinning, the VMAs under the range are checked so that the caller
- * gets the UAPI header's reasons (a hole, an I/O or PFN map, DAX, a shared
- * file mapping that long-term pins would break, our own mappings).  That
- * check is advisory: the mappings can change as soon as the mmap lock
- * drops, so a failed pin is classified again the same way, and a pin that
- * races with munmap simply pins what is there or fails with -EFAULT.
+ * The VMAs under the range decide what may be pinned (a hole, an I/O or
+ * PFN map, DAX, a shared file mapping that long-term pins would break, our
+ * own mappings: the UAPI header's reasons).  The decision only holds while
+ * the mmap lock is held: another thread's mmap(MAP_FIXED) may put a shared
+ * file mapping where anonymous memory was checked a moment before.  So each
+ * batch is checked and pinned under one hold of the lock, with
+ * pin_user_pages(), which never drops it: what is pinned is what was
+ * checked.  A first check of the whole range, before anything is charged,
+ * only makes the answer the same whatever the batch it would come from.
+ * A pin that races with munmap pins what was there or fails with -EFAULT.
  */
 #include <linux/fs.h>
 #include <linux/hugetlb.h>
@@ -75,42 +79,43 @@ static int check_vma(struct vm_area_struct *vma, bool write)
 }
 
 /* Every byte of [start, end) mapped, by VMAs we may pin: 0 or the reason. */
+static int check_range_locked(struct mm_struct *mm, unsigned long start,
+			      unsigned long end, bool write)
+{
+	unsigned long pos = start;
+
+	mmap_assert_locked(mm);
+	for (;;) {
+		struct vm_area_struct *vma = find_vma(mm, pos);
+		int ret;
+
+		if (!vma || vma->vm_start > pos)
+			return -EFAULT;
+		ret = check_vma(vma, write);
+		if (ret || vma->vm_end >= end)
+			return ret;
+		pos = vma->vm_end;
+	}
+}
+
 static int check_range(unsigned long start, unsigned long end, bool write)
 {
 	struct mm_struct *mm = current->mm;
-	unsigned long pos = start;
 	int ret;
 
 	if (mmap_read_lock_killable(mm))
 		return -EINTR;
-	for (;;) {
-		struct vm_area_struct *vma = find_vma(mm, pos);
-
-		if (!vma || vma->vm_start > pos) {
-			ret = -EFAULT;
-			break;
-		}
-		ret = check_vma(vma, write);
-		if (ret || vma->vm_end >= end)
-			break;
-		pos = vma->vm_end;
-	}
+	ret = check_range_locked(mm, start, end, write);
 	mmap_read_unlock(mm);
 	return ret;
 }
 
 /*
- * A pin of [start, end) failed with @err (0: pinned nothing): the header's
- * reason if the mappings there now give one, else what the pin said, in
- * the header's terms.
+ * A pin of VMAs check_range_locked() accepted, under the same lock hold,
+ * failed with @err (0: pinned nothing): what GUP said, in the header's terms.
  */
-static int pin_error(int err, unsigned long start, unsigned long end,
-		     bool write)
+static int pin_error(int err)
 {
-	int ret = check_range(start, end, write);
-
-	if (ret)
-		return ret;
 	switch (err) {
 	case -EOPNOTSUPP:
 	case -ENOMEM:
@@ -123,6 +128,37 @@ static int pin_error(int err, unsigned long start, unsigned long end,
 	default:	/* 0, -EFAULT, -EHWPOISON, anything unexpected */
 		return -EFAULT;
 	}
+}
+
+/*
+ * Checks [addr, +@n pages) and pins it into @pages under one hold of the
+ * mmap lock: 0 with all @n pinned, or the reason with none.
+ */
+static int pin_batch(unsigned long addr, unsigned int n, unsigned int gup,
+		     struct page **pages)
+{
+	struct mm_struct *mm = current->mm;
+	unsigned int got = 0;
+	int ret;
+
+	if (mmap_read_lock_killable(mm))
+		return -EINTR;
+	ret = check_range_locked(mm, addr, addr + ((unsigned long)n << PAGE_SHIFT),
+				 gup & FOLL_WRITE);
+	/* A fault that fails part way pins the pages before it: go on from there. */
+	while (!ret && got < n) {
+		long pinned = pin_user_pages(addr + ((unsigned long)got << PAGE_SHIFT),
+					     n - got, gup, pages + got);
+
+		if (pinned <= 0)
+			ret = pin_error(pinned);
+		else
+			got += pinned;
+	}
+	mmap_read_unlock(mm);
+	if (ret)
+		unpin_user_pages(pages, got);
+	return ret;
 }
 
 /*
@@ -155,31 +191,15 @@ static int pin_all(struct npu_mem_buf *buf, unsigned long addr, bool write,
 {
 	unsigned int gup = FOLL_LONGTERM | (write ? FOLL_WRITE : 0);
 	unsigned long npages = buf->size >> PAGE_SHIFT, done = 0;
-	unsigned long end = addr + buf->size;
 
 	while (done < npages) {
-		unsigned int want = min_t(unsigned long, npages - done, PIN_BATCH);
-		unsigned int got = 0;
-		int ret = 0;
+		unsigned int n = min_t(unsigned long, npages - done, PIN_BATCH);
+		int ret = pin_batch(addr + (done << PAGE_SHIFT), n, gup, pages);
 
-		/* The fast path may pin fewer than asked: go on from there. */
-		while (got < want) {
-			unsigned long at = addr + ((done + got) << PAGE_SHIFT);
-
-			ret = pin_user_pages_fast(at, want - got, gup, pages + got);
-			if (ret <= 0) {
-				ret = pin_error(ret, at, end, write);
-				break;
-			}
-			got += ret;
-			ret = 0;
-		}
-		if (ret) {
-			unpin_user_pages(pages, got);
+		if (ret)
 			return ret;
-		}
-		add_chunks(buf, pages, got, done);
-		done += got;
+		add_chunks(buf, pages, n, done);
+		done += n;
 		if (fatal_signal_pending(current))
 			return -EINTR;
 		cond_resched();

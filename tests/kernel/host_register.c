@@ -28,6 +28,9 @@
  *  - the device sees the user's bytes (x86_64-iommu-edu / swiotlb-edu
  *    guests: debugfs dma_copy from the registered range into a buffer and
  *    back); a read-only registration is a DMA source, never a target;
+ *  - a writable registration pins for writing: the device's write to
+ *    memory only read (the zero page) or shared copy-on-write with a fork
+ *    child reaches this process only, never the zero page or the child;
  *  - munmap while registered: the pinned pages stay the device's, FREE
  *    later works and gives everything back;
  *  - fork after registering: the parent keeps its pinned pages (same
@@ -36,6 +39,10 @@
  *  - a thread unmapping and remapping the range while the main thread
  *    registers and frees it: no crash, only 0 or EFAULT, progress, and
  *    nothing left charged;
+ *  - a thread mapping anonymous memory and a shared ext4 file (loop
+ *    device) over the range in turn while the main thread registers it:
+ *    EOPNOTSUPP, or a pin of an anonymous page (kpageflags at the device
+ *    address, x86_64 guest), never of the file's page cache;
  *  - device removal (PCI unbind, edu guests) with a registration live:
  *    QUERY says DEV_UNMAPPED, SYNC and a new registration give ENODEV, the
  *    memory stays the process's, FREE gives everything back; after the
@@ -43,6 +50,7 @@
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -697,6 +705,250 @@ START_TEST(race_munmap_register)
 END_TEST
 
 /* ---------------------------------------------------------------- */
+/* Racing MAP_FIXED of a shared disk-file mapping against register   */
+
+/* /proc/kpageflags bits (Documentation/admin-guide/mm/pagemap.rst) */
+#define KPF_ANON	12
+#define KPF_ZERO_PAGE	24
+
+/*
+ * An ext4 file system on a loop device over a tmpfs file, mounted at @dir:
+ * page cache with writeback, which the guest's own file systems (9p, tmpfs)
+ * do not give.  0, or the shell's status with its output in @why.
+ */
+static int disk_fs_mount(const char *dir, char *why, size_t len)
+{
+	char cmd[512], *out = NULL;
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "set -e; modprobe loop 2>/dev/null || true; "
+		 "modprobe ext4 2>/dev/null || true; "
+		 "img=$(mktemp /tmp/npu-mem-ext4.XXXXXX); truncate -s 16M $img; "
+		 "mkfs.ext4 -q -F $img; mount -t ext4 -o loop $img %s; rm $img",
+		 dir);
+	st = nm_shell(cmd, &out);
+	snprintf(why, len, "%s", out ? out : "no output");
+	free(out);
+	return st;
+}
+
+struct swapper {
+	uint8_t *addr;
+	size_t len;
+	int ffd;
+	volatile int stop;
+	volatile unsigned long swaps;	/* anonymous memory mapped, n-th time */
+	volatile unsigned long go;	/* try n is about to register */
+	volatile unsigned long tried;	/* try n is over */
+	volatile int done;
+	int err;
+};
+
+/*
+ * In step with the registering thread: maps fresh anonymous memory over
+ * the range, and as the n-th registration starts, a shared mapping of the
+ * disk file, each MAP_FIXED (the range is never a hole, only the kind of
+ * memory under it changes).  Neither is touched, so a pin finds no page
+ * table entries and faults in whatever is mapped when it looks.  Only
+ * spinning waits, so neither thread starves the other of the mmap lock.
+ */
+static void *swapper(void *arg)
+{
+	struct swapper *s = arg;
+
+	while (!s->stop) {
+		if (mmap(s->addr, s->len, RW, MAP_PRIVATE | MAP_ANONYMOUS |
+			 MAP_FIXED, -1, 0) != s->addr) {
+			s->err = errno;
+			break;
+		}
+		s->swaps++;
+		while (s->go != s->swaps && !s->stop)
+			sched_yield();
+		if (mmap(s->addr, s->len, RW, MAP_SHARED | MAP_FIXED, s->ffd,
+			 0) != s->addr) {
+			s->err = errno;
+			break;
+		}
+		while (s->tried != s->swaps && !s->stop)
+			sched_yield();
+	}
+	s->done = 1;
+	return NULL;
+}
+
+/* What the page at @pfn is: its /proc/kpageflags word. */
+static uint64_t kpageflags(uint64_t pfn)
+{
+	int fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+	uint64_t kpf = 0;
+
+	NM_REQUIRE(fd >= 0, "/proc/kpageflags: %s", nm_errname(errno));
+	NM_REQUIRE(pread(fd, &kpf, sizeof(kpf), (off_t)(pfn * sizeof(kpf))) ==
+		   sizeof(kpf), "/proc/kpageflags at pfn %#llx: %s",
+		   (unsigned long long)pfn, nm_errname(errno));
+	close(fd);
+	return kpf;
+}
+
+/*
+ * Starts the swapper, on another CPU than this thread where there are two:
+ * the threads hand over by spinning, and sharing one CPU each spin would
+ * cost a time slice.
+ */
+static void spread_threads(pthread_t *th, struct swapper *sw)
+{
+	int cpus[2], n = 0;
+	pthread_attr_t attr;
+	cpu_set_t set;
+
+	ck_assert_int_eq(pthread_attr_init(&attr), 0);
+	ck_assert_int_eq(sched_getaffinity(0, sizeof(set), &set), 0);
+	for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
+		if (CPU_ISSET(c, &set))
+			cpus[n++] = c;
+	if (n == 2) {
+		CPU_ZERO(&set);
+		CPU_SET(cpus[1], &set);
+		ck_assert_int_eq(pthread_attr_setaffinity_np(&attr, sizeof(set),
+							     &set), 0);
+		CPU_ZERO(&set);
+		CPU_SET(cpus[0], &set);
+		ck_assert_int_eq(sched_setaffinity(0, sizeof(set), &set), 0);
+	}
+	ck_assert_int_eq(pthread_create(th, &attr, swapper, sw), 0);
+	pthread_attr_destroy(&attr);
+}
+
+/*
+ * The VMAs are checked, then the pages pinned: another thread's
+ * MAP_FIXED of a shared file mapping in between must not get page cache
+ * pinned for the long term.  Every registration of the one-page range is
+ * refused (EOPNOTSUPP, the file was there) or pinned an anonymous page
+ * (or, read-only, the zero page): without an IOMMU the device address is
+ * the physical one, so /proc/kpageflags tells what was pinned.  Both
+ * outcomes must occur often.  The tries run to a count, with a generous
+ * time ceiling (HOST_REGISTER_SWAP_TRIES, HOST_REGISTER_SWAP_SECONDS): on
+ * 6.1 before the fix, a page-cache pin came within a few hundred tries.
+ */
+START_TEST(race_shared_file_register)
+{
+	const size_t len = NM_4K;
+	const unsigned long want = nm_env_u64("HOST_REGISTER_SWAP_TRIES", 4000);
+	const double t0 = nm_now();
+	const double ceiling = t0 + nm_env_u64("HOST_REGISTER_SWAP_SECONDS", 180);
+	char dir[] = "/tmp/npu-mem-hr.XXXXXX", path[256], why[512];
+	unsigned long tries = 0, ok = 0, refused = 0;
+	struct swapper sw = { .len = len };
+	struct npu_mem_info info;
+	uint64_t pin0 = nm_vmpin_bytes(), file_phys = 0;
+	uint8_t *stable;
+	pthread_t th;
+	int fd = nm_open(), st;
+
+	nm_get_info_ok(fd, &info);
+	if (info.dev_flags & NPU_MEM_DEV_IOMMU) {
+		close(fd);
+		nm_skip("device addresses are IOVAs here: what a registration "
+			"pinned cannot be told (run in x86_64)");
+	}
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	st = disk_fs_mount(dir, why, sizeof(why));
+	if (st) {
+		close(fd);
+		rmdir(dir);
+		nm_skip("no ext4 on a loop device (exit %d): %s", st, why);
+	}
+	snprintf(path, sizeof(path), "%s/file", dir);
+	sw.ffd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	ck_assert_msg(sw.ffd >= 0, "%s: %s", path, nm_errname(errno));
+	nm_assert_sys(ftruncate(sw.ffd, len));
+	/* the file's page, held in the page cache by a mapping of its own */
+	stable = mmap(NULL, len, RW, MAP_SHARED, sw.ffd, 0);
+	ck_assert(stable != MAP_FAILED);
+	memset(stable, 0xe4, len);
+	nm_assert_ok(nm_virt_to_phys(stable, &file_phys));
+	/* the file refused, before any race */
+	sw.addr = mmap(NULL, len, RW, MAP_SHARED, sw.ffd, 0);
+	ck_assert(sw.addr != MAP_FAILED);
+	assert_refused(fd, sw.addr, len, 0, -EOPNOTSUPP);
+	assert_refused(fd, sw.addr, len, NPU_MEM_HOST_READONLY, -EOPNOTSUPP);
+
+	spread_threads(&th, &sw);
+	while ((tries < want || ok < 100 || refused < 100) &&
+	       (nm_now() < ceiling || !tries)) {
+		uint32_t flags = (tries & 1) ? 0 : NPU_MEM_HOST_READONLY;
+		struct npu_mem_host_register r;
+		int ret;
+
+		/* anonymous memory there, and the file on its way */
+		while (sw.swaps != tries + 1 && !sw.done)
+			sched_yield();
+		if (sw.done)
+			break;
+		sw.go = ++tries;
+		ret = reg(fd, sw.addr, len, flags, &r);
+		if (ret == -EOPNOTSUPP) {
+			refused++;
+			sw.tried = tries;
+			continue;
+		}
+		if (ret) {
+			sw.stop = 1;
+			pthread_join(th, NULL);
+			ck_abort_msg("try %lu (flags %#x): %s, not 0 or "
+				     "-EOPNOTSUPP", tries, flags,
+				     nm_retname(ret));
+		}
+		ok++;
+		if (r.buf.flags & (NPU_MEM_BUF_DEV_HIDDEN | NPU_MEM_BUF_BOUNCED |
+				   NPU_MEM_BUF_DEV_UNMAPPED)) {
+			sw.stop = 1;
+			pthread_join(th, NULL);
+			nm_skip("flags %#x: the device address is not the "
+				"physical one", r.buf.flags);
+		}
+		{
+			uint64_t pfn = r.buf.dev_addr / NM_4K;
+			uint64_t kpf = kpageflags(pfn);
+			bool allowed = (kpf >> KPF_ANON) & 1 ||
+				       (flags && ((kpf >> KPF_ZERO_PAGE) & 1));
+
+			if (!allowed) {
+				sw.stop = 1;
+				pthread_join(th, NULL);
+				ck_abort_msg("try %lu (flags %#x): pinned pfn "
+					     "%#llx, kpageflags %#llx: not "
+					     "anonymous (the ext4 file's page "
+					     "is pfn %#llx)", tries, flags,
+					     (unsigned long long)pfn,
+					     (unsigned long long)kpf,
+					     (unsigned long long)(file_phys / NM_4K));
+			}
+		}
+		NM_REQUIRE(nm_free(fd, r.handle) == 0, "FREE failed");
+		sw.tried = tries;
+	}
+	sw.stop = 1;
+	pthread_join(th, NULL);
+	printf("shared file race: %lu tries in %.1f s, %lu registered, "
+	       "%lu refused\n", tries, nm_now() - t0, ok, refused);
+	ck_assert_msg(!sw.err, "swapping mmap: %s", nm_errname(sw.err));
+	ck_assert_msg(ok >= 100 && refused >= 100,
+		      "too little progress in the time allowed: %lu tries, "
+		      "%lu registered, %lu refused", tries, ok, refused);
+	ck_assert_uint_eq(nm_vmpin_bytes(), pin0);
+	close(fd);
+	munmap(sw.addr, len);
+	munmap(stable, len);
+	close(sw.ffd);
+	snprintf(path, sizeof(path), "umount %s", dir);
+	ck_assert_int_eq(nm_shell(path, NULL), 0);
+	rmdir(dir);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- */
 /* fork() after registering                                          */
 
 static bool have_edu(void)
@@ -862,6 +1114,91 @@ START_TEST(device_sees_user_bytes)
 }
 END_TEST
 
+/*
+ * A writable registration pins for writing: memory the process has only
+ * read (the shared zero page) and memory it shares copy-on-write with a
+ * fork child get pages of their own first, so a device write reaches this
+ * process and nobody else.
+ */
+START_TEST(device_writes_only_this_process)
+{
+	const uint64_t size = 2 * NM_4K;
+	struct npu_mem_host_register h;
+	struct target t, zero;
+	uint8_t *rd, *fresh, *cow;
+	int fd = nm_open(), go[2];
+	size_t bad;
+	pid_t pid;
+
+	if (!have_edu()) {
+		close(fd);
+		nm_skip("no edu DMA engine (%s): run in x86_64-iommu-edu",
+			NM_DMA_COPY);
+	}
+	target_new(&t, fd);
+	nm_fill(t.map, NM_4K, 91);
+	nm_sync_ok(fd, t.a.handle, NPU_MEM_SYNC_TO_DEVICE, 0, NM_4K);
+
+	/* only read: every page is the zero page until written */
+	rd = anon(size, RW);
+	for (uint64_t i = 0; i < size; i += NM_4K)
+		(void)*(volatile uint8_t *)(rd + i);
+	reg_ok(fd, rd, size, 0, &h);
+	nm_assert_ok(nm_dma_copy(t.a.buf.dev_addr, h.buf.dev_addr, NM_4K));
+	nm_sync_ok(fd, h.handle, NPU_MEM_SYNC_FROM_DEVICE, 0, size);
+	fresh = anon(NM_4K, PROT_READ);
+	if (nm_nonzero(fresh, NM_4K) != SIZE_MAX) {
+		/* give the system its zeroes back before failing */
+		target_new(&zero, fd);
+		memset(zero.map, 0, NM_4K);
+		nm_sync_ok(fd, zero.a.handle, NPU_MEM_SYNC_TO_DEVICE, 0, NM_4K);
+		nm_dma_copy(zero.a.buf.dev_addr, h.buf.dev_addr, NM_4K);
+		ck_abort_msg("the device wrote the shared zero page: the "
+			     "registration pinned it instead of a page of "
+			     "the process's own");
+	}
+	bad = nm_verify(rd, NM_4K, 91);
+	ck_assert_msg(bad == SIZE_MAX, "the device's write to memory only "
+		      "read before did not reach the process (first wrong "
+		      "byte %zu)", bad);
+	ck_assert_msg(nm_nonzero(rd + NM_4K, NM_4K) == SIZE_MAX,
+		      "the page the device did not write changed");
+	nm_free_ok(fd, h.handle);
+
+	/* shared copy-on-write with a child */
+	cow = anon(size, RW);
+	nm_fill(cow, size, 92);
+	ck_assert_int_eq(pipe(go), 0);
+	fflush(stdout);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(go[1]);
+		if (nm_await(go[0]))
+			_exit(2);
+		_exit(nm_verify(cow, size, 92) == SIZE_MAX ? 0 : 3);
+	}
+	close(go[0]);
+	reg_ok(fd, cow, size, 0, &h);
+	nm_assert_ok(nm_dma_copy(t.a.buf.dev_addr, h.buf.dev_addr, NM_4K));
+	nm_sync_ok(fd, h.handle, NPU_MEM_SYNC_FROM_DEVICE, 0, size);
+	nm_signal(go[1]);
+	nm_wait_ok(pid, "fork child (2: no go, 3: saw the device's write to "
+		   "the parent's registration)");
+	bad = nm_verify(cow, NM_4K, 91);
+	ck_assert_msg(bad == SIZE_MAX, "the device's write to memory shared "
+		      "copy-on-write did not reach the registering process "
+		      "(first wrong byte %zu)", bad);
+	ck_assert_msg(nm_verify_at(cow + NM_4K, NM_4K, 92, NM_4K) == SIZE_MAX,
+		      "the page the device did not write changed");
+	nm_free_ok(fd, h.handle);
+	close(fd);
+	munmap(rd, size);
+	munmap(fresh, NM_4K);
+	munmap(cow, size);
+}
+END_TEST
+
 START_TEST(munmap_while_registered)
 {
 	const uint64_t size = 4 * NM_4K;
@@ -1013,8 +1350,10 @@ int main(void)
 	nm_add(s, memlock_limit_and_give_back, 60);
 	nm_add(s, exit_gives_back, 60);
 	nm_add(s, race_munmap_register, 120);
+	nm_add(s, race_shared_file_register, 300);
 	nm_add(s, fork_keeps_parent_pages, 60);
 	nm_add(s, device_sees_user_bytes, 120);
+	nm_add(s, device_writes_only_this_process, 120);
 	nm_add(s, munmap_while_registered, 60);
 	nm_add(s, large_range, 120);
 	/* last: it takes the device away and gives it back */
