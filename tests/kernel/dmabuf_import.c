@@ -426,11 +426,12 @@ static bool mapped_by_dmabuf(const void *addr)
 	return ret;
 }
 
-/* Waits up to 30 s for the answer wanted: the last fput can be deferred
- * (delayed_fput, unix garbage collection) and a TCG guest stall seconds. */
+/* Waits up to 120 s for the answer wanted: the last fput can be deferred
+ * (delayed_fput, unix garbage collection) and a loaded TCG guest stall
+ * for many seconds. */
 static bool dmabuf_alive(uint64_t ino, bool want)
 {
-	double end = nm_now() + 30;
+	double end = nm_now() + 120;
 
 	for (;;) {
 		char *e = nm_bufinfo_entry(ino);
