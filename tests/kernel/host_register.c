@@ -138,12 +138,19 @@ static int64_t pins_now(void)
  * Briefly, though: the log this program writes goes to 9p, whose writes
  * (netfs, 6.x) pin the stdio buffer and unpin it from a work item after
  * write() returned.  So stdout is flushed first and the figure read until
- * it holds still.  Root only (stat_refresh); the tests run as root.
+ * it holds still: the same in PINS_STILL readings in a row, each after a
+ * sleep in which a pending work item gets the CPU however slowly the
+ * guest runs (two readings alone can both come before a loaded guest ran
+ * it), up to 60 s; and checks wait for the figure they want (pins_wait).
+ * Root only (stat_refresh); the tests run as root.
  */
+#define PINS_STILL	25
+
 static int64_t pins_held(void)
 {
+	double end = nm_now() + 60;
 	int64_t was, now;
-	int i = 0;
+	int same = 0;
 
 	fflush(stdout);
 	now = pins_now();
@@ -151,9 +158,34 @@ static int64_t pins_held(void)
 		was = now;
 		usleep(20 * 1000);
 		now = pins_now();
-	} while (now != was && ++i < 100);
+		same = now == was ? same + 1 : 0;
+	} while (same < PINS_STILL && nm_now() < end);
 	return now;
 }
+
+/*
+ * The figure once it is want: a check that something was pinned or
+ * unpinned waits for it (up to 60 s) instead of taking the first reading,
+ * which a pin of the log's still in flight can put one off.  Returns the
+ * last reading.
+ */
+static int64_t pins_wait(int64_t want)
+{
+	double end = nm_now() + 60;
+	int64_t now;
+
+	fflush(stdout);
+	while ((now = pins_now()) != want && nm_now() < end)
+		usleep(20 * 1000);
+	return now;
+}
+
+#define assert_pins(want, when) do {					\
+	int64_t _w = (want), _h = pins_wait(_w);			\
+									\
+	ck_assert_msg(_h == _w, "pins held %lld %s, want %lld",	\
+		      (long long)_h, (when), (long long)_w);		\
+} while (0)
 
 /* The global figures, and the file's own with one more handle of @size. */
 static void assert_counters_host(int fd, const struct nm_counters *before,
@@ -182,9 +214,8 @@ START_TEST(register_anon_and_describe)
 	pin0 = nm_vmpin_bytes();
 	held0 = pins_held();
 	reg_ok(fd, p, size, 0, &r);
-	ck_assert_msg(pins_held() == held0 + (int64_t)(size / NM_4K),
-		      "pins held %lld -> %lld, want one per page",
-		      (long long)held0, (long long)pins_held());
+	assert_pins(held0 + (int64_t)(size / NM_4K),
+		    "after registering (one per page)");
 	ck_assert_msg(r.handle, "handle 0");
 	assert_host_desc(&r.buf, size, false);
 	nm_assert_ok(nm_query(fd, r.handle, &q));
@@ -229,8 +260,7 @@ START_TEST(register_anon_and_describe)
 	nm_free_ok(fd, r.handle);
 	nm_assert_ret(nm_free(fd, r.handle), -ENOENT);
 	ck_assert_uint_eq(nm_vmpin_bytes(), pin0);
-	ck_assert_msg(pins_held() == held0, "pins held %lld after FREE, "
-		      "%lld before", (long long)pins_held(), (long long)held0);
+	assert_pins(held0, "after FREE");
 	nm_assert_counters_now(fd, &c0);
 	/* The memory is the process's as before, and registers again. */
 	ck_assert_msg(nm_verify(p, size, 17) == SIZE_MAX,
@@ -239,8 +269,7 @@ START_TEST(register_anon_and_describe)
 	reg_ok(fd, p, size, 0, &r);
 	close(fd);
 	ck_assert_uint_eq(nm_vmpin_bytes(), pin0);
-	ck_assert_msg(pins_held() == held0, "pins held %lld after close, "
-		      "%lld before", (long long)pins_held(), (long long)held0);
+	assert_pins(held0, "after close");
 	munmap(p, size);
 }
 END_TEST
@@ -890,8 +919,7 @@ START_TEST(munmap_while_registered)
 	ck_assert_uint_eq(nm_vmpin_bytes(), pin0 + size);
 	nm_free_ok(fd, h.handle);
 	ck_assert_uint_eq(nm_vmpin_bytes(), pin0);
-	ck_assert_msg(pins_held() == held0, "pins held %lld after FREE, "
-		      "%lld before", (long long)pins_held(), (long long)held0);
+	assert_pins(held0, "after FREE");
 	nm_assert_counters_now(fd, &c0);
 	close(fd);
 	munmap(p, size);
@@ -921,13 +949,11 @@ START_TEST(large_range)
 	nm_assert_ok(nm_sync(fd, h.handle, NPU_MEM_SYNC_BIDIRECTIONAL, 0, size));
 	ck_assert_msg(nm_verify(p, size, 9) == SIZE_MAX, "memory changed");
 	/* THP pages pin as one pin per 4 KiB page, and all go at FREE */
-	ck_assert_msg(pins_held() == held0 + (int64_t)(size / NM_4K),
-		      "pins held %lld -> %lld, want +%llu", (long long)held0,
-		      (long long)pins_held(), (unsigned long long)(size / NM_4K));
+	assert_pins(held0 + (int64_t)(size / NM_4K),
+		    "with THP registered (one per 4 KiB page)");
 	nm_free_ok(fd, h.handle);
 	ck_assert_uint_eq(nm_vmpin_bytes(), pin0);
-	ck_assert_msg(pins_held() == held0, "pins held %lld after FREE, "
-		      "%lld before", (long long)pins_held(), (long long)held0);
+	assert_pins(held0, "after FREE");
 	close(fd);
 	munmap(raw, size + NM_2M);
 }
@@ -972,8 +998,7 @@ START_TEST(device_removal)
 	ck_assert_msg(nm_verify(p, size, 71) == SIZE_MAX, "memory changed");
 	nm_free_ok(fd, h.handle);
 	ck_assert_uint_eq(nm_vmpin_bytes(), pin0);
-	ck_assert_msg(pins_held() == held0, "pins held %lld after FREE, "
-		      "%lld before", (long long)pins_held(), (long long)held0);
+	assert_pins(held0, "after FREE");
 	nm_assert_ok(nm_pci_bind(g_bdf));
 	ck_assert_msg(nm_pci_wait_bound(g_bdf, true, 30), "%s not bound again",
 		      g_bdf);
