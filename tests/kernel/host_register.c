@@ -669,17 +669,27 @@ static void *remapper(void *arg)
 		 * longer window for the munmap to land in. */
 		if (!(r->remaps & 7))
 			memset(r->addr, 1, r->len);
-		r->remaps++;
+		/* read by the registering thread, which decides when to stop */
+		__atomic_store_n(&r->remaps, r->remaps + 1, __ATOMIC_RELAXED);
 		sched_yield();
 	}
 	return NULL;
 }
 
+/* What a run must have done: registrations that won, and remaps (the
+ * other thread runs only when the scheduler lets it, on one CPU). */
+#define RACE_MIN	20
+
+static double race_seconds(void)
+{
+	return (double)nm_env_u64("HOST_REGISTER_RACE_SECONDS", 4);
+}
+
 static void race_body(void)
 {
 	const size_t len = 16 * NM_4K;
-	double deadline = nm_now() + nm_env_u64("HOST_REGISTER_RACE_SECONDS", 4);
 	struct racer rc = { .len = len };
+	struct nm_span span;
 	unsigned long ok = 0, efault = 0;
 	uint64_t pin0 = nm_vmpin_bytes();
 	pthread_t th;
@@ -687,7 +697,10 @@ static void race_body(void)
 
 	rc.addr = anon(len, RW);
 	ck_assert_int_eq(pthread_create(&th, NULL, remapper, &rc), 0);
-	while (nm_now() < deadline || ok < 20) {
+	nm_span_start(&span, race_seconds());
+	while (nm_span_more(&span, ok >= RACE_MIN &&
+			    __atomic_load_n(&rc.remaps, __ATOMIC_RELAXED) >=
+			    RACE_MIN)) {
 		struct npu_mem_host_register r;
 		int ret = reg(fd, rc.addr, len, 0, &r);
 
@@ -703,16 +716,15 @@ static void race_body(void)
 			pthread_join(th, NULL);
 			ck_abort_msg("register racing munmap: %s", nm_retname(ret));
 		}
-		if (nm_now() > deadline + 60)
-			break;
 	}
 	rc.stop = 1;
 	pthread_join(th, NULL);
-	printf("race: %lu registered, %lu EFAULT, %lu remaps\n", ok, efault,
-	       rc.remaps);
-	ck_assert_msg(ok >= 20 && rc.remaps >= 20,
-		      "too little progress: %lu registered, %lu remaps", ok,
-		      rc.remaps);
+	printf("race: %.1f s: %lu registered, %lu EFAULT, %lu remaps\n",
+	       nm_span_secs(&span), ok, efault, rc.remaps);
+	ck_assert_msg(ok >= RACE_MIN && rc.remaps >= RACE_MIN,
+		      "too little progress in %.0f s, the ceiling: %lu "
+		      "registered, %lu remaps (want %d of each)",
+		      nm_span_secs(&span), ok, rc.remaps, RACE_MIN);
 	ck_assert_uint_eq(nm_vmpin_bytes(), pin0);
 	close(fd);
 	munmap(rc.addr, len);
@@ -1037,7 +1049,7 @@ int main(void)
 	nm_add(s, own_mappings_refused, 60);
 	nm_add(s, memlock_limit_and_give_back, 60);
 	nm_add(s, exit_gives_back, 60);
-	nm_add(s, race_munmap_register, 120);
+	nm_add(s, race_munmap_register, nm_span_ceiling(race_seconds()) + 120);
 	nm_add(s, fork_keeps_parent_pages, 60);
 	nm_add(s, device_sees_user_bytes, 120);
 	nm_add(s, munmap_while_registered, 60);
