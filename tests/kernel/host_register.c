@@ -976,7 +976,7 @@ static char g_bdf[NM_BDF_LEN];
 
 static void restore_device(void)
 {
-	nm_pci_give_back(g_bdf, 30);
+	nm_pci_give_back(g_bdf, 60);
 }
 
 START_TEST(device_removal)
@@ -997,7 +997,7 @@ START_TEST(device_removal)
 	nm_fill(p, size, 71);
 	reg_ok(fd, p, size, 0, &h);
 	nm_assert_ok(nm_pci_unbind(g_bdf));
-	ck_assert_msg(nm_pci_wait_bound(g_bdf, false, 30), "%s still bound",
+	ck_assert_msg(nm_pci_wait_bound(g_bdf, false, 60), "%s still bound",
 		      g_bdf);
 	nm_assert_ok(nm_query(fd, h.handle, &q));
 	ck_assert_msg((q.flags & (NPU_MEM_BUF_HOST | NPU_MEM_BUF_DEV_UNMAPPED)) ==
@@ -1012,7 +1012,7 @@ START_TEST(device_removal)
 	ck_assert_uint_eq(nm_vmpin_bytes(), pin0);
 	assert_pins(held0, "after FREE");
 	nm_assert_ok(nm_pci_bind(g_bdf));
-	ck_assert_msg(nm_pci_wait_bound(g_bdf, true, 30), "%s not bound again",
+	ck_assert_msg(nm_pci_wait_bound(g_bdf, true, 60), "%s not bound again",
 		      g_bdf);
 	reg_ok(fd, p, size, 0, &h);
 	ck_assert_msg(!(h.buf.flags & NPU_MEM_BUF_DEV_UNMAPPED) && h.buf.dev_addr,
@@ -1057,7 +1057,7 @@ int main(void)
 	/* last: it takes the device away and gives it back */
 	if (nm_pci_bound(g_bdf, sizeof(g_bdf)))
 		g_bdf[0] = 0;
-	nm_add_fx(s, device_removal, 120, &restore_fx);
+	nm_add_fx(s, device_removal, 240, &restore_fx);
 	ret = nm_run(s, NM_NEEDS_DEVICE);
 	nm_node_restore();
 	return ret;
