@@ -144,7 +144,9 @@ static inline int nm_rdma_open(struct nm_rdma *r, int cqe, const char **what)
 	if (!r->ctx)
 		return -ENODEV;
 	*what = NM_RXE_NAME ": its IPv4 GID on an active port within 10 s";
-	ret = nm_rdma_find_gid(r, 10);
+	/* A minute: the wait ends as soon as the GID is there, and a loaded
+	 * guest runs rxe's work queue late. */
+	ret = nm_rdma_find_gid(r, 60);
 	if (ret)
 		return ret;
 	*what = "ibv_alloc_pd";
@@ -228,7 +230,14 @@ static inline int nm_rdma_connect(struct nm_rdma *r, struct ibv_qp *qp,
 		return -ret;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
+	/*
+	 * The ACK timeout is 4.096 us << timeout: 14 gave rxe 67 ms for an
+	 * ACK, eight times, before the work request failed; both ends are
+	 * software in one emulated guest, which can stall for longer than
+	 * that.  19: 2.1 s each, 17 s in all.  Nothing is lost on a veth, so
+	 * only a stall ever waits for it.
+	 */
+	a.timeout = 19;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.sq_psn = 0;

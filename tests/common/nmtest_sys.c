@@ -522,6 +522,42 @@ double nm_now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+double nm_span_ceiling(double secs)
+{
+	double c = (double)nm_env_u64("NPU_MEM_CEILING_SECONDS", 0);
+
+	if (c <= 0) {
+		c = secs * 10 > 300 ? secs * 10 : 300;
+		if (c > 420)
+			c = 420;
+	}
+	return c > secs ? c : secs;
+}
+
+void nm_span_start(struct nm_span *sp, double secs)
+{
+	sp->t0 = nm_now();
+	sp->min_end = sp->t0 + secs;
+	sp->max_end = sp->t0 + nm_span_ceiling(secs);
+}
+
+bool nm_span_more(const struct nm_span *sp, bool enough)
+{
+	double now = nm_now();
+
+	return now < sp->min_end || (!enough && now < sp->max_end);
+}
+
+bool nm_span_over(const struct nm_span *sp)
+{
+	return nm_now() >= sp->max_end;
+}
+
+double nm_span_secs(const struct nm_span *sp)
+{
+	return nm_now() - sp->t0;
+}
+
 uint64_t nm_env_u64(const char *name, uint64_t def)
 {
 	const char *v = getenv(name);

@@ -111,4 +111,36 @@ double nm_now(void);			/* CLOCK_MONOTONIC seconds */
 uint64_t nm_env_u64(const char *name, uint64_t def);
 uint64_t nm_rand64(uint64_t *state);	/* splitmix64 */
 
+/* ------------------------------------------------------------------ */
+/* Runs that must do a minimum of work                                  */
+
+/*
+ * A race or stress that runs for some seconds and then demands a minimum
+ * of work done (ALLOCs, handles freed by the other thread, rounds of each
+ * kind) cannot take that minimum from the clock: under TCG, beside another
+ * guest or a CPU hog, the same seconds hold several times less work, and
+ * such a test fails by chance.  A span goes on for at least its seconds
+ * and then until its minimums are met, but never past a ceiling; only a
+ * run that reaches the ceiling short of them fails them.  The ceiling is
+ * max(10 x the seconds, 300 s), not over 420 s (so the test reports
+ * within the runner's per-program limit, 600 s) unless the seconds are:
+ * NPU_MEM_CEILING_SECONDS sets it.
+ */
+struct nm_span {
+	double t0;
+	double min_end;		/* t0 + the seconds asked for */
+	double max_end;		/* t0 + the ceiling */
+};
+
+/* The ceiling of a span of secs seconds: for Check and child timeouts,
+ * which should be this plus a margin. */
+double nm_span_ceiling(double secs);
+void nm_span_start(struct nm_span *sp, double secs);
+/* Go on working?  enough: the minimums are met.  True before the seconds
+ * are over, and after them while !enough and the ceiling is not reached. */
+bool nm_span_more(const struct nm_span *sp, bool enough);
+/* The ceiling has passed (a run short of its minimums fails). */
+bool nm_span_over(const struct nm_span *sp);
+double nm_span_secs(const struct nm_span *sp);	/* seconds since start */
+
 #endif /* NMTEST_SYS_H */

@@ -92,8 +92,10 @@ static uint64_t watch_child(int obs, uint64_t size, uint64_t kill_at,
 			ck_assert_int_eq(kill(pid, SIGKILL), 0);
 			*killed = true;
 		}
-		ck_assert_msg(nm_now() - t0 < 120, "child not reaped within "
-			      "120 s");
+		/* An ALLOC of up to 1 GiB in a loaded TCG guest: slow, not
+		 * hung, for minutes. */
+		ck_assert_msg(nm_now() - t0 < 300, "child not reaped within "
+			      "300 s");
 	}
 	return free0 > low ? free0 - low : 0;
 }

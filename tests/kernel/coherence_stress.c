@@ -5,7 +5,9 @@
  * re-export and GEM_CLOSE, SYNC, DMA_BUF_IOCTL_SYNC, mmap/munmap of
  * /dev/npu-mem and of dma-bufs, close() of dma-buf fds, and private
  * lifecycles whose holders (handle, /dev/npu-mem file, dma-buf, mappings)
- * are released in random order; for NPU_MEM_STRESS_SECONDS (default 8).
+ * are released in random order; for NPU_MEM_STRESS_SECONDS (default 8),
+ * then on until every call that must make progress succeeded MIN_PROGRESS
+ * times, up to the common ceiling (nm_span: slow is not a failure).
  *  - every call either succeeds or fails the way a race with another
  *    thread allows (ENOENT for a handle freed meanwhile, EINVAL for the
  *    mmap offset of a freed buffer); nothing else;
@@ -550,13 +552,21 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+static bool progress_enough(void)
+{
+	for (size_t i = 0; i < NM_ARRAY_SIZE(must_progress); i++)
+		if (atomic_load(&progress[i]) < MIN_PROGRESS)
+			return false;
+	return true;
+}
+
 START_TEST(stress)
 {
 	uint64_t secs = nm_env_u64("NPU_MEM_STRESS_SECONDS", 8);
+	struct nm_span span;
 	struct nm_counters start, now;
 	pthread_t th[NTHREADS];
 	int obs = nm_open(), npu_bufs0 = nm_bufinfo_count_npu(), npu_bufs;
-	double t0;
 
 	memset(&S, 0, sizeof(S));
 	pthread_mutex_init(&S.lock, NULL);
@@ -571,16 +581,18 @@ START_TEST(stress)
 	       (unsigned long long)secs, NTHREADS, NSLOTS,
 	       S.card >= 0 ? "imports too" : "not available");
 
-	t0 = nm_now();
+	nm_span_start(&span, (double)secs);
 	for (uintptr_t i = 0; i < NTHREADS; i++)
 		ck_assert(pthread_create(&th[i], NULL, worker,
 					 (void *)(i + 1)) == 0);
-	while (nm_now() - t0 < secs && !atomic_load(&S.failures))
+	while (nm_span_more(&span, progress_enough()) &&
+	       !atomic_load(&S.failures))
 		usleep(50000);
 	atomic_store(&S.stop, true);
 	for (int i = 0; i < NTHREADS; i++)
 		pthread_join(th[i], NULL);
 
+	printf("%.1f s\n", nm_span_secs(&span));
 	for (int i = 0; i < NOPS; i++)
 		printf("%-12s %llu\n", op_name[i],
 		       (unsigned long long)atomic_load(&S.ops[i]));
@@ -615,8 +627,9 @@ START_TEST(stress)
 		printf("%-20s %llu succeeded\n", must_progress[i],
 		       (unsigned long long)n);
 		ck_assert_msg(n >= MIN_PROGRESS, "only %llu successful %s "
-			      "calls in the run", (unsigned long long)n,
-			      must_progress[i]);
+			      "calls in %.0f s, the ceiling",
+			      (unsigned long long)n, must_progress[i],
+			      nm_span_secs(&span));
 	}
 	nm_counters(obs, &now);
 	nm_assert_counters_eq(&start, &now);
@@ -637,6 +650,8 @@ int main(void)
 	/* vgem is optional here: say so, and stress without it */
 	if (nm_vgem_ensure(why, sizeof(why)))
 		printf("no vgem imports: %s\n", why);
-	nm_add(s, stress, (double)nm_env_u64("NPU_MEM_STRESS_SECONDS", 8) + 60);
+	nm_add(s, stress,
+	       nm_span_ceiling((double)nm_env_u64("NPU_MEM_STRESS_SECONDS", 8)) +
+	       120);
 	return nm_run(s, NM_NEEDS_DEVICE);
 }

@@ -241,6 +241,10 @@ static int poll_now(int dfd, short events)
 	return r ? p.revents : 0;
 }
 
+/* A SYNC blocked on a fence returns once the fence is signalled: the
+ * wait for it ends when it does, and a loaded guest can take long. */
+#define SIGNAL_WAIT_S	120
+
 START_TEST(vgem_fences_shared)
 {
 	struct ctx c;
@@ -265,7 +269,8 @@ START_TEST(vgem_fences_shared)
 		      "DMA_BUF_IOCTL_SYNC(START|READ) did not wait for vgem's "
 		      "write fence (returned %s)", nm_retname(bg.ret));
 	nm_assert_ok(nm_vgem_fence_signal(c.card, fence));
-	ck_assert_msg(nm_bg_wait(&bg, 30), "SYNC still blocked after signal");
+	ck_assert_msg(nm_bg_wait(&bg, SIGNAL_WAIT_S),
+		      "SYNC still blocked after signal");
 	nm_bg_join(&bg);
 	nm_assert_ok(bg.ret);
 	nm_dmabuf_sync_ok(t.dfd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ);
@@ -283,7 +288,8 @@ START_TEST(vgem_fences_shared)
 		      "DMA_BUF_IOCTL_SYNC(START|WRITE) did not wait for vgem's "
 		      "read fence");
 	nm_assert_ok(nm_vgem_fence_signal(c.card, fence));
-	ck_assert_msg(nm_bg_wait(&bg, 30), "SYNC still blocked after signal");
+	ck_assert_msg(nm_bg_wait(&bg, SIGNAL_WAIT_S),
+		      "SYNC still blocked after signal");
 	nm_bg_join(&bg);
 	nm_assert_ok(bg.ret);
 	nm_dmabuf_sync_ok(t.dfd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_WRITE);
@@ -520,7 +526,7 @@ int main(void)
 	nm_add(s, vgem_data_huge, 60);
 	nm_add(s, vgem_data_mixed, 60);
 	nm_add(s, vgem_own_dumb_maps, 30);
-	nm_add(s, vgem_fences_shared, 30);
+	nm_add(s, vgem_fences_shared, 2 * SIGNAL_WAIT_S + 60);
 	nm_add(s, vgem_export_again_after_import, 30);
 	nm_add(s, vgem_import_after_free, 30);
 	nm_add(s, vgem_close_every_order, 240);

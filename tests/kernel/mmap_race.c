@@ -2,7 +2,9 @@
 /*
  * mmap_race: concurrent operations on one buffer from two threads, many
  * times over (NPU_MEM_RACE_LOOPS, default 500, bounded by
- * NPU_MEM_RACE_SECONDS, default 5 s, per test):
+ * NPU_MEM_RACE_SECONDS, default 5 s, per test, but at least
+ * NPU_MEM_RACE_MIN_ROUNDS, default 100, however long a slow guest takes
+ * for them, up to a ceiling):
  *  - FREE vs mmap of the same handle: each mmap either succeeds with a valid
  *    mapping of the (zeroed) buffer or fails with EINVAL; no crash;
  *  - close(fd) vs mmap: the mmap either succeeds (the mapping then keeps the
@@ -43,6 +45,15 @@ static double seconds(void)
 	return (double)nm_env_u64("NPU_MEM_RACE_SECONDS", 5);
 }
 
+/* Fewer rounds than this prove little: the seconds do not cut a run
+ * short of them (no more than the loops asked for, though). */
+static uint64_t min_rounds(void)
+{
+	uint64_t m = nm_env_u64("NPU_MEM_RACE_MIN_ROUNDS", 100);
+
+	return m < loops() ? m : loops();
+}
+
 /* Thread B: the "other" operation of each round. */
 static void *thread_b(void *arg)
 {
@@ -72,8 +83,8 @@ static void run(int kind)
 	struct nm_counters start;
 	struct race r = { .kind = kind };
 	pthread_t tb;
-	uint64_t n = loops(), i, ok = 0, failed = 0;
-	double end = nm_now() + seconds();
+	uint64_t n = loops(), min = min_rounds(), i, ok = 0, failed = 0;
+	struct nm_span span;
 	int obs = nm_open();
 	static const uint32_t pol[] = { NPU_MEM_POLICY_NORMAL_ONLY,
 					NPU_MEM_POLICY_HUGE_FIRST,
@@ -86,7 +97,8 @@ static void run(int kind)
 	if (kind != CLOSE_VS_MMAP)
 		r.fd = nm_open();
 
-	for (i = 0; i < n && nm_now() < end; i++) {
+	nm_span_start(&span, seconds());
+	for (i = 0; i < n && nm_span_more(&span, i >= min); i++) {
 		uint64_t size = (i % 7 == 0) ? NM_2M + NM_4K : (i % 5 + 1) * NM_4K;
 		uint32_t policy = pol[i % 3];
 		void *pre = MAP_FAILED;
@@ -176,10 +188,12 @@ static void run(int kind)
 	pthread_join(tb, NULL);
 	if (kind != CLOSE_VS_MMAP)
 		close(r.fd);
-	printf("%llu rounds: %llu first-op wins, %llu losses\n",
-	       (unsigned long long)i, (unsigned long long)ok,
-	       (unsigned long long)failed);
-	ck_assert_uint_gt(i, 0);
+	printf("%llu rounds in %.1f s: %llu first-op wins, %llu losses\n",
+	       (unsigned long long)i, nm_span_secs(&span),
+	       (unsigned long long)ok, (unsigned long long)failed);
+	ck_assert_msg(i >= min, "only %llu rounds in %.0f s, the ceiling "
+		      "(NPU_MEM_RACE_MIN_ROUNDS %llu)", (unsigned long long)i,
+		      nm_span_secs(&span), (unsigned long long)min);
 	nm_assert_counters_now(obs, &start);
 	close(obs);
 }
@@ -280,10 +294,12 @@ int main(void)
 {
 	Suite *s = nm_suite("mmap_race");
 
-	nm_add(s, free_vs_mmap, 120);
-	nm_add(s, close_vs_mmap, 120);
-	nm_add(s, free_vs_munmap, 120);
-	nm_add(s, query_vs_free, 120);
+	double t = nm_span_ceiling(seconds()) + 120;
+
+	nm_add(s, free_vs_mmap, t);
+	nm_add(s, close_vs_mmap, t);
+	nm_add(s, free_vs_munmap, t);
+	nm_add(s, query_vs_free, t);
 	nm_add(s, many_mappers_vs_free, 120);
 	return nm_run(s, NM_NEEDS_DEVICE);
 }

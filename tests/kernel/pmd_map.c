@@ -1277,7 +1277,7 @@ START_TEST(rdma_reg_mr)
 	/* WRITE into the buffer across the chunk 0/1 boundary */
 	nm_fill(loc, len, 33);
 	ret = nm_rdma_op(&r, qp[0], IBV_WR_RDMA_WRITE, loc, lmr->lkey,
-			 (uintptr_t)(m.p + off), bmr->rkey, len, 20, &st);
+			 (uintptr_t)(m.p + off), bmr->rkey, len, 120, &st);
 	ck_assert_msg(ret == 0, "RDMA WRITE: %s (%s)", nm_retname(ret),
 		      ibv_wc_status_str(st));
 	ck_assert_msg(nm_verify(m.p + off, len, 33) == SIZE_MAX,
@@ -1289,7 +1289,7 @@ START_TEST(rdma_reg_mr)
 	memset(loc, 0, len);
 	ret = nm_rdma_op(&r, qp[0], IBV_WR_RDMA_READ, loc, lmr->lkey,
 			 (uintptr_t)(m.p + 3 * NM_2M - len / 2), bmr->rkey,
-			 len, 20, &st);
+			 len, 120, &st);
 	ck_assert_msg(ret == 0, "RDMA READ: %s (%s)", nm_retname(ret),
 		      ibv_wc_status_str(st));
 	ck_assert_msg(nm_verify_at(loc, len, 32, 3 * NM_2M - len / 2) ==

@@ -8,9 +8,11 @@
  * file with buffers live, or process exit with buffers live.  Even
  * processes share one file among their threads, odd ones use one per thread.
  * The only acceptable failure is ENOMEM from ALLOC, and only rarely: each
- * process must make progress (tens of allocations a thread, under a tenth
+ * process must make progress (ten allocations a thread on average, under a tenth
  * of them ENOMEM, at least half freed again); at the end every
- * counter is back to its start value.
+ * counter is back to its start value.  A process runs the seconds and
+ * then on until it made its allocations, up to the common ceiling
+ * (nm_span): a slow guest takes longer, it does not fail.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -36,7 +38,8 @@ struct live {
 
 struct proc_ctx {
 	int shared_fd;		/* -1: per-thread files */
-	double end;
+	struct nm_span span;
+	unsigned long allocs, min_allocs;	/* of all its threads */
 	int proc;
 	volatile int failures;
 };
@@ -118,6 +121,7 @@ static bool do_alloc(struct thread_ctx *t)
 		FAIL(t, "ALLOC %llu %s: %s", (unsigned long long)size,
 		     nm_policy_name(policy), nm_retname(r));
 	t->allocs++;
+	__atomic_add_fetch(&t->pc->allocs, 1, __ATOMIC_RELAXED);
 	if (!a.handle || a.buf.policy != policy ||
 	    a.buf.size < size ||
 	    a.buf.size != NM_ALIGN(size, policy == NPU_MEM_POLICY_HUGE_ONLY ?
@@ -211,7 +215,9 @@ static void *thread_main(void *arg)
 		__atomic_add_fetch(&pc->failures, 1, __ATOMIC_RELAXED);
 		return NULL;
 	}
-	while (nm_now() < pc->end && !pc->failures) {
+	while (nm_span_more(&pc->span, __atomic_load_n(&pc->allocs,
+						       __ATOMIC_RELAXED) >=
+			    pc->min_allocs) && !pc->failures) {
 		uint64_t op = nm_rand64(&t->rng) % 100;
 		bool ok = true;
 
@@ -234,12 +240,16 @@ static void *thread_main(void *arg)
 
 static int process_main(int proc, int nthreads, double seconds)
 {
-	struct proc_ctx pc = { .end = nm_now() + seconds, .proc = proc };
+	struct proc_ctx pc = {
+		.proc = proc,
+		.min_allocs = 10 * (unsigned long)nthreads,
+	};
 	struct thread_ctx *t = calloc(nthreads, sizeof(*t));
 	pthread_t *th = calloc(nthreads, sizeof(*th));
 	unsigned long allocs = 0, frees = 0, enomem = 0, closes = 0;
 
 	pc.shared_fd = proc % 2 ? -1 : open(NM_DEV_PATH, O_RDWR | O_CLOEXEC);
+	nm_span_start(&pc.span, seconds);
 	for (int i = 0; i < nthreads; i++) {
 		t[i] = (struct thread_ctx){ .pc = &pc, .idx = i,
 					    .rng = (uint64_t)proc << 32 | i };
@@ -252,11 +262,12 @@ static int process_main(int proc, int nthreads, double seconds)
 		enomem += t[i].enomem;
 		closes += t[i].closes;
 	}
-	printf("  process %d (%s files%s): %lu allocs, %lu frees, %lu ENOMEM, "
-	       "%lu closes, %d failures\n", proc,
+	printf("  process %d (%s files%s): %.1f s: %lu allocs, %lu frees, "
+	       "%lu ENOMEM, %lu closes, %d failures\n", proc,
 	       proc % 2 ? "per-thread" : "one shared",
-	       proc % 3 ? "" : ", exits with buffers live", allocs, frees,
-	       enomem, closes, pc.failures);
+	       proc % 3 ? "" : ", exits with buffers live",
+	       nm_span_secs(&pc.span), allocs, frees, enomem, closes,
+	       pc.failures);
 	fflush(stdout);
 	/*
 	 * Progress, not just the absence of errors: a driver that refused
@@ -264,10 +275,10 @@ static int process_main(int proc, int nthreads, double seconds)
 	 * bytes stay far below the guest's memory, so nearly every
 	 * allocation must succeed.
 	 */
-	if (allocs < 10 * (unsigned long)nthreads || enomem * 10 > allocs) {
+	if (allocs < pc.min_allocs || enomem * 10 > allocs) {
 		fprintf(stderr, "process %d: only %lu allocations succeeded "
 			"(%lu ENOMEM) in %.0f s\n", proc, allocs, enomem,
-			seconds);
+			nm_span_secs(&pc.span));
 		return 1;
 	}
 	if (frees < allocs / 2) {
@@ -299,7 +310,8 @@ START_TEST(stress_alloc_map_free)
 			_exit(process_main(i, threads, seconds));
 	}
 	for (int i = 0; i < procs; i++) {
-		int st = nm_wait_timeout(pids[i], seconds + 240);
+		int st = nm_wait_timeout(pids[i], nm_span_ceiling(seconds) +
+					 240);
 
 		if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st)) {
 			fprintf(stderr, "process %d: %s %#x\n", i,
@@ -322,6 +334,6 @@ int main(void)
 	Suite *s = nm_suite("stress");
 	double secs = nm_env_u64("NPU_MEM_STRESS_SECONDS", 10);
 
-	nm_add(s, stress_alloc_map_free, secs + 300);
+	nm_add(s, stress_alloc_map_free, nm_span_ceiling(secs) + 300);
 	return nm_run(s, NM_NEEDS_DEVICE);
 }

@@ -15,7 +15,15 @@
 #include <unistd.h>
 
 #include "acltest_device.h"
+#include "nmtest_sys.h"
 #include "acl/acl.h"
+
+/*
+ * How long a test waits for the stream's worker to hand over a report or
+ * a host function: the wait ends when it does, and a loaded TCG guest
+ * (or valgrind) can keep the worker from running for many seconds.
+ */
+#define REPORT_WAIT_S	120
 
 struct reporter {
 	pthread_t thread;
@@ -104,8 +112,12 @@ START_TEST(callbacks_run_on_subscribed_thread_in_order)
 	 * The last one may be NO_BLOCK: wait until the thread ran it, for as
 	 * long as a stalled guest may keep it from running.
 	 */
-	for (i = 0; i < 3000 && atomic_load(&counter) < 8; i++)
-		usleep(10000);
+	{
+		double end = nm_now() + REPORT_WAIT_S;
+
+		while (atomic_load(&counter) < 8 && nm_now() < end)
+			usleep(10000);
+	}
 	for (i = 0; i < 8; i++) {
 		ck_assert_int_eq(rec[i].order, i);
 		ck_assert_msg(pthread_equal(rec[i].ran_on, r.thread),
@@ -157,7 +169,7 @@ START_TEST(process_report_errors)
 	/* NO_BLOCK: this thread runs it in its own ProcessReport. */
 	ck_assert_int_eq(aclrtLaunchCallback(record_cb, &rec,
 					     ACL_CALLBACK_NO_BLOCK, s), 0);
-	ck_assert_int_eq(aclrtProcessReport(20000), 0);
+	ck_assert_int_eq(aclrtProcessReport(REPORT_WAIT_S * 1000), 0);
 	ck_assert_msg(pthread_equal(rec.ran_on, pthread_self()), "wrong thread");
 	ck_assert_int_eq(aclrtUnSubscribeReport((uint64_t)pthread_self(), s), 0);
 	ck_assert_int_eq(aclrtProcessReport(10), ACL_ERROR_RT_THREAD_SUBSCRIBE);
@@ -247,7 +259,7 @@ START_TEST(host_func_in_order)
 	/* With a host-function thread subscribed, it runs there. */
 	ck_assert_int_eq(aclrtSubscribeHostFunc((uint64_t)pthread_self(), s), 0);
 	ck_assert_int_eq(aclrtLaunchHostFunc(s, record_cb, &rec), 0);
-	ck_assert_int_eq(aclrtProcessHostFunc(20000), 0);
+	ck_assert_int_eq(aclrtProcessHostFunc(REPORT_WAIT_S * 1000), 0);
 	ck_assert_msg(pthread_equal(rec.ran_on, pthread_self()),
 		      "host function not on the subscribed thread");
 	ck_assert_int_eq(aclrtSynchronizeStream(s), 0);
@@ -264,10 +276,12 @@ int main(void)
 	Suite *s = suite_create("acl_callback");
 
 	acltest_require_device();
-	nm_add_fx(s, callbacks_run_on_subscribed_thread_in_order, 60, &acltest_device);
-	nm_add_fx(s, process_report_errors, 30, &acltest_device);
+	nm_add_fx(s, callbacks_run_on_subscribed_thread_in_order,
+		  REPORT_WAIT_S + 60, &acltest_device);
+	nm_add_fx(s, process_report_errors, REPORT_WAIT_S + 30,
+		  &acltest_device);
 	nm_add_fx(s, unsubscribe_runs_leftovers, 30, &acltest_device);
 	nm_add_fx(s, callbacks_under_load, 120, &acltest_device);
-	nm_add_fx(s, host_func_in_order, 30, &acltest_device);
+	nm_add_fx(s, host_func_in_order, REPORT_WAIT_S + 30, &acltest_device);
 	return acltest_run(s);
 }

@@ -142,7 +142,7 @@ START_TEST(elapsed_time_is_when_work_ran)
 	acltest_gate_open(&gate);
 	ck_assert_int_eq(aclrtSynchronizeEvent(end), 0);
 	ck_assert_int_eq(aclrtEventElapsedTime(&ms, start, end), 0);
-	ck_assert_msg(ms >= 250.0f && ms < 60000.0f, "elapsed %f ms", ms);
+	ck_assert_msg(ms >= 250.0f && ms < 600000.0f, "elapsed %f ms", ms);
 	ck_assert_int_eq(aclrtEventElapsedTime(&ms, end, start),
 			 ACL_ERROR_RT_EVENT_TIMESTAMP_REVERSAL);
 	ck_assert_int_eq(aclrtEventElapsedTime(NULL, start, end),
