@@ -170,7 +170,8 @@ static void describe(struct npu_mem_client *client,
  * npu_mem_client_add() - a new handle for @buf in @client
  * @client: the open file
  * @buf: the buffer; the caller's reference passes to the handle on success
- * @hflags: NPU_MEM_BUF_IMPORTED when the buffer is another file's
+ * @hflags: NPU_MEM_BUF_IMPORTED when the buffer is another file's,
+ *	NPU_MEM_BUF_READONLY when the handle may not write it
  * @handle: out: the handle number
  * @desc: out: the buffer as this handle describes it
  *
@@ -261,9 +262,9 @@ int npu_mem_client_describe(struct npu_mem_client *client, u32 handle,
 	return h ? 0 : -ENOENT;
 }
 
-/* Returns a new reference, or NULL. */
+/* Returns a new reference, or NULL; @hflags (if set) gets the handle's flags. */
 struct npu_mem_buf *npu_mem_client_lookup(struct npu_mem_client *client,
-					  u32 handle)
+					  u32 handle, u32 *hflags)
 {
 	struct npu_mem_handle *h;
 	struct npu_mem_buf *buf = NULL;
@@ -272,6 +273,8 @@ struct npu_mem_buf *npu_mem_client_lookup(struct npu_mem_client *client,
 	h = xa_load(&client->handles, handle);
 	if (h) {
 		buf = h->buf;
+		if (hflags)
+			*hflags = h->flags;
 		npu_mem_buf_get(buf);
 	}
 	mutex_unlock(&client->lock);
@@ -280,11 +283,12 @@ struct npu_mem_buf *npu_mem_client_lookup(struct npu_mem_client *client,
 
 /*
  * Returns a new reference to the buffer whose offset range holds @pgoff,
- * and in @first the page offset where that range starts.
+ * in @first the page offset where that range starts and in @hflags the
+ * flags of the handle it belongs to.
  */
 struct npu_mem_buf *npu_mem_client_lookup_pgoff(struct npu_mem_client *client,
 						unsigned long pgoff,
-						u64 *first)
+						u64 *first, u32 *hflags)
 {
 	struct npu_mem_handle *h;
 	struct npu_mem_buf *buf = NULL;
@@ -294,6 +298,7 @@ struct npu_mem_buf *npu_mem_client_lookup_pgoff(struct npu_mem_client *client,
 	if (h) {
 		buf = h->buf;
 		*first = h->pgoff;
+		*hflags = h->flags;
 		npu_mem_buf_get(buf);
 	}
 	mutex_unlock(&client->lock);
