@@ -112,7 +112,8 @@ struct npu_mem_client {
 	struct xarray handles;
 	struct rb_root offsets;		/* buffers with a handle, by pgoff */
 	u32 next_handle;		/* xa_alloc_cyclic() cursor */
-	u64 next_pgoff;			/* first never-used mmap page offset */
+	u64 next_pgoff;			/* above every live handle's mmap offsets */
+	u64 pgoff_limit;		/* end of the mmap offset space (pages) */
 	u64 id;
 	const struct cred *cred;	/* the opener's: its user pays for the buffers */
 	bool unlimited;			/* the opener had CAP_IPC_LOCK */
@@ -246,6 +247,7 @@ int npu_mem_import_mmap(struct npu_mem_buf *buf, struct vm_area_struct *vma);
 /* edu.c: QEMU's edu device as a test DMA engine, in test builds only */
 struct pci_dev;
 #ifdef NPU_MEM_TEST_ENGINE
+extern u64 npu_mem_test_pgoff_limit;	/* client.c, debugfs pgoff_limit */
 void npu_mem_edu_probe(struct pci_dev *pdev);
 void npu_mem_edu_remove(struct pci_dev *pdev);
 #else
