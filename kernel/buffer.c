@@ -146,8 +146,10 @@ int npu_mem_dma_range_lock(u64 a, u64 alen, u64 b, u64 blen)
 {
 	mutex_lock(&npu_mem_bufs_lock);
 	npu_mem_imports_lock();
-	if ((dma_range_live(a, alen, false) || npu_mem_imports_range_live(a, alen)) &&
-	    (dma_range_live(b, blen, true) || npu_mem_imports_range_live(b, blen)))
+	if ((dma_range_live(a, alen, false) ||
+	     npu_mem_imports_range_live(a, alen, false)) &&
+	    (dma_range_live(b, blen, true) ||
+	     npu_mem_imports_range_live(b, blen, true)))
 		return 0;
 	npu_mem_imports_unlock();
 	mutex_unlock(&npu_mem_bufs_lock);

@@ -19,6 +19,27 @@
 #define PGOFF_MIN	1ULL
 #define PGOFF_LIMIT	(1ULL << 32)
 
+#ifdef NPU_MEM_TEST_ENGINE
+/*
+ * Test build only (debugfs npu_mem/pgoff_limit, root): files opened while
+ * it is set get the offsets [PGOFF_MIN, it) instead, so that a test can
+ * use up and reuse the space with a few small buffers.  0: the real limit.
+ */
+u64 npu_mem_test_pgoff_limit;
+
+static u64 pgoff_limit(void)
+{
+	u64 limit = READ_ONCE(npu_mem_test_pgoff_limit);
+
+	return limit > PGOFF_MIN && limit < PGOFF_LIMIT ? limit : PGOFF_LIMIT;
+}
+#else
+static u64 pgoff_limit(void)
+{
+	return PGOFF_LIMIT;
+}
+#endif
+
 /* Every open file of the device, for debugfs's per-process view. */
 DEFINE_MUTEX(npu_mem_clients_lock);
 LIST_HEAD(npu_mem_clients);
@@ -41,6 +62,7 @@ struct npu_mem_client *npu_mem_client_create(const struct cred *cred)
 	xa_init_flags(&client->handles, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
 	client->offsets = RB_ROOT;
 	client->next_pgoff = PGOFF_MIN;
+	client->pgoff_limit = pgoff_limit();
 	client->id = atomic64_inc_return(&next_client_id);
 	client->cred = get_cred(cred);
 	client->unlimited = ns_capable_noaudit(&init_user_ns, CAP_IPC_LOCK);
@@ -129,15 +151,19 @@ static struct npu_mem_handle *offset_lookup(struct npu_mem_client *client,
  * fit, a walk that only a client with 16 TiB of history ever pays for).
  * Buffers with 2 MiB chunks start at 2 MiB-aligned offsets, so that the
  * address mmap picks (thp_get_unmapped_area) can map them with PMDs.
+ * The fast path relies on nothing live at or above next_pgoff: a gap that
+ * first fit finds may reach past it (the last buffers were freed), so
+ * next_pgoff moves past whatever first fit hands out.
  */
 static int alloc_pgoff(struct npu_mem_client *client, u64 npages, u64 align,
 		       u64 *pgoff)
 {
+	const u64 limit = client->pgoff_limit;
 	u64 start = round_up(client->next_pgoff, align);
 	struct rb_node *n;
 
 	lockdep_assert_held(&client->lock);
-	if (start < PGOFF_LIMIT && npages <= PGOFF_LIMIT - start) {
+	if (start < limit && npages <= limit - start) {
 		*pgoff = start;
 		client->next_pgoff = start + npages;
 		return 0;
@@ -152,9 +178,10 @@ static int alloc_pgoff(struct npu_mem_client *client, u64 npages, u64 align,
 			break;
 		start = max(start, round_up(h->pgoff + buf_pages(h->buf), align));
 	}
-	if (start >= PGOFF_LIMIT || PGOFF_LIMIT - start < npages)
+	if (start >= limit || limit - start < npages)
 		return -ENOSPC;
 	*pgoff = start;
+	client->next_pgoff = max(client->next_pgoff, start + npages);
 	return 0;
 }
 
@@ -170,7 +197,8 @@ static void describe(struct npu_mem_client *client,
  * npu_mem_client_add() - a new handle for @buf in @client
  * @client: the open file
  * @buf: the buffer; the caller's reference passes to the handle on success
- * @hflags: NPU_MEM_BUF_IMPORTED when the buffer is another file's
+ * @hflags: NPU_MEM_BUF_IMPORTED when the buffer is another file's,
+ *	NPU_MEM_BUF_READONLY when the handle may not write it
  * @handle: out: the handle number
  * @desc: out: the buffer as this handle describes it
  *
@@ -261,9 +289,9 @@ int npu_mem_client_describe(struct npu_mem_client *client, u32 handle,
 	return h ? 0 : -ENOENT;
 }
 
-/* Returns a new reference, or NULL. */
+/* Returns a new reference, or NULL; @hflags (if set) gets the handle's flags. */
 struct npu_mem_buf *npu_mem_client_lookup(struct npu_mem_client *client,
-					  u32 handle)
+					  u32 handle, u32 *hflags)
 {
 	struct npu_mem_handle *h;
 	struct npu_mem_buf *buf = NULL;
@@ -272,6 +300,8 @@ struct npu_mem_buf *npu_mem_client_lookup(struct npu_mem_client *client,
 	h = xa_load(&client->handles, handle);
 	if (h) {
 		buf = h->buf;
+		if (hflags)
+			*hflags = h->flags;
 		npu_mem_buf_get(buf);
 	}
 	mutex_unlock(&client->lock);
@@ -280,11 +310,12 @@ struct npu_mem_buf *npu_mem_client_lookup(struct npu_mem_client *client,
 
 /*
  * Returns a new reference to the buffer whose offset range holds @pgoff,
- * and in @first the page offset where that range starts.
+ * in @first the page offset where that range starts and in @hflags the
+ * flags of the handle it belongs to.
  */
 struct npu_mem_buf *npu_mem_client_lookup_pgoff(struct npu_mem_client *client,
 						unsigned long pgoff,
-						u64 *first)
+						u64 *first, u32 *hflags)
 {
 	struct npu_mem_handle *h;
 	struct npu_mem_buf *buf = NULL;
@@ -294,6 +325,7 @@ struct npu_mem_buf *npu_mem_client_lookup_pgoff(struct npu_mem_client *client,
 	if (h) {
 		buf = h->buf;
 		*first = h->pgoff;
+		*hflags = h->flags;
 		npu_mem_buf_get(buf);
 	}
 	mutex_unlock(&client->lock);

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * debugfs view of global usage (npu_mem/usage), of the NPU device
- * (npu_mem/device) and of every client (npu_mem/clients), for status tools.
+ * (npu_mem/device) and of every client (npu_mem/clients), for status tools;
+ * in the test build also npu_mem/pgoff_limit, a smaller mmap offset space
+ * for the files opened while it is set (client.c).
  */
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
@@ -58,6 +60,11 @@ void npu_mem_debugfs_init(void)
 	debugfs_create_file("usage", 0444, npu_mem_debugfs, NULL, &usage_fops);
 	debugfs_create_file("device", 0444, npu_mem_debugfs, NULL, &device_fops);
 	debugfs_create_file("clients", 0444, npu_mem_debugfs, NULL, &clients_fops);
+#ifdef NPU_MEM_TEST_ENGINE
+	/* Test build only: client.c says what it is for. */
+	debugfs_create_u64("pgoff_limit", 0600, npu_mem_debugfs,
+			   &npu_mem_test_pgoff_limit);
+#endif
 }
 
 void npu_mem_debugfs_exit(void)

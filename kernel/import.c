@@ -10,13 +10,23 @@
  * makes exporters pin for static importers, and an exporter that cannot
  * fails the attachment or the mapping, which the caller gets as is.
  *
+ * A dma-buf file opened without O_RDWR gives no write access (its own
+ * mmap refuses PROT_WRITE), and neither does its import: the buffer is
+ * NPU_MEM_BUF_READONLY, so every handle on it maps read-only and cannot
+ * be exported writable, and the NPU's mapping is DMA_TO_DEVICE, so the
+ * device only reads it.  A dma-buf has one file, so every fd of it has the
+ * same mode and its imports are all read-only or all read-write.
+ *
  * Imports are kept on a list of their own, under imports_mutex, for
  * device removal and for the test DMA engine's address checks.  That lock
  * is taken inside npu_mem_bufs_lock (buffer.c's range checks) and around the
- * exporter's reservation lock (mapping, unmapping and detaching take it).
+ * exporter's unmap and detach (release and device removal), which take the
+ * dma-buf's reservation lock; attach and map run without it, before the
+ * import is listed.
  */
 #include <linux/dma-buf.h>
 #include <linux/dma-mapping.h>
+#include <linux/fs.h>
 #include <linux/slab.h>
 
 #include "npu_mem.h"
@@ -26,6 +36,7 @@ struct npu_mem_import {
 	struct dma_buf *dmabuf;		/* a reference */
 	struct dma_buf_attachment *attach;	/* while the buffer is mapped */
 	struct sg_table *sgt;		/* the exporter's mapping for the NPU */
+	enum dma_data_direction dir;	/* of @sgt: TO_DEVICE when read-only */
 	struct list_head node;		/* npu_mem_imports */
 };
 
@@ -70,7 +81,7 @@ static int attach_and_map(struct npu_mem_buf *buf)
 		ret = PTR_ERR(attach);
 		goto out;
 	}
-	sgt = npu_dma_buf_map_unlocked(attach, DMA_BIDIRECTIONAL);
+	sgt = npu_dma_buf_map_unlocked(attach, imp->dir);
 	if (IS_ERR_OR_NULL(sgt)) {
 		ret = sgt ? PTR_ERR(sgt) : -ENOMEM;
 		dma_buf_detach(imp->dmabuf, attach);
@@ -100,7 +111,7 @@ static void unmap_import(struct npu_mem_buf *buf)
 	lockdep_assert_held(&imports_mutex);
 	if (!buf->mapped)
 		return;
-	npu_dma_buf_unmap_unlocked(imp->attach, imp->sgt, DMA_BIDIRECTIONAL);
+	npu_dma_buf_unmap_unlocked(imp->attach, imp->sgt, imp->dir);
 	dma_buf_detach(imp->dmabuf, imp->attach);
 	imp->attach = NULL;
 	imp->sgt = NULL;
@@ -112,17 +123,21 @@ static void unmap_import(struct npu_mem_buf *buf)
  * A dma-buf imported already stands for itself: one attachment per dma-buf,
  * as DRM's PRIME import keeps one object per dma-buf, so the device never
  * has the same pages mapped twice (which the DMA API does not support: two
- * mappings of a cache line).  A buffer on its way out (no references left)
- * is not taken: the caller attaches anew.
+ * mappings of a cache line the device may write).  Only an import of the
+ * same access: a read-only import must not lend write access, nor a
+ * read-write importer get a mapping the device may not write.  A buffer on
+ * its way out (no references left) is not taken: the caller attaches anew.
  */
-static struct npu_mem_buf *find_import(struct dma_buf *dmabuf)
+static struct npu_mem_buf *find_import(struct dma_buf *dmabuf,
+				       enum dma_data_direction dir)
 {
 	struct npu_mem_import *imp;
 	struct npu_mem_buf *buf = NULL;
 
 	mutex_lock(&imports_mutex);
 	list_for_each_entry(imp, &npu_mem_imports, node) {
-		if (imp->dmabuf == dmabuf && imp->buf->mapped &&
+		if (imp->dmabuf == dmabuf && imp->dir == dir &&
+		    imp->buf->mapped &&
 		    kref_get_unless_zero(&imp->buf->ref)) {
 			buf = imp->buf;
 			break;
@@ -143,16 +158,21 @@ static struct npu_mem_buf *find_import(struct dma_buf *dmabuf)
  */
 struct npu_mem_buf *npu_mem_import_dmabuf(int fd, u32 *hflags)
 {
+	enum dma_data_direction dir;
 	struct npu_mem_import *imp;
 	struct npu_mem_buf *buf;
 	struct dma_buf *dmabuf;
+	bool writable;
 	int ret;
 
 	dmabuf = dma_buf_get(fd);
 	if (IS_ERR(dmabuf))
 		return ERR_CAST(dmabuf);
 
-	*hflags = NPU_MEM_BUF_IMPORTED;
+	/* The fd names the dma-buf's one file: its mode is the caller's access. */
+	writable = dmabuf->file->f_mode & FMODE_WRITE;
+	dir = writable ? DMA_BIDIRECTIONAL : DMA_TO_DEVICE;
+	*hflags = NPU_MEM_BUF_IMPORTED | (writable ? 0 : NPU_MEM_BUF_READONLY);
 	buf = npu_mem_dmabuf_buf(dmabuf);
 	if (buf) {
 		/* Ours: the same buffer, as IPC_IMPORT gives it. */
@@ -165,7 +185,7 @@ struct npu_mem_buf *npu_mem_import_dmabuf(int fd, u32 *hflags)
 		return buf;
 	}
 
-	buf = find_import(dmabuf);
+	buf = find_import(dmabuf, dir);
 	if (buf) {
 		dma_buf_put(dmabuf);
 		return buf;
@@ -180,13 +200,15 @@ struct npu_mem_buf *npu_mem_import_dmabuf(int fd, u32 *hflags)
 	if (!imp)
 		goto err_put;
 	buf = npu_mem_buf_new(dmabuf->size, NPU_MEM_POLICY_NORMAL_ONLY,
-			      NPU_MEM_BUF_FOREIGN);
+			      NPU_MEM_BUF_FOREIGN |
+			      (writable ? 0 : NPU_MEM_BUF_READONLY));
 	if (!buf)
 		goto err_free_imp;
 	INIT_LIST_HEAD(&imp->node);
 	buf->foreign = imp;
 	imp->buf = buf;
 	imp->dmabuf = dmabuf;
+	imp->dir = dir;
 
 	ret = attach_and_map(buf);
 	if (ret)
@@ -232,7 +254,7 @@ void npu_mem_imports_revoke(struct device *dev)
 /*
  * The test DMA engine's check (buffer.c's range lock holds us locked, so
  * nothing is unmapped under a copy in flight): is [addr, addr + len) inside
- * one device range of a mapped import?  Imports are mapped both ways.
+ * one device range of a mapped import, one the device may write if @write?
  */
 void npu_mem_imports_lock(void)
 {
@@ -261,13 +283,14 @@ static bool sgt_holds(struct sg_table *sgt, u64 addr, u64 len)
 	return false;
 }
 
-bool npu_mem_imports_range_live(u64 addr, u64 len)
+bool npu_mem_imports_range_live(u64 addr, u64 len, bool write)
 {
 	struct npu_mem_import *imp;
 
 	lockdep_assert_held(&imports_mutex);
 	list_for_each_entry(imp, &npu_mem_imports, node)
-		if (imp->buf->mapped && sgt_holds(imp->sgt, addr, len))
+		if (imp->buf->mapped && (!write || imp->dir != DMA_TO_DEVICE) &&
+		    sgt_holds(imp->sgt, addr, len))
 			return true;
 	return false;
 }

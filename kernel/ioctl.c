@@ -149,7 +149,7 @@ static int npu_mem_sync_ioctl(struct npu_mem_client *client, void *data,
 	    args->direction > NPU_MEM_SYNC_BIDIRECTIONAL)
 		return -EINVAL;
 
-	buf = npu_mem_client_lookup(client, args->handle);
+	buf = npu_mem_client_lookup(client, args->handle, NULL);
 	if (!buf)
 		return -ENOENT;
 	if (buf->flags & NPU_MEM_BUF_FOREIGN) {
@@ -177,12 +177,13 @@ static int npu_mem_export_ioctl(struct npu_mem_client *client, void *data,
 	struct npu_mem_export *args = data;
 	struct npu_mem_buf *buf;
 	struct dma_buf *dmabuf;
+	u32 hflags;
 	int fd;
 
 	if ((args->flags & ~(O_CLOEXEC | O_RDWR)) || args->pad)
 		return -EINVAL;
 
-	buf = npu_mem_client_lookup(client, args->handle);
+	buf = npu_mem_client_lookup(client, args->handle, &hflags);
 	if (!buf)
 		return -ENOENT;
 	/*
@@ -193,7 +194,7 @@ static int npu_mem_export_ioctl(struct npu_mem_client *client, void *data,
 		npu_mem_buf_put(buf);
 		return -EINVAL;
 	}
-	if ((buf->flags & NPU_MEM_BUF_READONLY) && (args->flags & O_RDWR)) {
+	if (npu_mem_handle_readonly(buf, hflags) && (args->flags & O_RDWR)) {
 		npu_mem_buf_put(buf);
 		return -EACCES;
 	}
@@ -250,10 +251,11 @@ static int npu_mem_ipc_import_ioctl(struct npu_mem_client *client, void *data,
 {
 	struct npu_mem_ipc_import *args = data;
 	struct npu_mem_buf *buf;
+	u32 hflags;
 
 	if (args->flags)
 		return -EINVAL;
-	buf = npu_mem_ipc_lookup(args->key);
+	buf = npu_mem_ipc_lookup(args->key, &hflags);
 	if (IS_ERR(buf))
 		return PTR_ERR(buf);
 	/* As EXPORT: nothing to share with a device that is gone. */
@@ -261,8 +263,7 @@ static int npu_mem_ipc_import_ioctl(struct npu_mem_client *client, void *data,
 		npu_mem_buf_put(buf);
 		return -ENODEV;
 	}
-	return add_pending(client, buf, NPU_MEM_BUF_IMPORTED, &args->handle,
-			   &args->buf, p);
+	return add_pending(client, buf, hflags, &args->handle, &args->buf, p);
 }
 
 static int npu_mem_ipc_revoke_ioctl(struct npu_mem_client *client, void *data,

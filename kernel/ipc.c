@@ -34,6 +34,7 @@ struct npu_mem_ipc_key {
 	struct npu_mem_client *owner;	/* not a reference: it revokes us */
 	u32 handle;			/* in @owner, the handle exported */
 	u32 flags;			/* NPU_MEM_IPC_* */
+	bool readonly;			/* made from a handle without write access */
 	struct npu_mem_buf *buf;	/* a reference */
 	const struct cred *cred;	/* the exporter's, at export */
 	struct pid **pids;		/* the allow-list: references */
@@ -132,6 +133,7 @@ int npu_mem_ipc_export(struct npu_mem_client *client, u32 handle, u32 flags,
 		      insert_key(k);
 		if (!ret) {
 			k->buf = h->buf;
+			k->readonly = npu_mem_handle_readonly(h->buf, h->flags);
 			npu_mem_buf_get(k->buf);
 			list_add_tail(&k->client_node, &client->ipc_keys);
 			client->nr_ipc_keys++;
@@ -242,8 +244,12 @@ static bool may_import(const struct npu_mem_ipc_key *k)
 	return listed(k);
 }
 
-/* Returns a new reference to the buffer @key names, or an ERR_PTR. */
-struct npu_mem_buf *npu_mem_ipc_lookup(const u64 key[2])
+/*
+ * Returns a new reference to the buffer @key names, or an ERR_PTR; @hflags
+ * gets the flags of the importer's handle: a key gives no more access than
+ * the handle it was made from had.
+ */
+struct npu_mem_buf *npu_mem_ipc_lookup(const u64 key[2], u32 *hflags)
 {
 	struct npu_mem_ipc_key *k;
 	struct npu_mem_buf *buf;
@@ -256,6 +262,8 @@ struct npu_mem_buf *npu_mem_ipc_lookup(const u64 key[2])
 		buf = ERR_PTR(-EACCES);
 	} else {
 		buf = k->buf;
+		*hflags = NPU_MEM_BUF_IMPORTED |
+			  (k->readonly ? NPU_MEM_BUF_READONLY : 0);
 		npu_mem_buf_get(buf);
 	}
 	mutex_unlock(&npu_mem_ipc_lock);

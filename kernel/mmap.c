@@ -174,13 +174,27 @@ int npu_mem_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct npu_mem_client *client = file->private_data;
 	struct npu_mem_buf *buf;
+	u32 hflags;
 	u64 first;
 	int ret;
 
-	buf = npu_mem_client_lookup_pgoff(client, vma->vm_pgoff, &first);
+	buf = npu_mem_client_lookup_pgoff(client, vma->vm_pgoff, &first,
+					  &hflags);
 	if (!buf)
 		return -EINVAL;
 	vma->vm_pgoff -= first;
+	/*
+	 * A handle without write access maps read-only for good, whoever
+	 * maps the pages (us or a foreign exporter's dma_buf_mmap(), which
+	 * checks no file mode): no mprotect() can add PROT_WRITE later.
+	 */
+	if (npu_mem_handle_readonly(buf, hflags)) {
+		if (vma->vm_flags & VM_WRITE) {
+			npu_mem_buf_put(buf);
+			return -EACCES;
+		}
+		npu_vm_flags_clear(vma, VM_MAYWRITE);
+	}
 	if (!(vma->vm_flags & VM_MAYSHARE))
 		ret = -EINVAL;		/* the rule for every mapping of ours */
 	else if (buf->flags & NPU_MEM_BUF_FOREIGN)

@@ -21,8 +21,10 @@
  * lock (debugfs), never after it.  npu_mem_ipc_lock (ipc.c: the key
  * registry) is taken inside a client's lock, never around it.  import.c's
  * imports_mutex is taken inside npu_mem_bufs_lock (the test engine's range
- * checks) and around foreign dma-bufs' reservation locks.  npu_mem_bufs_lock (the live-buffer
- * registry, and every buffer's DMA mapping state) nests inside the device's
+ * checks) and around a foreign dma-buf's unmap and detach, which take its
+ * reservation lock; attach and map run with neither held.
+ * npu_mem_bufs_lock (the live-buffer registry, and every buffer's DMA
+ * mapping state) nests inside the device's
  * removal (device.c: npu_dev_lock, then the revoke callback takes it) and
  * inside the mm's mmap lock, where a VMA's ->close (munmap, exit) or a
  * failed mmap drops a buffer's last reference; of the module's locks only
@@ -89,15 +91,29 @@ struct npu_mem_handle {
 	struct npu_mem_buf *buf;	/* a reference */
 	u64 pgoff;			/* mmap offset (pages); 0: not mappable */
 	struct rb_node offset_node;	/* in the client's offsets, if pgoff */
-	u32 flags;			/* NPU_MEM_BUF_IMPORTED */
+	u32 flags;			/* NPU_MEM_BUF_IMPORTED, _READONLY */
 };
+
+/*
+ * A handle gives no write access when its buffer is READONLY, or when it
+ * came from something that gave none: a dma-buf file opened without
+ * O_RDWR, or an IPC key made from such a handle.  The buffer may still be
+ * writable through its owner's handles, so this is the handle's, not the
+ * buffer's, property.
+ */
+static inline bool npu_mem_handle_readonly(const struct npu_mem_buf *buf,
+					   u32 hflags)
+{
+	return (READ_ONCE(buf->flags) | hflags) & NPU_MEM_BUF_READONLY;
+}
 
 struct npu_mem_client {
 	struct mutex lock;		/* handles, offsets, usage below */
 	struct xarray handles;
 	struct rb_root offsets;		/* buffers with a handle, by pgoff */
 	u32 next_handle;		/* xa_alloc_cyclic() cursor */
-	u64 next_pgoff;			/* first never-used mmap page offset */
+	u64 next_pgoff;			/* above every live handle's mmap offsets */
+	u64 pgoff_limit;		/* end of the mmap offset space (pages) */
 	u64 id;
 	const struct cred *cred;	/* the opener's: its user pays for the buffers */
 	bool unlimited;			/* the opener had CAP_IPC_LOCK */
@@ -183,10 +199,10 @@ int npu_mem_client_remove(struct npu_mem_client *client, u32 handle,
 int npu_mem_client_describe(struct npu_mem_client *client, u32 handle,
 			    struct npu_mem_buffer *desc);
 struct npu_mem_buf *npu_mem_client_lookup(struct npu_mem_client *client,
-					  u32 handle);
+					  u32 handle, u32 *hflags);
 struct npu_mem_buf *npu_mem_client_lookup_pgoff(struct npu_mem_client *client,
 						unsigned long pgoff,
-						u64 *first);
+						u64 *first, u32 *hflags);
 void npu_mem_client_show_fdinfo(struct seq_file *m,
 				struct npu_mem_client *client);
 
@@ -209,7 +225,7 @@ int npu_mem_ipc_export(struct npu_mem_client *client, u32 handle, u32 flags,
 		       u64 key[2]);
 int npu_mem_ipc_set_pids(struct npu_mem_client *client, const u64 key[2],
 			 const s32 __user *pids, u32 count);
-struct npu_mem_buf *npu_mem_ipc_lookup(const u64 key[2]);
+struct npu_mem_buf *npu_mem_ipc_lookup(const u64 key[2], u32 *hflags);
 int npu_mem_ipc_revoke(struct npu_mem_client *client, const u64 key[2]);
 void npu_mem_ipc_revoke_handle(struct npu_mem_client *client, u32 handle);
 void npu_mem_ipc_revoke_client(struct npu_mem_client *client);
@@ -224,13 +240,14 @@ void npu_mem_import_release(struct npu_mem_buf *buf);
 void npu_mem_imports_revoke(struct device *dev);
 void npu_mem_imports_lock(void);
 void npu_mem_imports_unlock(void);
-bool npu_mem_imports_range_live(u64 addr, u64 len);
+bool npu_mem_imports_range_live(u64 addr, u64 len, bool write);
 int npu_mem_import_sync(struct npu_mem_buf *buf, u64 offset, u64 len, u32 dir);
 int npu_mem_import_mmap(struct npu_mem_buf *buf, struct vm_area_struct *vma);
 
 /* edu.c: QEMU's edu device as a test DMA engine, in test builds only */
 struct pci_dev;
 #ifdef NPU_MEM_TEST_ENGINE
+extern u64 npu_mem_test_pgoff_limit;	/* client.c, debugfs pgoff_limit */
 void npu_mem_edu_probe(struct pci_dev *pdev);
 void npu_mem_edu_remove(struct pci_dev *pdev);
 #else

@@ -649,7 +649,9 @@ END_TEST
  * One dma-buf imported three times (twice into one file, once into
  * another) is one import: one attachment, one device mapping (the same
  * dev_addr, which under an IOMMU two mappings would not share), and it
- * goes with the last of its handles.
+ * goes with the last of its handles.  The later imports hold no dma-buf
+ * reference of their own: once every handle is freed and every fd
+ * closed, vgem's object is gone and bufinfo no longer lists the dma-buf.
  */
 START_TEST(vgem_import_twice_one_attachment)
 {
@@ -657,6 +659,7 @@ START_TEST(vgem_import_twice_one_attachment)
 	struct npu_mem_buffer q;
 	int fd, fd2, att0;
 	struct exp e;
+	uint64_t ino;
 
 	need_exporter(E_VGEM);
 	exp_new(&e, E_VGEM, 4 * NM_4K);
@@ -684,7 +687,12 @@ START_TEST(vgem_import_twice_one_attachment)
 		ck_assert_int_eq(attachments(e.ino), att0);
 	close(fd2);
 	close(fd);
+	ino = e.ino;
 	exp_drop(&e);
+	if (have_bufinfo())
+		ck_assert_msg(!dmabuf_alive(ino, false), "the vgem dma-buf "
+			      "imported three times outlives every handle, fd "
+			      "and object (an import kept a reference)");
 }
 END_TEST
 

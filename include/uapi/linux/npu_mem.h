@@ -193,7 +193,13 @@ struct npu_mem_info {
 #define NPU_MEM_ALLOC_VALID	(NPU_MEM_ALLOC_READONLY)
 
 /* npu_mem_buffer.flags */
-#define NPU_MEM_BUF_READONLY	(1U << 0)	/* allocated with NPU_MEM_ALLOC_READONLY */
+#define NPU_MEM_BUF_READONLY	(1U << 0)	/* allocated with NPU_MEM_ALLOC_READONLY,
+						 * or a handle without write access
+						 * (DMABUF_IMPORT of a read-only
+						 * dma-buf, IPC_IMPORT of a key made
+						 * from such a handle): CPU mappings
+						 * may not be writable (mmap with
+						 * PROT_WRITE: -EACCES) */
 #define NPU_MEM_BUF_DEV_CONTIG	(1U << 1)	/* one contiguous device address range */
 #define NPU_MEM_BUF_DEV_HIDDEN	(1U << 2)	/* dev_addr, dev_segments and DEV_CONTIG
 						 * withheld: they are physical and the
@@ -313,7 +319,7 @@ struct npu_mem_sync {
  * struct npu_mem_export - NPU_MEM_IOCTL_EXPORT: a dma-buf for a buffer
  * @handle: in: the buffer
  * @flags: in: O_CLOEXEC and/or O_RDWR, nothing else (-EINVAL); O_RDWR on
- *	a NPU_MEM_ALLOC_READONLY buffer gives -EACCES; -ENODEV once the device
+ *	a NPU_MEM_BUF_READONLY handle gives -EACCES; -ENODEV once the device
  *	was removed; -EMFILE/-ENFILE when no file descriptor is free, -ENOMEM
  * @fd: out: the dma-buf file descriptor
  * @pad: must be 0
@@ -333,7 +339,9 @@ struct npu_mem_export {
  * Another process that learns the key (by any channel) and is allowed to
  * may IPC_IMPORT it: it gets a handle in its own open file naming the same
  * pages and the same device mapping, which it maps, queries, syncs and
- * frees like its own.  Who may import:
+ * frees like its own, with no more access than the exporting handle had:
+ * a key made from a NPU_MEM_BUF_READONLY handle gives READONLY handles.
+ * Who may import:
  *  - with an allow-list (IPC_SET_PIDS), exactly the listed processes.
  *    Pids are resolved in the caller's pid namespace when they are set and
  *    kept as references to those processes, so a pid reused by another
@@ -481,6 +489,15 @@ struct npu_mem_host_register {
  * only move it (dynamic-only, without pinning) fail the import with their
  * error.  The handle holds a reference to the dma-buf until FREE and the
  * last mapping; the memory stays charged to whoever the exporter charges.
+ * The dma-buf file's access mode is the handle's: one opened without
+ * O_RDWR (npu-mem's EXPORT without O_RDWR, DRM PRIME without DRM_RDWR, a
+ * dma-heap allocation with O_RDONLY) gives a NPU_MEM_BUF_READONLY handle,
+ * read-only everywhere: mmap with PROT_WRITE gives -EACCES and mprotect
+ * cannot add it (also through the exporter's mmap), EXPORT with O_RDWR
+ * -EACCES, IPC keys made from it give READONLY handles, and another
+ * driver's read-only dma-buf is mapped for the NPU to read only
+ * (DMA_TO_DEVICE).  A read-only handle on an npu-mem buffer shares that
+ * buffer's device mapping, which is its owner's.
  *  - a dma-buf of npu-mem itself gives a handle on the same buffer (as
  *    IPC_IMPORT does: NPU_MEM_BUF_IMPORTED, not FOREIGN);
  *  - another driver's gets NPU_MEM_BUF_FOREIGN; importing it again, into
