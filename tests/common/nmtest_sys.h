@@ -143,4 +143,19 @@ bool nm_span_more(const struct nm_span *sp, bool enough);
 bool nm_span_over(const struct nm_span *sp);
 double nm_span_secs(const struct nm_span *sp);	/* seconds since start */
 
+/*
+ * In a forked child, where Check's assertions cannot report: print
+ * "FILE:LINE: WHO: message" and exit with a status made from the line
+ * (2 to 201), so that the parent's check of the status names the place.
+ */
+#define NM_CHILD_CHECK(who, cond, ...) do {				\
+	if (!(cond)) {							\
+		printf("%s:%d: %s: ", __FILE__, __LINE__, (who));	\
+		printf(__VA_ARGS__);					\
+		printf("\n");						\
+		fflush(stdout);						\
+		_exit(__LINE__ % 200 + 2);				\
+	}								\
+} while (0)
+
 #endif /* NMTEST_SYS_H */

@@ -46,15 +46,7 @@
 #define HEAP_DEV	"/dev/dma_heap/system"
 
 /* In the unprivileged child: no Check assertions, a message and a status. */
-#define CHILD_CHECK(cond, ...) do {					\
-	if (!(cond)) {							\
-		printf("%s:%d: importer: ", __FILE__, __LINE__);	\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
-		fflush(stdout);						\
-		_exit(__LINE__ % 200 + 2);				\
-	}								\
-} while (0)
+#define CHILD_CHECK(cond, ...) NM_CHILD_CHECK("importer", cond, __VA_ARGS__)
 
 #define CHILD_RET(expr, want) do {					\
 	int _r = (expr);						\

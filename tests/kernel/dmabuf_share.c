@@ -49,15 +49,7 @@ enum msg {
 };
 
 /* In A and B: no Check assertions, a message and an exit status. */
-#define CHILD_CHECK(cond, ...) do {					\
-	if (!(cond)) {							\
-		printf("%s:%d: %s: ", __FILE__, __LINE__, who);		\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
-		fflush(stdout);						\
-		_exit(__LINE__ % 200 + 2);				\
-	}								\
-} while (0)
+#define CHILD_CHECK(cond, ...) NM_CHILD_CHECK(who, cond, __VA_ARGS__)
 
 /* Open fds that are dma-bufs (their fdinfo names an exporter). */
 static int dmabuf_fds(void)
