@@ -80,16 +80,16 @@ set -uo pipefail
 MATRIX=(
 	# profiles  config             kernels      suites
 	"check,full x86_64             newest       lib python samples"
+	"full       x86_64             host,!newest lib python samples"
+	"check      x86_64-swiotlb-edu 6.1          kernel lib !kernel/dmabuf* !kernel/coherence_stress !kernel/exhaustion !kernel/huge_fallback"
+	"full       x86_64-swiotlb-edu newest,6.1   kernel lib !kernel/dmabuf* !kernel/coherence_stress !kernel/exhaustion !kernel/huge_fallback"
 	"check      x86_64             all          kernel !kernel/alloc_race fuzz"
 	"full       x86_64             all          kernel fuzz"
-	"full       x86_64             host,!newest lib python samples"
 	"full       x86_64             other        lib"
 	"check      x86_64-iommu-edu   newest       kernel/edu_dma kernel/sync kernel/sync_trace kernel/alloc_policy kernel/get_info kernel/visibility kernel/dmabuf* kernel/alloc_race kernel/host_register kernel/ipc_mem kernel/pmd_map kernel/dev_remove"
 	"full       x86_64-iommu-edu   newest,6.1   kernel/edu_dma kernel/sync kernel/sync_trace kernel/alloc_policy kernel/get_info kernel/visibility kernel/dmabuf* kernel/alloc_race kernel/host_register kernel/ipc_mem kernel/pmd_map kernel/dev_remove"
 	"check      x86_64-race        all          kernel/alloc_race kernel/ipc_mem"
 	"full       x86_64-race        all          kernel/alloc_race kernel/ipc_mem fuzz"
-	"check      x86_64-swiotlb-edu 6.1          kernel lib !kernel/dmabuf* !kernel/coherence_stress !kernel/exhaustion !kernel/huge_fallback"
-	"full       x86_64-swiotlb-edu newest,6.1   kernel lib !kernel/dmabuf* !kernel/coherence_stress !kernel/exhaustion !kernel/huge_fallback"
 	"check,full x86_64-noinit      newest       kernel/content_zero kernel/leak_memcg"
 )
 
@@ -367,12 +367,13 @@ printf '==== run-all: profile %s, up to %s jobs side by side, kernels: %s ====\n
 	"$profile" "$JOBS_MAX" "${kernels[*]}"
 
 # One pool, queued longest first so that the last job to end is a short one
-# (doc/testing.md has the times).  The installation tests run beside the
-# guests: what DKMS installs into /lib/modules is the host's npu_mem, which
-# no guest loads from there.  The samples guest waits for their build.
-job samples-build step_samples
-job install step_install
+# (doc/testing.md has the times): valgrind, the samples' build (their guest
+# waits for it), the two longest guests (the matrix lists them first), the
+# installation tests, the other guests, the steps of seconds.  The
+# installation tests run beside the guests: what DKMS installs into
+# /lib/modules is the host's npu_mem, which no guest loads from there.
 [ -z "$newest" ] || job "$newest-valgrind" step_valgrind
+job samples-build step_samples
 if [ -z "$newest" ]; then
 	add "guests" 0 1 0 "no kernel with /lib/modules/*/build and /boot/vmlinuz-*"
 fi
@@ -391,8 +392,10 @@ for row in "${MATRIX[@]}"; do
 		id=$k-$config-$n
 		job "$id$after" step_guest "$k $config: ${suites[*]}" "$RES/$id" \
 			"$config" "$k" "${suites[@]}"
+		[ "$n" != 2 ] || job install step_install
 	done
 done
+[ "$n" -ge 2 ] || job install step_install
 job sparse step_sparse
 [ -z "$newest" ] || job selftest step_selftest
 job host step_host

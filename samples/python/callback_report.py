@@ -16,11 +16,13 @@ the report thread, in order, after the copy queued before it.
 """
 import sys
 import threading
+import time
 
 import acl
 
 ACL_SUCCESS = 0
 ACL_ERROR_RT_REPORT_TIMEOUT = 507012
+ACL_ERROR_RT_THREAD_SUBSCRIBE = 107012
 ACL_MEM_MALLOC_HUGE_FIRST = 0
 ACL_MEMCPY_DEVICE_TO_HOST = 2
 ACL_CALLBACK_NO_BLOCK = 0
@@ -75,9 +77,15 @@ class Sample:
         if ret != ACL_SUCCESS:
             self.report_errors.append(f"acl.rt.set_context: {ret}")
             return
+        # The loop runs before subscribe_report (the main thread needs this
+        # thread's id first) and after unsubscribe_report: "no stream
+        # subscribed" is then no error, and the thread must go on until
+        # told to stop, or the stream waits for ever for its callbacks.
         while self.running:
             ret = acl.rt.process_report(timeout)
-            if ret not in (ACL_SUCCESS, ACL_ERROR_RT_REPORT_TIMEOUT):
+            if ret == ACL_ERROR_RT_THREAD_SUBSCRIBE:
+                time.sleep(0.001)
+            elif ret not in (ACL_SUCCESS, ACL_ERROR_RT_REPORT_TIMEOUT):
                 self.report_errors.append(f"acl.rt.process_report: {ret}")
                 return
 
