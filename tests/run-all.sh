@@ -370,8 +370,10 @@ printf '==== run-all: profile %s, up to %s jobs side by side, kernels: %s ====\n
 # (doc/testing.md has the times): valgrind, the samples' build (their guest
 # waits for it), the two longest guests (the matrix lists them first), the
 # installation tests, the other guests, the steps of seconds.  The
-# installation tests run beside the guests: what DKMS installs into
-# /lib/modules is the host's npu_mem, which no guest loads from there.
+# installation tests run beside the guests (what DKMS installs into
+# /lib/modules is the host's npu_mem, which no guest loads from there), but
+# after the samples' build: both "make install" with their own PREFIX, which
+# remakes build/lib/aclmem.pc, so side by side one installs the other's.
 [ -z "$newest" ] || job "$newest-valgrind" step_valgrind
 job samples-build step_samples
 if [ -z "$newest" ]; then
@@ -392,10 +394,10 @@ for row in "${MATRIX[@]}"; do
 		id=$k-$config-$n
 		job "$id$after" step_guest "$k $config: ${suites[*]}" "$RES/$id" \
 			"$config" "$k" "${suites[@]}"
-		[ "$n" != 2 ] || job install step_install
+		[ "$n" != 2 ] || job install:samples-build step_install
 	done
 done
-[ "$n" -ge 2 ] || job install step_install
+[ "$n" -ge 2 ] || job install:samples-build step_install
 job sparse step_sparse
 [ -z "$newest" ] || job selftest step_selftest
 job host step_host
