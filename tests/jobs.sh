@@ -45,14 +45,13 @@ jobs_body() {
 
 # jobs_merge ID: the job's summary lines and totals into this shell's.
 jobs_merge() {
-	local id=$1 mp=$tot_p mf=$tot_f ms=$tot_s
-	local -a ms_sum=("${summary[@]}") ms_det=("${details[@]}")
+	local id=$1
 	if [ ! -s "$JOBS_DIR/$id.sum" ]; then
-		summary=("${ms_sum[@]}") details=("${ms_det[@]}")
-		tot_p=$mp tot_f=$mf tot_s=$ms
 		add "$id" 0 1 0 "the job ended without a summary, see $JOBS_DIR/$id.log"
 		return
 	fi
+	local mp=$tot_p mf=$tot_f ms=$tot_s
+	local -a ms_sum=("${summary[@]}") ms_det=("${details[@]}")
 	# shellcheck disable=SC1090 # written by jobs_body above
 	. "$JOBS_DIR/$id.sum"
 	summary=("${ms_sum[@]}" "${summary[@]}")

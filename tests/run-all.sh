@@ -140,12 +140,13 @@ vm_failure() {
 	esac
 }
 
-# summary_from_log LABEL LOG: the "N passed, N failed, N skipped" line a
-# step printed last, added under LABEL.
+# summary_from_log LABEL LOG: the "N passed, N failed[, N skipped]" line a
+# step printed last, added under LABEL; a log that does not end with one
+# (the step died) is a failure.
 summary_from_log() {
 	local p="" f=0 s=0
-	read -r p f s < <(grep -E '^[0-9]+ passed, [0-9]+ failed' "$2" | tail -n 1 |
-		sed 's/^\([0-9]*\) passed, \([0-9]*\) failed\(, \([0-9]*\) skipped\)\{0,1\}.*/\1 \2 \4/')
+	read -r p f s < <(tail -n 1 "$2" |
+		sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed\(, \([0-9]*\) skipped\)\{0,1\}.*/\1 \2 \4/p')
 	if [ -n "${p:-}" ]; then
 		add "$1" "$p" "$f" "${s:-0}"
 	else
@@ -221,15 +222,9 @@ step_sparse() {
 # Installation: make install into a DESTDIR, DKMS for every kernel and
 # guests booted with the DKMS-installed module (tests/install/run.sh).
 step_install() {
-	local p f
 	bash "$TOP/tests/install/run.sh" >"$RES/install.log" 2>&1
 	cat "$RES/install.log"
-	read -r p f < <(tail -n 1 "$RES/install.log" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/p')
-	if [ -n "${p:-}" ]; then
-		add "install (dkms, make install, no driver)" "$p" "$f" 0
-	else
-		add "install (dkms, make install, no driver)" 0 1 0 "no summary line, see $RES/install.log"
-	fi
+	summary_from_log "install (dkms, make install, no driver)" "$RES/install.log"
 }
 
 # ---- kernels ------------------------------------------------------------------
