@@ -828,6 +828,14 @@ static int sync_pieces(struct npu_mem_buf *buf, struct device *dev, u64 offset,
 	return 0;
 }
 
+/* A range of bytes not inside the buffer (empty, or its end overflowing) */
+static bool range_outside(const struct npu_mem_buf *buf, u64 offset, u64 len)
+{
+	u64 end;
+
+	return !len || check_add_overflow(offset, len, &end) || end > buf->size;
+}
+
 /**
  * npu_mem_buf_sync() - CPU cache maintenance for the NPU device's view
  * @buf: the buffer
@@ -843,10 +851,9 @@ int npu_mem_buf_sync(struct npu_mem_buf *buf, u64 offset, u64 len,
 		     enum dma_data_direction dir, bool for_cpu)
 {
 	struct device *dev;
-	u64 end;
 	int idx, ret = -ENODEV;
 
-	if (!len || check_add_overflow(offset, len, &end) || end > buf->size)
+	if (range_outside(buf, offset, len))
 		return -EINVAL;
 	/*
 	 * A mapping the device only reads is synced in that direction only
@@ -859,8 +866,51 @@ int npu_mem_buf_sync(struct npu_mem_buf *buf, u64 offset, u64 len,
 	/* Mapped for this device: a buffer of an older one was unmapped. */
 	dev = npu_mem_dev_enter(&idx);
 	if (dev && npu_mem_buf_mapped(buf))
-		ret = sync_pieces(buf, dev, offset, end, dir, for_cpu);
+		ret = sync_pieces(buf, dev, offset, offset + len, dir, for_cpu);
 	npu_mem_dev_exit(idx);
+	return ret;
+}
+
+/**
+ * npu_mem_buf_sync_request() - the SYNC ioctl's maintenance of one range
+ * @buf: the buffer (not a foreign import)
+ * @offset: first byte
+ * @len: bytes
+ * @direction: enum npu_mem_sync_dir
+ * @reader: the caller's handle may not write, others may
+ *	(npu_mem_handle_reader())
+ *
+ * Write back what the CPU wrote, then drop lines the device may change.
+ * A reader's FROM_DEVICE is done as BIDIRECTIONAL: an invalidation alone
+ * drops dirty lines on a non-coherent device, which would discard writes
+ * the reader could not have made; written back first, nothing is lost.
+ * A bounced buffer has no such order, as each direction copies one of its
+ * two copies over the other (the pages over what the device wrote, or the
+ * device's copy over what the CPU wrote): a reader may not sync it at all.
+ *
+ * Return: as npu_mem_buf_sync(), and -EACCES for a reader of a bounced
+ * buffer.
+ */
+int npu_mem_buf_sync_request(struct npu_mem_buf *buf, u64 offset, u64 len,
+			     u32 direction, bool reader)
+{
+	int ret = 0;
+
+	if (range_outside(buf, offset, len))
+		return -EINVAL;
+	if (reader) {
+		if (READ_ONCE(buf->flags) & NPU_MEM_BUF_BOUNCED)
+			return -EACCES;
+		direction |= NPU_MEM_SYNC_TO_DEVICE;
+	}
+	if (direction & NPU_MEM_SYNC_TO_DEVICE)
+		ret = npu_mem_buf_sync(buf, offset, len,
+				       direction == NPU_MEM_SYNC_TO_DEVICE ?
+				       DMA_TO_DEVICE : DMA_BIDIRECTIONAL, false);
+	if (!ret && (direction & NPU_MEM_SYNC_FROM_DEVICE))
+		ret = npu_mem_buf_sync(buf, offset, len,
+				       direction == NPU_MEM_SYNC_FROM_DEVICE ?
+				       DMA_FROM_DEVICE : DMA_BIDIRECTIONAL, true);
 	return ret;
 }
 

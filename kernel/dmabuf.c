@@ -181,11 +181,44 @@ static int sync_own(struct npu_mem_buf *buf, enum dma_data_direction dir,
 	return ret == -ENODEV ? 0 : ret;
 }
 
+/*
+ * The holder of a dma-buf opened without O_RDWR is a reader of a buffer
+ * that others may write: as for the SYNC ioctl (npu_mem_buf_sync_request()),
+ * it may not make a sync that copies over a bounced buffer's pages or its
+ * bounce buffers, and its invalidation comes after a write-back.
+ */
+static bool dmabuf_reader(const struct dma_buf *dmabuf)
+{
+	const struct npu_mem_buf *buf = dmabuf->priv;
+
+	return !(dmabuf->file->f_mode & FMODE_WRITE) &&
+	       !(READ_ONCE(buf->flags) & NPU_MEM_BUF_READONLY);
+}
+
+static bool reader_copies(const struct dma_buf *dmabuf,
+			  enum dma_data_direction dir, bool for_cpu)
+{
+	const struct npu_mem_buf *buf = dmabuf->priv;
+
+	return dmabuf_reader(dmabuf) &&
+	       (READ_ONCE(buf->flags) & NPU_MEM_BUF_BOUNCED) &&
+	       dir != (for_cpu ? DMA_TO_DEVICE : DMA_FROM_DEVICE);
+}
+
 static int npu_mem_dmabuf_begin_cpu(struct dma_buf *dmabuf,
 				    enum dma_data_direction dir)
 {
 	struct npu_mem_buf *buf = dmabuf->priv;
+	int ret;
 
+	if (reader_copies(dmabuf, dir, true))
+		return -EACCES;
+	if (dmabuf_reader(dmabuf) && dir != DMA_TO_DEVICE) {
+		npu_mem_sync_imports(buf, false);
+		ret = sync_own(buf, DMA_BIDIRECTIONAL, false);
+		if (ret)
+			return ret;
+	}
 	npu_mem_sync_imports(buf, true);
 	return sync_own(buf, dir, true);
 }
@@ -195,6 +228,8 @@ static int npu_mem_dmabuf_end_cpu(struct dma_buf *dmabuf,
 {
 	struct npu_mem_buf *buf = dmabuf->priv;
 
+	if (reader_copies(dmabuf, dir, false))
+		return -EACCES;
 	npu_mem_sync_imports(buf, false);
 	return sync_own(buf, dir, false);
 }

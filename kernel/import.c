@@ -301,15 +301,19 @@ bool npu_mem_imports_range_live(u64 addr, u64 len, bool write)
  * @offset: first byte, checked against the size
  * @len: bytes
  * @dir: NPU_MEM_SYNC_*
+ * @reader: the handle may not write (npu_mem_handle_reader())
  *
  * The exporter knows how its memory is cached and who else maps it, so the
  * whole dma-buf is handed over through its CPU-access hooks, as a
  * DMA_BUF_IOCTL_SYNC START then END pair would: beginning CPU access makes
  * the devices' writes visible to the CPU, ending it makes the CPU's visible
  * to the devices.  Always both, in that order: some exporters (udmabuf)
- * refuse an end without a begin.
+ * refuse an end without a begin.  A reader's FROM_DEVICE gets a TO_DEVICE
+ * pair first, so that the exporter writes back what others wrote before it
+ * invalidates (npu_mem_buf_sync_request() says why).
  */
-int npu_mem_import_sync(struct npu_mem_buf *buf, u64 offset, u64 len, u32 dir)
+int npu_mem_import_sync(struct npu_mem_buf *buf, u64 offset, u64 len, u32 dir,
+			bool reader)
 {
 	static const enum dma_data_direction dma_dir[] = {
 		[NPU_MEM_SYNC_TO_DEVICE] = DMA_TO_DEVICE,
@@ -324,6 +328,13 @@ int npu_mem_import_sync(struct npu_mem_buf *buf, u64 offset, u64 len, u32 dir)
 		return -EINVAL;
 	if (!npu_mem_buf_mapped(buf))
 		return -ENODEV;
+	if (reader && (dir & NPU_MEM_SYNC_FROM_DEVICE)) {
+		ret = dma_buf_begin_cpu_access(dmabuf, DMA_TO_DEVICE);
+		if (!ret)
+			ret = dma_buf_end_cpu_access(dmabuf, DMA_TO_DEVICE);
+		if (ret)
+			return ret;
+	}
 	ret = dma_buf_begin_cpu_access(dmabuf, dma_dir[dir]);
 	if (!ret)
 		ret = dma_buf_end_cpu_access(dmabuf, dma_dir[dir]);

@@ -142,31 +142,25 @@ static int npu_mem_sync_ioctl(struct npu_mem_client *client, void *data,
 {
 	struct npu_mem_sync *args = data;
 	struct npu_mem_buf *buf;
-	int ret = 0;
+	bool reader;
+	u32 hflags;
+	int ret;
 
 	if (args->reserved || !args->length ||
 	    args->direction < NPU_MEM_SYNC_TO_DEVICE ||
 	    args->direction > NPU_MEM_SYNC_BIDIRECTIONAL)
 		return -EINVAL;
 
-	buf = npu_mem_client_lookup(client, args->handle, NULL);
+	buf = npu_mem_client_lookup(client, args->handle, &hflags);
 	if (!buf)
 		return -ENOENT;
-	if (buf->flags & NPU_MEM_BUF_FOREIGN) {
+	reader = npu_mem_handle_reader(buf, hflags);
+	if (buf->flags & NPU_MEM_BUF_FOREIGN)
 		ret = npu_mem_import_sync(buf, args->offset, args->length,
-					  args->direction);
-		npu_mem_buf_put(buf);
-		return ret;
-	}
-	/* Write back what the CPU wrote, then drop lines the device may change. */
-	if (args->direction & NPU_MEM_SYNC_TO_DEVICE)
-		ret = npu_mem_buf_sync(buf, args->offset, args->length,
-				       args->direction == NPU_MEM_SYNC_TO_DEVICE ?
-				       DMA_TO_DEVICE : DMA_BIDIRECTIONAL, false);
-	if (!ret && (args->direction & NPU_MEM_SYNC_FROM_DEVICE))
-		ret = npu_mem_buf_sync(buf, args->offset, args->length,
-				       args->direction == NPU_MEM_SYNC_FROM_DEVICE ?
-				       DMA_FROM_DEVICE : DMA_BIDIRECTIONAL, true);
+					  args->direction, reader);
+	else
+		ret = npu_mem_buf_sync_request(buf, args->offset, args->length,
+					       args->direction, reader);
 	npu_mem_buf_put(buf);
 	return ret;
 }

@@ -107,6 +107,22 @@ static inline bool npu_mem_handle_readonly(const struct npu_mem_buf *buf,
 	return (READ_ONCE(buf->flags) | hflags) & NPU_MEM_BUF_READONLY;
 }
 
+/*
+ * A reader: the handle may not write, and others may (the owner of a buffer
+ * it imported read-only; a foreign exporter's other users).  Its syncs must
+ * not discard their writes (npu_mem_buf_sync_request()).  A READONLY buffer
+ * of ours has no CPU writer to lose anything.
+ */
+static inline bool npu_mem_handle_reader(const struct npu_mem_buf *buf,
+					 u32 hflags)
+{
+	u32 flags = READ_ONCE(buf->flags);
+
+	if (flags & NPU_MEM_BUF_FOREIGN)
+		return (flags | hflags) & NPU_MEM_BUF_READONLY;
+	return (hflags & NPU_MEM_BUF_READONLY) && !(flags & NPU_MEM_BUF_READONLY);
+}
+
 struct npu_mem_client {
 	struct mutex lock;		/* handles, offsets, usage below */
 	struct xarray handles;
@@ -169,6 +185,8 @@ void npu_mem_buf_describe(const struct npu_mem_buf *buf, bool sees_phys,
 bool npu_mem_buf_mapped(const struct npu_mem_buf *buf);
 int npu_mem_buf_sync(struct npu_mem_buf *buf, u64 offset, u64 len,
 		     enum dma_data_direction dir, bool for_cpu);
+int npu_mem_buf_sync_request(struct npu_mem_buf *buf, u64 offset, u64 len,
+			     u32 direction, bool reader);
 void npu_mem_sync_piece(struct device *dev, dma_addr_t addr, size_t len,
 			enum dma_data_direction dir, bool for_cpu);
 struct page *npu_mem_buf_page(const struct npu_mem_buf *buf, u64 index);
@@ -241,7 +259,8 @@ void npu_mem_imports_revoke(struct device *dev);
 void npu_mem_imports_lock(void);
 void npu_mem_imports_unlock(void);
 bool npu_mem_imports_range_live(u64 addr, u64 len, bool write);
-int npu_mem_import_sync(struct npu_mem_buf *buf, u64 offset, u64 len, u32 dir);
+int npu_mem_import_sync(struct npu_mem_buf *buf, u64 offset, u64 len, u32 dir,
+			bool reader);
 int npu_mem_import_mmap(struct npu_mem_buf *buf, struct vm_area_struct *vma);
 
 /* edu.c: QEMU's edu device as a test DMA engine, in test builds only */

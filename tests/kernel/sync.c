@@ -26,6 +26,12 @@
  *    line, no IOMMU: the x86_64-swiotlb-edu guest), on none elsewhere; a
  *    buffer 2 MiB chunks back is allocated there too (one swiotlb mapping
  *    holds at most 256 KiB).
+ *  - a reader (a read-only handle of a buffer its owner writes, here the
+ *    DMABUF_IMPORT of its read-only dma-buf) cannot undo the owner's
+ *    writes: after the owner writes, syncs, and writes again unsynced, the
+ *    reader's SYNC in every direction and its dma-buf's START READ leave the
+ *    second bytes in place; on a bounced buffer, where each of those would
+ *    copy one copy over the other, they are refused with EACCES.
  * After every refused call: an unrelated live buffer (contents, QUERY) and
  * the driver's GET_INFO counters are unchanged (NM_SENTINEL_CHECK).
  */
@@ -651,6 +657,74 @@ START_TEST(bounced_flag)
 }
 END_TEST
 
+START_TEST(reader_keeps_owners_writes)
+{
+	static const struct {
+		uint64_t size;
+		uint32_t policy;
+	} spec[] = {
+		{ 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY },
+		{ NM_2M, NPU_MEM_POLICY_HUGE_ONLY },
+	};
+	int fd = nm_open();
+
+	for (size_t i = 0; i < NM_ARRAY_SIZE(spec); i++) {
+		struct npu_mem_dmabuf_import d = { 0 };
+		struct npu_mem_alloc a;
+		uint64_t size = spec[i].size;
+		uint8_t *p, *want = malloc(size);
+		int dfd, exp, ret;
+
+		ck_assert_ptr_nonnull(want);
+		nm_assert_ok(nm_alloc(fd, size, spec[i].policy, 0, &a));
+		p = nm_mmap(fd, a.buf.mmap_offset, size, PROT_READ | PROT_WRITE);
+		ck_assert_ptr_ne(p, MAP_FAILED);
+		memset(p, 0xa1, size);
+		nm_sync_ok(fd, a.handle, NPU_MEM_SYNC_TO_DEVICE, 0, size);
+		memset(p, 0xb2, size);		/* the owner's, not yet synced */
+		memset(want, 0xb2, size);
+
+		dfd = nm_export_ok(fd, a.handle, O_CLOEXEC);
+		d.fd = dfd;
+		nm_assert_ok(nm_ioctl(fd, NPU_MEM_IOCTL_DMABUF_IMPORT, &d));
+		ck_assert_msg(d.buf.flags & NPU_MEM_BUF_READONLY,
+			      "import of a read-only dma-buf: flags %#x",
+			      d.buf.flags);
+		exp = a.buf.flags & NPU_MEM_BUF_BOUNCED ? -EACCES : 0;
+		printf("%s %llu, flags %#x: a reader's syncs must give %s\n",
+		       nm_policy_name(spec[i].policy), (unsigned long long)size,
+		       a.buf.flags, nm_retname(exp));
+		ret = nm_sync(fd, d.handle, NPU_MEM_SYNC_FROM_DEVICE, 0, size);
+		ck_assert_msg(nm_cmp(p, want, size) == SIZE_MAX, "the reader's "
+			      "FROM_DEVICE (%s) undid the owner's write at byte "
+			      "%zu", nm_retname(ret), nm_cmp(p, want, size));
+		ck_assert_int_eq(ret, exp);
+		ck_assert_int_eq(nm_sync(fd, d.handle, NPU_MEM_SYNC_BIDIRECTIONAL,
+					 1, size - 1), exp);
+		ck_assert_int_eq(nm_sync(fd, d.handle, NPU_MEM_SYNC_TO_DEVICE, 0,
+					 size), exp);
+		ck_assert_int_eq(nm_dmabuf_sync(dfd, DMA_BUF_SYNC_START |
+						DMA_BUF_SYNC_READ), exp);
+		/* no copy towards the pages: allowed */
+		ck_assert_int_eq(nm_dmabuf_sync(dfd, DMA_BUF_SYNC_END |
+						DMA_BUF_SYNC_READ), 0);
+		ck_assert_msg(nm_cmp(p, want, size) == SIZE_MAX, "a reader's sync "
+			      "undid the owner's write at byte %zu",
+			      nm_cmp(p, want, size));
+		/* the owner may: its FROM_DEVICE takes the device's copy */
+		nm_sync_ok(fd, a.handle, NPU_MEM_SYNC_TO_DEVICE, 0, size);
+		nm_sync_ok(fd, a.handle, NPU_MEM_SYNC_FROM_DEVICE, 0, size);
+		ck_assert(nm_cmp(p, want, size) == SIZE_MAX);
+		nm_free_ok(fd, d.handle);
+		close(dfd);
+		munmap(p, size);
+		nm_free_ok(fd, a.handle);
+		free(want);
+	}
+	close(fd);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = nm_suite("sync");
@@ -672,5 +746,6 @@ int main(void)
 	nm_add(s, get_info_dev_flags, 30);
 	nm_add(s, dev_segments_are_ranges, 60);
 	nm_add(s, bounced_flag, 60);
+	nm_add(s, reader_keeps_owners_writes, 60);
 	return nm_run(s, NM_NEEDS_DEVICE);
 }

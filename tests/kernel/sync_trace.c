@@ -41,7 +41,14 @@
  *        with DMA_TO_DEVICE; FROM_DEVICE -> for the CPU with
  *        DMA_FROM_DEVICE; BIDIRECTIONAL -> both, with DMA_BIDIRECTIONAL;
  *        dma-buf START -> for the CPU, END -> for the device, READ
- *        DMA_FROM_DEVICE, WRITE DMA_TO_DEVICE, RW DMA_BIDIRECTIONAL.
+ *        DMA_FROM_DEVICE, WRITE DMA_TO_DEVICE, RW DMA_BIDIRECTIONAL;
+ *  (iv)  every call for the device comes before every call for the CPU:
+ *        what the CPU wrote is written back before lines are dropped.
+ * A reader (a read-only handle of a buffer its owner may write, here a
+ * DMABUF_IMPORT of the buffer's read-only dma-buf) may not discard the
+ * owner's writes: its FROM_DEVICE must be traced as BIDIRECTIONAL's two
+ * passes, and START with READ on the read-only dma-buf as a write-back for
+ * the device, then FROM_DEVICE for the CPU; never an invalidation alone.
  * A bounced buffer (NPU_MEM_BUF_BOUNCED) is synced through its swiotlb
  * slots, and each slot's sync copies physically contiguous bytes from its
  * piece's start, so the same rules hold: when the slots form one device
@@ -651,6 +658,18 @@ static void check_request(const struct tbuf *t, const struct trace *tr,
 			    dma_dir_name(tr->ev[i].dir),
 			    (unsigned long long)tr->ev[i].addr,
 			    (unsigned long long)tr->ev[i].len);
+	/* (iv) written back before invalidated */
+	for (size_t i = 0, last_dev = 0, first_cpu = tr->n; i < tr->n; i++) {
+		if (tr->ev[i].cpu && first_cpu == tr->n)
+			first_cpu = i;
+		if (!tr->ev[i].cpu)
+			last_dev = i;
+		if (first_cpu < last_dev) {
+			bad(&r, "  call %zu (for the device) comes after call "
+			    "%zu (for the CPU)\n", last_dev, first_cpu);
+			break;
+		}
+	}
 	/* the same device for every call (only ours are traced) */
 	for (size_t i = 1; i < tr->n; i++)
 		if (tr->ev[i].dev != tr->ev[0].dev) {
@@ -882,6 +901,96 @@ START_TEST(dmabuf_sync_pieces)
 }
 END_TEST
 
+/* DMABUF_IMPORT of @dfd into @fd: the new handle, asserted read-only */
+static uint32_t import_readonly(int fd, int dfd)
+{
+	struct npu_mem_dmabuf_import d = { .fd = dfd };
+
+	ck_assert_int_eq(nm_ioctl(fd, NPU_MEM_IOCTL_DMABUF_IMPORT, &d), 0);
+	ck_assert_msg(d.buf.flags & NPU_MEM_BUF_READONLY,
+		      "import of a read-only dma-buf: flags %#x", d.buf.flags);
+	return d.handle;
+}
+
+/* One traced request through the reader's handle or its dma-buf */
+static void reader_checked(struct ctx *c, const struct tbuf *t, int ret,
+			   const struct pass *want, size_t nwant, uint64_t off,
+			   uint64_t len, const char *what)
+{
+	ck_assert_msg(ret == 0, "%s: %s", what, nm_retname(ret));
+	trace_read(&c->tr);
+	c->requests++;
+	c->calls += c->tr.n;
+	check_request(t, &c->tr, want, nwant, off, len, what, &c->probed);
+}
+
+START_TEST(reader_writes_back_first)
+{
+	static const struct pass both[] = { { DMA_BIDI, 0 }, { DMA_BIDI, 1 } };
+	static const struct pass start_read[] = {
+		{ DMA_BIDI, 0 }, { DMA_FROMDEV, 1 },
+	};
+	static const struct pass end_read = { DMA_FROMDEV, 0 };
+	static const struct pass to_dev = { DMA_TODEV, 0 };
+	struct ctx c;
+	struct tbuf t, r;
+	uint64_t size;
+	int dfd;
+
+	ctx_init(&c);
+	tbuf_new(&t, c.fd, 6 * NM_MiB + 140 * NM_KiB, NPU_MEM_POLICY_HUGE_FIRST,
+		 c.dev_flags);
+	size = t.a.buf.size;
+	dfd = nm_export_ok(c.fd, t.a.handle, O_CLOEXEC);
+	r = t;
+	r.a.handle = import_readonly(c.fd, dfd);
+	if (t.a.buf.flags & NPU_MEM_BUF_BOUNCED) {
+		/* No order keeps both copies: refused (sync.c checks bytes) */
+		ck_assert_int_eq(nm_sync(c.fd, r.a.handle,
+					 NPU_MEM_SYNC_FROM_DEVICE, 0, size),
+				 -EACCES);
+		ck_assert_int_eq(nm_dmabuf_sync(dfd, DMA_BUF_SYNC_START |
+						DMA_BUF_SYNC_READ), -EACCES);
+		c.probed = true;
+		goto out;
+	}
+	/* the whole buffer, an unaligned range across chunks, one byte */
+	trace_clear();
+	reader_checked(&c, &r, nm_sync(c.fd, r.a.handle,
+				       NPU_MEM_SYNC_FROM_DEVICE, 0, size),
+		       both, 2, 0, size, "reader's SYNC FROM_DEVICE");
+	trace_clear();
+	reader_checked(&c, &r, nm_sync(c.fd, r.a.handle,
+				       NPU_MEM_SYNC_FROM_DEVICE, 4095,
+				       size - 8190),
+		       both, 2, 4095, size - 8190, "reader's SYNC FROM_DEVICE");
+	trace_clear();
+	reader_checked(&c, &r, nm_sync(c.fd, r.a.handle,
+				       NPU_MEM_SYNC_FROM_DEVICE, 2 * NM_MiB, 1),
+		       both, 2, 2 * NM_MiB, 1, "reader's SYNC FROM_DEVICE");
+	/* a reader's TO_DEVICE writes back only */
+	trace_clear();
+	reader_checked(&c, &r, nm_sync(c.fd, r.a.handle, NPU_MEM_SYNC_TO_DEVICE,
+				       0, size),
+		       &to_dev, 1, 0, size, "reader's SYNC TO_DEVICE");
+	trace_clear();
+	reader_checked(&c, &r, nm_dmabuf_sync(dfd, DMA_BUF_SYNC_START |
+					      DMA_BUF_SYNC_READ),
+		       start_read, 2, 0, size,
+		       "read-only dma-buf sync START FROM_DEVICE");
+	trace_clear();
+	reader_checked(&c, &r, nm_dmabuf_sync(dfd, DMA_BUF_SYNC_END |
+					      DMA_BUF_SYNC_READ),
+		       &end_read, 1, 0, size,
+		       "read-only dma-buf sync END FROM_DEVICE");
+out:
+	ck_assert_int_eq(nm_free(c.fd, r.a.handle), 0);
+	close(dfd);
+	tbuf_free(&t, c.fd);
+	ctx_fini(&c);
+}
+END_TEST
+
 /*
  * Can this guest show the module's sync calls at all?  0, or 77 with the
  * reason printed.  One SYNC of a small buffer through the probe: the
@@ -977,6 +1086,7 @@ int main(void)
 		nm_add(s, sync_pieces_normal_only, 120);
 		nm_add(s, sync_pieces_huge_only, 120);
 		nm_add(s, dmabuf_sync_pieces, 120);
+		nm_add(s, reader_writes_back_first, 120);
 		ret = nm_run(s, NM_NEEDS_DEVICE);
 		/* a failed test's child leaves its probes behind */
 		trace_teardown();

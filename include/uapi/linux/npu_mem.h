@@ -306,6 +306,20 @@ enum npu_mem_sync_dir {
  * contiguous piece, so it is right under an IOMMU that merged the pieces
  * into one device range; with NPU_MEM_BUF_BOUNCED it also copies between
  * the buffer and its bounce buffers.
+ *
+ * A read-only handle (NPU_MEM_BUF_READONLY) of a buffer that others may
+ * write (one imported from a read-only dma-buf or IPC key; not a buffer
+ * allocated READONLY, which no CPU writes) may not discard their writes:
+ * its FROM_DEVICE is done as BIDIRECTIONAL, writing the CPU caches back
+ * before invalidating them, since an invalidation alone drops dirty lines
+ * on a non-coherent device.  On a NPU_MEM_BUF_BOUNCED buffer every
+ * direction copies one copy over the other (the pages over what the device
+ * wrote, or the device's over what the CPU wrote), so such a handle gets
+ * -EACCES there: the writers sync, and their sync serves every mapping of
+ * the pages.  The same holds for DMA_BUF_IOCTL_SYNC on a dma-buf opened
+ * without O_RDWR (START with READ or RW, END with WRITE or RW refused on a
+ * bounced buffer), and for a foreign read-only import, whose FROM_DEVICE
+ * is preceded by a TO_DEVICE begin/end pair through its exporter.
  */
 struct npu_mem_sync {
 	__u32 handle;
