@@ -54,7 +54,10 @@ set -uo pipefail
 #    on every kernel; the library, Python and the CANN-style samples (built
 #    on the host against both toolkits) on the newest only: they reach the
 #    kernel through the same ioctls the kernel suite covers everywhere.
-#    alloc_race runs in the race guests, made for it.
+#    alloc_race runs in the race guests, made for it.  install-status
+#    (npu-smi against known allocations: the tool's parsing, the same on
+#    every kernel) runs beside the library; the DKMS guests of the
+#    installation tests run npu-smi on every kernel.
 #  - x86_64-iommu-edu: the programs whose behaviour depends on the device,
 #    QEMU's edu DMA engine behind the Intel IOMMU (the others would repeat
 #    the plain guest's run at twice the cost); dev_remove last, although it
@@ -79,11 +82,11 @@ set -uo pipefail
 # race guests; and longer soaks (below).
 MATRIX=(
 	# profiles  config             kernels      suites
-	"check,full x86_64             newest       lib python samples"
+	"check,full x86_64             newest       lib python samples kernel/install-status"
 	"full       x86_64             host,!newest lib python samples"
 	"check      x86_64-swiotlb-edu 6.1          kernel lib !kernel/dmabuf* !kernel/coherence_stress !kernel/exhaustion !kernel/huge_fallback"
 	"full       x86_64-swiotlb-edu newest,6.1   kernel lib !kernel/dmabuf* !kernel/coherence_stress !kernel/exhaustion !kernel/huge_fallback"
-	"check      x86_64             all          kernel !kernel/alloc_race fuzz"
+	"check      x86_64             all          kernel !kernel/alloc_race !kernel/install-status fuzz"
 	"full       x86_64             all          kernel fuzz"
 	"full       x86_64             other        lib"
 	"check      x86_64-iommu-edu   newest       kernel/edu_dma kernel/sync kernel/sync_trace kernel/alloc_policy kernel/get_info kernel/visibility kernel/dmabuf* kernel/alloc_race kernel/host_register kernel/ipc_mem kernel/pmd_map kernel/dev_remove"
