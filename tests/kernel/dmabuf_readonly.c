@@ -35,11 +35,13 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <linux/dma-heap.h>
 
 #include "nmtest_cred.h"
+#include "nmtest_trace.h"
 #include "nmtest_vgem.h"
 
 #define RW		(PROT_READ | PROT_WRITE)
@@ -393,6 +395,153 @@ START_TEST(edu_readonly_vgem)
 }
 END_TEST
 
+/*
+ * kprobes on the dma-buf core's CPU-access calls, for this process only:
+ * what npu-mem asks a foreign exporter to do, in order.
+ */
+#define RO_GROUP	"npumem_ro"
+#define RO_INSTANCE	"npumem_ro_sync"
+
+static void ro_trace_off(void)
+{
+	char path[256];
+
+	nm_tracefs_write("instances/" RO_INSTANCE "/events/" RO_GROUP "/enable",
+			 "0", 0);
+	snprintf(path, sizeof(path), "%s/instances/" RO_INSTANCE,
+		 nm_tracefs_dir());
+	rmdir(path);
+	nm_tracefs_write("kprobe_events", "-:" RO_GROUP "/begin", O_APPEND);
+	nm_tracefs_write("kprobe_events", "-:" RO_GROUP "/end", O_APPEND);
+}
+
+/* 0, or -errno with *what naming the step */
+static int ro_trace_on(const char **what)
+{
+	char path[256], filter[64];
+	int ret;
+
+	ro_trace_off();
+	*what = "kprobe on dma_buf_begin_cpu_access";
+	ret = nm_tracefs_write("kprobe_events", "p:" RO_GROUP "/begin "
+			       "dma_buf_begin_cpu_access dir=$arg2:s32", O_APPEND);
+	if (ret)
+		return ret;
+	*what = "kprobe on dma_buf_end_cpu_access";
+	ret = nm_tracefs_write("kprobe_events", "p:" RO_GROUP "/end "
+			       "dma_buf_end_cpu_access dir=$arg2:s32", O_APPEND);
+	if (ret)
+		return ret;
+	*what = "trace instance";
+	snprintf(path, sizeof(path), "%s/instances/" RO_INSTANCE,
+		 nm_tracefs_dir());
+	if (mkdir(path, 0700))
+		return -errno;
+	snprintf(filter, sizeof(filter), "common_pid == %d", (int)getpid());
+	ret = nm_tracefs_write("instances/" RO_INSTANCE "/events/" RO_GROUP
+			       "/filter", filter, 0);
+	return ret ? ret : nm_tracefs_write("instances/" RO_INSTANCE "/events/"
+					    RO_GROUP "/enable", "1", 0);
+}
+
+/*
+ * The calls of one SYNC of handle @h, as "b1 e1 b2 e2 " (begin or end,
+ * enum dma_data_direction: 0 BIDIRECTIONAL, 1 TO_DEVICE, 2 FROM_DEVICE).
+ */
+static void ro_sync_seq(int fd, uint32_t h, uint32_t dir, uint64_t size,
+			char *seq, size_t len)
+{
+	char path[256], *text, *line, *save = NULL;
+	size_t n = 0;
+
+	ck_assert_int_eq(nm_tracefs_write("instances/" RO_INSTANCE "/trace", "",
+					  O_TRUNC), 0);
+	nm_assert_ok(nm_sync(fd, h, dir, 0, size));
+	snprintf(path, sizeof(path), "%s/instances/" RO_INSTANCE "/trace",
+		 nm_tracefs_dir());
+	text = nm_read_file(path);
+	ck_assert_ptr_nonnull(text);
+	seq[0] = 0;
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		const char *d = strstr(line, " dir=");
+		char kind = strstr(line, ": begin: (") ? 'b' :
+			    strstr(line, ": end: (") ? 'e' : 0;
+
+		if (line[0] == '#')
+			continue;
+		ck_assert_msg(kind && d, "unexpected trace line: %s", line);
+		n += snprintf(seq + n, n < len ? len - n : 0, "%c%d ", kind,
+			      atoi(d + 5));
+	}
+	free(text);
+}
+
+/*
+ * A reader of another driver's memory cannot make its exporter drop what
+ * the exporter's other users wrote: SYNC FROM_DEVICE through a read-only
+ * import asks for a write-back (a TO_DEVICE begin/end pair) before the
+ * invalidation, never the invalidation alone.  A writable import's is
+ * unchanged.
+ */
+START_TEST(foreign_reader_writes_back_first)
+{
+	struct npu_mem_dmabuf_import ro = { 0 }, rw = { 0 };
+	uint32_t gem_rw = 0;
+	uint64_t size_rw = 0;
+	struct vgem_ro v;
+	const char *what;
+	char seq[256];
+	int fd, dfd_rw, ret;
+
+	if (!g_vgem)
+		nm_skip("no vgem: %s", g_vgem_why);
+	if (geteuid() != 0 || nm_tracefs_find())
+		nm_skip("kprobes need root and tracefs");
+	nm_cpus_solo();
+	ret = ro_trace_on(&what);
+	ck_assert_msg(!ret, "%s: %s", what, nm_retname(ret));
+	fd = nm_open();
+	vgem_ro_new(&v, 64 * NM_KiB, 0x5c);
+	nm_assert_ok(dmabuf_import(fd, v.dfd, &ro));
+	ck_assert_uint_eq(ro.buf.flags & (NPU_MEM_BUF_FOREIGN | NPU_MEM_BUF_READONLY),
+			  NPU_MEM_BUF_FOREIGN | NPU_MEM_BUF_READONLY);
+	ro_sync_seq(fd, ro.handle, NPU_MEM_SYNC_FROM_DEVICE, v.size, seq,
+		    sizeof(seq));
+	ck_assert_msg(!strcmp(seq, "b1 e1 b2 e2 "), "read-only import, SYNC "
+		      "FROM_DEVICE: exporter calls '%s', want 'b1 e1 b2 e2 '",
+		      seq);
+	ro_sync_seq(fd, ro.handle, NPU_MEM_SYNC_BIDIRECTIONAL, v.size, seq,
+		    sizeof(seq));
+	ck_assert_msg(!strcmp(seq, "b1 e1 b0 e0 "), "read-only import, SYNC "
+		      "BIDIRECTIONAL: exporter calls '%s', want 'b1 e1 b0 e0 '",
+		      seq);
+	ro_sync_seq(fd, ro.handle, NPU_MEM_SYNC_TO_DEVICE, v.size, seq,
+		    sizeof(seq));
+	ck_assert_msg(!strcmp(seq, "b1 e1 "), "read-only import, SYNC "
+		      "TO_DEVICE: exporter calls '%s', want 'b1 e1 '", seq);
+
+	/* a writer: its invalidation needs no write-back of others' lines */
+	nm_assert_ok(nm_vgem_dumb_create(v.card, 64 * NM_KiB, &gem_rw, &size_rw));
+	dfd_rw = nm_vgem_export_ok(v.card, gem_rw);
+	nm_assert_ok(dmabuf_import(fd, dfd_rw, &rw));
+	ck_assert_uint_eq(rw.buf.flags & NPU_MEM_BUF_READONLY, 0);
+	ro_sync_seq(fd, rw.handle, NPU_MEM_SYNC_FROM_DEVICE, size_rw, seq,
+		    sizeof(seq));
+	ck_assert_msg(!strcmp(seq, "b2 e2 "), "writable import, SYNC "
+		      "FROM_DEVICE: exporter calls '%s', want 'b2 e2 '", seq);
+
+	ro_trace_off();
+	nm_assert_ok(nm_free(fd, rw.handle));
+	nm_assert_ok(nm_free(fd, ro.handle));
+	close(dfd_rw);
+	nm_assert_ok(nm_gem_close(v.card, gem_rw));
+	vgem_ro_drop(&v);
+	close(fd);
+	nm_cpus_restore();
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = nm_suite("dmabuf_readonly");
@@ -405,5 +554,6 @@ int main(void)
 	nm_add(s, vgem_readonly, 60);
 	nm_add(s, heap_readonly, 60);
 	nm_add(s, edu_readonly_vgem, 60);
+	nm_add(s, foreign_reader_writes_back_first, 60);
 	return nm_run_open_to_all(s);
 }
