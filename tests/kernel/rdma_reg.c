@@ -535,22 +535,27 @@ static void _peer_do(struct world *w, struct msg *m, const char *f, int l)
 } while (0)
 
 /*
- * The rxe device, the baseline, the peer process, and an RC connection
- * between the test process's QP and the peer's.  Returns false (the test
- * must skip) when soft-RoCE cannot be had here.
+ * The rxe device is made once for the whole program (main()): each test
+ * opens it afresh, and a test's process takes its contexts, QPs and MRs
+ * with it when it ends.  NULL, or why soft-RoCE cannot be had here.
+ */
+static char *rxe_why;
+
+/*
+ * The baseline, the peer process, and an RC connection between the test
+ * process's QP and the peer's.  Returns false (the test must skip) when
+ * soft-RoCE cannot be had here.
  */
 static bool world_start(struct world *w)
 {
 	struct msg m = { .cmd = P_HELLO };
-	char *why = nm_rxe_setup();
 	int sv[2];
 
 	memset(w, 0, sizeof(*w));
 	w->t.fd = -1;
-	if (why) {
+	if (rxe_why) {
 		nm_skip_note("soft-RoCE (rdma_rxe over a veth) cannot be set "
-			     "up here: %s", why);
-		free(why);
+			     "up here: %s", rxe_why);
 		return false;
 	}
 	w->b.obs = nm_open();
@@ -593,7 +598,6 @@ static void world_end(struct world *w)
 	close(w->sock);
 	expect_counts(w, 0, 0, 0, "at the end");
 	close(w->b.obs);
-	nm_rxe_teardown();
 }
 
 /* The test process's MR (w->t.p..) as the peer's model: pattern seed */
@@ -1003,6 +1007,7 @@ END_TEST
 int main(void)
 {
 	Suite *s = nm_suite("rdma_reg");
+	int ret;
 
 	nm_add(s, huge_first, 120);
 	nm_add(s, huge_only, 120);
@@ -1012,5 +1017,10 @@ int main(void)
 	nm_add(s, exit_with_live_mr, 120);
 	nm_add(s, dmabuf_mr, 120);
 	nm_add(s, dmesg_clean, 30);
-	return nm_run(s, NM_NEEDS_DEVICE);
+	rxe_why = nm_rxe_setup();
+	ret = nm_run(s, NM_NEEDS_DEVICE);
+	if (!rxe_why)
+		nm_rxe_teardown();
+	free(rxe_why);
+	return ret;
 }
