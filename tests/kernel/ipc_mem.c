@@ -14,6 +14,9 @@
  *    flags), -ENOSPC (list full over several calls, the refused call adding
  *    nothing), -EFAULT, -EPERM from any file but the exporter's (another
  *    open of the same process too), -ENOENT for a key that names nothing;
+ *  - an importer is its process: a worker thread of a listed process
+ *    imports, one of an unlisted process gets -EACCES; a thread's own id
+ *    is no process to list (-ESRCH);
  *  - a listed pid that exits and is reused by a new process grants the new
  *    process nothing; pids are those of the caller's pid namespace;
  *  - another user (uid 65534), a process whose real or effective uid alone
@@ -51,6 +54,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <linux/capability.h>
@@ -241,6 +245,8 @@ enum probe_kind {
 	PROBE_RUID,		/* real uid 65534, effective 0 */
 	PROBE_EUID,		/* real uid 0, effective 65534 */
 	PROBE_USERNS,		/* a new user namespace, root mapped to root */
+	PROBE_THREAD,		/* root, importing from a thread that is not
+				 * its main thread, as worker threads do */
 };
 
 struct probe {
@@ -291,6 +297,7 @@ static int probe_setup(enum probe_kind kind)
 
 	switch (kind) {
 	case PROBE_PLAIN:
+	case PROBE_THREAD:
 		return 0;
 	case PROBE_UID:
 		return nm_become(NM_UID_NOBODY, NM_MEMLOCK_INF);
@@ -321,10 +328,48 @@ static int probe_setup(enum probe_kind kind)
 	return -EINVAL;
 }
 
+struct probe_job {
+	int fd;
+	const uint64_t *key;
+	struct probe_reply rep;
+};
+
+static pid_t thread_id(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+/* One import, and a free of what it gave: the answer goes in job->rep. */
+static void probe_import(struct probe_job *job)
+{
+	struct npu_mem_ipc_import im;
+
+	memset(&job->rep, 0, sizeof(job->rep));
+	job->rep.ret = ipc_import(job->fd, job->key, &im);
+	if (job->rep.ret == 0) {
+		struct npu_mem_buffer q;
+
+		job->rep.buf = im.buf;
+		/* the handle works like one of its own */
+		nm_assert_ok(nm_query(job->fd, im.handle, &q));
+		nm_assert_buf_eq(&q, &im.buf);
+		nm_free_ok(job->fd, im.handle);
+	}
+}
+
+/* PROBE_THREAD's importer: a thread whose id is not the process's. */
+static void *probe_worker(void *arg)
+{
+	ck_assert_msg(thread_id() != getpid(), "the worker thread has the "
+		      "process's id %d", (int)getpid());
+	probe_import(arg);
+	return NULL;
+}
+
 /*
  * The probe: set itself up, open /dev/npu-mem (after the change, so that
  * the file's credentials are the process's), report 0 or why it could not,
- * then import every key it receives, answering with the result (and the
+ * then import every key it receives (PROBE_THREAD: each from a new thread), answering with the result (and the
  * buffer description), and free what it imported.
  */
 static void probe_main(int sock, void *arg)
@@ -343,20 +388,17 @@ static void probe_main(int sock, void *arg)
 	if (st)
 		return;
 	while (nm_read_full(sock, key, sizeof(key)) == 0) {
-		struct npu_mem_ipc_import im;
-		struct probe_reply rep = { 0 };
+		struct probe_job job = { .fd = fd, .key = key };
+		pthread_t th;
 
-		rep.ret = ipc_import(fd, key, &im);
-		if (rep.ret == 0) {
-			struct npu_mem_buffer q;
-
-			rep.buf = im.buf;
-			/* the handle works like one of its own */
-			nm_assert_ok(nm_query(fd, im.handle, &q));
-			nm_assert_buf_eq(&q, &im.buf);
-			nm_free_ok(fd, im.handle);
+		if (kind == PROBE_THREAD) {
+			ck_assert_int_eq(pthread_create(&th, NULL,
+							probe_worker, &job), 0);
+			ck_assert_int_eq(pthread_join(th, NULL), 0);
+		} else {
+			probe_import(&job);
 		}
-		send_ok(sock, &rep, sizeof(rep));
+		send_ok(sock, &job.rep, sizeof(job.rep));
 	}
 	close(fd);
 }
@@ -593,6 +635,88 @@ START_TEST(allow_list_admits_only_listed)
 	probe_stop(&pb);
 	nm_free_ok(fd, a.handle);
 	close(fd2);
+	close(fd);
+}
+END_TEST
+
+/*
+ * A thread of this process that waits until *release is closed; its
+ * thread id (not the process's) is returned.
+ */
+struct parked {
+	pthread_t th;
+	int pipe[2];	/* the thread writes its id, then waits for EOF */
+};
+
+static void *parked_main(void *arg)
+{
+	struct parked *pk = arg;
+	pid_t tid = thread_id();
+	char c;
+
+	ck_assert_int_eq(write(pk->pipe[1], &tid, sizeof(tid)), sizeof(tid));
+	while (read(pk->pipe[0], &c, 1) < 0 && errno == EINTR)
+		;
+	return NULL;
+}
+
+static pid_t park_thread(struct parked *pk)
+{
+	pid_t tid;
+
+	ck_assert_int_eq(pipe2(pk->pipe, O_CLOEXEC), 0);
+	ck_assert_int_eq(pthread_create(&pk->th, NULL, parked_main, pk), 0);
+	recv_ok(pk->pipe[0], &tid, sizeof(tid));
+	return tid;
+}
+
+static void unpark_thread(struct parked *pk)
+{
+	close(pk->pipe[1]);
+	ck_assert_int_eq(pthread_join(pk->th, NULL), 0);
+	close(pk->pipe[0]);
+}
+
+/*
+ * An importer is judged by its process, whichever of its threads calls:
+ * a worker thread of a listed process imports, one of an unlisted process
+ * of the same user is refused, and a thread's own id names no process to
+ * list (-ESRCH).
+ */
+START_TEST(threads_import_as_their_process)
+{
+	struct probe pa, pb;
+	struct npu_mem_alloc a;
+	struct parked pk;
+	uint64_t key[2], k64[2];
+	int fd = nm_open();
+	pid_t tid;
+
+	nm_alloc_ok(fd, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY, 0, &a);
+	ipc_export_ok(fd, a.handle, 0, key);
+	ipc_export_ok(fd, a.handle, NPU_MEM_IPC_KEY64, k64);
+	nm_assert_ok(probe_start(&pa, PROBE_THREAD));
+	nm_assert_ok(probe_start(&pb, PROBE_THREAD));
+	nm_assert_ok(ipc_set_pids(fd, key, &pa.pid, 1));
+	nm_assert_ok(ipc_set_pids(fd, k64, &pa.pid, 1));
+	probe_expect(&pa, key, 0, "a worker thread of the listed process");
+	probe_expect(&pa, k64, 0, "a worker thread of the listed process, "
+		     "KEY64");
+	probe_expect(&pb, key, -EACCES, "a worker thread of an unlisted "
+		     "process");
+	probe_expect(&pb, k64, -EACCES, "a worker thread of an unlisted "
+		     "process, KEY64");
+
+	tid = park_thread(&pk);
+	ck_assert_int_ne(tid, getpid());
+	nm_assert_ret(ipc_set_pids(fd, key, &tid, 1), -ESRCH);
+	unpark_thread(&pk);
+	/* the refused call added nothing: B is still not listed */
+	probe_expect(&pb, key, -EACCES, "an unlisted process, after its "
+		     "thread's id was refused");
+	probe_stop(&pa);
+	probe_stop(&pb);
+	nm_free_ok(fd, a.handle);
 	close(fd);
 }
 END_TEST
@@ -2098,6 +2222,7 @@ int main(void)
 	nm_add(s, import_shares_memory, 60);
 	nm_add(s, import_keeps_readonly, 30);
 	nm_add(s, allow_list_admits_only_listed, 60);
+	nm_add(s, threads_import_as_their_process, 60);
 	nm_add(s, set_pids_errors, 60);
 	nm_add(s, set_pids_list_full, 120);
 	nm_add_fx(s, reused_pid_grants_nothing, 120, &pid_max_fx);
