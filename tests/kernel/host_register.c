@@ -20,7 +20,8 @@
  *    where the kernel's GEM shmem helpers make them) and a shared mapping of a file
  *    on a real filesystem; EEXIST for npu-mem's own mappings (device file
  *    and dma-buf) even when only part of the range is one.  Shared memory
- *    (memfd/tmpfs, MAP_SHARED | MAP_ANONYMOUS), private file mappings and
+ *    (memfd/tmpfs, MAP_SHARED | MAP_ANONYMOUS, a hugetlb memfd's 2 MiB
+ *    page), private file mappings and
  *    read-only registrations of PROT_READ memory succeed.  A refused call
  *    leaves VmPin and the counters as they were;
  *  - RLIMIT_MEMLOCK of an unprivileged opener: up to the limit works, a
@@ -621,6 +622,50 @@ START_TEST(shared_memory_and_files)
 	unlink(path);
 	close(fd);
 	ck_assert_uint_eq(nm_vmpin_bytes(), pin0);
+}
+END_TEST
+
+/*
+ * hugetlbfs has no writeback for a device to write behind: a shared
+ * mapping of a hugetlb memfd registers, writable and read-only, as one
+ * 2 MiB chunk.  The guest's nr_hugepages is raised for it and put back.
+ */
+START_TEST(hugetlbfs_shared_registers)
+{
+	static const char *const nr = "/proc/sys/vm/nr_hugepages";
+	struct npu_mem_host_register r;
+	char *old = nm_read_file(nr);
+	uint8_t *p = MAP_FAILED;
+	int fd, mfd = -1;
+
+	if (!old || nm_write_file(nr, "2")) {
+		free(old);
+		nm_skip("cannot reserve 2 MiB pages through %s (root in a "
+			"test guest)", nr);
+	}
+	mfd = memfd_create("host_register", MFD_CLOEXEC | MFD_HUGETLB);
+	if (mfd >= 0 && !ftruncate(mfd, NM_2M))
+		p = mmap(NULL, NM_2M, RW, MAP_SHARED, mfd, 0);
+	if (p == MAP_FAILED) {
+		int err = errno;
+
+		nm_write_file(nr, old);
+		free(old);
+		nm_skip("no shared hugetlb mapping of 2 MiB: %s",
+			nm_errname(err));
+	}
+	fd = nm_open();
+	nm_fill(p, NM_2M, 9);
+	reg_ok(fd, p, NM_2M, 0, &r);
+	ck_assert_uint_eq(r.buf.size, NM_2M);
+	nm_free_ok(fd, r.handle);
+	reg_ok(fd, p, NM_2M, NPU_MEM_HOST_READONLY, &r);
+	reg_ok(fd, p + NM_4K, NM_4K, 0, NULL);
+	close(fd);
+	munmap(p, NM_2M);
+	close(mfd);
+	nm_assert_ok(nm_write_file(nr, old));
+	free(old);
 }
 END_TEST
 
@@ -1522,6 +1567,7 @@ int main(void)
 	nm_add(s, io_map_refused, 60);
 	nm_add(s, pfn_only_map_refused, 60);
 	nm_add(s, shared_memory_and_files, 60);
+	nm_add(s, hugetlbfs_shared_registers, 60);
 	nm_add(s, own_mappings_refused, 60);
 	nm_add(s, memlock_limit_and_give_back, 60);
 	nm_add(s, exit_gives_back, 60);
