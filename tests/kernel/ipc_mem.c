@@ -947,7 +947,7 @@ START_TEST(the_calling_process_decides)
 	struct npu_mem_alloc a;
 	struct probe p;
 	uint64_t key[2];
-	int fd, sock;
+	int fd, sock, r;
 	pid_t pid;
 
 	if (!node_open_to_all)
@@ -965,9 +965,10 @@ START_TEST(the_calling_process_decides)
 		      nm_retname(res.import));
 	nm_assert_ok(res.alloc);
 	nm_assert_ok(res.export);
-	ck_assert_msg(ipc_try(fd, res.key) == -EACCES, "root imports the key "
-		      "uid 65534 exported through a file root opened: %s, "
-		      "want -EACCES", nm_retname(ipc_try(fd, res.key)));
+	r = ipc_try(fd, res.key);
+	ck_assert_msg(r == -EACCES, "root imports the key uid 65534 exported "
+		      "through a file root opened: %s, want -EACCES",
+		      nm_retname(r));
 	nm_assert_ok(probe_start(&p, PROBE_UID));
 	probe_expect(&p, res.key, 0, "uid 65534, the exporting process's user");
 	probe_stop(&p);
