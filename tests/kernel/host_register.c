@@ -15,8 +15,8 @@
  *    flags, an end that overflows; E2BIG past max_alloc; EFAULT for a hole,
  *    an unmapped or kernel address, PROT_NONE, and a read-only mapping
  *    without NPU_MEM_HOST_READONLY; EOPNOTSUPP for a PCI BAR mapping
- *    (VM_IO | VM_PFNMAP, sysfs resourceN), [vvar] (VM_IO | VM_PFNMAP
- *    without a file), vgem's PFN-only mappings (VM_PFNMAP without VM_IO,
+ *    (VM_IO | VM_PFNMAP, sysfs resourceN), [vvar] or [vvar_vclock]
+ *    (VM_IO | VM_PFNMAP without a file, where the kernel has one), vgem's PFN-only mappings (VM_PFNMAP without VM_IO,
  *    where the kernel's GEM shmem helpers make them) and a shared mapping of a file
  *    on a real filesystem; EEXIST for npu-mem's own mappings (device file
  *    and dma-buf) even when only part of the range is one.  Shared memory
@@ -465,34 +465,44 @@ static bool vm_flag(const char *flags, const char *f)
 }
 
 /*
- * [vvar], the vDSO's data: VM_IO | VM_PFNMAP with no file, so it is
- * refused for its flags alone, where a device file's shared mapping (a
- * BAR above) would also be refused as a shared file mapping.
+ * A special mapping of the kernel's with VM_IO and no file ([vvar], the
+ * vDSO's data, up to 6.x; 7.x maps [vvar] as mixed pages and keeps VM_IO
+ * for [vvar_vclock], where there is one): refused for its flags alone,
+ * where a device file's shared mapping (a BAR above) would also be
+ * refused as a shared file mapping.
  */
 START_TEST(io_map_refused)
 {
-	char head[512] = "", flags[256] = "", line[512];
+	char head[512] = "", flags[256] = "", line[512], seen[512] = "";
 	unsigned long lo = 0, hi = 0;
 	FILE *f = fopen("/proc/self/maps", "re");
 	int fd = nm_open();
 
 	ck_assert_msg(f, "/proc/self/maps: %s", nm_errname(errno));
-	while (fgets(line, sizeof(line), f))
-		if (strstr(line, "[vvar]\n") &&
-		    sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
-			break;
+	while (!hi && fgets(line, sizeof(line), f)) {
+		unsigned long a, b;
+
+		if (!strstr(line, "[vvar") ||
+		    sscanf(line, "%lx-%lx ", &a, &b) != 2)
+			continue;
+		ck_assert(vma_of((void *)a, head, sizeof(head), flags,
+				 sizeof(flags)));
+		snprintf(seen + strlen(seen), sizeof(seen) - strlen(seen),
+			 "%s%.*s:%s", *seen ? "; " : "",
+			 (int)strcspn(strchr(line, '['), "\n"),
+			 strchr(line, '['), flags);
+		if (vm_flag(flags, "io")) {
+			lo = a;
+			hi = b;
+		}
+	}
 	fclose(f);
 	if (!hi) {
 		close(fd);
-		nm_skip("this process has no [vvar] mapping");
+		nm_skip("no [vvar*] mapping here is VM_IO (%s)",
+			*seen ? seen : "none at all");
 	}
-	ck_assert(vma_of((void *)lo, head, sizeof(head), flags, sizeof(flags)));
 	printf("I/O map: %s:%s\n", head, flags);
-	if (!vm_flag(flags, "io")) {
-		close(fd);
-		nm_skip("[vvar] is not VM_IO on this kernel (VmFlags:%s)",
-			flags);
-	}
 	assert_refused(fd, (void *)lo, NM_4K, NPU_MEM_HOST_READONLY,
 		       -EOPNOTSUPP);
 	assert_refused(fd, (void *)lo, NM_4K, 0, -EOPNOTSUPP);
