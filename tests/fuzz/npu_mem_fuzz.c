@@ -30,9 +30,15 @@
  *    outlive their memory, and of garbage addresses and sizes; the handles
  *    join the pool;
  *  - DMABUF_IMPORT of its own npu-mem dma-bufs, of other drivers' dma-bufs
- *    it made at start (system dma-heap, udmabuf: where the kernel has them),
- *    of the device file itself and of random fd numbers, with bad flags and
- *    pad now and then; the handles it gets join the pool;
+ *    it made at start (system dma-heap, one of them opened read-only, and
+ *    udmabuf: where the kernel has them), of the device file itself and of
+ *    random fd numbers, with bad flags and pad now and then; the handles it
+ *    gets join the pool;
+ *  - read-only access end to end: EXPORT without O_RDWR of a buffer of its
+ *    own, the dma-buf's mmap and mprotect with PROT_WRITE, its DMABUF_IMPORT
+ *    (a READONLY handle) and that handle's mmap, mprotect, EXPORT O_RDWR and
+ *    IPC key; or the same for the read-only heap dma-buf; the fd and
+ *    handles join the pools;
  *  - close, dup, export-and-close, DMA_BUF_IOCTL_* on dma-bufs, fork (the
  *    child allocates, maps and frees on inherited fds, then exits), reads of
  *    fdinfo, smaps and the driver's debugfs files - all racing each other.
@@ -41,8 +47,10 @@
  * unprivileged user when started as root in a test guest (VM_RUN=1: the node
  * is made 0666 meanwhile, since privileges are the opener's), races PAIRS
  * of operations on the SAME handle of one open file: ALLOC, FREE, QUERY,
- * SYNC, EXPORT, mmap, munmap and close.  Every pair (36, both operations the
- * same included) races in each pass, in a shuffled order, for a round of a
+ * SYNC, EXPORT, mmap, munmap and close; and HOST_REGISTER of pieces of a
+ * range against mmap(MAP_FIXED) of pieces of it as another kind of memory
+ * (anonymous, shared, read-only, PROT_NONE, a file, npu-mem's own).  Every
+ * pair (55, both operations the same included) races in each pass, in a shuffled order, for a round of a
  * fraction of a second in which each thread repeats its operation on the
  * newest handle or on the next one; pairs with ALLOC race 3 times as long,
  * ALLOC against FREE 30 times (a handle made and unmade at once is the
@@ -57,6 +65,13 @@
  *  - every ioctl's error is one the UAPI header documents for that ioctl
  *    (plus EBADF/ENOTTY/ENODEV when the fd number was not, or may no longer
  *    have been, an npu-mem file);
+ *  - read-only dma-bufs and handles never map writable (mmap PROT_WRITE
+ *    and mprotect: EACCES, exactly, where the call is judged), EXPORT
+ *    without O_RDWR gives a read-only file, an import's READONLY flag is
+ *    its dma-buf file's access, an IPC key keeps it, and EXPORT O_RDWR of
+ *    a READONLY handle is EACCES;
+ *  - a race-mode HOST_REGISTER that no remap overlapped gives exactly the
+ *    header's answer for the kinds of memory under its range;
  *  - every ALLOC and QUERY answer follows the header's rules
  *    (tests/common/nmtest_bufcheck.h: size rounding, policy, page counts,
  *    flags, mmap offset, device address), and equals ALLOC's answer when a
@@ -103,6 +118,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/utsname.h>
@@ -111,6 +127,7 @@
 #include <unistd.h>
 #include <linux/dma-buf.h>
 #include <linux/dma-heap.h>
+#include <linux/magic.h>
 #include <linux/npu_mem.h>
 #include <linux/udmabuf.h>
 
@@ -206,7 +223,8 @@ struct fz_fd {
 	int fd;
 	enum fd_kind kind;
 	uint64_t size;		/* dma-buf: its size */
-	bool readonly;		/* dma-buf of a READONLY buffer */
+	bool readonly;		/* dma-buf: its file has no write access
+				 * (EXPORT without O_RDWR) */
 	uint64_t id;		/* which open() (fd numbers are reused) */
 	/* device: the newest ALLOC through this entry, to predict the next */
 	uint32_t last_handle;
@@ -255,7 +273,7 @@ enum op {
 	OP_MMAP, OP_MMAP_DMABUF, OP_MUNMAP, OP_MREMAP, OP_MPROTECT, OP_MADVISE,
 	OP_TOUCH, OP_PIPE_IO, OP_VM_READV, OP_DMABUF_IOCTL, OP_FORK,
 	OP_PROC_READ, OP_FILE_IO, OP_PREDICT, OP_DMABUF_IMPORT,
-	OP_HOST_REGISTER,
+	OP_HOST_REGISTER, OP_READONLY,
 	OP_IPC_EXPORT, OP_IPC_SET_PIDS, OP_IPC_IMPORT, OP_IPC_REVOKE,
 	OP_COUNT
 };
@@ -266,7 +284,7 @@ static const char *const op_names[OP_COUNT] = {
 	"mmap_dmabuf", "munmap", "mremap", "mprotect", "madvise", "touch",
 	"pipe_io", "process_vm_readv", "dmabuf_ioctl", "fork", "proc_read",
 	"read/write", "next_handle", "dmabuf_import", "host_register",
-	"ipc_export", "ipc_set_pids", "ipc_import", "ipc_revoke",
+	"readonly", "ipc_export", "ipc_set_pids", "ipc_import", "ipc_revoke",
 };
 
 /* Relative weights: ioctls first, mappings next, process-level rarer. */
@@ -278,7 +296,7 @@ static const unsigned int op_weight[OP_COUNT] = {
 	[OP_MREMAP] = 3, [OP_MPROTECT] = 3, [OP_MADVISE] = 5, [OP_TOUCH] = 6,
 	[OP_PIPE_IO] = 2, [OP_VM_READV] = 2, [OP_DMABUF_IOCTL] = 5,
 	[OP_FORK] = 1, [OP_PROC_READ] = 2, [OP_FILE_IO] = 1, [OP_PREDICT] = 8,
-	[OP_DMABUF_IMPORT] = 5, [OP_HOST_REGISTER] = 5,
+	[OP_DMABUF_IMPORT] = 5, [OP_HOST_REGISTER] = 5, [OP_READONLY] = 3,
 	[OP_IPC_EXPORT] = 5, [OP_IPC_SET_PIDS] = 3, [OP_IPC_IMPORT] = 6,
 	[OP_IPC_REVOKE] = 3,
 };
@@ -1043,6 +1061,14 @@ static void op_sync(struct thr *t)
 	}
 }
 
+/* Whether @fd's file was opened with access mode @mode (O_RDONLY, O_RDWR). */
+static bool access_mode_is(int fd, int mode)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl >= 0 && (fl & O_ACCMODE) == mode;
+}
+
 static int do_export(struct thr *t, int fd, uint32_t handle, int slot, bool keep)
 {
 	struct npu_mem_export *e = (void *)t->argbuf;
@@ -1067,9 +1093,13 @@ static int do_export(struct thr *t, int fd, uint32_t handle, int slot, bool keep
 	if (slot >= 0) {
 		pthread_mutex_lock(&st.lock);
 		size = st.bufs[slot].size;
-		ro = st.bufs[slot].flags & NPU_MEM_BUF_READONLY;
 		pthread_mutex_unlock(&st.lock);
 	}
+	/* Whatever the buffer: a READONLY one cannot be exported O_RDWR. */
+	ro = !(e->flags & O_RDWR);
+	if (!access_mode_is((int)e->fd, ro ? O_RDONLY : O_RDWR))
+		finding("EXPORT flags %#x gave a dma-buf file opened %#x",
+			e->flags, fcntl((int)e->fd, F_GETFL) & O_ACCMODE);
 	if (keep)
 		add_fd((int)e->fd, FD_DMABUF, size, ro);
 	return (int)e->fd;
@@ -1400,7 +1430,8 @@ static void op_mmap(struct thr *t)
 
 static void op_mmap_dmabuf(struct thr *t)
 {
-	int s, fd, prot = rand_prot(t);
+	int s, fd, prot = rand_prot(t), err;
+	bool ro, shared, whole = false;
 	uint64_t size, off, len;
 	uint8_t *p;
 
@@ -1408,6 +1439,7 @@ static void op_mmap_dmabuf(struct thr *t)
 	s = pick_fd(&t->r, FD_DMABUF);
 	fd = s >= 0 ? st.fds[s].fd : -1;
 	size = s >= 0 ? st.fds[s].size : PAGE;
+	ro = s >= 0 && st.fds[s].readonly;
 	pthread_mutex_unlock(&st.lock);
 	if (s < 0)
 		return;
@@ -1416,6 +1448,7 @@ static void op_mmap_dmabuf(struct thr *t)
 	case 1:
 		off = 0;
 		len = size ? size : PAGE;
+		whole = true;
 		break;
 	case 2:
 		off = below(&t->r, size / PAGE + 2) * PAGE;
@@ -1425,10 +1458,22 @@ static void op_mmap_dmabuf(struct thr *t)
 		off = boundary64(&t->r) & ~(PAGE - 1);
 		len = boundary64(&t->r);
 	}
-	p = mmap(NULL, len, prot, chance(&t->r, 90) ? MAP_SHARED : MAP_PRIVATE, fd, (off_t)off);
-	record(OP_MMAP_DMABUF, p == MAP_FAILED ? -1 : 0, errno, E_MMAP,
+	shared = chance(&t->r, 90);
+	p = mmap(NULL, len, prot, shared ? MAP_SHARED : MAP_PRIVATE, fd, (off_t)off);
+	err = errno;
+	record(OP_MMAP_DMABUF, p == MAP_FAILED ? -1 : 0, err, E_MMAP,
 	       "fd %d off %#llx len %#llx prot %#x", fd, (unsigned long long)off,
 	       (unsigned long long)len, prot);
+	/*
+	 * A dma-buf file without write access maps shared only without
+	 * PROT_WRITE: -EACCES, for a range the mmap would otherwise take
+	 * (judged while the fd number surely named that file).
+	 */
+	if (ro && shared && (prot & PROT_WRITE) && !churned() &&
+	    (p != MAP_FAILED || (whole && err != EACCES)))
+		finding("mmap PROT_WRITE of a read-only dma-buf (fd %d, %#llx "
+			"bytes): %s, want EACCES", fd, (unsigned long long)len,
+			p != MAP_FAILED ? "mapped" : strerrorname_np(err) ?: "?");
 	if (p != MAP_FAILED)
 		add_map(p, len, prot);
 }
@@ -1957,12 +2002,22 @@ static void op_predict(struct thr *t)
  * after they end (so their numbers never change meaning): the system
  * dma-heap's and udmabuf's, where the running kernel has them.
  */
-#define MAX_FOREIGN	3
+#define MAX_FOREIGN	4
 static struct {
 	int fd;
 	uint64_t size;
+	bool ro;	/* opened without O_RDWR: its imports are READONLY */
 } foreign[MAX_FOREIGN];
 static unsigned int nforeign;
+
+static unsigned int nforeign_ro(void)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < nforeign; i++)
+		n += foreign[i].ro;
+	return n;
+}
 
 static void make_foreign(void)
 {
@@ -1982,11 +2037,14 @@ static void make_foreign(void)
 		return;
 	}
 	dev = open("/dev/dma_heap/system", O_RDONLY | O_CLOEXEC);
-	for (int i = 0; dev >= 0 && i < 2; i++) {
-		h.len = i ? (1ULL << 20) + PAGE : 64 * 1024;
+	for (int i = 0; dev >= 0 && i < 3; i++) {
+		h.len = i == 1 ? (1ULL << 20) + PAGE : 64 * 1024;
+		/* the third read-only: a file without write access */
+		h.fd_flags = i == 2 ? O_RDONLY | O_CLOEXEC : O_RDWR | O_CLOEXEC;
 		h.fd = 0;	/* an input that must be 0 */
 		if (ioctl(dev, DMA_HEAP_IOCTL_ALLOC, &h) == 0) {
 			foreign[nforeign].fd = (int)h.fd;
+			foreign[nforeign].ro = i == 2;
 			foreign[nforeign++].size = h.len;
 		}
 	}
@@ -2011,7 +2069,8 @@ static void make_foreign(void)
 		close(memfd);
 	if (dev >= 0)
 		close(dev);
-	printf("other drivers' dma-bufs to import: %u\n", nforeign);
+	printf("other drivers' dma-bufs to import: %u (%u read-only)\n",
+	       nforeign, nforeign_ro());
 }
 
 static void op_dmabuf_import(struct thr *t)
@@ -2019,6 +2078,7 @@ static void op_dmabuf_import(struct thr *t)
 	struct npu_mem_dmabuf_import *d = (void *)t->argbuf;
 	enum { OWN, OTHER_DRIVER, ANY } what = ANY;
 	int fd = some_devfd(t), src = -1, s, i;
+	bool ro = false;
 	uint64_t size = 0, id = devfd_id(fd);
 	struct npu_mem_query q;
 	long ret;
@@ -2032,6 +2092,7 @@ static void op_dmabuf_import(struct thr *t)
 		if (s >= 0) {
 			src = st.fds[s].fd;
 			size = st.fds[s].size;
+			ro = st.fds[s].readonly;
 			what = OWN;
 		}
 		pthread_mutex_unlock(&st.lock);
@@ -2042,6 +2103,7 @@ static void op_dmabuf_import(struct thr *t)
 			i = (int)below(&t->r, nforeign);
 			src = foreign[i].fd;
 			size = foreign[i].size;
+			ro = foreign[i].ro;
 			what = OTHER_DRIVER;
 		}
 		break;
@@ -2087,6 +2149,16 @@ static void op_dmabuf_import(struct thr *t)
 	     (d->buf.flags & NPU_MEM_BUF_FOREIGN)))
 		finding("DMABUF_IMPORT of an npu-mem dma-buf: flags %#x",
 			d->buf.flags);
+	/*
+	 * The file's access is the handle's: a read-only file gives a
+	 * READONLY handle, and a writable one was exported from a writable
+	 * buffer (EXPORT refuses O_RDWR for a READONLY one).
+	 */
+	if (what != ANY && !churned() &&
+	    !!(d->buf.flags & NPU_MEM_BUF_READONLY) != ro)
+		finding("DMABUF_IMPORT of a %s %s dma-buf: flags %#x",
+			ro ? "read-only" : "writable",
+			what == OWN ? "npu-mem" : "foreign", d->buf.flags);
 	/* Now and then gone at once, racing whoever picks the next handle. */
 	if (chance(&t->r, 30)) {
 		ioctl(fd, NPU_MEM_IOCTL_FREE, &(struct npu_mem_free){ d->handle, 0 });
@@ -2191,6 +2263,195 @@ static void op_host_register(struct thr *t)
 		pthread_mutex_unlock(&st.lock);
 		ioctl(fd, NPU_MEM_IOCTL_FREE, &(struct npu_mem_free){ h->handle, 0 });
 	}
+}
+
+/* A handle of fd (open() id) joins the pool; FREEd when the pool is full. */
+static void keep_buf(int fd, uint64_t id, uint32_t handle,
+		     const struct npu_mem_buffer *b)
+{
+	int i;
+
+	pthread_mutex_lock(&st.lock);
+	for (i = 0; i < MAX_BUFS && st.bufs[i].used && st.bufs[i].live; i++)
+		;
+	if (i < MAX_BUFS) {
+		st.bufs[i] = (struct fz_buf){ true, true, fd, handle, b->size,
+					       b->mmap_offset, b->flags, id, *b };
+		st.live_bytes += b->size;
+		pthread_mutex_unlock(&st.lock);
+	} else {
+		pthread_mutex_unlock(&st.lock);
+		ioctl(fd, NPU_MEM_IOCTL_FREE, &(struct npu_mem_free){ handle, 0 });
+	}
+}
+
+/*
+ * A mapping that must not be writable: mmap of @fd at @off with PROT_WRITE
+ * (shared) is EACCES, one with PROT_READ works, and mprotect cannot add
+ * PROT_WRITE to it (EACCES).  Judged only while @judge() says the fd
+ * number still names the file meant.
+ */
+static void assert_no_write_map(int fd, uint64_t off, uint64_t len,
+				bool (*judge)(void), const char *what)
+{
+	uint8_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+			  (off_t)off);
+	int err = errno, ret;
+
+	record(OP_READONLY, p == MAP_FAILED ? -1 : 0, err, E_MMAP,
+	       "mmap PROT_WRITE of %s (fd %d off %#llx)", what, fd,
+	       (unsigned long long)off);
+	if (p != MAP_FAILED || err != EACCES) {
+		if (judge())
+			finding("mmap PROT_WRITE of %s (fd %d, %#llx bytes): %s, "
+				"want EACCES", what, fd, (unsigned long long)len,
+				p != MAP_FAILED ? "mapped" : strerrorname_np(err) ?: "?");
+		if (p != MAP_FAILED)
+			munmap(p, len);
+		return;
+	}
+	p = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, (off_t)off);
+	record(OP_READONLY, p == MAP_FAILED ? -1 : 0, errno, E_MMAP,
+	       "mmap PROT_READ of %s (fd %d off %#llx)", what, fd,
+	       (unsigned long long)off);
+	if (p == MAP_FAILED)
+		return;
+	ret = mprotect(p, len, PROT_READ | PROT_WRITE);
+	err = errno;
+	if ((ret == 0 || err != EACCES) && judge())
+		finding("mprotect to PROT_WRITE of a read-only mapping of %s: "
+			"%s, want EACCES", what,
+			ret ? strerrorname_np(err) ?: "?" : "done");
+	munmap(p, len);
+}
+
+static bool not_churned(void)
+{
+	return !churned();
+}
+
+static bool always(void)
+{
+	return true;
+}
+
+/*
+ * Read-only access, end to end, on objects of its own that then join the
+ * pools: a buffer (READONLY or not) exported without O_RDWR gives a
+ * dma-buf file without write access, which maps only without PROT_WRITE;
+ * its DMABUF_IMPORT (into any file) is a READONLY handle (IMPORTED, not
+ * FOREIGN), which maps only without PROT_WRITE, cannot be EXPORTed with
+ * O_RDWR (EACCES) and gives READONLY handles through an IPC key.  Now and
+ * then another driver's read-only dma-buf instead: READONLY and FOREIGN,
+ * its mappings (through the exporter's mmap) read-only too.  Judged while
+ * no fd the op uses may have been closed and its number reused.
+ */
+static void op_readonly(struct thr *t)
+{
+	struct npu_mem_dmabuf_import d = { 0 };
+	struct npu_mem_alloc a = { 0 };
+	struct npu_mem_export e = { 0 };
+	struct npu_mem_ipc_export ie = { 0 };
+	struct npu_mem_ipc_import ii = { 0 };
+	int fd2 = some_devfd(t), fd = some_devfd(t), dfd = -1, i;
+	uint64_t id = devfd_id(fd), id2 = devfd_id(fd2);
+	bool foreign_ro = false;
+	long ret;
+
+	/* some_devfd() restarted the churn count: both are judged from here */
+	if (!id || !id2)
+		return;
+	for (i = 0; i < (int)nforeign && chance(&t->r, 25); i++)
+		if (foreign[i].ro) {
+			dfd = foreign[i].fd;
+			d.buf.size = foreign[i].size;
+			foreign_ro = true;
+			break;
+		}
+	if (!foreign_ro) {
+		a.size = PAGE * (1 + below(&t->r, 4));
+		a.policy = NPU_MEM_POLICY_NORMAL_ONLY;
+		a.flags = chance(&t->r, 30) ? NPU_MEM_ALLOC_READONLY : 0;
+		ret = ioctl(fd, NPU_MEM_IOCTL_ALLOC, &a);
+		record_ioctl(OP_READONLY, 1, fd, ret, errno, "fd %d ALLOC %#llx "
+			     "flags %#x", fd, (unsigned long long)a.size, a.flags);
+		if (ret)
+			return;
+		e.handle = a.handle;
+		e.flags = O_CLOEXEC;
+		ret = ioctl(fd, NPU_MEM_IOCTL_EXPORT, &e);
+		record_ioctl(OP_READONLY, 5, fd, ret, errno, "fd %d EXPORT handle "
+			     "%u without O_RDWR", fd, e.handle);
+		ioctl(fd, NPU_MEM_IOCTL_FREE, &(struct npu_mem_free){ a.handle, 0 });
+		if (ret)
+			return;
+		dfd = (int)e.fd;
+		if (!access_mode_is(dfd, O_RDONLY))
+			finding("EXPORT without O_RDWR gave a dma-buf file "
+				"opened %#x", fcntl(dfd, F_GETFL) & O_ACCMODE);
+		/* our own fd: no other thread closes it */
+		assert_no_write_map(dfd, 0, a.buf.size, always,
+				    "a dma-buf exported without O_RDWR");
+	}
+
+	d.fd = (uint32_t)dfd;
+	ret = ioctl(fd2, NPU_MEM_IOCTL_DMABUF_IMPORT, &d);
+	record_ioctl(OP_READONLY, _IOC_NR(NPU_MEM_IOCTL_DMABUF_IMPORT), fd2,
+		     ret, errno, "fd %d DMABUF_IMPORT of a read-only %s dma-buf",
+		     fd2, foreign_ro ? "foreign" : "npu-mem");
+	if (!foreign_ro)
+		add_fd(dfd, FD_DMABUF, a.buf.size, true);
+	if (ret)
+		return;
+	if (!churned() &&
+	    (d.buf.flags & (NPU_MEM_BUF_READONLY | NPU_MEM_BUF_IMPORTED |
+			    NPU_MEM_BUF_FOREIGN)) !=
+	    (NPU_MEM_BUF_READONLY | NPU_MEM_BUF_IMPORTED |
+	     (foreign_ro ? NPU_MEM_BUF_FOREIGN : 0)))
+		finding("DMABUF_IMPORT of a read-only %s dma-buf: flags %#x",
+			foreign_ro ? "foreign" : "npu-mem", d.buf.flags);
+	assert_no_write_map(fd2, d.buf.mmap_offset, d.buf.size, not_churned,
+			    "a handle imported from a read-only dma-buf");
+
+	if (!foreign_ro) {
+		e = (struct npu_mem_export){ .handle = d.handle,
+					     .flags = O_RDWR | O_CLOEXEC };
+		ret = ioctl(fd2, NPU_MEM_IOCTL_EXPORT, &e);
+		record_ioctl(OP_READONLY, 5, fd2, ret, errno, "fd %d EXPORT "
+			     "O_RDWR of read-only handle %u", fd2, e.handle);
+		if (ret == 0)
+			close((int)e.fd);
+		if ((ret == 0 || errno != EACCES) && !churned())
+			finding("EXPORT O_RDWR of a read-only handle: %s, want "
+				"EACCES", ret ? strerrorname_np(errno) ?: "?" : "done");
+
+		/* any process of the user, this one too, through any file */
+		ie.handle = d.handle;
+		ret = ioctl(fd2, NPU_MEM_IOCTL_IPC_EXPORT, &ie);
+		record_ioctl(OP_READONLY, _IOC_NR(NPU_MEM_IOCTL_IPC_EXPORT), fd2,
+			     ret, errno, "fd %d IPC_EXPORT of read-only handle %u",
+			     fd2, ie.handle);
+		if (ret == 0) {
+			memcpy(ii.key, ie.key, sizeof(ii.key));
+			ret = ioctl(fd, NPU_MEM_IOCTL_IPC_IMPORT, &ii);
+			record_ioctl(OP_READONLY, _IOC_NR(NPU_MEM_IOCTL_IPC_IMPORT),
+				     fd, ret, errno, "fd %d IPC_IMPORT of a key "
+				     "of a read-only handle", fd);
+			if (ret == 0 && !churned() &&
+			    !(ii.buf.flags & NPU_MEM_BUF_READONLY))
+				finding("IPC_IMPORT of a key made from a "
+					"read-only handle: flags %#x",
+					ii.buf.flags);
+			if (ret == 0)
+				keep_buf(fd, id, ii.handle, &ii.buf);
+			ret = ioctl(fd2, NPU_MEM_IOCTL_IPC_REVOKE,
+				    &(struct npu_mem_ipc_revoke){
+					.key = { ie.key[0], ie.key[1] } });
+			record_ioctl(OP_READONLY, _IOC_NR(NPU_MEM_IOCTL_IPC_REVOKE),
+				     fd2, ret, errno, "fd %d IPC_REVOKE", fd2);
+		}
+	}
+	keep_buf(fd2, id2, d.handle, &d.buf);
 }
 
 /* ------------------------------------------------------------------ */
@@ -2431,7 +2692,7 @@ static void (*const op_fn[OP_COUNT])(struct thr *) = {
 	[OP_DMABUF_IOCTL] = op_dmabuf_ioctl, [OP_FORK] = op_fork,
 	[OP_PROC_READ] = op_proc_read, [OP_FILE_IO] = op_file_io,
 	[OP_PREDICT] = op_predict, [OP_DMABUF_IMPORT] = op_dmabuf_import,
-	[OP_HOST_REGISTER] = op_host_register,
+	[OP_HOST_REGISTER] = op_host_register, [OP_READONLY] = op_readonly,
 	[OP_IPC_EXPORT] = op_ipc_export, [OP_IPC_SET_PIDS] = op_ipc_set_pids,
 	[OP_IPC_IMPORT] = op_ipc_import, [OP_IPC_REVOKE] = op_ipc_revoke,
 };
@@ -2473,11 +2734,13 @@ static void *thread_main(void *arg)
 
 enum rop {
 	R_ALLOC, R_FREE, R_QUERY, R_SYNC, R_EXPORT, R_MMAP, R_MUNMAP, R_CLOSE,
+	R_HOSTREG, R_REMAP,
 	R_NOPS
 };
 
 static const char *const rop_names[R_NOPS] = {
 	"alloc", "free", "query", "sync", "export", "mmap", "munmap", "close",
+	"host_register", "mmap_fixed",
 };
 
 #define R_NPAIRS	(R_NOPS * (R_NOPS + 1) / 2)	/* a <= b */
@@ -2941,12 +3204,262 @@ static void race_close(struct rthr *t)
 	race_record(R_CLOSE, gen, ret, errno, RE_NONE, "close(%d)", old);
 }
 
+/*
+ * HOST_REGISTER against mmap(MAP_FIXED) over the same range: R_REMAP maps
+ * pages of a reserved range anew, each time as one kind of memory, and
+ * R_HOSTREG registers pieces of it through a file of its own (so that the
+ * registrations never take the handle numbers the other operations aim
+ * at).  A remap happens inside a sequence count; a registration that no
+ * remap overlapped is judged against what the header says of the kinds
+ * under it: the first page (in address order) whose kind is refused
+ * decides the error, and a range all of pinnable kinds registers (or, as
+ * for ALLOC, ENOMEM).  One that a remap overlapped may also fail with
+ * whatever the range was meanwhile, and must not break the kernel.
+ */
+#define H_PAGES		8
+enum hkind {
+	HK_UNKNOWN,	/* a failed remap left we do not know what */
+	HK_ANON,	/* private anonymous, read-write: pinnable */
+	HK_SHARED,	/* shared anonymous (shmem), read-write: pinnable */
+	HK_RDONLY,	/* private anonymous, PROT_READ: EFAULT if written */
+	HK_NONE,	/* PROT_NONE: EFAULT */
+	HK_FILE,	/* shared mapping of a file on a real filesystem: EOPNOTSUPP */
+	HK_OWN,		/* npu-mem's own mapping: EEXIST */
+	HK_NKINDS
+};
+
+static const char hk_letter[HK_NKINDS] = "?asrnfo";
+
+static struct {
+	pthread_mutex_t lock;	/* remaps, one at a time; keep */
+	atomic_uint seq;	/* odd while a remap is under way */
+	uint8_t *base;
+	unsigned char kind[H_PAGES];	/* enum hkind, per page */
+	int fd;			/* the registrations' own open file */
+	int file;		/* a file for HK_FILE, or -1 */
+	struct npu_mem_alloc own;	/* a buffer of fd, for HK_OWN */
+	uint32_t keep;		/* the newest registration, freed by the next */
+	atomic_ulong judged, overlapped;
+} hr = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1, .file = -1 };
+
+/* 0 (pinnable), -errno the header gives for the kinds, or 1: unknown. */
+static int hk_expect(const unsigned char *kind, unsigned int n, bool write)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		switch (kind[i]) {
+		case HK_ANON:
+		case HK_SHARED:
+			break;
+		case HK_RDONLY:
+			if (write)
+				return -EFAULT;
+			break;
+		case HK_NONE:
+			return -EFAULT;
+		case HK_FILE:
+			return -EOPNOTSUPP;
+		case HK_OWN:
+			return -EEXIST;
+		default:
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Map [first, first + n) of the range as kind k: 0 or -errno. */
+static int hk_map(unsigned int first, unsigned int n, enum hkind k, bool touch)
+{
+	uint8_t *at = hr.base + first * PAGE, *p;
+	size_t len = n * PAGE;
+	int prot = PROT_READ | PROT_WRITE, flags = MAP_FIXED, fd = -1;
+	off_t off = 0;
+
+	switch (k) {
+	case HK_SHARED:
+		flags |= MAP_SHARED | MAP_ANONYMOUS;
+		break;
+	case HK_RDONLY:
+		prot = PROT_READ;
+		flags |= MAP_PRIVATE | MAP_ANONYMOUS;
+		break;
+	case HK_NONE:
+		prot = PROT_NONE;
+		flags |= MAP_PRIVATE | MAP_ANONYMOUS;
+		break;
+	case HK_FILE:
+		prot = PROT_READ;
+		flags |= MAP_SHARED;
+		fd = hr.file;
+		off = (off_t)(first * PAGE);
+		break;
+	case HK_OWN:
+		/* made elsewhere and moved over: a failed device mmap with
+		 * MAP_FIXED would leave a hole others' mmap(NULL) could take */
+		p = mmap(NULL, len, PROT_READ, MAP_SHARED, hr.fd,
+			 (off_t)hr.own.buf.mmap_offset);
+		if (p == MAP_FAILED)
+			return -errno;
+		if (mremap(p, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, at) == at)
+			return 0;
+		munmap(p, len);
+		return -errno;
+	default:
+		flags |= MAP_PRIVATE | MAP_ANONYMOUS;
+		break;
+	}
+	p = mmap(at, len, prot, flags, fd, off);
+	if (p == MAP_FAILED)
+		return -errno;
+	if (k == HK_ANON && touch)
+		memset(p, 0x5a, len);	/* else its pages are the zero page */
+	return 0;
+}
+
+static void race_remap(struct rthr *t)
+{
+	unsigned int first = below(&t->r, H_PAGES);
+	unsigned int n = 1 + below(&t->r, H_PAGES - first);
+	enum hkind k = 1 + below(&t->r, HK_NKINDS - 1);
+	bool touch = chance(&t->r, 50);
+	int ret;
+
+	if ((k == HK_FILE && hr.file < 0) || (k == HK_OWN && !hr.own.handle))
+		k = HK_ANON;
+	if (k == HK_OWN && n * PAGE > hr.own.buf.size)
+		n = (unsigned int)(hr.own.buf.size / PAGE);
+	pthread_mutex_lock(&hr.lock);
+	atomic_fetch_add(&hr.seq, 1);
+	ret = hk_map(first, n, k, touch);
+	/* whatever a failure left (a hole even): make it known again */
+	if (ret && hk_map(first, n, HK_NONE, false))
+		k = HK_UNKNOWN;
+	else if (ret)
+		k = HK_NONE;
+	for (unsigned int i = first; i < first + n; i++)
+		__atomic_store_n(&hr.kind[i], k, __ATOMIC_RELAXED);
+	atomic_fetch_add(&hr.seq, 1);
+	pthread_mutex_unlock(&hr.lock);
+	/* ENOMEM: out of map count; the device mapping's own errors */
+	race_record(R_REMAP, 0, ret ? -1 : 0, -ret,
+		    (const int[]){ ENOMEM, EINVAL, EACCES, 0 },
+		    "mmap MAP_FIXED of pages %u+%u as %c", first, n, hk_letter[k]);
+}
+
+static void race_hostreg(struct rthr *t)
+{
+	unsigned int first = below(&t->r, H_PAGES);
+	unsigned int n = 1 + below(&t->r, H_PAGES - first), s1, s2;
+	bool write = chance(&t->r, 70);
+	struct npu_mem_host_register h = {
+		.addr = (uintptr_t)(hr.base + first * PAGE), .size = n * PAGE,
+		.flags = write ? 0 : NPU_MEM_HOST_READONLY,
+	};
+	unsigned char kind[H_PAGES];
+	char kinds[H_PAGES + 1] = "";
+	int expect, got, err;
+	uint32_t old = 0;
+	long ret;
+
+	s1 = atomic_load(&hr.seq);
+	for (unsigned int i = 0; i < n; i++)
+		kind[i] = __atomic_load_n(&hr.kind[first + i], __ATOMIC_RELAXED);
+	expect = hk_expect(kind, n, write);
+	ret = ioctl(hr.fd, NPU_MEM_IOCTL_HOST_REGISTER, &h);
+	err = errno;
+	s2 = atomic_load(&hr.seq);
+	race_record(R_HOSTREG, 0, ret, err,
+		    (const int[]){ EFAULT, EOPNOTSUPP, EEXIST, ENOMEM, 0 },
+		    "HOST_REGISTER pages %u+%u flags %#x", first, n, h.flags);
+	got = ret ? -err : 0;
+	if (s1 == s2 && !(s1 & 1) && expect != 1) {
+		atomic_fetch_add(&hr.judged, 1);
+		if (got != expect && !(expect == 0 && got == -ENOMEM)) {
+			for (unsigned int i = 0; i < n; i++)
+				kinds[i] = hk_letter[kind[i]];
+			kinds[n] = 0;
+			finding("HOST_REGISTER %s of pages %u+%u (kinds %s, no "
+				"remap meanwhile): %s, want %s",
+				write ? "writable" : "read-only", first, n, kinds,
+				got ? strerrorname_np(-got) ?: "?" : "0",
+				expect ? strerrorname_np(-expect) ?: "?" : "0");
+		}
+	} else {
+		atomic_fetch_add(&hr.overlapped, 1);
+	}
+	if (ret)
+		return;
+	check_desc(false, &h.buf, &(struct nm_desc_expect){
+			.req_known = true, .req = h.size,
+			.policy = NPU_MEM_POLICY_NORMAL_ONLY,
+			.alloc_flags = write ? 0 : NPU_MEM_ALLOC_READONLY,
+			.hidden = main_hidden },
+		   "race HOST_REGISTER pages %u+%u -> handle %u", first, n,
+		   h.handle);
+	/* The newest stays registered while the range changes under it. */
+	pthread_mutex_lock(&hr.lock);
+	old = hr.keep;
+	hr.keep = h.handle;
+	pthread_mutex_unlock(&hr.lock);
+	if (old) {
+		ret = ioctl(hr.fd, NPU_MEM_IOCTL_FREE, &(struct npu_mem_free){ old, 0 });
+		race_record(R_HOSTREG, 0, ret, errno, RE_NONE,
+			    "FREE of registration %u", old);
+	}
+}
+
+/* Before the threads: the range (PROT_NONE), its file and its buffer. */
+static int hostreg_setup(void)
+{
+	hr.base = mmap(NULL, H_PAGES * PAGE, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (hr.base == MAP_FAILED)
+		return -errno;
+	for (unsigned int i = 0; i < H_PAGES; i++)
+		hr.kind[i] = HK_NONE;
+	hr.fd = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+	if (hr.fd < 0)
+		return -errno;
+	hr.own = (struct npu_mem_alloc){ .size = H_PAGES * PAGE,
+					 .policy = NPU_MEM_POLICY_NORMAL_ONLY };
+	if (ioctl(hr.fd, NPU_MEM_IOCTL_ALLOC, &hr.own))
+		hr.own.handle = 0;
+	return 0;
+}
+
+/* This program's own file (the guest's 9p root, not shmem), opened while
+ * the process may still read it wherever it is. */
+static void hostreg_file(void)
+{
+	struct statfs sf;
+
+	hr.file = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	if (hr.file >= 0 && (fstatfs(hr.file, &sf) ||
+			     sf.f_type == TMPFS_MAGIC ||
+			     sf.f_type == HUGETLBFS_MAGIC)) {
+		close(hr.file);
+		hr.file = -1;
+	}
+}
+
+static void hostreg_teardown(void)
+{
+	munmap(hr.base, H_PAGES * PAGE);
+	if (hr.file >= 0)
+		close(hr.file);
+	close(hr.fd);	/* frees the registration kept and the buffer */
+	printf("%shost_register/mmap_fixed: %lu registrations judged, %lu "
+	       "overlapped a remap; %s\n", who, atomic_load(&hr.judged),
+	       atomic_load(&hr.overlapped),
+	       hr.file >= 0 ? "file mappings too" : "no file to map (tmpfs?)");
+}
+
 static void race_op(struct rthr *t, enum rop op)
 {
 	struct rstate n;
 
 	/* Pairs that make no buffer still need one to fight over. */
-	if (!rg.has_alloc && op != R_CLOSE) {
+	if (!rg.has_alloc && op != R_CLOSE && op != R_HOSTREG && op != R_REMAP) {
 		rg_read(&n);
 		if (!n.cur_live)
 			race_alloc(t);
@@ -2960,6 +3473,8 @@ static void race_op(struct rthr *t, enum rop op)
 	case R_MMAP: race_mmap(t); break;
 	case R_MUNMAP: race_munmap(t); break;
 	case R_CLOSE: race_close(t); break;
+	case R_HOSTREG: race_hostreg(t); break;
+	case R_REMAP: race_remap(t); break;
 	case R_NOPS: break;
 	}
 }
@@ -3103,6 +3618,7 @@ static int race_child(unsigned int n, uint64_t seed, double secs, bool drop,
 	 */
 	if (setpriority(PRIO_PROCESS, 0, RACE_NICE))
 		errno = 0;
+	hostreg_file();
 	if (drop) {
 		ret = become_nobody();
 		if (ret) {
@@ -3122,6 +3638,11 @@ static int race_child(unsigned int n, uint64_t seed, double secs, bool drop,
 	main_hidden = !(info.dev_flags & NPU_MEM_DEV_IOMMU) && !nm_desc_cap_sys_admin();
 	printf("%s%u threads as uid %u, device addresses %s, seed %llu\n", who, n,
 	       getuid(), main_hidden ? "hidden" : "shown", (unsigned long long)seed);
+	ret = hostreg_setup();
+	if (ret) {
+		finding("host_register race setup: %s", strerrorname_np(-ret) ?: "?");
+		goto out;
+	}
 	rg.now.gen = 1;
 	rg.now.next_off = PAGE;
 	/* Each pair four times over the run, when it is long enough. */
@@ -3150,6 +3671,7 @@ static int race_child(unsigned int n, uint64_t seed, double secs, bool drop,
 	for (i = 0; i < (unsigned int)rg.nmaps; i++)
 		munmap(rg.maps[i].addr, rg.maps[i].len);
 	close(rg.now.fd);
+	hostreg_teardown();
 	race_print();
 out:
 	print_kinds();

@@ -18,7 +18,8 @@
  *    exported (one dma-buf mapped, one held only by its dma-buf, one only
  *    by the mapping of a closed file): then ALLOC (also one that
  *    RLIMIT_MEMLOCK would refuse: the device comes first),
- *    SYNC and EXPORT give -ENODEV, QUERY gives 0 with
+ *    SYNC, EXPORT and IPC_IMPORT of a key made before give -ENODEV,
+ *    QUERY gives 0 with
  *    NPU_MEM_BUF_DEV_UNMAPPED, dev_addr 0 and dev_segments 0 (the rest of
  *    the description unchanged), GET_INFO has NPU_MEM_DEV_REMOVED (also
  *    through a file opened afterwards), FREE gives 0; the CPU mappings
@@ -28,8 +29,8 @@
  *    before gets EIO from debugfs on write); the counters do not move until the holders go, and are back
  *    at the baseline when the last one does.  Then bind / rescan: no
  *    REMOVED flag, new buffers have device addresses and the edu engine
- *    copies between them, old buffers stay DEV_UNMAPPED (and SYNC and
- *    EXPORT of them stay -ENODEV: they have no device address);
+ *    copies between them, old buffers stay DEV_UNMAPPED (and SYNC, EXPORT
+ *    and IPC_IMPORT of them stay -ENODEV: they have no device address);
  *  - races: a loop of debugfs dma_copy writes, a loop of ALLOC/FREE, a
  *    loop of SYNC + QUERY, a child that munmaps and closes everything, and
  *    a child killed with live buffers, all while the device goes (and for
@@ -383,6 +384,8 @@ static void revoke_cycle(enum how how)
 	struct nm_counters base, live, want;
 	struct npu_mem_alloc na;
 	struct npu_mem_info info;
+	struct npu_mem_ipc_export key = { 0 };
+	struct npu_mem_ipc_import im;
 	uint8_t *t_want = NULL;
 	int fd, fd2, copy_fd = -1, dfd, r, g_ret;
 	uint32_t f;
@@ -406,8 +409,10 @@ static void revoke_cycle(enum how how)
 	munmap(x.map, x.a.buf.size);
 	x.map = NULL;
 	nm_free_ok(fd, x.a.handle);
-	/* a handle alone, never mapped */
+	/* a handle alone, never mapped; an IPC key made of it */
 	tb_new(&p, fd, "p", 128 * NM_KiB, NPU_MEM_POLICY_HUGE_FIRST, false);
+	key.handle = p.a.handle;
+	nm_assert_ok(nm_ioctl(fd, NPU_MEM_IOCTL_IPC_EXPORT, &key));
 	/* the edu engine's target before the removal */
 	tb_new(&t, fd, "t", 16 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY, true);
 	/* held by the mapping of a file already closed */
@@ -498,6 +503,10 @@ static void revoke_cycle(enum how how)
 		      "after %s: no REMOVED", gone_name(how));
 	nm_assert_ret(nm_alloc(fd2, NM_4K, NPU_MEM_POLICY_NORMAL_ONLY, 0, &na),
 		      -ENODEV);
+	/* a key made before names a buffer with nothing to share: -ENODEV */
+	im = (struct npu_mem_ipc_import){ .key = { key.key[0], key.key[1] } };
+	nm_assert_ret(nm_ioctl(fd2, NPU_MEM_IOCTL_IPC_IMPORT, &im), -ENODEV);
+	nm_assert_ret(nm_ioctl(fd, NPU_MEM_IOCTL_IPC_IMPORT, &im), -ENODEV);
 	close(fd2);
 	/* the removal changes no count: the buffers are all still there */
 	nm_assert_global_now(fd, &live);
@@ -609,6 +618,8 @@ static void revoke_cycle(enum how how)
 	dfd = -1;
 	nm_assert_ret(nm_export(fd, p.a.handle, O_RDWR | O_CLOEXEC, &dfd),
 		      -ENODEV);
+	im = (struct npu_mem_ipc_import){ .key = { key.key[0], key.key[1] } };
+	nm_assert_ret(nm_ioctl(fd, NPU_MEM_IOCTL_IPC_IMPORT, &im), -ENODEV);
 	nm_dmabuf_sync_ok(x.dfd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_RW);
 	nm_dmabuf_sync_ok(x.dfd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_RW);
 	nm_get_info_ok(fd, &info);

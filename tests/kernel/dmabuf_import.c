@@ -35,7 +35,7 @@
  *    through the same file or another one; writes through either mapping
  *    show in the other; it keeps the buffer alive after the original handle,
  *    the dma-buf and the original file are gone; a READONLY buffer's import
- *    is READONLY;
+ *    is READONLY, with the buffer's own device address;
  *  - errors: a closed or negative fd -EBADF; a pipe, /dev/null, a memfd, a
  *    directory and the npu-mem file itself -EINVAL; non-zero flags or pad
  *    -EINVAL; NULL argument -EFAULT; the struct-size rules of the header;
@@ -1056,6 +1056,13 @@ START_TEST(self_import_readonly)
 				      NPU_MEM_BUF_FOREIGN)) ==
 		      (NPU_MEM_BUF_READONLY | NPU_MEM_BUF_IMPORTED),
 		      "import of a READONLY buffer: flags %#x", d.buf.flags);
+	/* the buffer's one device mapping, its owner's */
+	ck_assert_msg(d.buf.dev_addr == a.buf.dev_addr &&
+		      d.buf.dev_segments == a.buf.dev_segments,
+		      "read-only import: dev_addr %#llx (%u segments), the "
+		      "buffer's %#llx (%u)", (unsigned long long)d.buf.dev_addr,
+		      d.buf.dev_segments, (unsigned long long)a.buf.dev_addr,
+		      a.buf.dev_segments);
 	nm_assert_mmap_errno(nm_mmap(fd, d.buf.mmap_offset, d.buf.size, RW),
 			     EACCES);
 	m = nm_mmap(fd, d.buf.mmap_offset, d.buf.size, PROT_READ);

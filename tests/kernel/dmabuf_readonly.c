@@ -19,7 +19,9 @@
  *    refusals, and a key made from that handle is read-only too;
  *  - another driver's (vgem, the system heap): EXPORT and IPC_EXPORT
  *    -EINVAL, as for every foreign import;
- *  - importing it twice gives READONLY twice.
+ *  - importing it twice gives READONLY twice;
+ *  - without an IOMMU the import's device address is withheld
+ *    (NPU_MEM_BUF_DEV_HIDDEN): the importer lacks CAP_SYS_ADMIN.
  * Then the owner finds its bytes intact.  The system heap's buffer is
  * allocated read-only, so nobody ever had a writable view of it: its
  * bytes must stay zero.  udmabuf makes O_RDWR dma-bufs only: there is no
@@ -139,6 +141,7 @@ static void __attribute__((noreturn)) importer(int sock, const struct want *w)
 {
 	struct npu_mem_dmabuf_import d, d2;
 	struct npu_mem_ipc_import i, i2;
+	struct npu_mem_info info = { 0 };
 	uint64_t key[2], key2[2];
 	int dfd, fd, fd2;
 	void *m;
@@ -167,6 +170,15 @@ static void __attribute__((noreturn)) importer(int sock, const struct want *w)
 		    "DMABUF_IMPORT of a read-only dma-buf: flags %#x", d.buf.flags);
 	CHILD_CHECK(d.buf.size == w->size, "size %llu, want %llu",
 		    (unsigned long long)d.buf.size, (unsigned long long)w->size);
+	/* without an IOMMU a device address is physical: not for uid 65534 */
+	CHILD_RET(nm_ioctl(fd, NPU_MEM_IOCTL_GET_INFO, &info), 0);
+	if (!(info.dev_flags & NPU_MEM_DEV_IOMMU))
+		CHILD_CHECK((d.buf.flags & NPU_MEM_BUF_DEV_HIDDEN) &&
+			    !d.buf.dev_addr && !d.buf.dev_segments,
+			    "import by uid 65534 without an IOMMU: flags %#x "
+			    "dev_addr %#llx dev_segments %u", d.buf.flags,
+			    (unsigned long long)d.buf.dev_addr,
+			    d.buf.dev_segments);
 	/* again: the same access */
 	CHILD_RET(dmabuf_import(fd, dfd, &d2), 0);
 	check_ro_handle(fd, d2.handle, d2.buf.mmap_offset, w, "second import");

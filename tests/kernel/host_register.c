@@ -15,10 +15,13 @@
  *    flags, an end that overflows; E2BIG past max_alloc; EFAULT for a hole,
  *    an unmapped or kernel address, PROT_NONE, and a read-only mapping
  *    without NPU_MEM_HOST_READONLY; EOPNOTSUPP for a PCI BAR mapping
- *    (VM_IO | VM_PFNMAP, sysfs resourceN) and a shared mapping of a file
+ *    (VM_IO | VM_PFNMAP, sysfs resourceN), [vvar] or [vvar_vclock]
+ *    (VM_IO | VM_PFNMAP without a file, where the kernel has one), vgem's PFN-only mappings (VM_PFNMAP without VM_IO,
+ *    where the kernel's GEM shmem helpers make them) and a shared mapping of a file
  *    on a real filesystem; EEXIST for npu-mem's own mappings (device file
  *    and dma-buf) even when only part of the range is one.  Shared memory
- *    (memfd/tmpfs, MAP_SHARED | MAP_ANONYMOUS), private file mappings and
+ *    (memfd/tmpfs, MAP_SHARED | MAP_ANONYMOUS, a hugetlb memfd's 2 MiB
+ *    page), private file mappings and
  *    read-only registrations of PROT_READ memory succeed.  A refused call
  *    leaves VmPin and the counters as they were;
  *  - RLIMIT_MEMLOCK of an unprivileged opener: up to the limit works, a
@@ -64,6 +67,7 @@
 #include "nmtest_cred.h"
 #include "nmtest_dmabuf.h"
 #include "nmtest_pci.h"
+#include "nmtest_vgem.h"
 
 #define RW	(PROT_READ | PROT_WRITE)
 
@@ -417,6 +421,150 @@ START_TEST(pfn_map_refused)
 }
 END_TEST
 
+/*
+ * The smaps entry of the mapping holding @addr: its first line (range,
+ * file) in @head and its VmFlags ("rd wr pf ...") in @flags; false when
+ * no mapping holds it.
+ */
+static bool vma_of(const void *addr, char *head, size_t hlen, char *flags,
+		   size_t flen)
+{
+	uintptr_t a = (uintptr_t)addr;
+	char line[512];
+	bool in = false;
+	FILE *f = fopen("/proc/self/smaps", "re");
+
+	ck_assert_msg(f, "/proc/self/smaps: %s", nm_errname(errno));
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+
+		line[strcspn(line, "\n")] = 0;
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 &&
+		    strchr(line, '-') < strchr(line, ' ')) {
+			in = a >= lo && a < hi;
+			if (in)
+				snprintf(head, hlen, "%s", line);
+		} else if (in && !strncmp(line, "VmFlags:", 8)) {
+			snprintf(flags, flen, "%.*s", (int)flen - 1,
+				 line + 8);
+			fclose(f);
+			return true;
+		}
+	}
+	fclose(f);
+	return false;
+}
+
+/* Whether the VmFlags string @flags holds the two-letter flag @f. */
+static bool vm_flag(const char *flags, const char *f)
+{
+	for (const char *p = flags; (p = strstr(p, f)); p++)
+		if ((p == flags || p[-1] == ' ') && (!p[2] || p[2] == ' '))
+			return true;
+	return false;
+}
+
+/*
+ * A special mapping of the kernel's with VM_IO and no file ([vvar], the
+ * vDSO's data, up to 6.x; 7.x maps [vvar] as mixed pages and keeps VM_IO
+ * for [vvar_vclock], where there is one): refused for its flags alone,
+ * where a device file's shared mapping (a BAR above) would also be
+ * refused as a shared file mapping.
+ */
+START_TEST(io_map_refused)
+{
+	char head[512] = "", flags[256] = "", line[512], seen[512] = "";
+	unsigned long lo = 0, hi = 0;
+	FILE *f = fopen("/proc/self/maps", "re");
+	int fd = nm_open();
+
+	ck_assert_msg(f, "/proc/self/maps: %s", nm_errname(errno));
+	while (!hi && fgets(line, sizeof(line), f)) {
+		unsigned long a, b;
+
+		if (!strstr(line, "[vvar") ||
+		    sscanf(line, "%lx-%lx ", &a, &b) != 2)
+			continue;
+		ck_assert(vma_of((void *)a, head, sizeof(head), flags,
+				 sizeof(flags)));
+		snprintf(seen + strlen(seen), sizeof(seen) - strlen(seen),
+			 "%s%.*s:%s", *seen ? "; " : "",
+			 (int)strcspn(strchr(line, '['), "\n"),
+			 strchr(line, '['), flags);
+		if (vm_flag(flags, "io")) {
+			lo = a;
+			hi = b;
+		}
+	}
+	fclose(f);
+	if (!hi) {
+		close(fd);
+		nm_skip("no [vvar*] mapping here is VM_IO (%s)",
+			*seen ? seen : "none at all");
+	}
+	printf("I/O map: %s:%s\n", head, flags);
+	assert_refused(fd, (void *)lo, NM_4K, NPU_MEM_HOST_READONLY,
+		       -EOPNOTSUPP);
+	assert_refused(fd, (void *)lo, NM_4K, 0, -EOPNOTSUPP);
+	assert_refused(fd, (void *)lo, hi - lo, NPU_MEM_HOST_READONLY,
+		       -EOPNOTSUPP);
+	close(fd);
+}
+END_TEST
+
+/*
+ * A PFN map that is not an I/O map: vgem's mappings of its shmem-backed
+ * buffers, through the card and through a dma-buf, are VM_PFNMAP alone
+ * on kernels whose GEM shmem helpers insert PFNs (5.10's vgem maps
+ * ordinary pages).  Each such mapping is refused whole and by its first
+ * page, writable and read-only; the test skips where none is PFN-only.
+ */
+START_TEST(pfn_only_map_refused)
+{
+	const uint32_t size = 16 * NM_4K;
+	char why[256], head[512], flags[256];
+	int fd, card, dfd, tried = 0;
+	uint64_t gsize = 0, off = 0;
+	uint32_t gem = 0;
+	void *maps[2];
+
+	if (nm_vgem_ensure(why, sizeof(why)))
+		nm_skip("%s", why);
+	fd = nm_open();
+	card = nm_vgem_open();
+	nm_assert_ok(nm_vgem_dumb_create(card, size, &gem, &gsize));
+	nm_assert_ok(nm_vgem_map_dumb(card, gem, &off));
+	maps[0] = mmap(NULL, gsize, RW, MAP_SHARED, card, (off_t)off);
+	ck_assert_msg(maps[0] != MAP_FAILED, "mmap vgem dumb: %s",
+		      nm_errname(errno));
+	dfd = nm_vgem_export_ok(card, gem);
+	maps[1] = mmap(NULL, gsize, RW, MAP_SHARED, dfd, 0);
+	ck_assert_msg(maps[1] != MAP_FAILED, "mmap vgem dma-buf: %s",
+		      nm_errname(errno));
+	for (int i = 0; i < 2; i++) {
+		ck_assert(vma_of(maps[i], head, sizeof(head), flags,
+				 sizeof(flags)));
+		printf("vgem %s: %s:%s\n", i ? "dma-buf" : "card", head, flags);
+		if (!vm_flag(flags, "pf") || vm_flag(flags, "io"))
+			continue;
+		assert_refused(fd, maps[i], gsize, 0, -EOPNOTSUPP);
+		assert_refused(fd, maps[i], gsize, NPU_MEM_HOST_READONLY,
+			       -EOPNOTSUPP);
+		assert_refused(fd, maps[i], NM_4K, 0, -EOPNOTSUPP);
+		tried++;
+	}
+	munmap(maps[0], gsize);
+	munmap(maps[1], gsize);
+	close(dfd);
+	nm_assert_ok(nm_gem_close(card, gem));
+	close(card);
+	close(fd);
+	if (!tried)
+		nm_skip("no vgem mapping is VM_PFNMAP without VM_IO on this "
+			"kernel (VmFlags:%s)", flags);
+}
+END_TEST
+
 START_TEST(shared_memory_and_files)
 {
 	const uint64_t size = 4 * NM_4K;
@@ -484,6 +632,50 @@ START_TEST(shared_memory_and_files)
 	unlink(path);
 	close(fd);
 	ck_assert_uint_eq(nm_vmpin_bytes(), pin0);
+}
+END_TEST
+
+/*
+ * hugetlbfs has no writeback for a device to write behind: a shared
+ * mapping of a hugetlb memfd registers, writable and read-only, as one
+ * 2 MiB chunk.  The guest's nr_hugepages is raised for it and put back.
+ */
+START_TEST(hugetlbfs_shared_registers)
+{
+	static const char *const nr = "/proc/sys/vm/nr_hugepages";
+	struct npu_mem_host_register r;
+	char *old = nm_read_file(nr);
+	uint8_t *p = MAP_FAILED;
+	int fd, mfd = -1;
+
+	if (!old || nm_write_file(nr, "2")) {
+		free(old);
+		nm_skip("cannot reserve 2 MiB pages through %s (root in a "
+			"test guest)", nr);
+	}
+	mfd = memfd_create("host_register", MFD_CLOEXEC | MFD_HUGETLB);
+	if (mfd >= 0 && !ftruncate(mfd, NM_2M))
+		p = mmap(NULL, NM_2M, RW, MAP_SHARED, mfd, 0);
+	if (p == MAP_FAILED) {
+		int err = errno;
+
+		nm_write_file(nr, old);
+		free(old);
+		nm_skip("no shared hugetlb mapping of 2 MiB: %s",
+			nm_errname(err));
+	}
+	fd = nm_open();
+	nm_fill(p, NM_2M, 9);
+	reg_ok(fd, p, NM_2M, 0, &r);
+	ck_assert_uint_eq(r.buf.size, NM_2M);
+	nm_free_ok(fd, r.handle);
+	reg_ok(fd, p, NM_2M, NPU_MEM_HOST_READONLY, &r);
+	reg_ok(fd, p + NM_4K, NM_4K, 0, NULL);
+	close(fd);
+	munmap(p, NM_2M);
+	close(mfd);
+	nm_assert_ok(nm_write_file(nr, old));
+	free(old);
 }
 END_TEST
 
@@ -1382,7 +1574,10 @@ int main(void)
 	nm_add(s, bad_arguments, 60);
 	nm_add(s, readonly_registration, 60);
 	nm_add(s, pfn_map_refused, 60);
+	nm_add(s, io_map_refused, 60);
+	nm_add(s, pfn_only_map_refused, 60);
 	nm_add(s, shared_memory_and_files, 60);
+	nm_add(s, hugetlbfs_shared_registers, 60);
 	nm_add(s, own_mappings_refused, 60);
 	nm_add(s, memlock_limit_and_give_back, 60);
 	nm_add(s, exit_gives_back, 60);

@@ -14,6 +14,15 @@
  *    flags), -ENOSPC (list full over several calls, the refused call adding
  *    nothing), -EFAULT, -EPERM from any file but the exporter's (another
  *    open of the same process too), -ENOENT for a key that names nothing;
+ *  - the exporter's user is the process's that calls IPC_EXPORT, and an
+ *    importer is judged by its own process, not by who opened the file
+ *    (uid 65534 with a file root opened); one file holds at most
+ *    NPU_MEM_IPC_MAX_KEYS live keys (-ENOSPC beyond, places given back by
+ *    REVOKE and FREE); a key lives while its closed file is still mapped;
+ *    SET_PIDS checks pids before the key, duplicates each take a place;
+ *  - an importer is its process: a worker thread of a listed process
+ *    imports, one of an unlisted process gets -EACCES; a thread's own id
+ *    is no process to list (-ESRCH);
  *  - a listed pid that exits and is reused by a new process grants the new
  *    process nothing; pids are those of the caller's pid namespace;
  *  - another user (uid 65534), a process whose real or effective uid alone
@@ -51,6 +60,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <linux/capability.h>
@@ -241,6 +251,8 @@ enum probe_kind {
 	PROBE_RUID,		/* real uid 65534, effective 0 */
 	PROBE_EUID,		/* real uid 0, effective 65534 */
 	PROBE_USERNS,		/* a new user namespace, root mapped to root */
+	PROBE_THREAD,		/* root, importing from a thread that is not
+				 * its main thread, as worker threads do */
 };
 
 struct probe {
@@ -291,6 +303,7 @@ static int probe_setup(enum probe_kind kind)
 
 	switch (kind) {
 	case PROBE_PLAIN:
+	case PROBE_THREAD:
 		return 0;
 	case PROBE_UID:
 		return nm_become(NM_UID_NOBODY, NM_MEMLOCK_INF);
@@ -321,10 +334,48 @@ static int probe_setup(enum probe_kind kind)
 	return -EINVAL;
 }
 
+struct probe_job {
+	int fd;
+	const uint64_t *key;
+	struct probe_reply rep;
+};
+
+static pid_t thread_id(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+/* One import, and a free of what it gave: the answer goes in job->rep. */
+static void probe_import(struct probe_job *job)
+{
+	struct npu_mem_ipc_import im;
+
+	memset(&job->rep, 0, sizeof(job->rep));
+	job->rep.ret = ipc_import(job->fd, job->key, &im);
+	if (job->rep.ret == 0) {
+		struct npu_mem_buffer q;
+
+		job->rep.buf = im.buf;
+		/* the handle works like one of its own */
+		nm_assert_ok(nm_query(job->fd, im.handle, &q));
+		nm_assert_buf_eq(&q, &im.buf);
+		nm_free_ok(job->fd, im.handle);
+	}
+}
+
+/* PROBE_THREAD's importer: a thread whose id is not the process's. */
+static void *probe_worker(void *arg)
+{
+	ck_assert_msg(thread_id() != getpid(), "the worker thread has the "
+		      "process's id %d", (int)getpid());
+	probe_import(arg);
+	return NULL;
+}
+
 /*
  * The probe: set itself up, open /dev/npu-mem (after the change, so that
  * the file's credentials are the process's), report 0 or why it could not,
- * then import every key it receives, answering with the result (and the
+ * then import every key it receives (PROBE_THREAD: each from a new thread), answering with the result (and the
  * buffer description), and free what it imported.
  */
 static void probe_main(int sock, void *arg)
@@ -343,20 +394,17 @@ static void probe_main(int sock, void *arg)
 	if (st)
 		return;
 	while (nm_read_full(sock, key, sizeof(key)) == 0) {
-		struct npu_mem_ipc_import im;
-		struct probe_reply rep = { 0 };
+		struct probe_job job = { .fd = fd, .key = key };
+		pthread_t th;
 
-		rep.ret = ipc_import(fd, key, &im);
-		if (rep.ret == 0) {
-			struct npu_mem_buffer q;
-
-			rep.buf = im.buf;
-			/* the handle works like one of its own */
-			nm_assert_ok(nm_query(fd, im.handle, &q));
-			nm_assert_buf_eq(&q, &im.buf);
-			nm_free_ok(fd, im.handle);
+		if (kind == PROBE_THREAD) {
+			ck_assert_int_eq(pthread_create(&th, NULL,
+							probe_worker, &job), 0);
+			ck_assert_int_eq(pthread_join(th, NULL), 0);
+		} else {
+			probe_import(&job);
 		}
-		send_ok(sock, &rep, sizeof(rep));
+		send_ok(sock, &job.rep, sizeof(job.rep));
 	}
 	close(fd);
 }
@@ -597,6 +645,92 @@ START_TEST(allow_list_admits_only_listed)
 }
 END_TEST
 
+/* A thread of this process that waits until unparked. */
+struct parked {
+	pthread_t th;
+	int id[2];	/* the thread sends its thread id through this pipe */
+	int go[2];	/* and waits for this one's end of file */
+};
+
+static void *parked_main(void *arg)
+{
+	struct parked *pk = arg;
+	pid_t tid = thread_id();
+	char c;
+
+	ck_assert_int_eq(write(pk->id[1], &tid, sizeof(tid)), sizeof(tid));
+	while (read(pk->go[0], &c, 1) < 0 && errno == EINTR)
+		;
+	return NULL;
+}
+
+/* Start a parked thread: its thread id, not the process's. */
+static pid_t park_thread(struct parked *pk)
+{
+	pid_t tid;
+
+	ck_assert_int_eq(pipe2(pk->id, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(pk->go, O_CLOEXEC), 0);
+	ck_assert_int_eq(pthread_create(&pk->th, NULL, parked_main, pk), 0);
+	recv_ok(pk->id[0], &tid, sizeof(tid));
+	return tid;
+}
+
+static void unpark_thread(struct parked *pk)
+{
+	close(pk->go[1]);
+	ck_assert_int_eq(pthread_join(pk->th, NULL), 0);
+	close(pk->go[0]);
+	close(pk->id[0]);
+	close(pk->id[1]);
+}
+
+/*
+ * An importer is judged by its process, whichever of its threads calls:
+ * a worker thread of a listed process imports, one of an unlisted process
+ * of the same user is refused, and a thread's own id names no process to
+ * list (-ESRCH).
+ */
+START_TEST(threads_import_as_their_process)
+{
+	struct probe pa, pb;
+	struct npu_mem_alloc a;
+	struct parked pk;
+	uint64_t key[2], k64[2];
+	int fd = nm_open(), ret;
+	pid_t tid;
+
+	nm_alloc_ok(fd, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY, 0, &a);
+	ipc_export_ok(fd, a.handle, 0, key);
+	ipc_export_ok(fd, a.handle, NPU_MEM_IPC_KEY64, k64);
+
+	/* judged once the thread is gone: a failure leaves nothing waiting */
+	tid = park_thread(&pk);
+	ck_assert_int_ne(tid, getpid());
+	ret = ipc_set_pids(fd, key, &tid, 1);
+	unpark_thread(&pk);
+	ck_assert_msg(ret == -ESRCH, "IPC_SET_PIDS of thread %d of process "
+		      "%d: %s, want -ESRCH", (int)tid, (int)getpid(),
+		      nm_retname(ret));
+
+	nm_assert_ok(probe_start(&pa, PROBE_THREAD));
+	nm_assert_ok(probe_start(&pb, PROBE_THREAD));
+	nm_assert_ok(ipc_set_pids(fd, key, &pa.pid, 1));
+	nm_assert_ok(ipc_set_pids(fd, k64, &pa.pid, 1));
+	probe_expect(&pa, key, 0, "a worker thread of the listed process");
+	probe_expect(&pa, k64, 0, "a worker thread of the listed process, "
+		     "KEY64");
+	probe_expect(&pb, key, -EACCES, "a worker thread of an unlisted "
+		     "process");
+	probe_expect(&pb, k64, -EACCES, "a worker thread of an unlisted "
+		     "process, KEY64");
+	probe_stop(&pa);
+	probe_stop(&pb);
+	nm_free_ok(fd, a.handle);
+	close(fd);
+}
+END_TEST
+
 /* A pid that names no process now: a child's, after it was reaped. */
 static pid_t reaped_pid(void)
 {
@@ -672,6 +806,8 @@ START_TEST(set_pids_errors)
 			       nm_unmapped_addr()), -EFAULT);
 	random_key(other);
 	nm_assert_ret(ipc_set_pids(fd, other, &self, 1), -ENOENT);
+	/* pids are checked before the key */
+	nm_assert_ret(ipc_set_pids(fd, other, &dead, 1), -ESRCH);
 	nm_assert_ret(ipc_revoke(fd, other), -ENOENT);
 	/* another open file, even of this process: not the exporter's */
 	nm_assert_ret(ipc_set_pids(fd2, key, &self, 1), -EPERM);
@@ -715,6 +851,157 @@ START_TEST(set_pids_errors)
 	nm_free_ok(fd, a.handle);
 	close(fd2);
 	close(fd);
+}
+END_TEST
+
+/*
+ * One file holds at most NPU_MEM_IPC_MAX_KEYS live keys: one more export is
+ * -ENOSPC and makes nothing; a revoked key's place is free again, FREE of
+ * the handle gives every place back, and another file counts its own.
+ */
+START_TEST(keys_per_file_limit)
+{
+	uint64_t (*keys)[2] = calloc(NPU_MEM_IPC_MAX_KEYS, sizeof(*keys));
+	struct npu_mem_alloc a, b;
+	uint64_t k[2];
+	int fd = nm_open(), fd2 = nm_open();
+
+	ck_assert_ptr_nonnull(keys);
+	nm_alloc_ok(fd, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY, 0, &a);
+	nm_alloc_ok(fd2, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY, 0, &b);
+	for (int i = 0; i < NPU_MEM_IPC_MAX_KEYS; i++)
+		ipc_export_ok(fd, a.handle, i % 3 == 2 ? NPU_MEM_IPC_KEY64 : 0,
+			      keys[i]);
+	nm_assert_ret(ipc_export(fd, a.handle, 0, NULL), -ENOSPC);
+	nm_assert_ret(ipc_export(fd, a.handle, NPU_MEM_IPC_ANY_PID, NULL),
+		      -ENOSPC);
+	/* the other file has its own count */
+	ipc_export_ok(fd2, b.handle, 0, k);
+	nm_assert_ok(ipc_try(fd, k));
+	/* the first and the last still import */
+	nm_assert_ok(ipc_try(fd2, keys[1]));
+	nm_assert_ok(ipc_try(fd2, keys[NPU_MEM_IPC_MAX_KEYS - 1]));
+	/* a revoked key's place is free, once */
+	nm_assert_ok(ipc_revoke(fd, keys[1]));
+	ipc_export_ok(fd, a.handle, 0, keys[1]);
+	nm_assert_ret(ipc_export(fd, a.handle, 0, NULL), -ENOSPC);
+	/* FREE of the handle takes its keys and their places */
+	nm_free_ok(fd, a.handle);
+	nm_assert_ret(ipc_try(fd2, keys[1]), -ENOENT);
+	nm_alloc_ok(fd, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY, 0, &a);
+	for (int i = 0; i < NPU_MEM_IPC_MAX_KEYS; i++)
+		ipc_export_ok(fd, a.handle, 0, keys[i]);
+	nm_assert_ret(ipc_export(fd, a.handle, 0, NULL), -ENOSPC);
+	nm_free_ok(fd, a.handle);
+	nm_free_ok(fd2, b.handle);
+	free(keys);
+	close(fd2);
+	close(fd);
+}
+END_TEST
+
+struct caller_res {
+	int32_t become, import, alloc, export;
+	uint64_t key[2];
+};
+
+/*
+ * A file root opened, used after the process became uid 65534: it tries
+ * root's key (sent first) and exports a buffer of its own, then keeps the
+ * file until the other end closes.
+ */
+static void roots_file_as_nobody(int sock, void *arg)
+{
+	struct caller_res res = { 0 };
+	struct npu_mem_alloc a;
+	uint64_t key[2];
+	int fd = nm_open();
+	char c;
+
+	(void)arg;
+	recv_ok(sock, key, sizeof(key));
+	res.become = nm_become(NM_UID_NOBODY, NM_MEMLOCK_INF);
+	if (!res.become) {
+		res.import = ipc_try(fd, key);
+		res.alloc = nm_alloc(fd, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY,
+				     0, &a);
+		if (!res.alloc)
+			res.export = ipc_export(fd, a.handle, 0, res.key);
+	}
+	send_ok(sock, &res, sizeof(res));
+	while (nm_read_full(sock, &c, 1) == 0)
+		;
+	close(fd);
+}
+
+/*
+ * Sharing is between processes, whoever opened the file: the exporter's
+ * user is that of the process calling IPC_EXPORT, and an importer is
+ * judged by the calling process.  A process of uid 65534 using a file
+ * root opened is refused root's key (no list), and the key it exports
+ * admits uid 65534's processes, not root's.
+ */
+START_TEST(the_calling_process_decides)
+{
+	struct caller_res res;
+	struct npu_mem_alloc a;
+	struct probe p;
+	uint64_t key[2];
+	int fd, sock, r;
+	pid_t pid;
+
+	if (!node_open_to_all)
+		nm_skip("uid 65534 cannot open " NM_DEV_PATH " (needs root in "
+			"a test guest)");
+	fd = nm_open();
+	nm_alloc_ok(fd, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY, 0, &a);
+	ipc_export_ok(fd, a.handle, 0, key);
+	pid = spawn(roots_file_as_nobody, NULL, &sock);
+	send_ok(sock, key, sizeof(key));
+	recv_ok(sock, &res, sizeof(res));
+	nm_assert_ok(res.become);
+	ck_assert_msg(res.import == -EACCES, "IPC_IMPORT of root's key by uid "
+		      "65534 through a file root opened: %s, want -EACCES",
+		      nm_retname(res.import));
+	nm_assert_ok(res.alloc);
+	nm_assert_ok(res.export);
+	r = ipc_try(fd, res.key);
+	ck_assert_msg(r == -EACCES, "root imports the key uid 65534 exported "
+		      "through a file root opened: %s, want -EACCES",
+		      nm_retname(r));
+	nm_assert_ok(probe_start(&p, PROBE_UID));
+	probe_expect(&p, res.key, 0, "uid 65534, the exporting process's user");
+	probe_stop(&p);
+	close(sock);
+	nm_wait_ok(pid, "uid 65534 with root's file");
+	nm_free_ok(fd, a.handle);
+	close(fd);
+}
+END_TEST
+
+/*
+ * A key lives until its file is released: closed while a mapping of it
+ * remains, the file still exports; its last munmap releases it.
+ */
+START_TEST(key_lives_while_the_file_is_mapped)
+{
+	struct npu_mem_alloc a;
+	struct nm_counters c0;
+	uint64_t key[2];
+	int fd = nm_open(), fd2 = nm_open();
+	uint8_t *p;
+
+	nm_counters(fd2, &c0);
+	nm_alloc_ok(fd, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY, 0, &a);
+	p = nm_map_ok(fd, &a, PROT_READ | PROT_WRITE);
+	ipc_export_ok(fd, a.handle, 0, key);
+	close(fd);
+	nm_assert_ok(ipc_try(fd2, key));
+	munmap(p, a.buf.size);
+	nm_assert_ret(ipc_try(fd2, key), -ENOENT);
+	/* and the buffer with it */
+	nm_assert_counters_now(fd2, &c0);
+	close(fd2);
 }
 END_TEST
 
@@ -769,7 +1056,7 @@ START_TEST(set_pids_list_full)
 	uint64_t key[2], key2[2];
 	double t0 = nm_now();
 	int fd, release;
-	pid_t *pids;
+	pid_t *pids, *same;
 
 	/* distinct live processes: a list holds processes, not numbers */
 	pids = sleepers_start(N, &release);
@@ -788,6 +1075,16 @@ START_TEST(set_pids_list_full)
 	nm_assert_ok(ipc_set_pids(fd, key2, pids + N - 1, 1));
 	nm_assert_ok(ipc_set_pids(fd, key2, pids, NPU_MEM_IPC_MAX_PIDS - 1));
 	nm_assert_ret(ipc_set_pids(fd, key2, pids + 5, 1), -ENOSPC);
+	/* duplicates each take a place */
+	nm_assert_ok(ipc_revoke(fd, key2));
+	ipc_export_ok(fd, a.handle, 0, key2);
+	same = calloc(NPU_MEM_IPC_MAX_PIDS, sizeof(*same));
+	ck_assert_ptr_nonnull(same);
+	for (int i = 0; i < NPU_MEM_IPC_MAX_PIDS; i++)
+		same[i] = pids[0];
+	nm_assert_ok(ipc_set_pids(fd, key2, same, NPU_MEM_IPC_MAX_PIDS));
+	nm_assert_ret(ipc_set_pids(fd, key2, same, 1), -ENOSPC);
+	free(same);
 	nm_free_ok(fd, a.handle);
 	close(fd);
 	sleepers_stop(pids, N, release);
@@ -2098,6 +2395,10 @@ int main(void)
 	nm_add(s, import_shares_memory, 60);
 	nm_add(s, import_keeps_readonly, 30);
 	nm_add(s, allow_list_admits_only_listed, 60);
+	nm_add(s, threads_import_as_their_process, 60);
+	nm_add(s, keys_per_file_limit, 60);
+	nm_add(s, the_calling_process_decides, 60);
+	nm_add(s, key_lives_while_the_file_is_mapped, 30);
 	nm_add(s, set_pids_errors, 60);
 	nm_add(s, set_pids_list_full, 120);
 	nm_add_fx(s, reused_pid_grants_nothing, 120, &pid_max_fx);
