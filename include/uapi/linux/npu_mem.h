@@ -474,8 +474,9 @@ struct npu_mem_ipc_revoke {
  * A registered private range stays with the parent at fork(); the child
  * gets copies.  SYNC works as for buffers.  mmap and EXPORT of the handle
  * are refused (-EINVAL): the memory is already the process's own.
- * Errors: -EINVAL for a bad address, size or flags; -EFAULT for a range
- * not wholly mapped; -EOPNOTSUPP for memory that cannot be pinned for the
+ * Errors: -EINVAL for a bad address, size or flags; -E2BIG for a size
+ * over max_alloc (GET_INFO); -EFAULT for a range not wholly mapped;
+ * -EOPNOTSUPP for memory that cannot be pinned for the
  * long term (I/O and PFN maps, DAX, file-backed shared mappings other than
  * shmem and hugetlbfs); -EEXIST for npu-mem's own mappings, which have a
  * device address already; -ENOMEM as for ALLOC's limits; -ENODEV.
