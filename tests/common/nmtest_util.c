@@ -577,6 +577,25 @@ void _nm_wait_ok(pid_t pid, const char *msg, const char *f, int l)
 						  WTERMSIG(st));
 }
 
+int nm_await_no_retained(int fd, double secs, uint64_t *left)
+{
+	double t0 = nm_now();
+	struct npu_mem_info info;
+
+	for (;;) {
+		int r = nm_get_info(fd, &info);
+
+		if (r)
+			return r;
+		*left = info.retained_bytes;
+		if (!*left)
+			return 0;
+		if (nm_now() - t0 >= secs)
+			return -ETIMEDOUT;
+		usleep(20 * 1000);
+	}
+}
+
 uint64_t nm_vmpin_bytes(void)
 {
 	uint64_t bytes = 0;
