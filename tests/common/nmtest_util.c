@@ -618,3 +618,20 @@ void nm_assert_dmesg_clean(void)
 	free(out);
 }
 
+static uint64_t saved_max_bytes;
+static bool have_saved_max_bytes;
+
+static void save_max_bytes(void)
+{
+	have_saved_max_bytes = nm_param_get("max_bytes", &saved_max_bytes) == 0;
+}
+
+static void restore_max_bytes(void)
+{
+	if (have_saved_max_bytes)
+		nm_param_set("max_bytes", saved_max_bytes);
+}
+
+const struct nm_fixture nm_max_bytes_fx = {
+	.setup = save_max_bytes, .teardown = restore_max_bytes, .unchecked = true,
+};
