@@ -10,6 +10,18 @@
  * get_user_pages() (O_DIRECT, process_vm_readv) with the right refcounts,
  * and the final put is deferred until the last such user lets go.
  *
+ * Until then such a chunk stays charged.  One reference to one 4 KiB
+ * subpage (a pipe after vmsplice, a pin) keeps a whole 2 MiB chunk, which
+ * the holder answers for, if at all, as one page: were the chunk uncharged
+ * with its buffer, a user could hold all of RAM outside every limit.  So a
+ * released buffer's chunks that someone else still references are
+ * "retained": they stay in the cap's count, the payer's locked_vm and the
+ * mm's VmPin, on a list that a delayed work item rescans until each chunk's
+ * count is down to our own reference.  No kernel calls back when an
+ * ordinary page's last reference goes, so the count is polled; once the
+ * buffer is released nothing maps it, and only a holder of a reference can
+ * make another, so a count of exactly ours is final.
+ *
  * The DMA mapping can end before the buffer does: when the NPU device is
  * removed, npu_mem_bufs_revoke() unmaps every buffer and the pages stay
  * behind as plain memory.  @mapped says which, under npu_mem_bufs_lock.
@@ -23,6 +35,7 @@
 #include <linux/cred.h>
 #include <linux/sched/user.h>
 #include <linux/slab.h>
+#include <linux/workqueue.h>
 
 #include "npu_mem.h"
 
@@ -532,16 +545,26 @@ int npu_mem_buf_charge(struct npu_mem_buf *buf, const struct cred *payer,
 	return 0;
 }
 
+/* Give back @npages of the buffer's charge to its user and its mm. */
+static void uncharge_pages(struct npu_mem_buf *buf, unsigned long npages)
+{
+	atomic64_sub(npages, &buf->mm->pinned_vm);
+	if (buf->payer)
+		atomic_long_sub(npages, &buf->payer->user->locked_vm);
+}
+
+/* Drop what holds the charged user and mm: nothing is charged any more. */
+static void drop_payers(struct npu_mem_buf *buf)
+{
+	mmdrop(buf->mm);
+	if (buf->payer)
+		put_cred(buf->payer);
+}
+
 static void uncharge(struct npu_mem_buf *buf)
 {
-	unsigned long npages = buf->size >> PAGE_SHIFT;
-
-	atomic64_sub(npages, &buf->mm->pinned_vm);
-	mmdrop(buf->mm);
-	if (buf->payer) {
-		atomic_long_sub(npages, &buf->payer->user->locked_vm);
-		put_cred(buf->payer);
-	}
+	uncharge_pages(buf, buf->size >> PAGE_SHIFT);
+	drop_payers(buf);
 }
 
 /* The chunks (kind-aware: freed or unpinned) and the charges. */
@@ -552,6 +575,160 @@ static void unfill(struct npu_mem_buf *buf)
 		kvfree(buf->chunks);
 	}
 	uncharge(buf);
+}
+
+/*
+ * Released buffers with chunks still referenced elsewhere (the top of the
+ * file says why).  Each keeps only those chunks in @chunks, and its @mm
+ * and @payer for their charges.  The rescan runs a second after something
+ * is retained and backs off to RETAIN_MAX_DELAY while nothing is let go:
+ * a pin can last for hours, and every rescan reads every retained chunk.
+ * Nothing runs while the list is empty.
+ */
+#define RETAIN_MAX_DELAY	(16 * HZ)
+static LIST_HEAD(npu_mem_retained);
+static DEFINE_MUTEX(npu_mem_retained_lock);
+static unsigned long retain_delay = HZ;	/* under npu_mem_retained_lock */
+static void retained_scan(struct work_struct *work);
+static DECLARE_DELAYED_WORK(retained_work, retained_scan);
+
+/*
+ * Our reference is the allocator's one on the head page; any other user's
+ * reference to any subpage is counted there too (and so is a FOLL_PIN).
+ */
+static bool chunk_held_elsewhere(const struct npu_mem_chunk *c)
+{
+	return page_ref_count(c->page) > 1;
+}
+
+/*
+ * Put our reference to every chunk no one else holds and keep the others
+ * at the front of @chunks.  Return: the 4 KiB pages let go.
+ */
+static unsigned long put_unheld_chunks(struct npu_mem_buf *buf)
+{
+	unsigned long freed = 0;
+	unsigned int i, kept = 0;
+
+	for (i = 0; i < buf->nr_chunks; i++) {
+		const struct npu_mem_chunk *c = &buf->chunks[i];
+
+		if (chunk_held_elsewhere(c)) {
+			buf->chunks[kept++] = *c;
+			continue;
+		}
+		put_page(c->page);
+		freed += 1UL << c->order;
+		if (!(i & 1023))
+			cond_resched();
+	}
+	buf->nr_chunks = kept;
+	return freed;
+}
+
+/* The last of a retained (or released) buffer: its charges end. */
+static void retained_done(struct npu_mem_buf *buf)
+{
+	kvfree(buf->chunks);
+	drop_payers(buf);
+	kfree(buf);
+}
+
+/*
+ * Let go of what no one else holds and uncharge it; what is left in
+ * @chunks stays charged.  Return: the 4 KiB pages let go.
+ */
+static unsigned long let_go(struct npu_mem_buf *buf, bool was_retained)
+{
+	unsigned long freed = put_unheld_chunks(buf);
+	u64 bytes = (u64)freed << PAGE_SHIFT;
+
+	uncharge_pages(buf, freed);
+	atomic64_sub(bytes, &npu_mem_usage.bytes);
+	if (was_retained)
+		atomic64_sub(bytes, &npu_mem_usage.retained_bytes);
+	return freed;
+}
+
+static void retained_scan(struct work_struct *work)
+{
+	struct npu_mem_buf *buf, *next;
+	unsigned long freed = 0;
+
+	mutex_lock(&npu_mem_retained_lock);
+	list_for_each_entry_safe(buf, next, &npu_mem_retained, node) {
+		freed += let_go(buf, true);
+		if (!buf->nr_chunks) {
+			list_del(&buf->node);
+			retained_done(buf);
+		}
+		cond_resched();
+	}
+	if (!list_empty(&npu_mem_retained)) {
+		if (freed)
+			retain_delay = HZ;
+		else
+			retain_delay = min_t(unsigned long, retain_delay * 2,
+					     RETAIN_MAX_DELAY);
+		schedule_delayed_work(&retained_work, retain_delay);
+	}
+	mutex_unlock(&npu_mem_retained_lock);
+}
+
+/*
+ * A released buffer of our own pages: free what only we hold, keep the
+ * rest charged on the retained list.  The list's lock is taken last, and
+ * the work is queued under it, so a rescan that finds the list empty and
+ * stops cannot miss this entry.
+ */
+static void release_or_retain(struct npu_mem_buf *buf)
+{
+	unsigned int i;
+	u64 kept = 0;
+
+	let_go(buf, false);
+	if (!buf->nr_chunks) {
+		retained_done(buf);
+		return;
+	}
+	for (i = 0; i < buf->nr_chunks; i++)
+		kept += PAGE_SIZE << buf->chunks[i].order;
+	atomic64_add(kept, &npu_mem_usage.retained_bytes);
+	mutex_lock(&npu_mem_retained_lock);
+	list_add_tail(&buf->node, &npu_mem_retained);
+	retain_delay = HZ;
+	schedule_delayed_work(&retained_work, retain_delay);
+	mutex_unlock(&npu_mem_retained_lock);
+}
+
+/**
+ * npu_mem_retained_exit() - module unload: let go of every retained chunk
+ *
+ * No file, mapping or dma-buf is left, so nothing is released any more.
+ * The rest of the charges go with the module (the user's locked_vm must
+ * not stay raised for good), and our reference to each chunk is put: a
+ * holder that still has one frees the pages when it lets go, with no
+ * module code involved.
+ */
+void npu_mem_retained_exit(void)
+{
+	struct npu_mem_buf *buf, *next;
+
+	cancel_delayed_work_sync(&retained_work);
+	list_for_each_entry_safe(buf, next, &npu_mem_retained, node) {
+		u64 bytes = 0;
+		unsigned int i;
+
+		for (i = 0; i < buf->nr_chunks; i++) {
+			bytes += PAGE_SIZE << buf->chunks[i].order;
+			put_page(buf->chunks[i].page);
+		}
+		uncharge_pages(buf, bytes >> PAGE_SHIFT);
+		atomic64_sub(bytes, &npu_mem_usage.bytes);
+		atomic64_sub(bytes, &npu_mem_usage.retained_bytes);
+		list_del(&buf->node);
+		retained_done(buf);
+	}
 }
 
 /* The charges, then the pages.  Undone by unfill(). */
@@ -692,17 +869,21 @@ static void npu_mem_buf_release(struct kref *ref)
 	unmap_for_device(buf);
 	mutex_unlock(&npu_mem_bufs_lock);
 	sg_free_table(&buf->sgt);
-	unfill(buf);
-
-	/* Registered host memory added none: the global usage never had it. */
-	if (!(buf->flags & NPU_MEM_BUF_HOST)) {
-		atomic64_sub(buf->nr_huge, &npu_mem_usage.huge_pages);
-		atomic64_sub(buf->nr_normal, &npu_mem_usage.normal_pages);
-		atomic64_dec(&npu_mem_usage.buffers);
-		atomic64_sub(buf->size, &npu_mem_usage.bytes);
-	}
 	mutex_destroy(&buf->imports_lock);
-	kfree(buf);
+
+	/*
+	 * Registered host memory is the process's own (unpinned, whoever
+	 * else holds it) and the global usage never had it.
+	 */
+	if (buf->flags & NPU_MEM_BUF_HOST) {
+		unfill(buf);
+		kfree(buf);
+		return;
+	}
+	atomic64_sub(buf->nr_huge, &npu_mem_usage.huge_pages);
+	atomic64_sub(buf->nr_normal, &npu_mem_usage.normal_pages);
+	atomic64_dec(&npu_mem_usage.buffers);
+	release_or_retain(buf);
 }
 
 void npu_mem_buf_put(struct npu_mem_buf *buf)

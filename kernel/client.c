@@ -343,4 +343,10 @@ void npu_mem_client_show_fdinfo(struct seq_file *m,
 	seq_printf(m, "npu-mem-huge-pages:\t%llu\n", client->huge_pages);
 	seq_printf(m, "npu-mem-normal-pages:\t%llu\n", client->normal_pages);
 	mutex_unlock(&client->lock);
+	/*
+	 * All users' together, as GET_INFO has it: a retained chunk belongs
+	 * to no file any more, the file that had it may be long gone.
+	 */
+	seq_printf(m, "npu-mem-retained-bytes:\t%lld\n",
+		   atomic64_read(&npu_mem_usage.retained_bytes));
 }

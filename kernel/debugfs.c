@@ -18,6 +18,8 @@ static int usage_show(struct seq_file *m, void *unused)
 	seq_printf(m, "huge_pages: %lld\n", atomic64_read(&npu_mem_usage.huge_pages));
 	seq_printf(m, "normal_pages: %lld\n", atomic64_read(&npu_mem_usage.normal_pages));
 	seq_printf(m, "buffers: %lld\n", atomic64_read(&npu_mem_usage.buffers));
+	seq_printf(m, "retained_bytes: %lld\n",
+		   atomic64_read(&npu_mem_usage.retained_bytes));
 	seq_printf(m, "limit_bytes: %llu\n", npu_mem_limit_bytes());
 	return 0;
 }

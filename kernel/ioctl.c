@@ -69,6 +69,7 @@ static int npu_mem_get_info(struct npu_mem_client *client, void *data,
 	info->huge_pages = atomic64_read(&npu_mem_usage.huge_pages);
 	info->normal_pages = atomic64_read(&npu_mem_usage.normal_pages);
 	info->buffers = atomic64_read(&npu_mem_usage.buffers);
+	info->retained_bytes = atomic64_read(&npu_mem_usage.retained_bytes);
 
 	mutex_lock(&client->lock);
 	info->client_buffers = client->nr_buffers;

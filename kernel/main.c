@@ -140,6 +140,7 @@ static void __exit npu_mem_exit(void)
 {
 	misc_deregister(&npu_mem_misc);
 	npu_mem_device_exit();
+	npu_mem_retained_exit();
 	npu_mem_debugfs_exit();
 	npu_mem_mapping_exit();
 	npu_mem_ipc_exit();

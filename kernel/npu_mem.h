@@ -34,8 +34,10 @@
  * (npu_mem_dev_enter) may be held around any of them; removal waits for it
  * with no lock held but npu_dev_lock, which no section ever takes.  A
  * buffer's imports_lock is taken inside the dma-buf's reservation lock
- * (importers map with it held), never around it.  Page allocation never
- * runs under a lock.
+ * (importers map with it held), never around it.  buffer.c's
+ * npu_mem_retained_lock (chunks kept after their buffer went) is taken
+ * last, also inside the mmap lock on a buffer's last put, with no other
+ * lock of the module under it.  Page allocation never runs under a lock.
  */
 #ifndef _NPU_MEM_H
 #define _NPU_MEM_H
@@ -80,7 +82,8 @@ struct npu_mem_buf {
 	u64 dev_addr;			/* first device address, as mapped */
 	struct mm_struct *mm;		/* charged in pinned_vm (VmPin) */
 	const struct cred *payer;	/* its user charged in locked_vm (RLIMIT_MEMLOCK) */
-	struct list_head node;		/* all live buffers, for DMA range checks */
+	struct list_head node;		/* all live buffers, for DMA range checks;
+					 * once released, the retained list */
 	struct mutex imports_lock;	/* @imports */
 	struct list_head imports;	/* importers' mappings (dmabuf.c) */
 	struct npu_mem_import *foreign;	/* another driver's dma-buf (import.c) */
@@ -147,9 +150,15 @@ struct npu_mem_client {
 	unsigned int nr_ipc_keys;	/* under npu_mem_ipc_lock */
 };
 
-/* Global usage, all clients, in atomics so page loops stay lock-free. */
+/*
+ * Global usage, all clients, in atomics so page loops stay lock-free.
+ * @bytes is what the cap (limit_bytes) counts: live buffers and the
+ * chunks retained after their buffer went (buffer.c); @retained_bytes is
+ * that second part alone.
+ */
 struct npu_mem_usage {
 	atomic64_t bytes;
+	atomic64_t retained_bytes;
 	atomic64_t huge_pages;
 	atomic64_t normal_pages;
 	atomic64_t buffers;
@@ -194,6 +203,7 @@ void npu_mem_sync_piece(struct device *dev, dma_addr_t addr, size_t len,
 struct page *npu_mem_buf_page(const struct npu_mem_buf *buf, u64 index);
 int npu_mem_buf_insert_pages(struct npu_mem_buf *buf,
 			     struct vm_area_struct *vma, u64 offset);
+void npu_mem_retained_exit(void);
 
 int npu_mem_dma_range_lock(u64 a, u64 alen, u64 b, u64 blen);
 void npu_mem_dma_range_unlock(void);

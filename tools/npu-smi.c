@@ -476,6 +476,7 @@ static void json_memory(const struct status *st)
 	printf("    \"total_ram\": %llu,\n", (unsigned long long)in->total_ram);
 	printf("    \"free_ram\": %llu,\n", (unsigned long long)in->free_ram);
 	printf("    \"allocated_bytes\": %llu,\n", (unsigned long long)in->allocated_bytes);
+	printf("    \"retained_bytes\": %llu,\n", (unsigned long long)in->retained_bytes);
 	printf("    \"buffers\": %llu,\n", (unsigned long long)in->buffers);
 	printf("    \"huge_pages\": %llu,\n", (unsigned long long)in->huge_pages);
 	printf("    \"normal_pages\": %llu,\n", (unsigned long long)in->normal_pages);
@@ -580,6 +581,9 @@ static void human_memory(const struct status *st)
 	row("Free RAM", "%s", human(in->free_ram, a, sizeof(a)));
 	row("Allocated", "%s in %llu buffer%s", human(in->allocated_bytes, a, sizeof(a)),
 	    (unsigned long long)in->buffers, in->buffers == 1 ? "" : "s");
+	/* Part of Allocated: freed, but still charged (UAPI header). */
+	row("Retained", "%s (freed, still referenced elsewhere)",
+	    human(in->retained_bytes, a, sizeof(a)));
 	row("Huge pages (2 MiB)", "%llu", (unsigned long long)in->huge_pages);
 	row("Normal pages (4 KiB)", "%llu", (unsigned long long)in->normal_pages);
 	row("Giant pages (1 GiB)", "%llu", (unsigned long long)in->giant_pages);

@@ -51,7 +51,8 @@
 	X(npu_mem_info, buffers, 88, 8)				\
 	X(npu_mem_info, client_buffers, 96, 8)			\
 	X(npu_mem_info, client_bytes, 104, 8)			\
-	X(npu_mem_info, reserved, 112, 32)			\
+	X(npu_mem_info, retained_bytes, 112, 8)			\
+	X(npu_mem_info, reserved, 120, 24)			\
 	X(npu_mem_buffer, size, 0, 8)				\
 	X(npu_mem_buffer, mmap_offset, 8, 8)			\
 	X(npu_mem_buffer, dev_addr, 16, 8)			\

@@ -577,6 +577,25 @@ void _nm_wait_ok(pid_t pid, const char *msg, const char *f, int l)
 						  WTERMSIG(st));
 }
 
+int nm_await_no_retained(int fd, double secs, uint64_t *left)
+{
+	double t0 = nm_now();
+	struct npu_mem_info info;
+
+	for (;;) {
+		int r = nm_get_info(fd, &info);
+
+		if (r)
+			return r;
+		*left = info.retained_bytes;
+		if (!*left)
+			return 0;
+		if (nm_now() - t0 >= secs)
+			return -ETIMEDOUT;
+		usleep(20 * 1000);
+	}
+}
+
 uint64_t nm_vmpin_bytes(void)
 {
 	uint64_t bytes = 0;
@@ -599,3 +618,20 @@ void nm_assert_dmesg_clean(void)
 	free(out);
 }
 
+static uint64_t saved_max_bytes;
+static bool have_saved_max_bytes;
+
+static void save_max_bytes(void)
+{
+	have_saved_max_bytes = nm_param_get("max_bytes", &saved_max_bytes) == 0;
+}
+
+static void restore_max_bytes(void)
+{
+	if (have_saved_max_bytes)
+		nm_param_set("max_bytes", saved_max_bytes);
+}
+
+const struct nm_fixture nm_max_bytes_fx = {
+	.setup = save_max_bytes, .teardown = restore_max_bytes, .unchecked = true,
+};

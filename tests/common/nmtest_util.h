@@ -279,8 +279,15 @@ void *nm_unmapped_addr(void);
 /* Wait for pid, assert it exited with status 0; msg names the child. */
 #define nm_wait_ok(pid, msg) _nm_wait_ok((pid), (msg), __FILE__, __LINE__)
 void _nm_wait_ok(pid_t pid, const char *msg, const char *f, int l);
+/* Poll GET_INFO through fd until no chunk of a freed buffer is retained
+ * (the module rescans them about every second), for at most secs: 0, or
+ * -ETIMEDOUT with the bytes still retained in *left. */
+int nm_await_no_retained(int fd, double secs, uint64_t *left);
 /* "VmPin:" of /proc/self/status, in bytes (asserting it is there) */
 uint64_t nm_vmpin_bytes(void);
+/* An unchecked fixture that saves the max_bytes parameter before a test
+ * and puts it back after, even after a test that died. */
+extern const struct nm_fixture nm_max_bytes_fx;
 /* Fail the running test if the kernel logged a bad page, BUG or WARNING
  * since vm-run's test-start marker (for suites whose last test checks
  * that no page refcount went wrong anywhere before it). */

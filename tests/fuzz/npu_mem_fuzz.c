@@ -818,9 +818,9 @@ static void op_get_info(struct thr *t)
 	if (chance(&t->r, 15))
 		info->flags = boundary32(&t->r);
 	if (chance(&t->r, 10))
-		info->reserved[below(&t->r, 4)] = boundary64(&t->r);
+		info->reserved[below(&t->r, 3)] = boundary64(&t->r);
 	bad = info->flags || info->reserved[0] || info->reserved[1] ||
-	      info->reserved[2] || info->reserved[3];
+	      info->reserved[2];
 	ret = ioctl(fd, NPU_MEM_IOCTL_GET_INFO, info);
 	record_ioctl(OP_GET_INFO, 0, fd, ret, errno, "fd %d", fd);
 	if (!ret && bad)

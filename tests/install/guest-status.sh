@@ -103,6 +103,7 @@ check "helper normal pages = $h_normal" [ "$(jv "$W/j1" "$P.normal_pages")" = "$
 check "tool does not list itself" [ "$(grep -c '^processes\.[0-9]*\.command=npu-smi$' "$W/j1.flat")" = 0 ]
 check "global allocated_bytes >= helper's" [ "$(jv "$W/j1" memory.allocated_bytes)" -ge "$h_bytes" ]
 check "global buffers >= helper's" [ "$(jv "$W/j1" memory.buffers)" -ge "$h_buf" ]
+check "retained_bytes 0: nothing holds a freed buffer" [ "$(jv "$W/j1" memory.retained_bytes)" = 0 ]
 lb=$(jv "$W/j1" limits.limit_bytes) tr=$(jv "$W/j1" memory.total_ram)
 check "0 < limit_bytes ($lb) <= total_ram ($tr)" test "${lb:-0}" -gt 0 -a "${lb:-0}" -le "${tr:-0}"
 dev=/sys/kernel/debug/npu_mem/device

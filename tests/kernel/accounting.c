@@ -269,20 +269,6 @@ END_TEST
 
 /* ---------------------------------------------------------------- */
 
-static uint64_t saved_max_bytes;
-static bool have_saved;
-
-static void save_param(void)
-{
-	have_saved = nm_param_get("max_bytes", &saved_max_bytes) == 0;
-}
-
-static void restore_param(void)
-{
-	if (have_saved)
-		nm_param_set("max_bytes", saved_max_bytes);
-}
-
 START_TEST(max_bytes_param)
 {
 	struct npu_mem_info info;
@@ -405,9 +391,6 @@ START_TEST(reserve_bytes_param)
 END_TEST
 
 /* In Check's own process: the parameter comes back even if the test dies. */
-static const struct nm_fixture max_bytes_fx = {
-	.setup = save_param, .teardown = restore_param, .unchecked = true,
-};
 static const struct nm_fixture reserve_fx = {
 	.setup = save_reserve, .teardown = restore_reserve, .unchecked = true,
 };
@@ -424,7 +407,7 @@ int main(void)
 	nm_add(s, memlock_not_enforced_cap_dropped_after_open, 60);
 	nm_add(s, memlock_not_enforced_setuid_nobody_after_open, 60);
 	nm_add(s, memlock_not_enforced_with_cap_ipc_lock, 60);
-	nm_add_fx(s, max_bytes_param, 60, &max_bytes_fx);
+	nm_add_fx(s, max_bytes_param, 60, &nm_max_bytes_fx);
 	nm_add_fx(s, reserve_bytes_param, 60, &reserve_fx);
 	return nm_run(s, NM_NEEDS_DEVICE);
 }

@@ -59,12 +59,21 @@
  *    a caller gets -ENOMEM instead of the OOM killer.  Allocations in
  *    progress count as taken, so concurrent callers cannot all pass on
  *    the same free memory.
- * These charges end when the buffer goes.  Pages that another subsystem
- * still holds then (an RDMA memory region, an io_uring fixed buffer, a
- * pipe after vmsplice, O_DIRECT in flight) stay allocated until it lets
- * go: they remain charged to the memory cgroup, and the pinner answers for
- * them under its own limit (RDMA and io_uring charge RLIMIT_MEMLOCK), but
- * npu-mem's counters and cap no longer include them.
+ * These charges end when the buffer goes, except for pages that another
+ * subsystem still holds then (an RDMA memory region, an io_uring fixed
+ * buffer, a pipe after vmsplice, O_DIRECT in flight, process_vm_readv).
+ * A reference to one 4 KiB page keeps the whole chunk it belongs to (up to
+ * 2 MiB), while its holder answers for at most that one page: so such a
+ * chunk is "retained" and stays charged, to the same user's locked_vm,
+ * the same VmPin and the global cap, until the last reference goes.  It is
+ * counted in GET_INFO's allocated_bytes and retained_bytes (not in
+ * buffers, huge_pages or normal_pages, which describe live buffers) and
+ * refuses ALLOCs (-ENOMEM) like a live buffer.  No kernel reports when an
+ * ordinary page's last reference goes, so the module checks the retained
+ * chunks' counts about every second, backing off to every 16 seconds
+ * while none is let go: the charge can outlast the reference by that
+ * much.  A module unload lets go of the charges of what is still retained;
+ * the holder frees those pages when it is done with them.
  * Privileges (CAP_IPC_LOCK above, CAP_SYS_ADMIN for device addresses) are
  * those of the credentials that opened the file, as for other files.
  *
@@ -111,7 +120,7 @@
 #define NPU_MEM_DEVICE_NAME	"npu-mem"
 
 #define NPU_MEM_ABI_MAJOR	1
-#define NPU_MEM_ABI_MINOR	1
+#define NPU_MEM_ABI_MINOR	2
 
 /* Page sizes, as bits of npu_mem_info.page_sizes (bit n means 2^n bytes). */
 #define NPU_MEM_PAGE_4K		(1ULL << 12)
@@ -153,13 +162,17 @@ enum npu_mem_policy {
  *	parameter max_bytes; total_ram when unset)
  * @max_alloc: out: largest size one ALLOC accepts before rounding: the
  *	smaller of limit_bytes and NPU_MEM_MAX_ALLOC
- * @allocated_bytes: out: bytes in npu-mem buffers now, all clients
+ * @allocated_bytes: out: bytes counted against limit_bytes now, all
+ *	clients: live buffers, and retained_bytes
  * @huge_pages: out: 2 MiB chunks backing buffers now, all clients
  * @normal_pages: out: 4 KiB pages backing buffers now, all clients
  * @giant_pages: out: 1 GiB pages backing buffers now, all clients
  * @buffers: out: live buffers, all clients
  * @client_buffers: out: live handles in this open file
  * @client_bytes: out: bytes behind this open file's live handles
+ * @retained_bytes: out: bytes of released buffers that another subsystem
+ *	still references, all users: still charged (see Accounting) until it
+ *	lets go.  Since ABI 1.2 (was reserved[0]; an older module leaves it 0)
  * @reserved: must be 0
  */
 struct npu_mem_info {
@@ -179,7 +192,8 @@ struct npu_mem_info {
 	__u64 buffers;
 	__u64 client_buffers;
 	__u64 client_bytes;
-	__u64 reserved[4];
+	__u64 retained_bytes;
+	__u64 reserved[3];
 };
 
 /*
