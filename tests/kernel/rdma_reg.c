@@ -543,6 +543,18 @@ static void _peer_do(struct world *w, struct msg *m, const char *f, int l)
  */
 static char *rxe_why;
 
+static void rxe_start(void)
+{
+	rxe_why = nm_rxe_setup();
+}
+
+static void rxe_stop(void)
+{
+	if (!rxe_why)
+		nm_rxe_teardown();
+	free(rxe_why);
+}
+
 /*
  * The baseline, the peer process, and an RC connection between the test
  * process's QP and the peer's.  Returns false (the test must skip) when
@@ -1023,6 +1035,14 @@ NO_VERBS(close_while_registered)
 NO_VERBS(exit_with_live_mr)
 NO_VERBS(dmabuf_mr)
 
+static void rxe_start(void)
+{
+}
+
+static void rxe_stop(void)
+{
+}
+
 #endif
 
 /* Last: no page refcount went wrong anywhere above. */
@@ -1045,10 +1065,8 @@ int main(void)
 	nm_add(s, exit_with_live_mr, 120);
 	nm_add(s, dmabuf_mr, 120);
 	nm_add(s, dmesg_clean, 30);
-	rxe_why = nm_rxe_setup();
+	rxe_start();
 	ret = nm_run(s, NM_NEEDS_DEVICE);
-	if (!rxe_why)
-		nm_rxe_teardown();
-	free(rxe_why);
+	rxe_stop();
 	return ret;
 }
