@@ -84,7 +84,12 @@ static int check_range_locked(struct mm_struct *mm, unsigned long start,
 {
 	unsigned long pos = start;
 
-	mmap_assert_locked(mm);
+	/*
+	 * Not mmap_assert_locked(): with CONFIG_DEBUG_VM its VM_BUG_ON_MM()
+	 * calls dump_mm(), which 6.1 does not export, and the module would
+	 * not load on such a (debug) kernel.
+	 */
+	lockdep_assert_held(&mm->mmap_lock);
 	for (;;) {
 		struct vm_area_struct *vma = find_vma(mm, pos);
 		int ret;
