@@ -510,6 +510,10 @@ START_TEST(foreign_reader_writes_back_first)
 		nm_skip("no vgem: %s", g_vgem_why);
 	if (geteuid() != 0 || nm_tracefs_find())
 		nm_skip("kprobes need root and tracefs");
+	snprintf(seq, sizeof(seq), "%s/kprobe_events", nm_tracefs_dir());
+	if (access(seq, W_OK))
+		nm_skip("this kernel has no kprobe events (%s: %s)", seq,
+			nm_errname(errno));
 	nm_cpus_solo();
 	ret = ro_trace_on(&what);
 	ck_assert_msg(!ret, "%s: %s", what, nm_retname(ret));
