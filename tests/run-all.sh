@@ -96,6 +96,11 @@ MATRIX=(
 	"check,full x86_64-noinit      newest       kernel/content_zero kernel/leak_memcg"
 )
 
+if [ $# -gt 0 ]; then
+	echo "usage: [RUN_ALL_PROFILE=check|full] tests/run-all.sh (no arguments: make check" \
+		"and make check-full run it after the build; doc/testing.md)" >&2
+	exit 2
+fi
 TOP=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
 cd "$TOP" || exit 1
 RES=$TOP/build/test-results/run-all
