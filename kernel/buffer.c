@@ -1009,14 +1009,6 @@ static int sync_pieces(struct npu_mem_buf *buf, struct device *dev, u64 offset,
 	return 0;
 }
 
-/* A range of bytes not inside the buffer (empty, or its end overflowing) */
-static bool range_outside(const struct npu_mem_buf *buf, u64 offset, u64 len)
-{
-	u64 end;
-
-	return !len || check_add_overflow(offset, len, &end) || end > buf->size;
-}
-
 /**
  * npu_mem_buf_sync() - CPU cache maintenance for the NPU device's view
  * @buf: the buffer
@@ -1034,7 +1026,7 @@ int npu_mem_buf_sync(struct npu_mem_buf *buf, u64 offset, u64 len,
 	struct device *dev;
 	int idx, ret = -ENODEV;
 
-	if (range_outside(buf, offset, len))
+	if (npu_mem_buf_range_outside(buf, offset, len))
 		return -EINVAL;
 	/*
 	 * A mapping the device only reads is synced in that direction only
@@ -1077,7 +1069,7 @@ int npu_mem_buf_sync_request(struct npu_mem_buf *buf, u64 offset, u64 len,
 {
 	int ret = 0;
 
-	if (range_outside(buf, offset, len))
+	if (npu_mem_buf_range_outside(buf, offset, len))
 		return -EINVAL;
 	if (reader) {
 		if (READ_ONCE(buf->flags) & NPU_MEM_BUF_BOUNCED)

@@ -323,10 +323,9 @@ int npu_mem_import_sync(struct npu_mem_buf *buf, u64 offset, u64 len, u32 dir,
 		[NPU_MEM_SYNC_BIDIRECTIONAL] = DMA_BIDIRECTIONAL,
 	};
 	struct dma_buf *dmabuf = buf->foreign->dmabuf;
-	u64 end;
 	int ret;
 
-	if (!len || check_add_overflow(offset, len, &end) || end > buf->size)
+	if (npu_mem_buf_range_outside(buf, offset, len))
 		return -EINVAL;
 	if (!npu_mem_buf_mapped(buf))
 		return -ENODEV;

@@ -46,6 +46,7 @@
 #include <linux/kref.h>
 #include <linux/rbtree.h>
 #include <linux/mutex.h>
+#include <linux/overflow.h>
 #include <linux/scatterlist.h>
 #include <linux/xarray.h>
 #include <linux/npu_mem.h>
@@ -110,6 +111,15 @@ static inline bool npu_mem_handle_readonly(const struct npu_mem_buf *buf,
 					   u32 hflags)
 {
 	return (READ_ONCE(buf->flags) | hflags) & NPU_MEM_BUF_READONLY;
+}
+
+/* A range of bytes not inside the buffer (empty, or its end overflowing) */
+static inline bool npu_mem_buf_range_outside(const struct npu_mem_buf *buf,
+					     u64 offset, u64 len)
+{
+	u64 end;
+
+	return !len || check_add_overflow(offset, len, &end) || end > buf->size;
 }
 
 /*
