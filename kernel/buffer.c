@@ -248,6 +248,7 @@ static void free_chunks(struct npu_mem_buf *buf)
 	 * may have written them (unless pinned read-only): unpin each, dirty,
 	 * so the page cache or swap keeps what the device wrote.
 	 */
+	npu_mem_unclaim_pages(buf);
 	for (i = 0; i < buf->nr_chunks; i++) {
 		if (host)
 			unpin_user_page_range_dirty_lock(buf->chunks[i].page,

@@ -37,7 +37,9 @@
  * (importers map with it held), never around it.  buffer.c's
  * npu_mem_retained_lock (chunks kept after their buffer went) is taken
  * last, also inside the mmap lock on a buffer's last put, with no other
- * lock of the module under it.  Page allocation never runs under a lock.
+ * lock of the module under it.  claim.c's claims_lock (pages registered
+ * writable) is a leaf the same way: no lock is taken under it.  Page
+ * allocation never runs under a lock.
  */
 #ifndef _NPU_MEM_H
 #define _NPU_MEM_H
@@ -88,6 +90,8 @@ struct npu_mem_buf {
 	struct mutex imports_lock;	/* @imports */
 	struct list_head imports;	/* importers' mappings (dmabuf.c) */
 	struct npu_mem_import *foreign;	/* another driver's dma-buf (import.c) */
+	struct npu_mem_claim *claim;	/* pages a writable registration has for
+					 * the device to write (claim.c) */
 };
 
 struct npu_mem_import;
@@ -217,6 +221,10 @@ void npu_mem_retained_exit(void);
 
 int npu_mem_dma_range_lock(u64 a, u64 alen, u64 b, u64 blen);
 void npu_mem_dma_range_unlock(void);
+
+/* claim.c: one writable registration per page */
+int npu_mem_claim_pages(struct npu_mem_buf *buf);
+void npu_mem_unclaim_pages(struct npu_mem_buf *buf);
 
 /* userptr.c: registered host memory */
 struct npu_mem_buf *npu_mem_buf_register(u64 addr, u64 size, u32 flags,

@@ -23,6 +23,8 @@
  * checked.  A first check of the whole range, before anything is charged,
  * only makes the answer the same whatever the batch it would come from.
  * A pin that races with munmap pins what was there or fails with -EFAULT.
+ * A writable registration's pages are claimed before they are mapped for
+ * the device (claim.c says why a page is claimed once).
  */
 #include <linux/fs.h>
 #include <linux/hugetlb.h>
@@ -221,8 +223,9 @@ static int pin_all(struct npu_mem_buf *buf, unsigned long addr, bool write,
  * @unlimited: the opener had CAP_IPC_LOCK
  *
  * Return: a buffer (NPU_MEM_BUF_HOST) with one reference, or an ERR_PTR:
- * -EINVAL, -E2BIG (over max_alloc), -EFAULT, -EOPNOTSUPP, -EEXIST,
- * -ENOMEM, -ENODEV, -EINTR (see the UAPI header).
+ * -EINVAL, -E2BIG (over max_alloc), -EFAULT, -EOPNOTSUPP, -EEXIST (our own
+ * mappings; a page another writable registration claimed), -ENOMEM,
+ * -ENODEV, -EINTR (see the UAPI header).
  */
 struct npu_mem_buf *npu_mem_buf_register(u64 addr, u64 size, u32 flags,
 					 const struct cred *payer,
@@ -263,6 +266,8 @@ struct npu_mem_buf *npu_mem_buf_register(u64 addr, u64 size, u32 flags,
 	pages = kmalloc_array(PIN_BATCH, sizeof(*pages), GFP_KERNEL);
 	ret = buf->chunks && pages ? pin_all(buf, addr, write, pages) : -ENOMEM;
 	kfree(pages);
+	if (!ret && write)
+		ret = npu_mem_claim_pages(buf);
 	if (ret)
 		goto err;
 	ret = npu_mem_buf_map(buf);

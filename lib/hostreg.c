@@ -120,7 +120,8 @@ static int pin_failed(const char *fn, void *ptr, uint64_t size,
 	int ret;
 
 	switch (err) {
-	case EEXIST:	/* it touches npu-mem's own mappings */
+	case EEXIST:	/* npu-mem's own mappings, or pages registered
+			 * writable elsewhere (another process's mapping) */
 	case EFAULT:	/* not wholly mapped (or not writable) */
 	case EINVAL:
 		ret = ACL_ERROR_RT_PARAM_INVALID;

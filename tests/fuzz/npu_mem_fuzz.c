@@ -3213,8 +3213,12 @@ static void race_close(struct rthr *t)
  * remap overlapped is judged against what the header says of the kinds
  * under it: the first page (in address order) whose kind is refused
  * decides the error, and a range all of pinnable kinds registers (or, as
- * for ALLOC, ENOMEM).  One that a remap overlapped may also fail with
- * whatever the range was meanwhile, and must not break the kernel.
+ * for ALLOC, ENOMEM).  A writable one is refused (EEXIST) after that if a
+ * page it would pin is one the kept writable registration holds: the
+ * same page of the range, not remapped since (the header's one writable
+ * registration per page).  One that a remap or another registration
+ * overlapped may also fail with whatever the range was meanwhile, and must
+ * not break the kernel.
  */
 #define H_PAGES		8
 enum hkind {
@@ -3235,10 +3239,18 @@ static struct {
 	atomic_uint seq;	/* odd while a remap is under way */
 	uint8_t *base;
 	unsigned char kind[H_PAGES];	/* enum hkind, per page */
+	unsigned int gen[H_PAGES];	/* remaps of each page */
 	int fd;			/* the registrations' own open file */
 	int file;		/* a file for HK_FILE, or -1 */
 	struct npu_mem_alloc own;	/* a buffer of fd, for HK_OWN */
-	uint32_t keep;		/* the newest registration, freed by the next */
+	struct {		/* the newest registration, freed by the next */
+		uint32_t handle;
+		bool write;
+		bool unsure;	/* a remap meanwhile: which pages it holds */
+		unsigned int first, n;
+		unsigned int gen[H_PAGES];	/* of its pages, when made */
+	} keep;
+	atomic_uint regs_active, regs_started;
 	atomic_ulong judged, overlapped;
 } hr = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1, .file = -1 };
 
@@ -3336,8 +3348,10 @@ static void race_remap(struct rthr *t)
 		k = HK_UNKNOWN;
 	else if (ret)
 		k = HK_NONE;
-	for (unsigned int i = first; i < first + n; i++)
+	for (unsigned int i = first; i < first + n; i++) {
 		__atomic_store_n(&hr.kind[i], k, __ATOMIC_RELAXED);
+		__atomic_store_n(&hr.gen[i], hr.gen[i] + 1, __ATOMIC_RELAXED);
+	}
 	atomic_fetch_add(&hr.seq, 1);
 	pthread_mutex_unlock(&hr.lock);
 	/* ENOMEM: out of map count; the device mapping's own errors */
@@ -3358,21 +3372,41 @@ static void race_hostreg(struct rthr *t)
 	unsigned char kind[H_PAGES];
 	char kinds[H_PAGES + 1] = "";
 	int expect, got, err;
+	bool alone, held = false, unsure = false;
+	unsigned int r1;
 	uint32_t old = 0;
 	long ret;
 
+	r1 = atomic_fetch_add(&hr.regs_started, 1) + 1;
+	alone = atomic_fetch_add(&hr.regs_active, 1) == 0;
 	s1 = atomic_load(&hr.seq);
-	for (unsigned int i = 0; i < n; i++)
-		kind[i] = __atomic_load_n(&hr.kind[first + i], __ATOMIC_RELAXED);
+	pthread_mutex_lock(&hr.lock);
+	for (unsigned int i = 0; i < n; i++) {
+		unsigned int p = first + i;
+
+		kind[i] = __atomic_load_n(&hr.kind[p], __ATOMIC_RELAXED);
+		if (!hr.keep.handle || !hr.keep.write || !write ||
+		    p < hr.keep.first || p >= hr.keep.first + hr.keep.n)
+			continue;
+		unsure |= hr.keep.unsure;
+		held |= hr.keep.gen[p] == hr.gen[p];
+	}
+	pthread_mutex_unlock(&hr.lock);
 	expect = hk_expect(kind, n, write);
+	if (!expect && unsure)
+		expect = 1;
+	else if (!expect && held)
+		expect = -EEXIST;
 	ret = ioctl(hr.fd, NPU_MEM_IOCTL_HOST_REGISTER, &h);
 	err = errno;
 	s2 = atomic_load(&hr.seq);
+	/* another registration meanwhile may have held any page */
+	alone = alone && atomic_load(&hr.regs_started) == r1;
 	race_record(R_HOSTREG, 0, ret, err,
 		    (const int[]){ EFAULT, EOPNOTSUPP, EEXIST, ENOMEM, 0 },
 		    "HOST_REGISTER pages %u+%u flags %#x", first, n, h.flags);
 	got = ret ? -err : 0;
-	if (s1 == s2 && !(s1 & 1) && expect != 1) {
+	if (s1 == s2 && !(s1 & 1) && expect != 1 && alone) {
 		atomic_fetch_add(&hr.judged, 1);
 		if (got != expect && !(expect == 0 && got == -ENOMEM)) {
 			for (unsigned int i = 0; i < n; i++)
@@ -3387,8 +3421,10 @@ static void race_hostreg(struct rthr *t)
 	} else {
 		atomic_fetch_add(&hr.overlapped, 1);
 	}
-	if (ret)
+	if (ret) {
+		atomic_fetch_sub(&hr.regs_active, 1);
 		return;
+	}
 	check_desc(false, &h.buf, &(struct nm_desc_expect){
 			.req_known = true, .req = h.size,
 			.policy = NPU_MEM_POLICY_NORMAL_ONLY,
@@ -3396,16 +3432,26 @@ static void race_hostreg(struct rthr *t)
 			.hidden = main_hidden },
 		   "race HOST_REGISTER pages %u+%u -> handle %u", first, n,
 		   h.handle);
-	/* The newest stays registered while the range changes under it. */
+	/*
+	 * The newest stays registered while the range changes under it.  Its
+	 * pages are the ones mapped at s1, unless a remap since then gave it
+	 * some new ones: then which ones it holds is unsure.
+	 */
 	pthread_mutex_lock(&hr.lock);
-	old = hr.keep;
-	hr.keep = h.handle;
+	old = hr.keep.handle;
+	hr.keep.handle = h.handle;
+	hr.keep.write = write;
+	hr.keep.unsure = s1 != atomic_load(&hr.seq) || (s1 & 1);
+	hr.keep.first = first;
+	hr.keep.n = n;
+	memcpy(hr.keep.gen, hr.gen, sizeof(hr.gen));
 	pthread_mutex_unlock(&hr.lock);
 	if (old) {
 		ret = ioctl(hr.fd, NPU_MEM_IOCTL_FREE, &(struct npu_mem_free){ old, 0 });
 		race_record(R_HOSTREG, 0, ret, errno, RE_NONE,
 			    "FREE of registration %u", old);
 	}
+	atomic_fetch_sub(&hr.regs_active, 1);
 }
 
 /* Before the threads: the range (PROT_NONE), its file and its buffer. */

@@ -749,6 +749,85 @@ static void run_as_user(void (*fn)(void), const char *what)
 	nm_wait_ok(pid, what);
 }
 
+/*
+ * A page is registered for the device to write once at a time (UAPI
+ * header, -EEXIST): not the same range twice, not through another mapping
+ * of the same shared page, not a range that holds one page twice, not by
+ * another user's process sharing the mapping.  Read-only registrations
+ * share pages with anything; FREE (and close) give the pages back.  A
+ * refusal pins and charges nothing, and the registration that holds the
+ * pages goes on working.  Without the rule a debug kernel's DMA-API check
+ * reports the second mapping (dmesg, which the guest checks).
+ */
+static uint8_t *g_shared;
+
+static void claimed_body(void)
+{
+	int fd = nm_open();
+
+	assert_refused(fd, g_shared, 4 * NM_4K, 0, -EEXIST);
+	reg_ok(fd, g_shared, 4 * NM_4K, NPU_MEM_HOST_READONLY, NULL);
+	close(fd);
+}
+
+START_TEST(writable_pages_claimed_once)
+{
+	const uint64_t size = 4 * NM_4K;
+	uint64_t pin0 = nm_vmpin_bytes();
+	int64_t pins0 = pins_held();
+	struct npu_mem_host_register h;
+	int fd = nm_open(), other = nm_open(), mfd;
+	uint8_t *a, *twice;
+	uint32_t ro;
+
+	mfd = memfd_create("claimed", MFD_CLOEXEC);
+	ck_assert_int_ge(mfd, 0);
+	nm_assert_sys(ftruncate(mfd, size));
+	a = mmap(NULL, size, RW, MAP_SHARED, mfd, 0);
+	g_shared = mmap(NULL, size, RW, MAP_SHARED, mfd, 0);
+	ck_assert(a != MAP_FAILED && g_shared != MAP_FAILED);
+	nm_fill(a, size, 41);
+	reg_ok(fd, a, size, 0, &h);
+
+	assert_refused(fd, a, size, 0, -EEXIST);
+	assert_refused(other, a, size, 0, -EEXIST);
+	assert_refused(fd, g_shared, size, 0, -EEXIST);
+	assert_refused(fd, g_shared + 3 * NM_4K, NM_4K, 0, -EEXIST);
+	ro = reg_ok(fd, g_shared, size, NPU_MEM_HOST_READONLY, NULL);
+	run_as_user(claimed_body, "another user's registration");
+	assert_pins(pins0 + 2 * (int64_t)(size / NM_4K), "after the refusals");
+	ck_assert_uint_eq(nm_vmpin_bytes(), pin0 + 2 * size);
+	nm_assert_ok(nm_sync(fd, h.handle, NPU_MEM_SYNC_BIDIRECTIONAL, 0, size));
+	nm_assert_pattern(g_shared, size, 41, 0);
+
+	/* FREE gives the pages back, to any registration */
+	nm_free_ok(fd, h.handle);
+	reg_ok(other, g_shared, size, 0, NULL);
+	assert_refused(fd, a, NM_4K, 0, -EEXIST);
+	nm_free_ok(fd, ro);
+	close(other);
+	reg_ok(fd, a, size, 0, NULL);
+	close(fd);
+
+	/* one range, the same page twice */
+	fd = nm_open();
+	twice = mmap(NULL, 2 * NM_4K, RW, MAP_SHARED, mfd, 0);
+	ck_assert(twice != MAP_FAILED);
+	ck_assert(mmap(twice + NM_4K, NM_4K, RW, MAP_SHARED | MAP_FIXED, mfd,
+		       0) == twice + NM_4K);
+	assert_refused(fd, twice, 2 * NM_4K, 0, -EEXIST);
+	reg_ok(fd, twice, 2 * NM_4K, NPU_MEM_HOST_READONLY, NULL);
+	reg_ok(fd, twice + NM_4K, NM_4K, 0, NULL);
+	close(fd);
+	munmap(twice, 2 * NM_4K);
+	munmap(a, size);
+	munmap(g_shared, size);
+	close(mfd);
+	ck_assert_uint_eq(nm_vmpin_bytes(), pin0);
+	assert_pins(pins0, "after close");
+}
+END_TEST
+
 static void memlock_body(void)
 {
 	uint8_t *p = anon(LIMIT + NM_4K, RW);
@@ -1515,7 +1594,7 @@ START_TEST(device_removal)
 	struct npu_mem_buffer q;
 	uint64_t pin0 = nm_vmpin_bytes();
 	int64_t held0 = pins_held();
-	uint8_t *p = anon(size, RW);
+	uint8_t *p = anon(size, RW), *p2 = anon(size, RW);
 	int fd = nm_open();
 
 	if (!g_bdf[0]) {
@@ -1535,7 +1614,8 @@ START_TEST(device_removal)
 		      (unsigned long long)q.dev_addr);
 	nm_assert_ret(nm_sync(fd, h.handle, NPU_MEM_SYNC_TO_DEVICE, 0, size),
 		      -ENODEV);
-	assert_refused(fd, p, size, 0, -ENODEV);
+	/* other pages: these are still claimed by h (writable_pages_claimed_once) */
+	assert_refused(fd, p2, size, 0, -ENODEV);
 	ck_assert_msg(nm_verify(p, size, 71) == SIZE_MAX, "memory changed");
 	nm_free_ok(fd, h.handle);
 	ck_assert_uint_eq(nm_vmpin_bytes(), pin0);
@@ -1548,6 +1628,7 @@ START_TEST(device_removal)
 		      "after bind: flags %#x", h.buf.flags);
 	close(fd);
 	ck_assert_uint_eq(nm_vmpin_bytes(), pin0);
+	munmap(p2, size);
 	munmap(p, size);
 }
 END_TEST
@@ -1579,6 +1660,7 @@ int main(void)
 	nm_add(s, shared_memory_and_files, 60);
 	nm_add(s, hugetlbfs_shared_registers, 60);
 	nm_add(s, own_mappings_refused, 60);
+	nm_add(s, writable_pages_claimed_once, 120);
 	nm_add(s, memlock_limit_and_give_back, 60);
 	nm_add(s, exit_gives_back, 60);
 	nm_add(s, race_munmap_register, nm_span_ceiling(race_seconds()) + 120);

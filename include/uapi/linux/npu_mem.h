@@ -493,7 +493,12 @@ struct npu_mem_ipc_revoke {
  * -EOPNOTSUPP for memory that cannot be pinned for the
  * long term (I/O and PFN maps, DAX, file-backed shared mappings other than
  * shmem and hugetlbfs); -EEXIST for npu-mem's own mappings, which have a
- * device address already; -ENOMEM as for ALLOC's limits; -ENODEV.
+ * device address already, and for a writable registration of a page that
+ * a live writable registration (of any process, this one's own range
+ * included) has already: a page is mapped for the device to write once,
+ * or bounce buffering would give each mapping its own copy and keep only
+ * one (read-only registrations may share pages with anything);
+ * -ENOMEM as for ALLOC's limits; -ENODEV.
  */
 struct npu_mem_host_register {
 	__u64 addr;
