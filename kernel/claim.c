@@ -132,7 +132,8 @@ int npu_mem_claim_pages(struct npu_mem_buf *buf)
 	struct npu_mem_claim *c;
 	int ret = 0;
 
-	c = kvmalloc(struct_size(c, runs, n), GFP_KERNEL_ACCOUNT);
+	c = kvmalloc(struct_size(c, runs, n),
+		     GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!c)
 		return -ENOMEM;
 	c->nr_runs = make_runs(buf, c->runs);

@@ -2325,14 +2325,31 @@ static void assert_no_write_map(int fd, uint64_t off, uint64_t len,
 	munmap(p, len);
 }
 
-static bool not_churned(void)
-{
-	return !churned();
-}
-
 static bool always(void)
 {
 	return true;
+}
+
+/*
+ * Other threads FREE handle numbers at random, and a number can be given
+ * out again: a result about a handle not yet kept is judged only while it
+ * still names the buffer it was made for (the same mmap offset, size and
+ * flags), in a file not closed meanwhile.
+ */
+static __thread struct {
+	int fd;
+	uint32_t handle;
+	struct npu_mem_buffer buf;
+} ro_handle;
+
+static bool ro_handle_unchanged(void)
+{
+	struct npu_mem_query q = { .handle = ro_handle.handle };
+
+	return !churned() && !ioctl(ro_handle.fd, NPU_MEM_IOCTL_QUERY, &q) &&
+	       q.buf.mmap_offset == ro_handle.buf.mmap_offset &&
+	       q.buf.size == ro_handle.buf.size &&
+	       q.buf.flags == ro_handle.buf.flags;
 }
 
 /*
@@ -2353,7 +2370,7 @@ static void op_readonly(struct thr *t)
 	struct npu_mem_export e = { 0 };
 	struct npu_mem_ipc_export ie = { 0 };
 	struct npu_mem_ipc_import ii = { 0 };
-	int fd2 = some_devfd(t), fd = some_devfd(t), dfd = -1, i;
+	int fd2 = some_devfd(t), fd = some_devfd(t), dfd = -1, i, err;
 	uint64_t id = devfd_id(fd), id2 = devfd_id(fd2);
 	bool foreign_ro = false;
 	long ret;
@@ -2410,7 +2427,11 @@ static void op_readonly(struct thr *t)
 	     (foreign_ro ? NPU_MEM_BUF_FOREIGN : 0)))
 		finding("DMABUF_IMPORT of a read-only %s dma-buf: flags %#x",
 			foreign_ro ? "foreign" : "npu-mem", d.buf.flags);
-	assert_no_write_map(fd2, d.buf.mmap_offset, d.buf.size, not_churned,
+	ro_handle.fd = fd2;
+	ro_handle.handle = d.handle;
+	ro_handle.buf = d.buf;
+	assert_no_write_map(fd2, d.buf.mmap_offset, d.buf.size,
+			    ro_handle_unchanged,
 			    "a handle imported from a read-only dma-buf");
 
 	if (!foreign_ro) {
@@ -2421,9 +2442,10 @@ static void op_readonly(struct thr *t)
 			     "O_RDWR of read-only handle %u", fd2, e.handle);
 		if (ret == 0)
 			close((int)e.fd);
-		if ((ret == 0 || errno != EACCES) && !churned())
+		err = errno;
+		if ((ret == 0 || err != EACCES) && ro_handle_unchanged())
 			finding("EXPORT O_RDWR of a read-only handle: %s, want "
-				"EACCES", ret ? strerrorname_np(errno) ?: "?" : "done");
+				"EACCES", ret ? strerrorname_np(err) ?: "?" : "done");
 
 		/* any process of the user, this one too, through any file */
 		ie.handle = d.handle;
