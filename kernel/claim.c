@@ -100,21 +100,16 @@ static unsigned int make_runs(const struct npu_mem_buf *buf,
 
 	for (i = 0; i < buf->nr_chunks; i++) {
 		unsigned long pfn = page_to_pfn(buf->chunks[i].page);
-		unsigned long end = pfn + (1UL << buf->chunks[i].order) - 1;
 
-		if (n && pfn == last + 1) {
-			last = end;
-		} else {
-			if (n && runs)
-				runs[n - 1] = (struct claim_run){ .first = first,
-								  .last = last };
+		if (!n || pfn != last + 1) {
 			n++;
 			first = pfn;
-			last = end;
 		}
+		last = pfn + (1UL << buf->chunks[i].order) - 1;
+		if (runs)
+			runs[n - 1] = (struct claim_run){ .first = first,
+							  .last = last };
 	}
-	if (n && runs)
-		runs[n - 1] = (struct claim_run){ .first = first, .last = last };
 	return n;
 }
 

@@ -3372,7 +3372,7 @@ static void race_remap(struct rthr *t)
 		k = HK_NONE;
 	for (unsigned int i = first; i < first + n; i++) {
 		__atomic_store_n(&hr.kind[i], k, __ATOMIC_RELAXED);
-		__atomic_store_n(&hr.gen[i], hr.gen[i] + 1, __ATOMIC_RELAXED);
+		hr.gen[i]++;	/* read under hr.lock only */
 	}
 	atomic_fetch_add(&hr.seq, 1);
 	pthread_mutex_unlock(&hr.lock);
