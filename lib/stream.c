@@ -34,7 +34,6 @@
 #include "allocator.h"
 #include "callback.h"
 #include "context.h"
-#include "copy.h"
 #include "errors.h"
 #include "hooks.h"
 #include "log.h"
@@ -880,100 +879,6 @@ aclError aclrtGetStreamAvailableNum(uint32_t *streamCount)
 	*streamCount = STREAM_MAX - nr_streams;
 	pthread_mutex_unlock(&streams_lock);
 	return ACL_SUCCESS;
-}
-
-/* ---- copies and fills as tasks ---- */
-
-struct copy_task {
-	struct aclmem_task task;
-	bool fill;
-	void *dst;
-	const void *src;
-	size_t max;
-	size_t count;
-	int kind;
-	int32_t value;
-};
-
-static int copy_run(struct aclmem_task *t, struct aclmem_stream *s)
-{
-	struct copy_task *c = (struct copy_task *)t;
-	int ret;
-
-	(void)s;
-	if (!c->fill) {
-		ret = aclmem_copy_recheck(c->dst, c->max, c->src, c->count,
-					  c->kind);
-		if (!ret)
-			aclmem_copy_run(c->dst, c->src, c->count);
-	} else {
-		ret = aclmem_set_recheck(c->dst, c->max, c->count);
-		if (!ret)
-			aclmem_set_run(c->dst, c->value, c->count);
-	}
-	if (ret)
-		aclmem_info("queued %s of %zu bytes at %p failed: %d",
-			    c->fill ? "fill" : "copy", c->count, c->dst, ret);
-	return ret;
-}
-
-static void task_free(struct aclmem_task *t, bool ran)
-{
-	(void)ran;
-	free(t);
-}
-
-aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
-			  size_t count, aclrtMemcpyKind kind,
-			  aclrtStream stream)
-{
-	struct copy_task *c;
-	int ret;
-
-	if (!count)
-		return ACL_SUCCESS;
-	ret = aclmem_copy_check(dst, destMax, src, count, (int)kind);
-	if (ret)
-		return aclmem_api_ret("aclrtMemcpyAsync", ret);
-	c = calloc(1, sizeof(*c));
-	if (!c)
-		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
-				   "aclrtMemcpyAsync: out of memory for the task");
-	c->task.run = copy_run;
-	c->task.release = task_free;
-	c->dst = dst;
-	c->src = src;
-	c->max = destMax;
-	c->count = count;
-	c->kind = (int)kind;
-	return aclmem_api_ret("aclrtMemcpyAsync",
-			      aclmem_stream_submit(stream, &c->task));
-}
-
-aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value,
-			  size_t count, aclrtStream stream)
-{
-	struct copy_task *c;
-	int ret;
-
-	if (!count)
-		return ACL_SUCCESS;
-	ret = aclmem_set_check(devPtr, maxCount, count);
-	if (ret)
-		return aclmem_api_ret("aclrtMemsetAsync", ret);
-	c = calloc(1, sizeof(*c));
-	if (!c)
-		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
-				   "aclrtMemsetAsync: out of memory for the task");
-	c->task.run = copy_run;
-	c->task.release = task_free;
-	c->fill = true;
-	c->dst = devPtr;
-	c->max = maxCount;
-	c->count = count;
-	c->value = value;
-	return aclmem_api_ret("aclrtMemsetAsync",
-			      aclmem_stream_submit(stream, &c->task));
 }
 
 /* ---- every stream ---- */
