@@ -30,7 +30,6 @@
 #include <unistd.h>
 
 #include "acl/acl_rt.h"
-#include "callback.h"
 #include "context.h"
 #include "log.h"
 #include "stream.h"
@@ -470,7 +469,11 @@ aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void *args)
 	return launch(CB_HOSTFUNC, fn, args, true, stream);
 }
 
-void aclmem_callbacks_stream_gone(const struct aclmem_stream *s)
+/*
+ * A stream is being destroyed (its worker has stopped): forget its
+ * subscriptions and run the callbacks it handed out that no thread ran.
+ */
+static void callbacks_stream_gone(struct aclmem_stream *s)
 {
 	struct cb_item *left = NULL, *more, **tail;
 	struct reporter *r;
@@ -507,4 +510,5 @@ static void callbacks_fork_child(void)
 }
 
 ACLMEM_PART(.rank = ACLMEM_RANK_CALLBACKS,
-	    .fork_child = callbacks_fork_child)
+	    .fork_child = callbacks_fork_child,
+	    .stream_gone = callbacks_stream_gone)

@@ -31,8 +31,6 @@
 #include <time.h>
 
 #include "acl/acl_rt.h"
-#include "allocator.h"
-#include "callback.h"
 #include "context.h"
 #include "errors.h"
 #include "hooks.h"
@@ -208,8 +206,7 @@ static void stream_stop(struct aclmem_stream *s, enum stop_mode mode)
 	pthread_cond_signal(&s->work);
 	pthread_mutex_unlock(&s->lock);
 	pthread_join(s->thread, NULL);
-	aclmem_callbacks_stream_gone(s);
-	aclmem_allocator_forget_stream(s);
+	aclmem_parts_stream_gone(s);
 	aclmem_stream_put(s);
 }
 
