@@ -413,6 +413,11 @@ static void cb_release(struct aclmem_task *task, bool ran)
 	free(task);
 }
 
+static const struct aclmem_task_ops cb_ops = {
+	.run = cb_run,
+	.release = cb_release,
+};
+
 static aclError launch(enum cb_kind kind, void (*fn)(void *), void *data,
 		       bool block, aclrtStream stream)
 {
@@ -441,8 +446,7 @@ static aclError launch(enum cb_kind kind, void (*fn)(void *), void *data,
 	if (!t)
 		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
 				   "%s: out of memory for the task", name);
-	t->task.run = cb_run;
-	t->task.release = cb_release;
+	t->task.ops = &cb_ops;
 	t->kind = kind;
 	t->fn = fn;
 	t->data = data;

@@ -185,6 +185,11 @@ static void cmo_release(struct aclmem_task *task, bool ran)
 	free(t);
 }
 
+static const struct aclmem_task_ops cmo_ops = {
+	.run = cmo_run,
+	.release = cmo_release,
+};
+
 /* The checks every queued operation makes; records the failure. */
 static int cmo_check(const char *fn, void *src, size_t size, int type)
 {
@@ -219,10 +224,8 @@ static struct cmo_task *cmo_task_new(void)
 {
 	struct cmo_task *t = calloc(1, sizeof(*t));
 
-	if (t) {
-		t->task.run = cmo_run;
-		t->task.release = cmo_release;
-	}
+	if (t)
+		t->task.ops = &cmo_ops;
 	return t;
 }
 

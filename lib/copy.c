@@ -352,6 +352,11 @@ static int copy_run(struct aclmem_task *t, struct aclmem_stream *s)
 	return ret;
 }
 
+static const struct aclmem_task_ops copy_ops = {
+	.run = copy_run,
+	.release = task_release,
+};
+
 aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
 			  size_t count, aclrtMemcpyKind kind,
 			  aclrtStream stream)
@@ -368,8 +373,7 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
 	if (!c)
 		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
 				   "aclrtMemcpyAsync: out of memory for the task");
-	c->task.run = copy_run;
-	c->task.release = task_release;
+	c->task.ops = &copy_ops;
 	c->dst = dst;
 	c->src = src;
 	c->max = destMax;
@@ -394,8 +398,7 @@ aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value,
 	if (!c)
 		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
 				   "aclrtMemsetAsync: out of memory for the task");
-	c->task.run = copy_run;
-	c->task.release = task_release;
+	c->task.ops = &copy_ops;
 	c->fill = true;
 	c->dst = devPtr;
 	c->max = maxCount;
@@ -527,6 +530,11 @@ static int copy2d_task_run(struct aclmem_task *t, struct aclmem_stream *s)
 	return ret;
 }
 
+static const struct aclmem_task_ops copy2d_ops = {
+	.run = copy2d_task_run,
+	.release = task_release,
+};
+
 aclError aclrtMemcpy2dAsync(void *dst, size_t dpitch, const void *src,
 			    size_t spitch, size_t width, size_t height,
 			    aclrtMemcpyKind kind, aclrtStream stream)
@@ -550,8 +558,7 @@ aclError aclrtMemcpy2dAsync(void *dst, size_t dpitch, const void *src,
 		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
 				   "aclrtMemcpy2dAsync: out of memory for the "
 				   "task");
-	t->task.run = copy2d_task_run;
-	t->task.release = task_release;
+	t->task.ops = &copy2d_ops;
 	t->c = c;
 	return aclmem_api_ret("aclrtMemcpy2dAsync",
 			      aclmem_stream_submit(stream, &t->task));
@@ -639,6 +646,11 @@ static int d32_task_run(struct aclmem_task *t, struct aclmem_stream *s)
 	return ACL_SUCCESS;
 }
 
+static const struct aclmem_task_ops d32_ops = {
+	.run = d32_task_run,
+	.release = task_release,
+};
+
 aclError aclrtMemsetD32Async(void *ptr, size_t memSize, uint32_t value,
 			     size_t N, aclrtStream stream)
 {
@@ -661,8 +673,7 @@ aclError aclrtMemsetD32Async(void *ptr, size_t memSize, uint32_t value,
 		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
 				   "aclrtMemsetD32Async: out of memory for the "
 				   "task");
-	t->task.run = d32_task_run;
-	t->task.release = task_release;
+	t->task.ops = &d32_ops;
 	t->ptr = ptr;
 	t->N = N;
 	t->value = value;

@@ -415,6 +415,11 @@ static void event_task_release(struct aclmem_task *task, bool ran)
 	free(t);
 }
 
+static const struct aclmem_task_ops event_ops = {
+	.run = event_task_run,
+	.release = event_task_release,
+};
+
 /* Queue an operation on an event; takes over the caller's reference. */
 static int event_queue(struct aclmem_event *e, enum event_op op, uint64_t seq,
 		       int32_t timeout_ms, aclrtStream stream)
@@ -425,8 +430,7 @@ static int event_queue(struct aclmem_event *e, enum event_op op, uint64_t seq,
 		event_put(e);
 		return ACL_ERROR_RT_MEMORY_ALLOCATION;
 	}
-	t->task.run = event_task_run;
-	t->task.release = event_task_release;
+	t->task.ops = &event_ops;
 	t->event = e;
 	t->op = op;
 	t->seq = seq;

@@ -340,6 +340,11 @@ static void notify_release(struct aclmem_task *task, bool ran)
 	free(t);
 }
 
+static const struct aclmem_task_ops notify_ops = {
+	.run = notify_run,
+	.release = notify_release,
+};
+
 static aclError queue(aclrtNotify notify, aclrtStream stream, bool wait,
 		      uint32_t timeout)
 {
@@ -360,8 +365,7 @@ static aclError queue(aclrtNotify notify, aclrtStream stream, bool wait,
 		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
 				   "%s: out of memory for the task", fn);
 	}
-	t->task.run = notify_run;
-	t->task.release = notify_release;
+	t->task.ops = &notify_ops;
 	t->notify = n;
 	t->wait = wait;
 	t->timeout_ms = timeout;

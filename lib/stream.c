@@ -88,7 +88,7 @@ static void release_all(struct aclmem_task *t)
 	while (t) {
 		struct aclmem_task *next = t->next;
 
-		t->release(t, false);
+		t->ops->release(t, false);
 		t = next;
 	}
 }
@@ -123,7 +123,7 @@ static void *worker(void *arg)
 			s->tail = NULL;
 		s->busy = true;
 		pthread_mutex_unlock(&s->lock);
-		ret = t->run(t, s);
+		ret = t->ops->run(t, s);
 		/*
 		 * A failed task is an exception CANN reports to the
 		 * program's exception callbacks; work given up because the
@@ -133,7 +133,7 @@ static void *worker(void *arg)
 			aclmem_exception_report((uint32_t)s->id, t->id,
 						aclmem_ctx_device(s->ctx),
 						(uint32_t)ret);
-		t->release(t, true);
+		t->ops->release(t, true);
 		pthread_mutex_lock(&s->lock);
 		s->busy = false;
 		if (ret && !s->error)
@@ -385,7 +385,7 @@ int aclmem_stream_submit(aclrtStream handle, struct aclmem_task *t)
 
 	ret = aclmem_stream_get(handle, &s);
 	if (ret) {
-		t->release(t, false);
+		t->ops->release(t, false);
 		return ret;
 	}
 	pthread_mutex_lock(&s->lock);
@@ -394,7 +394,7 @@ int aclmem_stream_submit(aclrtStream handle, struct aclmem_task *t)
 		ret = s->stop != RUN ? ACL_ERROR_RT_PARAM_INVALID :
 				       ACL_ERROR_RT_STREAM_ABORT;
 		pthread_mutex_unlock(&s->lock);
-		t->release(t, false);
+		t->ops->release(t, false);
 	} else {
 		t->next = NULL;
 		t->id = s->next_task_id++;

@@ -6,8 +6,11 @@
  * context's default stream.  Errors met by queued work are kept and
  * returned by the next synchronisation of that stream.
  *
- * Other files add kinds of work (events, callbacks, copies) as tasks: a
- * struct aclmem_task embedded in their own structure.
+ * A stream does not know what its tasks do: every kind of work (copies and
+ * fills, event records and waits, callbacks, notifies, values, cache
+ * operations and barriers, batches, pool frees) lives in its own file and
+ * queues a struct aclmem_task embedded in its own structure, with the
+ * operations of its kind.
  */
 #ifndef ACLMEM_STREAM_H
 #define ACLMEM_STREAM_H
@@ -20,9 +23,9 @@
 struct aclmem_ctx;
 struct aclmem_stream;
 
-struct aclmem_task {
-	struct aclmem_task *next;
-	uint32_t id;			/* set when queued: the stream's count */
+struct aclmem_task;
+
+struct aclmem_task_ops {
 	/* On the stream's worker, in queue order: an ACL code. */
 	int (*run)(struct aclmem_task *t, struct aclmem_stream *s);
 	/*
@@ -30,6 +33,12 @@ struct aclmem_task {
 	 * discards its queue (forced destruction, abort, stop on failure).
 	 */
 	void (*release)(struct aclmem_task *t, bool ran);
+};
+
+struct aclmem_task {
+	struct aclmem_task *next;
+	uint32_t id;			/* set when queued: the stream's count */
+	const struct aclmem_task_ops *ops;
 };
 
 /*
