@@ -31,6 +31,7 @@
 
 #include "acl/acl_rt.h"
 #include "context.h"
+#include "deadline.h"
 #include "log.h"
 #include "stream.h"
 
@@ -68,17 +69,6 @@ static pthread_cond_t cb_posted = PTHREAD_COND_INITIALIZER;	/* to threads */
 static pthread_cond_t cb_done = PTHREAD_COND_INITIALIZER;	/* to streams */
 static struct sub *subs;
 static struct reporter *reporters;
-
-static void deadline_in(struct timespec *dl, long ms, long ns)
-{
-	clock_gettime(CLOCK_REALTIME, dl);
-	dl->tv_sec += ms / 1000;
-	dl->tv_nsec += (ms % 1000) * 1000000L + ns;
-	while (dl->tv_nsec >= 1000000000L) {
-		dl->tv_sec++;
-		dl->tv_nsec -= 1000000000L;
-	}
-}
 
 static struct sub *sub_find_locked(enum cb_kind kind,
 				   const struct aclmem_stream *s)
@@ -287,17 +277,17 @@ static aclError process(enum cb_kind kind, int32_t timeout)
 {
 	const char *fn = kind == CB_REPORT ? "aclrtProcessReport" :
 					     "aclrtProcessHostFunc";
+	const struct timespec *dl;
+	struct timespec dl_at;
 	struct reporter *r;
 	struct cb_item *it;
-	struct timespec dl;
 	int ret = ACL_SUCCESS;
 
 	if (timeout < -1)
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "%s: timeout %d (-1 waits for ever)", fn,
 				   (int)timeout);
-	if (timeout >= 0)
-		deadline_in(&dl, timeout, 0);
+	dl = aclmem_deadline_ms(&dl_at, timeout);
 	pthread_mutex_lock(&cb_lock);
 	for (;;) {
 		r = my_reporter_locked(kind);
@@ -307,10 +297,8 @@ static aclError process(enum cb_kind kind, int32_t timeout)
 		}
 		if (r->head)
 			break;
-		if (timeout < 0) {
-			pthread_cond_wait(&cb_posted, &cb_lock);
-		} else if (pthread_cond_timedwait(&cb_posted, &cb_lock, &dl) ==
-			   ETIMEDOUT) {
+		if (aclmem_cond_wait_until(&cb_posted, &cb_lock, dl) ==
+		    ETIMEDOUT) {
 			r = my_reporter_locked(kind);
 			if (!r)
 				ret = ACL_ERROR_RT_THREAD_SUBSCRIBE;
@@ -398,7 +386,7 @@ static int cb_run(struct aclmem_task *task, struct aclmem_stream *s)
 			ret = ACL_ERROR_RT_STREAM_ABORT;
 			break;
 		}
-		deadline_in(&dl, 0, WAIT_POLL_NS);
+		aclmem_deadline_in(&dl, 0, WAIT_POLL_NS);
 		pthread_cond_timedwait(&cb_done, &cb_lock, &dl);
 	}
 	if (t->block)

@@ -42,6 +42,7 @@
 #include "acl/acl_rt.h"
 #include "aclmem/aclmem.h"
 #include "context.h"
+#include "deadline.h"
 #include "device.h"
 #include "log.h"
 #include "memory.h"
@@ -145,12 +146,7 @@ static int barrier_wait_run(struct cmo_task *t, struct aclmem_stream *s)
 			ret = ACL_ERROR_RT_STREAM_ABORT;
 			break;
 		}
-		clock_gettime(CLOCK_REALTIME, &dl);
-		dl.tv_nsec += WAIT_POLL_NS;
-		if (dl.tv_nsec >= 1000000000L) {
-			dl.tv_sec++;
-			dl.tv_nsec -= 1000000000L;
-		}
+		aclmem_deadline_in(&dl, 0, WAIT_POLL_NS);
 		pthread_cond_timedwait(&barrier_cond, &barrier_lock, &dl);
 	}
 	pthread_mutex_unlock(&barrier_lock);

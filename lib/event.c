@@ -39,6 +39,7 @@
 
 #include "acl/acl_rt.h"
 #include "context.h"
+#include "deadline.h"
 #include "ipc.h"
 #include "log.h"
 #include "stream.h"
@@ -76,14 +77,6 @@ static pthread_mutex_t events_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct aclmem_event *events;
 static unsigned int nr_events;
 static uint32_t next_event_id;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /*
  * The sequence state, local or shared (an IPC event's page is written by
@@ -327,36 +320,31 @@ static void record_reached(struct aclmem_event *e, uint64_t seq, bool ran)
 	} else if (seq > e->completed) {
 		e->completed = seq;
 		e->stamped = ran && (e->flags & ACL_EVENT_TIME_LINE);
-		e->stamp_ns = e->stamped ? now_ns() : 0;
+		e->stamp_ns = e->stamped ? aclmem_now_ns() : 0;
 	}
 	pthread_cond_broadcast(&e->done);
 	pthread_mutex_unlock(&e->lock);
 }
 
-static bool deadline_passed(const struct timespec *dl)
+/* Sleep on the event's condition for a poll period, or to dl if sooner. */
+static void poll_wait(struct aclmem_event *e, const struct timespec *dl)
 {
-	struct timespec now;
+	struct timespec t;
 
-	clock_gettime(CLOCK_REALTIME, &now);
-	return now.tv_sec > dl->tv_sec ||
-	       (now.tv_sec == dl->tv_sec && now.tv_nsec >= dl->tv_nsec);
+	aclmem_deadline_in(&t, 0, WAIT_POLL_NS);
+	if (dl && aclmem_deadline_before(dl, &t))
+		t = *dl;
+	pthread_cond_timedwait(&e->done, &e->lock, &t);
 }
 
 static int wait_run(struct event_task *t, struct aclmem_stream *s)
 {
 	struct aclmem_event *e = t->event;
-	struct timespec dl, end;
+	const struct timespec *end;
+	struct timespec end_at;
 	int ret = ACL_SUCCESS;
 
-	if (t->timeout_ms >= 0) {
-		clock_gettime(CLOCK_REALTIME, &end);
-		end.tv_sec += t->timeout_ms / 1000;
-		end.tv_nsec += (long)(t->timeout_ms % 1000) * 1000000L;
-		if (end.tv_nsec >= 1000000000L) {
-			end.tv_sec++;
-			end.tv_nsec -= 1000000000L;
-		}
-	}
+	end = aclmem_deadline_ms(&end_at, t->timeout_ms);
 	pthread_mutex_lock(&e->lock);
 	/* An IPC event's record may come from another process: poll. */
 	while (ev_completed(e) < t->seq && !e->dead) {
@@ -364,17 +352,11 @@ static int wait_run(struct event_task *t, struct aclmem_stream *s)
 			ret = ACL_ERROR_RT_STREAM_ABORT;
 			break;
 		}
-		if (t->timeout_ms >= 0 && deadline_passed(&end)) {
+		if (end && aclmem_deadline_passed(end)) {
 			ret = ACL_ERROR_RT_WAIT_TIMEOUT;
 			break;
 		}
-		clock_gettime(CLOCK_REALTIME, &dl);
-		dl.tv_nsec += WAIT_POLL_NS;
-		if (dl.tv_nsec >= 1000000000L) {
-			dl.tv_sec++;
-			dl.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&e->done, &e->lock, &dl);
+		poll_wait(e, NULL);
 	}
 	pthread_mutex_unlock(&e->lock);
 	return ret;
@@ -642,56 +624,32 @@ aclError aclrtQueryEventWaitStatus(aclrtEvent event,
 	return aclmem_api_ret(__func__, ret);
 }
 
-/* Sleep on the event's condition for a poll period, or to dl if sooner. */
-static void poll_wait(struct aclmem_event *e, const struct timespec *dl)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_REALTIME, &t);
-	t.tv_nsec += WAIT_POLL_NS;
-	if (t.tv_nsec >= 1000000000L) {
-		t.tv_sec++;
-		t.tv_nsec -= 1000000000L;
-	}
-	if (dl && (dl->tv_sec < t.tv_sec ||
-		   (dl->tv_sec == t.tv_sec && dl->tv_nsec < t.tv_nsec)))
-		t = *dl;
-	pthread_cond_timedwait(&e->done, &e->lock, &t);
-}
-
 /* timeout_ms < 0: for ever. */
 static aclError sync_event(aclrtEvent event, int32_t timeout_ms)
 {
+	const struct timespec *dl;
 	struct aclmem_event *e;
-	struct timespec dl;
+	struct timespec dl_at;
 	uint64_t target;
 	int ret;
 
 	ret = event_get(event, &e);
 	if (ret)
 		return ret;
-	if (timeout_ms >= 0) {
-		clock_gettime(CLOCK_REALTIME, &dl);
-		dl.tv_sec += timeout_ms / 1000;
-		dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-		if (dl.tv_nsec >= 1000000000L) {
-			dl.tv_sec++;
-			dl.tv_nsec -= 1000000000L;
-		}
-	}
+	dl = aclmem_deadline_ms(&dl_at, timeout_ms);
 	pthread_mutex_lock(&e->lock);
 	target = ev_queued(e);
 	while (ev_recorded(e) && ev_completed(e) < target && !e->dead) {
-		if (timeout_ms < 0 && !e->ipc.page) {
+		if (!dl && !e->ipc.page) {
 			pthread_cond_wait(&e->done, &e->lock);
 			continue;
 		}
-		if (timeout_ms >= 0 && deadline_passed(&dl)) {
+		if (dl && aclmem_deadline_passed(dl)) {
 			ret = ACL_ERROR_RT_EVENT_SYNC_TIMEOUT;
 			break;
 		}
 		/* Records in other processes wake nobody here: poll. */
-		poll_wait(e, timeout_ms >= 0 ? &dl : NULL);
+		poll_wait(e, dl);
 	}
 	pthread_mutex_unlock(&e->lock);
 	event_put(e);

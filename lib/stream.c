@@ -32,6 +32,7 @@
 
 #include "acl/acl_rt.h"
 #include "context.h"
+#include "deadline.h"
 #include "errors.h"
 #include "hooks.h"
 #include "log.h"
@@ -215,27 +216,15 @@ static bool stream_idle(struct aclmem_stream *s)
 	return !s->head && !s->busy;
 }
 
-/* Wait until idle; timeout_ms < 0 waits for ever.  ACL code. */
-static int stream_wait(struct aclmem_stream *s, int32_t timeout_ms)
+/* Wait until idle or dl passes (NULL: for ever).  ACL code. */
+static int stream_wait(struct aclmem_stream *s, const struct timespec *dl)
 {
-	struct timespec dl;
 	int ret = ACL_SUCCESS;
 
-	if (timeout_ms >= 0) {
-		clock_gettime(CLOCK_REALTIME, &dl);
-		dl.tv_sec += timeout_ms / 1000;
-		dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-		if (dl.tv_nsec >= 1000000000L) {
-			dl.tv_sec++;
-			dl.tv_nsec -= 1000000000L;
-		}
-	}
 	pthread_mutex_lock(&s->lock);
 	while (!stream_idle(s)) {
-		if (timeout_ms < 0) {
-			pthread_cond_wait(&s->idle, &s->lock);
-		} else if (pthread_cond_timedwait(&s->idle, &s->lock, &dl) ==
-			   ETIMEDOUT && !stream_idle(s)) {
+		if (aclmem_cond_wait_until(&s->idle, &s->lock, dl) ==
+		    ETIMEDOUT && !stream_idle(s)) {
 			ret = ACL_ERROR_RT_STREAM_SYNC_TIMEOUT;
 			break;
 		}
@@ -520,6 +509,7 @@ static aclError sync_stream(const char *fn, aclrtStream stream,
 			     int32_t timeout)
 {
 	struct aclmem_stream *s;
+	struct timespec dl;
 	int ret;
 
 	if (timeout < -1)
@@ -529,7 +519,7 @@ static aclError sync_stream(const char *fn, aclrtStream stream,
 	ret = aclmem_stream_get(stream, &s);
 	if (ret)
 		return aclmem_api_ret(fn, ret);
-	ret = stream_wait(s, timeout);
+	ret = stream_wait(s, aclmem_deadline_ms(&dl, timeout));
 	aclmem_stream_put(s);
 	if (ret == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT)
 		return aclmem_fail(ret, "%s(%p): not done in %d ms", fn, stream,
@@ -883,12 +873,13 @@ aclError aclrtGetStreamAvailableNum(uint32_t *streamCount)
 int aclmem_streams_sync_all(int32_t timeout_ms)
 {
 	struct aclmem_stream **snap, *s;
-	struct timespec start, now;
-	int32_t left = timeout_ms;
+	const struct timespec *dl;
+	struct timespec dl_at;
 	size_t n = 0, i;
 	int ret = ACL_SUCCESS, err;
 
-	clock_gettime(CLOCK_MONOTONIC, &start);
+	/* One deadline for all: each stream gets what is left. */
+	dl = aclmem_deadline_ms(&dl_at, timeout_ms);
 	pthread_mutex_lock(&streams_lock);
 	for (s = streams; s; s = s->next)
 		n++;
@@ -903,17 +894,7 @@ int aclmem_streams_sync_all(int32_t timeout_ms)
 	}
 	pthread_mutex_unlock(&streams_lock);
 	for (i = 0; i < n; i++) {
-		/* One deadline for all: each stream gets what is left. */
-		if (timeout_ms > 0) {
-			int64_t spent;
-
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			spent = (now.tv_sec - start.tv_sec) * 1000LL +
-				(now.tv_nsec - start.tv_nsec) / 1000000L;
-			left = spent >= timeout_ms ? 0 :
-			       (int32_t)(timeout_ms - spent);
-		}
-		err = stream_wait(snap[i], left);
+		err = stream_wait(snap[i], dl);
 		if (err && (!ret || err == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT))
 			ret = err;
 		aclmem_stream_put(snap[i]);
