@@ -35,8 +35,6 @@
 #include "log.h"
 #include "stream.h"
 
-#define WAIT_POLL_NS	(10 * 1000 * 1000L)
-
 enum cb_kind { CB_REPORT, CB_HOSTFUNC };
 
 /* One callback on its way from a stream to a thread. */
@@ -354,7 +352,6 @@ static int cb_run(struct aclmem_task *task, struct aclmem_stream *s)
 	struct cb_task *t = (struct cb_task *)task;
 	struct reporter *r = NULL;
 	struct cb_item *it;
-	struct timespec dl;
 	struct sub *p;
 	int ret = ACL_SUCCESS;
 
@@ -386,8 +383,7 @@ static int cb_run(struct aclmem_task *task, struct aclmem_stream *s)
 			ret = ACL_ERROR_RT_STREAM_ABORT;
 			break;
 		}
-		aclmem_deadline_in(&dl, 0, WAIT_POLL_NS);
-		pthread_cond_timedwait(&cb_done, &cb_lock, &dl);
+		pthread_cond_wait(&cb_done, &cb_lock);
 	}
 	if (t->block)
 		item_put_locked(it);
@@ -401,9 +397,19 @@ static void cb_release(struct aclmem_task *task, bool ran)
 	free(task);
 }
 
+/* The stream was cancelled: a blocking callback's wait gives up. */
+static void cb_cancel(struct aclmem_task *task)
+{
+	(void)task;
+	pthread_mutex_lock(&cb_lock);
+	pthread_cond_broadcast(&cb_done);
+	pthread_mutex_unlock(&cb_lock);
+}
+
 static const struct aclmem_task_ops cb_ops = {
 	.run = cb_run,
 	.release = cb_release,
+	.cancel = cb_cancel,
 };
 
 static aclError launch(enum cb_kind kind, void (*fn)(void *), void *data,

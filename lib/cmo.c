@@ -37,12 +37,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "acl/acl_rt.h"
 #include "aclmem/aclmem.h"
 #include "context.h"
-#include "deadline.h"
 #include "device.h"
 #include "log.h"
 #include "memory.h"
@@ -61,7 +59,6 @@ struct cmo_desc {
 _Static_assert(sizeof(struct cmo_desc) == CMO_DESC_SIZE, "descriptor size");
 
 #define BARRIER_SLOTS	64u
-#define WAIT_POLL_NS	5000000L
 
 static pthread_mutex_t barrier_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t barrier_cond = PTHREAD_COND_INITIALIZER;
@@ -128,7 +125,6 @@ static void barrier_count_done(uint32_t id)
 
 static int barrier_wait_run(struct cmo_task *t, struct aclmem_stream *s)
 {
-	struct timespec dl;
 	int ret = ACL_SUCCESS;
 	unsigned int i;
 	bool done;
@@ -146,8 +142,7 @@ static int barrier_wait_run(struct cmo_task *t, struct aclmem_stream *s)
 			ret = ACL_ERROR_RT_STREAM_ABORT;
 			break;
 		}
-		aclmem_deadline_in(&dl, 0, WAIT_POLL_NS);
-		pthread_cond_timedwait(&barrier_cond, &barrier_lock, &dl);
+		pthread_cond_wait(&barrier_cond, &barrier_lock);
 	}
 	pthread_mutex_unlock(&barrier_lock);
 	return ret;
@@ -181,9 +176,19 @@ static void cmo_release(struct aclmem_task *task, bool ran)
 	free(t);
 }
 
+/* The stream was cancelled: a barrier wait gives up. */
+static void cmo_cancel(struct aclmem_task *task)
+{
+	(void)task;
+	pthread_mutex_lock(&barrier_lock);
+	pthread_cond_broadcast(&barrier_cond);
+	pthread_mutex_unlock(&barrier_lock);
+}
+
 static const struct aclmem_task_ops cmo_ops = {
 	.run = cmo_run,
 	.release = cmo_release,
+	.cancel = cmo_cancel,
 };
 
 /* The checks every queued operation makes; records the failure. */

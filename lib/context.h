@@ -4,7 +4,8 @@
  * /dev/npu-mem), its reference count, its contexts, and each thread's
  * current context.
  *
- * Lock order: ctx lock -> streams lock -> one stream's lock; ctx lock ->
+ * Lock order: ctx lock -> streams lock -> one stream's lock -> the lock its
+ * running task waits under (the task's cancel(), lib/stream.h); ctx lock ->
  * pool lock.  The buffer table's lock comes last: nothing is taken while it
  * is held but the IPC lock, to record a new key (ipcmem.c).  aclFinalize
  * takes it under the ctx lock, and the fork handlers under the ctx,

@@ -52,7 +52,7 @@
 #define EVENT_FLAGS_DEFAULT	(ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE)
 /* Live events per process: aclrtGetEventAvailNum counts down from here. */
 #define EVENT_MAX		65536U
-/* How often a queued wait looks at its stream's cancellation. */
+/* How often a wait looks for records made in another process. */
 #define WAIT_POLL_NS		(10 * 1000 * 1000L)
 
 struct aclmem_event {
@@ -346,7 +346,6 @@ static int wait_run(struct event_task *t, struct aclmem_stream *s)
 
 	end = aclmem_deadline_ms(&end_at, t->timeout_ms);
 	pthread_mutex_lock(&e->lock);
-	/* An IPC event's record may come from another process: poll. */
 	while (ev_completed(e) < t->seq && !e->dead) {
 		if (aclmem_stream_cancelled(s)) {
 			ret = ACL_ERROR_RT_STREAM_ABORT;
@@ -356,7 +355,15 @@ static int wait_run(struct event_task *t, struct aclmem_stream *s)
 			ret = ACL_ERROR_RT_WAIT_TIMEOUT;
 			break;
 		}
-		poll_wait(e, NULL);
+		/*
+		 * A record that runs, the event's death and the stream's
+		 * cancellation broadcast the condition; records in other
+		 * processes wake nobody here: an IPC event is polled.
+		 */
+		if (e->ipc.page)
+			poll_wait(e, end);
+		else
+			aclmem_cond_wait_until(&e->done, &e->lock, end);
 	}
 	pthread_mutex_unlock(&e->lock);
 	return ret;
@@ -397,9 +404,20 @@ static void event_task_release(struct aclmem_task *task, bool ran)
 	free(t);
 }
 
+/* The stream was cancelled: a wait gives up. */
+static void event_task_cancel(struct aclmem_task *task)
+{
+	struct aclmem_event *e = ((struct event_task *)task)->event;
+
+	pthread_mutex_lock(&e->lock);
+	pthread_cond_broadcast(&e->done);
+	pthread_mutex_unlock(&e->lock);
+}
+
 static const struct aclmem_task_ops event_ops = {
 	.run = event_task_run,
 	.release = event_task_release,
+	.cancel = event_task_cancel,
 };
 
 /* Queue an operation on an event; takes over the caller's reference. */

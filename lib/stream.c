@@ -69,6 +69,7 @@ struct aclmem_stream {
 	pthread_cond_t idle;		/* waiters: the queue ran dry */
 	struct aclmem_task *head, *tail;
 	bool busy;			/* the worker is running a task */
+	struct aclmem_task *running;	/* that task, until run() returned */
 	bool failed;			/* stop-on-failure tripped */
 	enum stop_mode stop;
 	_Atomic bool cancel;		/* waiting tasks give up */
@@ -123,8 +124,12 @@ static void *worker(void *arg)
 		if (!s->head)
 			s->tail = NULL;
 		s->busy = true;
+		s->running = t;
 		pthread_mutex_unlock(&s->lock);
 		ret = t->ops->run(t, s);
+		pthread_mutex_lock(&s->lock);
+		s->running = NULL;
+		pthread_mutex_unlock(&s->lock);
 		/*
 		 * A failed task is an exception CANN reports to the
 		 * program's exception callbacks; work given up because the
@@ -197,13 +202,21 @@ static int stream_new(struct aclmem_ctx *ctx, uint32_t priority,
 	return ACL_SUCCESS;
 }
 
+/* Make waiting tasks give up, the one running first.  Under s->lock. */
+static void stream_cancel_locked(struct aclmem_stream *s)
+{
+	atomic_store(&s->cancel, true);
+	if (s->running && s->running->ops->cancel)
+		s->running->ops->cancel(s->running);
+}
+
 /* Stop the worker (draining or discarding), wait for it, drop a reference. */
 static void stream_stop(struct aclmem_stream *s, enum stop_mode mode)
 {
 	pthread_mutex_lock(&s->lock);
 	s->stop = mode;
 	if (mode == DISCARD)
-		atomic_store(&s->cancel, true);
+		stream_cancel_locked(s);
 	pthread_cond_signal(&s->work);
 	pthread_mutex_unlock(&s->lock);
 	pthread_join(s->thread, NULL);
@@ -643,7 +656,7 @@ static void stream_abort(struct aclmem_stream *s)
 	struct aclmem_task *dropped;
 
 	pthread_mutex_lock(&s->lock);
-	atomic_store(&s->cancel, true);
+	stream_cancel_locked(s);
 	dropped = s->head;
 	s->head = s->tail = NULL;
 	while (s->busy)

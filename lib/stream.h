@@ -33,6 +33,14 @@ struct aclmem_task_ops {
 	 * discards its queue (forced destruction, abort, stop on failure).
 	 */
 	void (*release)(struct aclmem_task *t, bool ran);
+	/*
+	 * For a task whose run() waits (may be NULL): the stream has just
+	 * been cancelled while run() was under way; wake it, so that it sees
+	 * aclmem_stream_cancelled() at once.  Called with the stream's lock
+	 * held: it may take the lock run() waits under, which must never be
+	 * held while a stream's lock is taken.
+	 */
+	void (*cancel)(struct aclmem_task *t);
 };
 
 struct aclmem_task {
@@ -63,8 +71,11 @@ int32_t aclmem_stream_id(struct aclmem_stream *s);
 
 /*
  * True once the stream is being destroyed or aborted: a task that waits
- * (for an event, a value, a callback) checks it at least every few
- * milliseconds and gives up, so that destruction never hangs.
+ * checks it before every wait and gives up, so that destruction never
+ * hangs.  A wait some other party ends (an event's record, a callback, a
+ * barrier) sleeps until its task's cancel() wakes it; a wait for memory
+ * that anyone may write (a value, a notify's futex word, an event of
+ * another process) polls and checks it every few milliseconds.
  */
 bool aclmem_stream_cancelled(struct aclmem_stream *s);
 
