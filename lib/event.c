@@ -594,6 +594,31 @@ static aclError query(aclrtEvent event, bool *complete, bool ipc_ok)
 	return ACL_SUCCESS;
 }
 
+/* The three status enums are written through one int-sized helper. */
+_Static_assert(sizeof(aclrtEventRecordedStatus) == sizeof(int) &&
+	       sizeof(aclrtEventStatus) == sizeof(int) &&
+	       sizeof(aclrtEventWaitStatus) == sizeof(int), "status enums");
+
+/*
+ * The status queries differ only in the enum they write (complete or
+ * not_ready) and in whether an IPC event may be asked.
+ */
+static aclError query_status(const char *fn, aclrtEvent event, bool ipc_ok,
+			     void *status, int complete, int not_ready)
+{
+	bool done;
+	int ret, v;
+
+	if (!status)
+		return aclmem_api_ret(fn, ACL_ERROR_INVALID_PARAM);
+	ret = query(event, &done, ipc_ok);
+	if (!ret) {
+		v = done ? complete : not_ready;
+		memcpy(status, &v, sizeof(v));
+	}
+	return aclmem_api_ret(fn, ret);
+}
+
 /*
  * CANN: COMPLETE once the event has been recorded and the record has run;
  * an event never recorded (or reset) is NOT_READY.
@@ -601,45 +626,24 @@ static aclError query(aclrtEvent event, bool *complete, bool ipc_ok)
 aclError aclrtQueryEventStatus(aclrtEvent event,
 			       aclrtEventRecordedStatus *status)
 {
-	bool complete;
-	int ret;
-
-	if (!status)
-		return aclmem_api_ret(__func__, ACL_ERROR_INVALID_PARAM);
-	ret = query(event, &complete, true);
-	if (!ret)
-		*status = complete ? ACL_EVENT_RECORDED_STATUS_COMPLETE :
-				     ACL_EVENT_RECORDED_STATUS_NOT_READY;
-	return aclmem_api_ret(__func__, ret);
+	return query_status(__func__, event, true, status,
+			    ACL_EVENT_RECORDED_STATUS_COMPLETE,
+			    ACL_EVENT_RECORDED_STATUS_NOT_READY);
 }
 
 aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status)
 {
-	bool complete;
-	int ret;
-
-	if (!status)
-		return aclmem_api_ret(__func__, ACL_ERROR_INVALID_PARAM);
-	ret = query(event, &complete, false);
-	if (!ret)
-		*status = complete ? ACL_EVENT_STATUS_COMPLETE :
-				     ACL_EVENT_STATUS_NOT_READY;
-	return aclmem_api_ret(__func__, ret);
+	return query_status(__func__, event, false, status,
+			    ACL_EVENT_STATUS_COMPLETE,
+			    ACL_EVENT_STATUS_NOT_READY);
 }
 
 aclError aclrtQueryEventWaitStatus(aclrtEvent event,
 				   aclrtEventWaitStatus *status)
 {
-	bool complete;
-	int ret;
-
-	if (!status)
-		return aclmem_api_ret(__func__, ACL_ERROR_INVALID_PARAM);
-	ret = query(event, &complete, false);
-	if (!ret)
-		*status = complete ? ACL_EVENT_WAIT_STATUS_COMPLETE :
-				     ACL_EVENT_WAIT_STATUS_NOT_READY;
-	return aclmem_api_ret(__func__, ret);
+	return query_status(__func__, event, false, status,
+			    ACL_EVENT_WAIT_STATUS_COMPLETE,
+			    ACL_EVENT_WAIT_STATUS_NOT_READY);
 }
 
 /* timeout_ms < 0: for ever. */
