@@ -92,89 +92,6 @@ static int need_dict(PyObject *o, const char *what)
 	return 0;
 }
 
-/* ---- 2D copies ---- */
-
-static PyObject *py_memcpy2d(PyObject *self, PyObject *args)
-{
-	void *dst, *src;
-	size_t dpitch, spitch, width, height;
-	int32_t kind;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&O&O&O&O&O&:memcpy2d",
-			      conv_ptr, &dst, conv_size, &dpitch,
-			      conv_ptr, &src, conv_size, &spitch,
-			      conv_size, &width, conv_size, &height,
-			      conv_i32, &kind))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtMemcpy2d(dst, dpitch, src, spitch, width, height,
-			    (aclrtMemcpyKind)kind);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_memcpy2d_async(PyObject *self, PyObject *args)
-{
-	void *dst, *src, *stream;
-	size_t dpitch, spitch, width, height;
-	int32_t kind;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&O&O&O&O&O&O&:memcpy2d_async",
-			      conv_ptr, &dst, conv_size, &dpitch,
-			      conv_ptr, &src, conv_size, &spitch,
-			      conv_size, &width, conv_size, &height,
-			      conv_i32, &kind, conv_ptr, &stream))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtMemcpy2dAsync(dst, dpitch, src, spitch, width, height,
-				 (aclrtMemcpyKind)kind, stream);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-/* ---- 32-bit fills ---- */
-
-static PyObject *py_memset_d32(PyObject *self, PyObject *args)
-{
-	void *p;
-	size_t mem_size, n;
-	uint32_t value;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&O&O&:memset_d32", conv_ptr, &p,
-			      conv_size, &mem_size, conv_u32, &value,
-			      conv_size, &n))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtMemsetD32(p, mem_size, value, n);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_memset_d32_async(PyObject *self, PyObject *args)
-{
-	void *p, *stream;
-	size_t mem_size, n;
-	uint32_t value;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&O&O&O&:memset_d32_async",
-			      conv_ptr, &p, conv_size, &mem_size,
-			      conv_u32, &value, conv_size, &n,
-			      conv_ptr, &stream))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtMemsetD32Async(p, mem_size, value, n, stream);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
 /* ---- configured allocations ---- */
 
 /*
@@ -446,53 +363,7 @@ static PyObject *py_malloc_host_with_cfg(PyObject *self, PyObject *args)
 	return Py_BuildValue("(Ni)", ptr_or_zero(ret, p), ret);
 }
 
-/* ---- frees that wait for the device ---- */
-
-static PyObject *do_free_synced(PyObject *args, const char *fmt,
-				aclError (*fn)(void *))
-{
-	void *p;
-	aclError ret;
-
-	if (!PyArg_ParseTuple(args, fmt, conv_ptr, &p))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = fn(p);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_free_with_dev_sync(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return do_free_synced(args, "O&:free_with_dev_sync",
-			      aclrtFreeWithDevSync);
-}
-
-static PyObject *py_free_host_with_dev_sync(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return do_free_synced(args, "O&:free_host_with_dev_sync",
-			      aclrtFreeHostWithDevSync);
-}
-
 /* ---- queries ---- */
-
-static PyObject *py_mem_get_address_range(PyObject *self, PyObject *args)
-{
-	void *p, *base = NULL;
-	size_t size = 0;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&:mem_get_address_range", conv_ptr, &p))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtMemGetAddressRange(p, &base, &size);
-	Py_END_ALLOW_THREADS
-	return Py_BuildValue("(NKi)", ptr_or_zero(ret, base),
-			     ret ? 0ULL : (unsigned long long)size, ret);
-}
 
 /*
  * A process has a handful of components; a larger input_num only asks for
@@ -672,30 +543,37 @@ static PyObject *py_mem_get_allocation_granularity(PyObject *self,
 	return Py_BuildValue("(Ki)", ret ? 0ULL : (unsigned long long)g, ret);
 }
 
+
+#define MEMORY_EXT_CALLS(CALL, HAND)					\
+	CALL(memcpy2d, aclrtMemcpy2d, (p, z, p, z, z, z, i32), (),	\
+	     "ret = memcpy2d(dst, dpitch, src, spitch, width, height, kind)") \
+	CALL(memcpy2d_async, aclrtMemcpy2dAsync,			\
+	     (p, z, p, z, z, z, i32, p), (),				\
+	     "ret = memcpy2d_async(dst, dpitch, src, spitch, width, height, kind, stream)") \
+	CALL(memset_d32, aclrtMemsetD32, (p, z, u32, z), (),		\
+	     "ret = memset_d32(dev_ptr, mem_size, value, count)")	\
+	CALL(memset_d32_async, aclrtMemsetD32Async, (p, z, u32, z, p), (), \
+	     "ret = memset_d32_async(dev_ptr, mem_size, value, count, stream)") \
+	HAND(malloc_with_cfg, METH_VARARGS,				\
+	     "dev_ptr, ret = malloc_with_cfg(size, policy, cfg)")	\
+	HAND(malloc_host_with_cfg, METH_VARARGS,			\
+	     "host_ptr, ret = malloc_host_with_cfg(size, cfg)")		\
+	CALL(free_with_dev_sync, aclrtFreeWithDevSync, (p), (),		\
+	     "ret = free_with_dev_sync(dev_ptr)")			\
+	CALL(free_host_with_dev_sync, aclrtFreeHostWithDevSync, (p), (), \
+	     "ret = free_host_with_dev_sync(host_ptr)")			\
+	CALL(mem_get_address_range, aclrtMemGetAddressRange,		\
+	     (p, out_p, out_z), (),					\
+	     "base, size, ret = mem_get_address_range(ptr)")		\
+	HAND(get_mem_usage_info, METH_VARARGS,				\
+	     "infos, ret = get_mem_usage_info(device_id, input_num)")	\
+	HAND(check_mem_type, METH_VARARGS,				\
+	     "result, ret = check_mem_type(addr_list, mem_type[, reserve])") \
+	HAND(mem_get_allocation_granularity, METH_VARARGS,		\
+	     "granularity, ret = mem_get_allocation_granularity(prop, option)")
+
+ACLPY_DEFINE(MEMORY_EXT_CALLS)
+
 PyMethodDef aclpy_rt_memory_ext_methods[] = {
-	{ "memcpy2d", py_memcpy2d, METH_VARARGS,
-	  "ret = memcpy2d(dst, dpitch, src, spitch, width, height, kind)" },
-	{ "memcpy2d_async", py_memcpy2d_async, METH_VARARGS,
-	  "ret = memcpy2d_async(dst, dpitch, src, spitch, width, height, kind, stream)" },
-	{ "memset_d32", py_memset_d32, METH_VARARGS,
-	  "ret = memset_d32(dev_ptr, mem_size, value, count)" },
-	{ "memset_d32_async", py_memset_d32_async, METH_VARARGS,
-	  "ret = memset_d32_async(dev_ptr, mem_size, value, count, stream)" },
-	{ "malloc_with_cfg", py_malloc_with_cfg, METH_VARARGS,
-	  "dev_ptr, ret = malloc_with_cfg(size, policy, cfg)" },
-	{ "malloc_host_with_cfg", py_malloc_host_with_cfg, METH_VARARGS,
-	  "host_ptr, ret = malloc_host_with_cfg(size, cfg)" },
-	{ "free_with_dev_sync", py_free_with_dev_sync, METH_VARARGS,
-	  "ret = free_with_dev_sync(dev_ptr)" },
-	{ "free_host_with_dev_sync", py_free_host_with_dev_sync, METH_VARARGS,
-	  "ret = free_host_with_dev_sync(host_ptr)" },
-	{ "mem_get_address_range", py_mem_get_address_range, METH_VARARGS,
-	  "base, size, ret = mem_get_address_range(ptr)" },
-	{ "get_mem_usage_info", py_get_mem_usage_info, METH_VARARGS,
-	  "infos, ret = get_mem_usage_info(device_id, input_num)" },
-	{ "check_mem_type", py_check_mem_type, METH_VARARGS,
-	  "result, ret = check_mem_type(addr_list, mem_type[, reserve])" },
-	{ "mem_get_allocation_granularity", py_mem_get_allocation_granularity,
-	  METH_VARARGS, "granularity, ret = mem_get_allocation_granularity(prop, option)" },
-	{ NULL, NULL, 0, NULL },
+	ACLPY_METHODS(MEMORY_EXT_CALLS)
 };

@@ -107,44 +107,6 @@ static PyObject *ptr_ret(aclError ret, const void *p)
 			     (unsigned long long)(uintptr_t)p, ret);
 }
 
-static PyObject *py_reserve_mem_address(PyObject *self, PyObject *args)
-{
-	size_t size, alignment;
-	void *expect, *p = NULL;
-	uint64_t flags;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&O&O&:reserve_mem_address", conv_size,
-			      &size, conv_size, &alignment, conv_ptr, &expect,
-			      conv_u64, &flags))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtReserveMemAddress(&p, size, alignment, expect, flags);
-	Py_END_ALLOW_THREADS
-	return ptr_ret(ret, p);
-}
-
-/* ret = f(ptr) for the calls that take one pointer or handle. */
-#define PTR_CALL(pyname, cfn)						\
-static PyObject *py_##pyname(PyObject *self, PyObject *args)		\
-{									\
-	aclError ret;							\
-	void *p;							\
-									\
-	(void)self;							\
-	if (!PyArg_ParseTuple(args, "O&:" #pyname, conv_ptr, &p))	\
-		return NULL;						\
-	Py_BEGIN_ALLOW_THREADS						\
-	ret = cfn(p);							\
-	Py_END_ALLOW_THREADS						\
-	return PyLong_FromLong(ret);					\
-}
-
-PTR_CALL(release_mem_address, aclrtReleaseMemAddress)
-PTR_CALL(free_physical, aclrtFreePhysical)
-PTR_CALL(unmap_mem, aclrtUnmapMem)
-
 static PyObject *py_malloc_physical(PyObject *self, PyObject *args)
 {
 	aclrtPhysicalMemProp prop;
@@ -164,24 +126,6 @@ static PyObject *py_malloc_physical(PyObject *self, PyObject *args)
 	ret = aclrtMallocPhysical(&h, size, &prop, flags);
 	Py_END_ALLOW_THREADS
 	return ptr_ret(ret, h);
-}
-
-static PyObject *py_map_mem(PyObject *self, PyObject *args)
-{
-	size_t size, offset;
-	uint64_t flags;
-	void *p, *h;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&O&O&O&:map_mem", conv_ptr, &p,
-			      conv_size, &size, conv_size, &offset, conv_ptr,
-			      &h, conv_u64, &flags))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtMapMem(p, size, offset, h, flags);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
 }
 
 static PyObject *py_mem_set_access(PyObject *self, PyObject *args)
@@ -253,23 +197,6 @@ static PyObject *py_mem_get_access(PyObject *self, PyObject *args)
 			     ret);
 }
 
-static PyObject *py_mem_retain_allocation_handle(PyObject *self,
-						 PyObject *args)
-{
-	aclrtDrvMemHandle h = NULL;
-	aclError ret;
-	void *p;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&:mem_retain_allocation_handle",
-			      conv_ptr, &p))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtMemRetainAllocationHandle(p, &h);
-	Py_END_ALLOW_THREADS
-	return ptr_ret(ret, h);
-}
-
 static PyObject *py_mem_get_allocation_properties_from_handle(PyObject *self,
 							      PyObject *args)
 {
@@ -296,43 +223,6 @@ static PyObject *py_mem_get_allocation_properties_from_handle(PyObject *self,
 	if (!d)
 		return NULL;
 	return Py_BuildValue("(Ni)", d, ret);
-}
-
-static PyObject *py_mem_export_to_shareable_handle(PyObject *self,
-						   PyObject *args)
-{
-	int32_t type;
-	uint64_t flags, sh = 0;
-	aclError ret;
-	void *h;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&O&:mem_export_to_shareable_handle",
-			      conv_ptr, &h, conv_i32, &type, conv_u64, &flags))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtMemExportToShareableHandle(h, (aclrtMemHandleType)type,
-					      flags, &sh);
-	Py_END_ALLOW_THREADS
-	return Py_BuildValue("(Ki)", ret ? 0ULL : (unsigned long long)sh, ret);
-}
-
-static PyObject *py_mem_import_from_shareable_handle(PyObject *self,
-						     PyObject *args)
-{
-	aclrtDrvMemHandle h = NULL;
-	int32_t dev;
-	uint64_t sh;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&:mem_import_from_shareable_handle",
-			      conv_u64, &sh, conv_i32, &dev))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtMemImportFromShareableHandle(sh, dev, &h);
-	Py_END_ALLOW_THREADS
-	return ptr_ret(ret, h);
 }
 
 static PyObject *py_mem_set_pid_to_shareable_handle(PyObject *self,
@@ -465,45 +355,43 @@ static PyObject *py_mem_set_pid_to_shareable_handle_v2(PyObject *self,
 	return PyLong_FromLong(ret);
 }
 
-PyMethodDef aclpy_rt_vmm_methods[] = {
-	{ "reserve_mem_address", py_reserve_mem_address, METH_VARARGS,
-	  "vir_ptr, ret = reserve_mem_address(size, alignment, expect_ptr, flags)" },
-	{ "release_mem_address", py_release_mem_address, METH_VARARGS,
-	  "ret = release_mem_address(vir_ptr)" },
-	{ "malloc_physical", py_malloc_physical, METH_VARARGS,
-	  "handle, ret = malloc_physical(size, prop, flags)" },
-	{ "free_physical", py_free_physical, METH_VARARGS,
-	  "ret = free_physical(handle)" },
-	{ "map_mem", py_map_mem, METH_VARARGS,
-	  "ret = map_mem(vir_ptr, size, offset, handle, flags)" },
-	{ "unmap_mem", py_unmap_mem, METH_VARARGS,
-	  "ret = unmap_mem(vir_ptr)" },
-	{ "mem_set_access", py_mem_set_access, METH_VARARGS,
-	  "ret = mem_set_access(vir_ptr, size, desc_list)" },
-	{ "mem_get_access", py_mem_get_access, METH_VARARGS,
-	  "flag, ret = mem_get_access(vir_ptr, location)" },
-	{ "mem_retain_allocation_handle", py_mem_retain_allocation_handle,
-	  METH_VARARGS, "handle, ret = mem_retain_allocation_handle(vir_ptr)" },
-	{ "mem_get_allocation_properties_from_handle",
-	  py_mem_get_allocation_properties_from_handle, METH_VARARGS,
-	  "prop, ret = mem_get_allocation_properties_from_handle(handle)" },
-	{ "mem_export_to_shareable_handle", py_mem_export_to_shareable_handle,
-	  METH_VARARGS,
-	  "shareable, ret = mem_export_to_shareable_handle(handle, handle_type, flags)" },
-	{ "mem_import_from_shareable_handle",
-	  py_mem_import_from_shareable_handle, METH_VARARGS,
-	  "handle, ret = mem_import_from_shareable_handle(shareable, device_id)" },
-	{ "mem_set_pid_to_shareable_handle", py_mem_set_pid_to_shareable_handle,
-	  METH_VARARGS,
-	  "ret = mem_set_pid_to_shareable_handle(shareable, pid_list)" },
-	{ "mem_export_to_shareable_handle_v2",
-	  py_mem_export_to_shareable_handle_v2, METH_VARARGS,
-	  "shareable, ret = mem_export_to_shareable_handle_v2(handle, flags, share_type)" },
-	{ "mem_import_from_shareable_handle_v2",
-	  py_mem_import_from_shareable_handle_v2, METH_VARARGS,
-	  "handle, ret = mem_import_from_shareable_handle_v2(shareable, share_type, flags)" },
-	{ "mem_set_pid_to_shareable_handle_v2",
-	  py_mem_set_pid_to_shareable_handle_v2, METH_VARARGS,
-	  "ret = mem_set_pid_to_shareable_handle_v2(shareable, share_type, pid_list)" },
-	{ NULL, NULL, 0, NULL },
-};
+#define VMM_CALLS(CALL, HAND)						\
+	CALL(reserve_mem_address, aclrtReserveMemAddress,		\
+	     (out_p, z, z, p, u64), (),					\
+	     "vir_ptr, ret = reserve_mem_address(size, alignment, expect_ptr, flags)") \
+	CALL(release_mem_address, aclrtReleaseMemAddress, (p), (),	\
+	     "ret = release_mem_address(vir_ptr)")			\
+	HAND(malloc_physical, METH_VARARGS,				\
+	     "handle, ret = malloc_physical(size, prop, flags)")	\
+	CALL(free_physical, aclrtFreePhysical, (p), (),			\
+	     "ret = free_physical(handle)")				\
+	CALL(map_mem, aclrtMapMem, (p, z, z, p, u64), (),		\
+	     "ret = map_mem(vir_ptr, size, offset, handle, flags)")	\
+	CALL(unmap_mem, aclrtUnmapMem, (p), (), "ret = unmap_mem(vir_ptr)") \
+	HAND(mem_set_access, METH_VARARGS,				\
+	     "ret = mem_set_access(vir_ptr, size, desc_list)")		\
+	HAND(mem_get_access, METH_VARARGS,				\
+	     "flag, ret = mem_get_access(vir_ptr, location)")		\
+	CALL(mem_retain_allocation_handle, aclrtMemRetainAllocationHandle, \
+	     (p, out_p), (),						\
+	     "handle, ret = mem_retain_allocation_handle(vir_ptr)")	\
+	HAND(mem_get_allocation_properties_from_handle, METH_VARARGS,	\
+	     "prop, ret = mem_get_allocation_properties_from_handle(handle)") \
+	CALL(mem_export_to_shareable_handle, aclrtMemExportToShareableHandle, \
+	     (p, i32, u64, out_u64), (),				\
+	     "shareable, ret = mem_export_to_shareable_handle(handle, handle_type, flags)") \
+	CALL(mem_import_from_shareable_handle,				\
+	     aclrtMemImportFromShareableHandle, (u64, i32, out_p), (),	\
+	     "handle, ret = mem_import_from_shareable_handle(shareable, device_id)") \
+	HAND(mem_set_pid_to_shareable_handle, METH_VARARGS,		\
+	     "ret = mem_set_pid_to_shareable_handle(shareable, pid_list)") \
+	HAND(mem_export_to_shareable_handle_v2, METH_VARARGS,		\
+	     "shareable, ret = mem_export_to_shareable_handle_v2(handle, flags, share_type)") \
+	HAND(mem_import_from_shareable_handle_v2, METH_VARARGS,		\
+	     "handle, ret = mem_import_from_shareable_handle_v2(shareable, share_type, flags)") \
+	HAND(mem_set_pid_to_shareable_handle_v2, METH_VARARGS,		\
+	     "ret = mem_set_pid_to_shareable_handle_v2(shareable, share_type, pid_list)")
+
+ACLPY_DEFINE(VMM_CALLS)
+
+PyMethodDef aclpy_rt_vmm_methods[] = { ACLPY_METHODS(VMM_CALLS) };
