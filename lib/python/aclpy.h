@@ -119,8 +119,13 @@ static inline int conv_i64(PyObject *o, void *out)
 
 #include "calls.h"
 
-/* lib/python/convert.c: a list of pids for the pid-list calls. */
-int32_t *aclpy_pid_list(PyObject *list, size_t *num);
+/* lib/python/convert.c: int lists, obj converters' helpers, results. */
+void *aclpy_int_list(PyObject *list, const char *what,
+		     int (*conv)(PyObject *, void *), size_t size, size_t *num);
+int aclpy_conv_pids(PyObject *o, union aclpy_val *slot);
+void *aclpy_slot_alloc(union aclpy_val *slot, size_t n, size_t size);
+int aclpy_key_buf(union aclpy_val *slot);
+PyObject *aclpy_ptr_ret(const void *p, aclError ret);
 
 /*
  * Each file's tables of acl.rt and acl.util functions, listed in

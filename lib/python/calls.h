@@ -25,6 +25,13 @@
  *                         size_t, size_t given as Py_ssize_t, uint64_t,
  *                         int64_t, float; 0 where the call failed
  *   out_init              an int output that starts at .init
+ *   key                   an int len, and for the C call a buffer of len
+ *                         bytes (at most 1024) and len: the key, a str
+ *                         output ("" where the call failed)
+ *   obj(conv) objn(conv)  a Python object that conv(o, slot) turns, once
+ *                         PyArg_ParseTuple has parsed every argument, into
+ *                         slot->a.p (PyMem, freed after the call), and for
+ *                         objn also slot->a.n, the C parameter after it
  *
  * A call without Python arguments is METH_NOARGS; one without outputs
  * returns ret alone.  The options (designated initializers of struct
@@ -54,6 +61,11 @@ union aclpy_val {
 	uint64_t u64;
 	int64_t i64;
 	float f;
+	struct {
+		void *p;
+		size_t n;
+		PyObject *o;
+	} a;
 };
 
 struct aclpy_opts {
@@ -86,6 +98,9 @@ struct aclpy_opts {
 #define ACLPY_K_out_u64	(out, "", "K", , u64, (unsigned long long))
 #define ACLPY_K_out_i64	(out, "", "L", , i64, (long long))
 #define ACLPY_K_out_f	(out, "", "d", , f, (double))
+#define ACLPY_K_key	(key, "O&", "s", conv_size, a, )
+#define ACLPY_K_obj(c)	(post, "O", "", c, a, )
+#define ACLPY_K_objn(c)	(postn, "O", "", c, a, )
 
 /* What each role makes of argument v[i], by its kind's class. */
 #define ACLPY_R_FMT(k, i, f, b, c, m, x)	f
@@ -94,6 +109,8 @@ struct aclpy_opts {
 #define ACLPY_R_INIT(k, i, f, b, c, m, x)	ACLPY_INIT_##k(i, m)
 #define ACLPY_R_CALL(k, i, f, b, c, m, x)	ACLPY_CALL_##k(i, m)
 #define ACLPY_R_VAL(k, i, f, b, c, m, x)	ACLPY_VAL_##k(i, m, x)
+#define ACLPY_R_POST(k, i, f, b, c, m, x)	ACLPY_POST_##k(i, c)
+#define ACLPY_R_FREE(k, i, f, b, c, m, x)	ACLPY_FREE_##k(i)
 
 #define ACLPY_PARSE_conv(i, c, m)	, c, &v[i].m
 #define ACLPY_PARSE_fmt(i, c, m)	, &v[i].m
@@ -101,30 +118,61 @@ struct aclpy_opts {
 #define ACLPY_PARSE_nul(i, c, m)
 #define ACLPY_PARSE_out(i, c, m)
 #define ACLPY_PARSE_init(i, c, m)
+#define ACLPY_PARSE_key(i, c, m)	, c, &v[i].a.n
+#define ACLPY_PARSE_post(i, c, m)	, &v[i].a.o
+#define ACLPY_PARSE_postn(i, c, m)	, &v[i].a.o
 #define ACLPY_INIT_conv(i, m)
 #define ACLPY_INIT_fmt(i, m)
 #define ACLPY_INIT_opt(i, m)
 #define ACLPY_INIT_nul(i, m)
 #define ACLPY_INIT_out(i, m)
 #define ACLPY_INIT_init(i, m)		v[i].m = o.init;
+#define ACLPY_INIT_key(i, m)
+#define ACLPY_INIT_post(i, m)
+#define ACLPY_INIT_postn(i, m)
 #define ACLPY_CALL_conv(i, m)		, v[i].m
 #define ACLPY_CALL_fmt(i, m)		, v[i].m
 #define ACLPY_CALL_opt(i, m)
 #define ACLPY_CALL_nul(i, m)		, NULL
 #define ACLPY_CALL_out(i, m)		, (void *)&v[i]
 #define ACLPY_CALL_init(i, m)		, (void *)&v[i]
+#define ACLPY_CALL_key(i, m)		, v[i].a.p, v[i].a.n
+#define ACLPY_CALL_post(i, m)		, v[i].a.p
+#define ACLPY_CALL_postn(i, m)		, v[i].a.p, v[i].a.n
 #define ACLPY_VAL_conv(i, m, x)
 #define ACLPY_VAL_fmt(i, m, x)
 #define ACLPY_VAL_opt(i, m, x)
 #define ACLPY_VAL_nul(i, m, x)
-#define ACLPY_VAL_out(i, m, x)		, x v[i].m
-#define ACLPY_VAL_init(i, m, x)		, x v[i].m
+#define ACLPY_VAL_out(i, m, x)		, x(ret && !o.raw ? 0 : v[i].m)
+#define ACLPY_VAL_init(i, m, x)		, x(ret && !o.raw ? 0 : v[i].m)
+#define ACLPY_VAL_key(i, m, x)		, ret ? "" : (const char *)v[i].a.p
+#define ACLPY_VAL_post(i, m, x)
+#define ACLPY_VAL_postn(i, m, x)
+#define ACLPY_POST_conv(i, c)
+#define ACLPY_FREE_conv(i)
+#define ACLPY_POST_fmt(i, c)
+#define ACLPY_FREE_fmt(i)
+#define ACLPY_POST_opt(i, c)
+#define ACLPY_FREE_opt(i)
+#define ACLPY_POST_nul(i, c)
+#define ACLPY_FREE_nul(i)
+#define ACLPY_POST_out(i, c)
+#define ACLPY_FREE_out(i)
+#define ACLPY_POST_init(i, c)
+#define ACLPY_FREE_init(i)
+#define ACLPY_POST_key(i, c)		&& aclpy_key_buf(&v[i])
+#define ACLPY_FREE_key(i)		PyMem_Free(v[i].a.p);
+#define ACLPY_POST_post(i, c)		&& c(v[i].a.o, &v[i])
+#define ACLPY_POST_postn(i, c)		&& c(v[i].a.o, &v[i])
+#define ACLPY_FREE_post(i)		PyMem_Free(v[i].a.p);
+#define ACLPY_FREE_postn(i)		PyMem_Free(v[i].a.p);
 
 /* r applied to each kind of args, (k1, k2, ...), with its index. */
 #define ACLPY_EACH(r, args)		ACLPY_EACH_(r, ACLPY_UNPAREN args)
 #define ACLPY_EACH_(r, ...)						\
 	ACLPY_CAT(ACLPY_EACH, ACLPY_NARGS(__VA_ARGS__))(r, __VA_ARGS__)
-#define ACLPY_NARGS(...)	ACLPY_NARGS_(__VA_ARGS__, 8, 7, 6, 5, 4, 3, 2, 1)
+#define ACLPY_NARGS(...)						\
+	ACLPY_NARGS_(__VA_ARGS__, 8, 7, 6, 5, 4, 3, 2, 1)
 #define ACLPY_NARGS_(a, b, c, d, e, f, g, h, n, ...)	n
 #define ACLPY_EACH1(r, a)	ACLPY_ROLE(r, 0, a)
 #define ACLPY_EACH2(r, a, b)	ACLPY_EACH1(r, a) ACLPY_ROLE(r, 1, b)
@@ -150,6 +198,7 @@ struct aclpy_opts {
 #define ACLPY_TAIL_(first, ...)		__VA_ARGS__
 
 #define ACLPY_FMT(args)		ACLPY_EACH(ACLPY_R_FMT, args)
+#define ACLPY_CALL_ARGS(args)	ACLPY_TAIL(0 ACLPY_EACH(ACLPY_R_CALL, args))
 #define ACLPY_BUILD(args)	ACLPY_EACH(ACLPY_R_BUILD, args)
 #define ACLPY_METH(args)						\
 	(sizeof(ACLPY_FMT(args)) > 1 ? METH_VARARGS : METH_NOARGS)
@@ -164,30 +213,37 @@ static PyObject *py_##cfn(PyObject *self, PyObject *pyargs)		\
 {									\
 	static const struct aclpy_opts o = { ACLPY_UNPAREN opts };	\
 	union aclpy_val v[ACLPY_ARGS_MAX];				\
+	PyObject *res;							\
 	aclError ret;							\
 									\
 	(void)self;							\
 	memset(v, 0, sizeof(v));					\
 	ACLPY_EACH(ACLPY_R_INIT, args)					\
 	if (ACLPY_METH(args) == METH_VARARGS &&				\
-	    !PyArg_ParseTuple(pyargs, ACLPY_FMT(args) ACLPY_FNAME(pyname)	\
+	    !PyArg_ParseTuple(pyargs,					\
+			      ACLPY_FMT(args) ACLPY_FNAME(pyname)	\
 			      ACLPY_EACH(ACLPY_R_PARSE, args)))		\
 		return NULL;						\
+	if (!(1 ACLPY_EACH(ACLPY_R_POST, args))) {			\
+		ACLPY_EACH(ACLPY_R_FREE, args)				\
+		return NULL;						\
+	}								\
 	if (o.hold_gil) {						\
-		ret = cfn(ACLPY_TAIL(0 ACLPY_EACH(ACLPY_R_CALL, args)));	\
+		ret = cfn(ACLPY_CALL_ARGS(args));			\
 	} else {							\
 		Py_BEGIN_ALLOW_THREADS					\
-		ret = cfn(ACLPY_TAIL(0 ACLPY_EACH(ACLPY_R_CALL, args)));	\
+		ret = cfn(ACLPY_CALL_ARGS(args));			\
 		Py_END_ALLOW_THREADS					\
 	}								\
 	if (ret == ACL_SUCCESS && o.after)				\
 		o.after(v);						\
-	if (ret && !o.raw)						\
-		memset(v, 0, sizeof(v));				\
 	if (sizeof(ACLPY_BUILD(args)) == 1)				\
-		return PyLong_FromLong(ret);				\
-	return Py_BuildValue("(" ACLPY_BUILD(args) "i)"			\
-			     ACLPY_EACH(ACLPY_R_VAL, args), (int)ret);	\
+		res = PyLong_FromLong(ret);				\
+	else								\
+		res = Py_BuildValue("(" ACLPY_BUILD(args) "i)"		\
+				    ACLPY_EACH(ACLPY_R_VAL, args), (int)ret); \
+	ACLPY_EACH(ACLPY_R_FREE, args)					\
+	return res;							\
 }
 
 #define ACLPY_NO_HAND(pyname, flags, doc)

@@ -22,64 +22,12 @@
 #include "acl/acl.h"
 #include "aclpy.h"
 
-/* Key buffers: CANN's keys fit 65 bytes; a larger len asks for this. */
-#define KEY_LEN_MAX	1024
-
-static PyObject *py_ipc_mem_get_export_key(PyObject *self, PyObject *args)
-{
-	uint64_t flags;
-	size_t size, len;
-	void *dev;
-	char *key;
-	aclError ret;
-	PyObject *res;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&O&O&:ipc_mem_get_export_key",
-			      conv_ptr, &dev, conv_size, &size, conv_size,
-			      &len, conv_u64, &flags))
-		return NULL;
-	if (len > KEY_LEN_MAX)
-		len = KEY_LEN_MAX;
-	/* One byte more than the library may write: always terminated. */
-	key = PyMem_RawCalloc(1, len + 1);
-	if (!key)
-		return PyErr_NoMemory();
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtIpcMemGetExportKey(dev, size, key, len, flags);
-	Py_END_ALLOW_THREADS
-	res = Py_BuildValue("(si)", ret ? "" : key, (int)ret);
-	PyMem_RawFree(key);
-	return res;
-}
-
-/* ret = ipc_mem_set_import_pid(key, pids): a list (or tuple) of ints. */
-static PyObject *py_ipc_mem_set_import_pid(PyObject *self, PyObject *args)
-{
-	PyObject *list;
-	size_t num;
-	const char *key;
-	int32_t *pids;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "sO:ipc_mem_set_import_pid", &key, &list))
-		return NULL;
-	pids = aclpy_pid_list(list, &num);
-	if (!pids)
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtIpcMemSetImportPid(key, pids, num);
-	Py_END_ALLOW_THREADS
-	PyMem_Free(pids);
-	return PyLong_FromLong(ret);
-}
-
-
 #define IPCMEM_CALLS(CALL, HAND)					\
-	HAND(ipc_mem_get_export_key, METH_VARARGS,			\
+	CALL(ipc_mem_get_export_key, aclrtIpcMemGetExportKey,		\
+	     (p, z, key, u64), (),					\
 	     "key, ret = ipc_mem_get_export_key(dev_ptr, size, len, flags)") \
-	HAND(ipc_mem_set_import_pid, METH_VARARGS,			\
+	CALL(ipc_mem_set_import_pid, aclrtIpcMemSetImportPid,		\
+	     (s, objn(aclpy_conv_pids)), (),				\
 	     "ret = ipc_mem_set_import_pid(key, pids)")			\
 	CALL(ipc_mem_import_by_key, aclrtIpcMemImportByKey, (out_p, s, u64), \
 	     (), "dev_ptr, ret = ipc_mem_import_by_key(key, flags)")	\

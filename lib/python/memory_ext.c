@@ -39,12 +39,6 @@
 #include "acl/acl.h"
 #include "aclpy.h"
 
-static PyObject *ptr_or_zero(aclError ret, const void *p)
-{
-	return PyLong_FromUnsignedLongLong(ret ? 0ULL :
-					   (unsigned long long)(uintptr_t)p);
-}
-
 /*
  * d[key] as an unsigned integer no larger than max.  A missing key is a
  * KeyError when required, else *out = 0.  Returns 0 with an exception set
@@ -267,20 +261,18 @@ static int parse_attr(PyObject *a, aclrtMallocAttribute *out)
 }
 
 /*
- * aclrtMallocConfig from cfg.  None or an empty dict is no configuration
- * (pyACL: "pass an empty dict"), given to the library as NULL.  Otherwise
- * "attrs" is a list of {"attr": int, "value": dict}; "numAttrs", when
- * given, must be its length (pyACL checks the same).  On success *attrs
- * is a PyMem block the caller frees (NULL when there is no configuration).
+ * obj converter (calls.h): aclrtMallocConfig from cfg, its attributes in
+ * the same block.  None or an empty dict is no configuration (pyACL: "pass
+ * an empty dict"), given to the library as NULL.  Otherwise "attrs" is a
+ * list of {"attr": int, "value": dict}; "numAttrs", when given, must be
+ * its length (pyACL checks the same).
  */
-static int parse_malloc_cfg(PyObject *cfg, aclrtMallocConfig *out,
-			    aclrtMallocAttribute **attrs, bool *none)
+static int conv_malloc_cfg(PyObject *cfg, union aclpy_val *slot)
 {
+	aclrtMallocConfig *out;
 	PyObject *list;
 	Py_ssize_t n, i;
 
-	*attrs = NULL;
-	*none = true;
 	if (cfg == Py_None)
 		return 1;
 	if (!need_dict(cfg, "cfg"))
@@ -289,64 +281,30 @@ static int parse_malloc_cfg(PyObject *cfg, aclrtMallocConfig *out,
 		return 1;
 	if (!cfg_attrs_list(cfg, &list, &n))
 		return 0;
-	*none = false;
-	out->numAttrs = (size_t)n;
-	out->attrs = NULL;
-	if (!n)
-		return 1;
-	*attrs = PyMem_Calloc((size_t)n, sizeof(**attrs));
-	if (!*attrs) {
-		PyErr_NoMemory();
+	out = aclpy_slot_alloc(slot, 1, sizeof(*out) +
+			       (size_t)n * sizeof(*out->attrs));
+	if (!out)
 		return 0;
-	}
+	out->numAttrs = (size_t)n;
+	out->attrs = n ? (aclrtMallocAttribute *)(out + 1) : NULL;
 	for (i = 0; i < n; i++)
 		if (!parse_attr(PySequence_Fast_GET_ITEM(list, i),
-				&(*attrs)[i])) {
-			PyMem_Free(*attrs);
-			*attrs = NULL;
+				&out->attrs[i]))
 			return 0;
-		}
-	out->attrs = *attrs;
 	return 1;
-}
-
-static PyObject *py_malloc_with_cfg(PyObject *self, PyObject *args)
-{
-	aclrtMallocConfig cfg = { NULL, 0 };
-	aclrtMallocAttribute *attrs;
-	PyObject *pycfg;
-	void *p = NULL;
-	size_t size;
-	int32_t policy;
-	aclError ret;
-	bool none;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&O:malloc_with_cfg", conv_size, &size,
-			      conv_i32, &policy, &pycfg))
-		return NULL;
-	if (!parse_malloc_cfg(pycfg, &cfg, &attrs, &none))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtMallocWithCfg(&p, size, (aclrtMemMallocPolicy)policy,
-				 none ? NULL : &cfg);
-	Py_END_ALLOW_THREADS
-	PyMem_Free(attrs);
-	return Py_BuildValue("(Ni)", ptr_or_zero(ret, p), ret);
 }
 
 static PyObject *py_malloc_host_with_cfg(PyObject *self, PyObject *args)
 {
-	aclrtMallocConfig cfg = { NULL, 0 };
-	aclrtMallocAttribute *attrs;
+	union aclpy_val cfg = { .a = { NULL, 0, NULL } };
 	unsigned long long size;
-	PyObject *pycfg, *sizeo;
+	PyObject *sizeo;
 	void *p = NULL;
 	aclError ret;
-	bool none;
 
 	(void)self;
-	if (!PyArg_ParseTuple(args, "OO:malloc_host_with_cfg", &sizeo, &pycfg))
+	if (!PyArg_ParseTuple(args, "OO:malloc_host_with_cfg", &sizeo,
+			      &cfg.a.o))
 		return NULL;
 	/* uint64_t in C, unlike every other size: wider than size_t on 32-bit. */
 	if (!need_int(sizeo, "size"))
@@ -354,13 +312,15 @@ static PyObject *py_malloc_host_with_cfg(PyObject *self, PyObject *args)
 	size = PyLong_AsUnsignedLongLong(sizeo);
 	if (size == (unsigned long long)-1 && PyErr_Occurred())
 		return NULL;
-	if (!parse_malloc_cfg(pycfg, &cfg, &attrs, &none))
+	if (!conv_malloc_cfg(cfg.a.o, &cfg)) {
+		PyMem_Free(cfg.a.p);
 		return NULL;
+	}
 	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtMallocHostWithCfg(&p, (uint64_t)size, none ? NULL : &cfg);
+	ret = aclrtMallocHostWithCfg(&p, (uint64_t)size, cfg.a.p);
 	Py_END_ALLOW_THREADS
-	PyMem_Free(attrs);
-	return Py_BuildValue("(Ni)", ptr_or_zero(ret, p), ret);
+	PyMem_Free(cfg.a.p);
+	return aclpy_ptr_ret(p, ret);
 }
 
 /* ---- queries ---- */
@@ -434,43 +394,17 @@ static PyObject *py_get_mem_usage_info(PyObject *self, PyObject *args)
 	return Py_BuildValue("(Ni)", list, ret);
 }
 
-static PyObject *py_check_mem_type(PyObject *self, PyObject *args)
+/* objn converter (calls.h): check_mem_type's list of addresses. */
+static int conv_addrs(PyObject *seq, union aclpy_val *slot)
 {
-	PyObject *seq, *fast;
-	uint32_t type, reserve = 0, result = 0;
-	Py_ssize_t n, i;
-	void **addrs;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "OO&|O&:check_mem_type", &seq,
-			      conv_u32, &type, conv_u32, &reserve))
-		return NULL;
-	if (!PyList_Check(seq) && !PyTuple_Check(seq)) {
-		PyErr_Format(PyExc_TypeError,
-			     "addr_list must be a list of ints, not %.200s",
-			     Py_TYPE(seq)->tp_name);
-		return NULL;
-	}
-	fast = seq;
-	n = PySequence_Fast_GET_SIZE(fast);
-	if ((unsigned long long)n > UINT32_MAX) {
+	if ((PyList_Check(seq) || PyTuple_Check(seq)) &&
+	    (unsigned long long)PySequence_Fast_GET_SIZE(seq) > UINT32_MAX) {
 		PyErr_SetString(PyExc_OverflowError, "addr_list too long");
-		return NULL;
+		return 0;
 	}
-	addrs = PyMem_Calloc(n ? (size_t)n : 1, sizeof(*addrs));
-	if (!addrs)
-		return PyErr_NoMemory();
-	for (i = 0; i < n; i++)
-		if (!conv_ptr(PySequence_Fast_GET_ITEM(fast, i), &addrs[i])) {
-			PyMem_Free(addrs);
-			return NULL;
-		}
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtCheckMemType(addrs, (uint32_t)n, type, &result, reserve);
-	Py_END_ALLOW_THREADS
-	PyMem_Free(addrs);
-	return Py_BuildValue("(Ii)", ret ? 0U : (unsigned int)result, ret);
+	slot->a.p = aclpy_int_list(seq, "addr_list must be a list of ints",
+				   conv_ptr, sizeof(void *), &slot->a.n);
+	return slot->a.p != NULL;
 }
 
 /*
@@ -520,29 +454,13 @@ static int parse_phys_prop(PyObject *d, aclrtPhysicalMemProp *p)
 	return 1;
 }
 
-static PyObject *py_mem_get_allocation_granularity(PyObject *self,
-						   PyObject *args)
+/* obj converter (calls.h) for a prop */
+static int conv_phys_prop(PyObject *o, union aclpy_val *slot)
 {
-	aclrtPhysicalMemProp prop;
-	PyObject *pyprop;
-	size_t g = 0;
-	int32_t option;
-	aclError ret;
+	aclrtPhysicalMemProp *prop = aclpy_slot_alloc(slot, 1, sizeof(*prop));
 
-	(void)self;
-	if (!PyArg_ParseTuple(args, "OO&:mem_get_allocation_granularity",
-			      &pyprop, conv_i32, &option))
-		return NULL;
-	if (!parse_phys_prop(pyprop, &prop))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtMemGetAllocationGranularity(&prop,
-					       (aclrtMemGranularityOptions)option,
-					       &g);
-	Py_END_ALLOW_THREADS
-	return Py_BuildValue("(Ki)", ret ? 0ULL : (unsigned long long)g, ret);
+	return prop && parse_phys_prop(o, prop);
 }
-
 
 #define MEMORY_EXT_CALLS(CALL, HAND)					\
 	CALL(memcpy2d, aclrtMemcpy2d, (p, z, p, z, z, z, i32), (),	\
@@ -554,7 +472,8 @@ static PyObject *py_mem_get_allocation_granularity(PyObject *self,
 	     "ret = memset_d32(dev_ptr, mem_size, value, count)")	\
 	CALL(memset_d32_async, aclrtMemsetD32Async, (p, z, u32, z, p), (), \
 	     "ret = memset_d32_async(dev_ptr, mem_size, value, count, stream)") \
-	HAND(malloc_with_cfg, METH_VARARGS,				\
+	CALL(malloc_with_cfg, aclrtMallocWithCfg,			\
+	     (out_p, z, i32, obj(conv_malloc_cfg)), (),			\
 	     "dev_ptr, ret = malloc_with_cfg(size, policy, cfg)")	\
 	HAND(malloc_host_with_cfg, METH_VARARGS,			\
 	     "host_ptr, ret = malloc_host_with_cfg(size, cfg)")		\
@@ -567,9 +486,12 @@ static PyObject *py_mem_get_allocation_granularity(PyObject *self,
 	     "base, size, ret = mem_get_address_range(ptr)")		\
 	HAND(get_mem_usage_info, METH_VARARGS,				\
 	     "infos, ret = get_mem_usage_info(device_id, input_num)")	\
-	HAND(check_mem_type, METH_VARARGS,				\
+	CALL(check_mem_type, aclrtCheckMemType,				\
+	     (objn(conv_addrs), u32, out_u32, opt, u32), (),		\
 	     "result, ret = check_mem_type(addr_list, mem_type[, reserve])") \
-	HAND(mem_get_allocation_granularity, METH_VARARGS,		\
+	CALL(mem_get_allocation_granularity,				\
+	     aclrtMemGetAllocationGranularity,				\
+	     (obj(conv_phys_prop), i32, out_z), (),			\
 	     "granularity, ret = mem_get_allocation_granularity(prop, option)")
 
 ACLPY_DEFINE(MEMORY_EXT_CALLS)

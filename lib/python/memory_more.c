@@ -260,47 +260,38 @@ static PyObject *py_memcpy_batch_async_v2(PyObject *self, PyObject *args)
 	return batch_call(args, true, true);
 }
 
-static PyObject *py_cmo_wait_barrier(PyObject *self, PyObject *args)
+/* obj converter (calls.h): cmo_wait_barrier's task_info. */
+static int conv_task_info(PyObject *info, union aclpy_val *slot)
 {
-	PyObject *info, *fast;
-	aclrtBarrierTaskInfo ti;
-	void *stream;
-	uint32_t flag, type;
+	aclrtBarrierTaskInfo *ti;
+	PyObject *fast;
+	uint32_t type;
 	Py_ssize_t i, len;
-	aclError ret;
+	int ok = 1;
 
-	(void)self;
-	if (!PyArg_ParseTuple(args, "OO&O&", &info, conv_ptr, &stream,
-			      conv_u32, &flag))
-		return NULL;
 	fast = PySequence_Fast(info, "task_info must be a list");
 	if (!fast)
-		return NULL;
+		return 0;
 	len = PySequence_Fast_GET_SIZE(fast);
 	if (len > (Py_ssize_t)ACL_RT_CMO_MAX_BARRIER_NUM) {
 		Py_DECREF(fast);
 		PyErr_SetString(PyExc_ValueError, "task_info: at most 6 entries");
-		return NULL;
+		return 0;
 	}
-	memset(&ti, 0, sizeof(ti));
-	ti.barrierNum = (size_t)len;
-	for (i = 0; i < len; i++) {
+	ti = aclpy_slot_alloc(slot, 1, sizeof(*ti));
+	if (ti)
+		ti->barrierNum = (size_t)len;
+	for (i = 0; ti && ok && i < len; i++) {
 		PyObject *o = PySequence_Fast_GET_ITEM(fast, i);
 
-		if (!dict_u32(o, "cmoType", true, &type) ||
-		    !dict_u32(o, "barrierId", true, &ti.cmoInfo[i].barrierId)) {
-			Py_DECREF(fast);
-			return NULL;
-		}
-		ti.cmoInfo[i].cmoType = (aclrtCmoType)type;
+		ok = dict_u32(o, "cmoType", true, &type) &&
+		     dict_u32(o, "barrierId", true, &ti->cmoInfo[i].barrierId);
+		if (ok)
+			ti->cmoInfo[i].cmoType = (aclrtCmoType)type;
 	}
 	Py_DECREF(fast);
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtCmoWaitBarrier(&ti, stream, flag);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
+	return ti && ok;
 }
-
 
 #define MEMORY_MORE_CALLS(CALL, HAND)					\
 	HAND(memcpy_batch, METH_VARARGS,				\
@@ -319,7 +310,8 @@ static PyObject *py_cmo_wait_barrier(PyObject *self, PyObject *args)
 	CALL(cmo_async_with_barrier, aclrtCmoAsyncWithBarrier,		\
 	     (p, z, i32, u32, p), (),					\
 	     "ret = cmo_async_with_barrier(src, size, cmo_type, barrier_id, stream)") \
-	HAND(cmo_wait_barrier, METH_VARARGS,				\
+	CALL(cmo_wait_barrier, aclrtCmoWaitBarrier,			\
+	     (obj(conv_task_info), p, u32), (),				\
 	     "ret = cmo_wait_barrier(task_info, stream, flag)")		\
 	CALL(cmo_get_desc_size, aclrtCmoGetDescSize, (out_n),		\
 	     (.hold_gil = true), "size, ret = cmo_get_desc_size()")	\

@@ -292,9 +292,7 @@ static PyObject *py_create_context(PyObject *self, PyObject *args)
 		made_ctxs = m;
 		pthread_mutex_unlock(&cb_lock);
 	}
-	return Py_BuildValue("(Ki)",
-			     ret ? 0ULL : (unsigned long long)(uintptr_t)c,
-			     (int)ret);
+	return aclpy_ptr_ret(c, ret);
 }
 
 static PyObject *py_destroy_context(PyObject *self, PyObject *args)
@@ -434,7 +432,7 @@ static PyObject *py_launch_host_func(PyObject *self, PyObject *args)
 	     "priority, ret = stream_get_priority(stream)")		\
 	CALL(stream_get_flags, aclrtStreamGetFlags, (p, out_u32), (),	\
 	     "flags, ret = stream_get_flags(stream)")			\
-	/* Callbacks already handed to a report thread still run: keep them. */ \
+	/* Callbacks handed to a report thread still run: keep them. */ \
 	CALL(stream_abort, aclrtStreamAbort, (p), (),			\
 	     "ret = stream_abort(stream)")				\
 	CALL(destroy_stream_force, aclrtDestroyStreamForce, (p),	\
@@ -458,7 +456,8 @@ static PyObject *py_launch_host_func(PyObject *self, PyObject *args)
 	     (.raw = true, .init = ACL_EVENT_STATUS_RESERVED),		\
 	     "status, ret = query_event(event)")			\
 	CALL(query_event_status, aclrtQueryEventStatus, (p, out_init),	\
-	     (.raw = true, .init = ACL_EVENT_RECORDED_STATUS_NOT_READY),	\
+	     (.raw = true,						\
+	      .init = ACL_EVENT_RECORDED_STATUS_NOT_READY),		\
 	     "status, ret = query_event_status(event)")			\
 	CALL(query_event_wait_status, aclrtQueryEventWaitStatus,	\
 	     (p, out_init),						\

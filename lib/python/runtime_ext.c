@@ -29,69 +29,7 @@
 #include "acl/acl.h"
 #include "aclpy.h"
 
-/* Key buffers: CANN's keys fit 65 bytes; a larger len asks for this. */
-#define KEY_LEN_MAX	1024
-
-static PyObject *handle_ret(void *h, aclError ret)
-{
-	return Py_BuildValue("(Ki)",
-			     ret ? 0ULL : (unsigned long long)(uintptr_t)h,
-			     (int)ret);
-}
-
 /* ---- notifies ---- */
-
-/* key, ret = notify_get_export_key(notify, len, flags): key is a str. */
-static PyObject *py_notify_get_export_key(PyObject *self, PyObject *args)
-{
-	uint64_t flags;
-	size_t len;
-	char *key;
-	void *n;
-	aclError ret;
-	PyObject *res;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&O&:notify_get_export_key", conv_ptr,
-			      &n, conv_size, &len, conv_u64, &flags))
-		return NULL;
-	if (len > KEY_LEN_MAX)
-		len = KEY_LEN_MAX;
-	/* One byte more than the library may write: always terminated. */
-	key = PyMem_RawCalloc(1, len + 1);
-	if (!key)
-		return PyErr_NoMemory();
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtNotifyGetExportKey(n, key, len, flags);
-	Py_END_ALLOW_THREADS
-	res = Py_BuildValue("(si)", ret ? "" : key, (int)ret);
-	PyMem_RawFree(key);
-	return res;
-}
-
-/* ret = notify_set_import_pid(notify, pids): a list (or tuple) of ints. */
-static PyObject *py_notify_set_import_pid(PyObject *self, PyObject *args)
-{
-	PyObject *list;
-	size_t num;
-	int32_t *pids;
-	void *n;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O:notify_set_import_pid", conv_ptr, &n,
-			      &list))
-		return NULL;
-	pids = aclpy_pid_list(list, &num);
-	if (!pids)
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtNotifySetImportPid(n, pids, num);
-	Py_END_ALLOW_THREADS
-	PyMem_Free(pids);
-	return PyLong_FromLong(ret);
-}
-
 
 /* ---- IPC events ---- */
 
@@ -142,9 +80,8 @@ static PyObject *py_ipc_open_event_handle(PyObject *self, PyObject *args)
 	Py_BEGIN_ALLOW_THREADS
 	ret = aclrtIpcOpenEventHandle(h, &e);
 	Py_END_ALLOW_THREADS
-	return handle_ret(e, ret);
+	return aclpy_ptr_ret(e, ret);
 }
-
 
 /*
  * Stream attributes.  pyACL documents the value as a dict of
@@ -321,53 +258,20 @@ static PyObject *py_create_stream_v2(PyObject *self, PyObject *args)
 	}
 	if (h)
 		aclrtDestroyStreamConfigHandle(h);
-	return handle_ret(s, ret);
+	return aclpy_ptr_ret(s, ret);
 }
 
-
-/* ret = notify_batch_reset(notifies): a list (or tuple) of notifies. */
-static PyObject *py_notify_batch_reset(PyObject *self, PyObject *args)
+/*
+ * objn (calls.h): notify_batch_reset's list (or tuple) of notifies, one
+ * more than needed: an empty list is the library's to refuse (num 0), as
+ * in notify_set_import_pid.
+ */
+static int conv_notifies(PyObject *list, union aclpy_val *slot)
 {
-	PyObject *list, *seq;
-	Py_ssize_t i, num;
-	aclrtNotify *ns;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O:notify_batch_reset", &list))
-		return NULL;
-	if (!PyList_Check(list) && !PyTuple_Check(list)) {
-		PyErr_Format(PyExc_TypeError,
-			     "notifies must be a list of ints, not %.200s",
-			     Py_TYPE(list)->tp_name);
-		return NULL;
-	}
-	seq = PySequence_Fast(list, "notifies must be a list of ints");
-	if (!seq)
-		return NULL;
-	num = PySequence_Fast_GET_SIZE(seq);
-	/* One more than needed: an empty list is the library's to refuse
-	 * (num 0), as in notify_set_import_pid. */
-	ns = PyMem_RawCalloc((size_t)num + 1, sizeof(*ns));
-	if (!ns) {
-		Py_DECREF(seq);
-		return PyErr_NoMemory();
-	}
-	for (i = 0; i < num; i++) {
-		if (!conv_ptr(PySequence_Fast_GET_ITEM(seq, i), &ns[i])) {
-			PyMem_RawFree(ns);
-			Py_DECREF(seq);
-			return NULL;
-		}
-	}
-	Py_DECREF(seq);
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtNotifyBatchReset(ns, (size_t)num);
-	Py_END_ALLOW_THREADS
-	PyMem_RawFree(ns);
-	return PyLong_FromLong(ret);
+	slot->a.p = aclpy_int_list(list, "notifies must be a list of ints",
+				   conv_ptr, sizeof(aclrtNotify), &slot->a.n);
+	return slot->a.p != NULL;
 }
-
 
 /* ---- table ---- */
 
@@ -382,9 +286,12 @@ static PyObject *py_notify_batch_reset(PyObject *self, PyObject *args)
 	     (), "ret = wait_and_reset_notify(notify, stream, timeout_ms)") \
 	CALL(get_notify_id, aclrtGetNotifyId, (p, out_u32), (),		\
 	     "notify_id, ret = get_notify_id(notify)")			\
-	HAND(notify_get_export_key, METH_VARARGS,			\
+	CALL(notify_get_export_key, aclrtNotifyGetExportKey,		\
+	     (p, key, u64), (),						\
 	     "key, ret = notify_get_export_key(notify, len, flags): key is a str") \
-	HAND(notify_set_import_pid, METH_VARARGS,			\
+	/* pids a list (or tuple) of ints */				\
+	CALL(notify_set_import_pid, aclrtNotifySetImportPid,		\
+	     (p, objn(aclpy_conv_pids)), (),				\
 	     "ret = notify_set_import_pid(notify, pids): pids a list of ints") \
 	CALL(notify_import_by_key, aclrtNotifyImportByKey, (out_p, s, u64), \
 	     (), "notify, ret = notify_import_by_key(key, flags)")	\
@@ -475,7 +382,8 @@ static PyObject *py_notify_batch_reset(PyObject *self, PyObject *args)
 	     "ret = unuse_stream_res_in_current_thread(stream)")	\
 	CALL(get_res_in_current_thread, aclrtGetResInCurrentThread,	\
 	     (i32, out_u32), (), "value, ret = get_res_in_current_thread(type)") \
-	HAND(notify_batch_reset, METH_VARARGS,				\
+	CALL(notify_batch_reset, aclrtNotifyBatchReset,			\
+	     (objn(conv_notifies)), (),					\
 	     "ret = notify_batch_reset(notifies): a list of notifies")
 
 ACLPY_DEFINE(RUNTIME_EXT_CALLS)

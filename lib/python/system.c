@@ -67,7 +67,6 @@ static PyObject *py_sys_get_version_num(PyObject *self, PyObject *args)
 	return version_call(args, 1);
 }
 
-
 static PyObject *py_get_cann_attribute_list(PyObject *self, PyObject *args)
 {
 	const aclCannAttr *list = NULL;
