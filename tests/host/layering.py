@@ -10,6 +10,12 @@ cycle fails the check unless each of its back-edges is named, with the
 reason it is still there, in tests/host/layering.allow.  An allowed edge
 that no longer closes a cycle fails too: the list only shrinks.
 
+It also checks doc/architecture.md's tables of the kernel's and the
+library's files: a row for every file, its last column naming exactly the
+files the graph has it call, and every one of those in an earlier row
+(allowed back-edges aside), so that "a file calls only what is above it"
+stays true.
+
     tests/host/layering.py [-q] [--top DIR]
 
 Prints each layer's files, lowest first, with the files each calls, then
@@ -26,6 +32,8 @@ import sys
 
 LAYERS = ("kernel", "lib", "bench")
 ALLOW = "tests/host/layering.allow"
+DOC = "doc/architecture.md"
+DOC_LAYERS = ("kernel", "lib")
 
 TOKEN = re.compile(r"""
     (?P<comment>/\*.*?\*/|//[^\n]*)
@@ -212,6 +220,50 @@ def read_allow(top):
     return allow, problems
 
 
+def doc_rows(top):
+    """[(file, set of files it calls)] of doc/architecture.md's table rows
+    '| `layer/x.c` | ... | `layer/y.c`, ... |' (last cell: what it calls),
+    in their order."""
+    rows = []
+    files = r"(?:%s)/\w+\.c" % "|".join(DOC_LAYERS)
+    with open(os.path.join(top, DOC), encoding="utf-8") as f:
+        for line in f:
+            if not line.lstrip().startswith("|"):
+                continue
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            m = re.fullmatch(r"`?(%s)`?" % files, cells[0])
+            if m and len(cells) >= 3:
+                rows.append((m.group(1), set(re.findall(files, cells[-1]))))
+    return rows
+
+
+def check_doc(top, graphs, allow):
+    """Problems with the doc's tables: a row per file of each layer, its
+    calls as the graph has them, and no file calling one below it in the
+    table (so "calls only what is above it" is true), allowed edges aside."""
+    problems, seen = [], set()
+    for f, calls in doc_rows(top):
+        g = graphs.get(f.split("/")[0], {})
+        if f not in g:
+            problems.append(f"{DOC}: a row for {f}, which does not exist")
+            continue
+        if f in seen:
+            problems.append(f"{DOC}: two rows for {f}")
+        if calls != g[f]:
+            problems.append(
+                f"{DOC}: {f} calls {', '.join(sorted(g[f])) or 'nothing'}, "
+                f"its row says {', '.join(sorted(calls)) or 'nothing'}")
+        for b in sorted(g[f] - seen):
+            if (f, b) not in allow:
+                problems.append(f"{DOC}: {f} calls {b}, which is not above "
+                                "it in the table")
+        seen.add(f)
+    for layer in DOC_LAYERS:
+        for f in sorted(set(graphs[layer]) - seen):
+            problems.append(f"{DOC}: no row for {f}")
+    return problems
+
+
 def find_top(start):
     d = os.path.abspath(start)
     while d != os.path.dirname(d):
@@ -233,9 +285,10 @@ def main():
         sys.exit("layering: no tree (kernel/Kbuild) above here; use --top")
 
     allow, problems = read_allow(top)
-    used = set()
+    graphs, used = {}, set()
     for layer in LAYERS:
         g, p = graph(top, layer)
+        graphs[layer] = g
         problems += p
         if not args.q:
             print(f"{layer}, lowest first:")
@@ -250,6 +303,7 @@ def main():
                 problems.append("cycle " + " -> ".join(a_cycle(rest, c)) +
                                 " (" + str(len(c)) + " files call each "
                                 "other: " + ", ".join(c) + ")")
+    problems += check_doc(top, graphs, allow)
     for edge in sorted(allow.keys() - used):
         problems.append(f"{ALLOW}: {edge[0]} -> {edge[1]} closes no cycle "
                         "any more: remove it")
