@@ -10,7 +10,9 @@
  *    in struct method objects and keeps its own state behind m->priv;
  *  - alloc.c, bandwidth.c, latency.c, live.c: the sections, each of which
  *    measures and leaves its results in the structs below;
- *  - targets.c: the PASS/MISS verdicts; report.c: the tables and CSV files.
+ *  - targets.c: the PASS/MISS verdicts; report.c: the tables and CSV files,
+ *    with the verdicts beside them (report.c calls targets.c, never the
+ *    other way round).
  *
  * Everything runs in one thread; the only other processes are libaclmem's
  * children (method_acl.c).
@@ -77,6 +79,7 @@ extern uint64_t sink;
 
 void out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+FILE *open_out(const char *name);
 uint64_t now_ns(void);
 const char *size_str(uint64_t s, char *buf, size_t len);
 uint64_t parse_size(const char *s);
@@ -260,7 +263,6 @@ void report_targets(void);
 
 /* ---- report.c ------------------------------------------------------------- */
 
-FILE *open_out(const char *name);
 void report_alloc(void);
 void report_phases(void);
 void report_bw(void);

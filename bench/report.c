@@ -5,7 +5,6 @@
  * reads alloc.csv), and meta.txt.  The column layouts are what those
  * readers parse: change them together.
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,20 +13,6 @@
 #include <sys/utsname.h>
 
 #include "bench.h"
-
-FILE *open_out(const char *name)
-{
-	char path[4096];
-	FILE *f;
-
-	if (!opt.outdir)
-		return NULL;
-	snprintf(path, sizeof(path), "%s/%s", opt.outdir, name);
-	f = fopen(path, "w");
-	if (!f)
-		note("cannot write %s: %s", path, strerror(errno));
-	return f;
-}
 
 static void ratio_str(char *buf, size_t len, const struct cell *c,
 		      const struct cell *ref)

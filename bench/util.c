@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * npu_mem_bench's plumbing: output (the summary goes to stdout and to
- * summary.txt, progress to stderr), time, sizes, whole-file and pipe I/O,
- * kernel tracing around chosen cycles, the random order of the rounds and
- * the statistics over them.
+ * summary.txt, progress to stderr, result files to the output directory),
+ * time, sizes, whole-file and pipe I/O, kernel tracing around chosen
+ * cycles, the random order of the rounds and the statistics over them.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -44,6 +44,25 @@ void note(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+/*
+ * A result file in the output directory, or NULL (no directory, or it
+ * cannot be written: said on stderr): the report's files and the
+ * verdicts' go through it.
+ */
+FILE *open_out(const char *name)
+{
+	char path[4096];
+	FILE *f;
+
+	if (!opt.outdir)
+		return NULL;
+	snprintf(path, sizeof(path), "%s/%s", opt.outdir, name);
+	f = fopen(path, "w");
+	if (!f)
+		note("cannot write %s: %s", path, strerror(errno));
+	return f;
 }
 
 uint64_t now_ns(void)

@@ -133,46 +133,32 @@ static enum dma_data_direction buf_dma_dir(const struct npu_mem_buf *buf)
 						    DMA_BIDIRECTIONAL;
 }
 
-static bool dma_range_live(u64 addr, u64 len, bool write)
+/*
+ * The test DMA engine's check (edu.c holds the registry locked around it
+ * and the copy, so nothing is unmapped under a copy in flight): is [addr,
+ * addr + len) inside one device range of a mapped buffer, one the device
+ * may write if @write?
+ */
+void npu_mem_bufs_registry_lock(void)
+{
+	mutex_lock(&npu_mem_bufs_lock);
+}
+
+void npu_mem_bufs_registry_unlock(void)
+{
+	mutex_unlock(&npu_mem_bufs_lock);
+}
+
+bool npu_mem_bufs_range_live(u64 addr, u64 len, bool write)
 {
 	struct npu_mem_buf *buf;
 
+	lockdep_assert_held(&npu_mem_bufs_lock);
 	list_for_each_entry(buf, &npu_mem_bufs, node)
 		if (buf->mapped && (!write || buf_dma_dir(buf) == DMA_BIDIRECTIONAL) &&
 		    dma_range_in_buf(buf, addr, len))
 			return true;
 	return false;
-}
-
-/**
- * npu_mem_dma_range_lock() - check two device ranges are inside live buffers
- * @a: first range's device address
- * @alen: its length
- * @b: second range's device address, which the device will write
- * @blen: its length
- *
- * On success the buffer and import registries stay locked, so nothing can be
- * unmapped until npu_mem_dma_range_unlock(); on failure (-EINVAL) they are
- * unlocked.
- */
-int npu_mem_dma_range_lock(u64 a, u64 alen, u64 b, u64 blen)
-{
-	mutex_lock(&npu_mem_bufs_lock);
-	npu_mem_imports_lock();
-	if ((dma_range_live(a, alen, false) ||
-	     npu_mem_imports_range_live(a, alen, false)) &&
-	    (dma_range_live(b, blen, true) ||
-	     npu_mem_imports_range_live(b, blen, true)))
-		return 0;
-	npu_mem_imports_unlock();
-	mutex_unlock(&npu_mem_bufs_lock);
-	return -EINVAL;
-}
-
-void npu_mem_dma_range_unlock(void)
-{
-	npu_mem_imports_unlock();
-	mutex_unlock(&npu_mem_bufs_lock);
 }
 
 /*
@@ -860,7 +846,7 @@ static void npu_mem_buf_release(struct kref *ref)
 
 	/* Another driver's pages: only the attachment and reference are ours. */
 	if (buf->foreign) {
-		npu_mem_import_release(buf);
+		buf->foreign_ops->release(buf);
 		mutex_destroy(&buf->imports_lock);
 		kfree(buf);
 		return;

@@ -40,7 +40,7 @@ static DEFINE_MUTEX(npu_dev_lock);	/* probe and remove */
 static struct device __rcu *npu_dev;
 static struct platform_device *npu_pdev;
 static struct pci_dev *npu_pci_dev;	/* bound function, under npu_dev_lock */
-static void (*npu_revoke)(struct device *dev);
+static const struct npu_mem_device_ops *npu_ops;
 
 /**
  * npu_mem_dev_enter() - the NPU device, held until npu_mem_dev_exit()
@@ -117,7 +117,7 @@ static void unpublish(struct device *dev)
 {
 	rcu_assign_pointer(npu_dev, NULL);
 	synchronize_srcu(&npu_dev_srcu);
-	npu_revoke(dev);
+	npu_ops->revoke(dev);
 }
 
 /* npu_pci as parsed: a vendor:device pair or a full address. */
@@ -151,7 +151,7 @@ static int npu_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		goto out;
 	npu_pci_dev = pci_dev_get(pdev);
 	publish(&pdev->dev);
-	npu_mem_edu_probe(pdev);
+	npu_ops->pci_bound(pdev);
 	dev_info(&pdev->dev, "npu-mem maps buffers for this device%s\n",
 		 npu_mem_dev_translated(&pdev->dev) ? " (behind an IOMMU)" : "");
 out:
@@ -168,7 +168,7 @@ static void npu_pci_remove(struct pci_dev *pdev)
 {
 	mutex_lock(&npu_dev_lock);
 	if (npu_pci_dev == pdev) {
-		npu_mem_edu_remove(pdev);
+		npu_ops->pci_unbinding(pdev);
 		unpublish(&pdev->dev);
 		npu_pci_dev = NULL;
 		pci_dev_put(pdev);
@@ -260,12 +260,11 @@ static int create_platform_device(void)
 
 /**
  * npu_mem_device_init() - find or create the NPU device
- * @revoke: called when a device goes away, after no user can reach it any
- *	more, to tear down every DMA mapping made for it
+ * @ops: what the module does as a device comes and goes (npu_mem.h)
  */
-int npu_mem_device_init(void (*revoke)(struct device *dev))
+int npu_mem_device_init(const struct npu_mem_device_ops *ops)
 {
-	npu_revoke = revoke;
+	npu_ops = ops;
 	return npu_pci ? bind_pci() : create_platform_device();
 }
 

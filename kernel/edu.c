@@ -80,6 +80,32 @@ static int edu_copy(u64 src, u64 dst, u64 len)
 	return ret;
 }
 
+/*
+ * Are both ranges inside live device mappings, buffers' (buffer.c) or
+ * foreign imports' (import.c), with @b one the device may write?  On
+ * success both registries stay locked, buffers' first, so nothing is
+ * unmapped until dma_ranges_unlock(); on failure (-EINVAL) they are not.
+ */
+static int dma_ranges_lock(u64 a, u64 alen, u64 b, u64 blen)
+{
+	npu_mem_bufs_registry_lock();
+	npu_mem_imports_lock();
+	if ((npu_mem_bufs_range_live(a, alen, false) ||
+	     npu_mem_imports_range_live(a, alen, false)) &&
+	    (npu_mem_bufs_range_live(b, blen, true) ||
+	     npu_mem_imports_range_live(b, blen, true)))
+		return 0;
+	npu_mem_imports_unlock();
+	npu_mem_bufs_registry_unlock();
+	return -EINVAL;
+}
+
+static void dma_ranges_unlock(void)
+{
+	npu_mem_imports_unlock();
+	npu_mem_bufs_registry_unlock();
+}
+
 static ssize_t dma_copy_write(struct file *file, const char __user *ubuf,
 			      size_t count, loff_t *ppos)
 {
@@ -95,12 +121,12 @@ static ssize_t dma_copy_write(struct file *file, const char __user *ubuf,
 	if (sscanf(kbuf, "%lli %lli %lli", &src, &dst, &len) != 3 || !len)
 		return -EINVAL;
 
-	/* Holding the registry keeps both buffers mapped during the DMA. */
-	ret = npu_mem_dma_range_lock(src, len, dst, len);
+	/* Holding the registries keeps both ranges mapped during the DMA. */
+	ret = dma_ranges_lock(src, len, dst, len);
 	if (ret)
 		return ret;
 	ret = edu_copy(src, dst, len);
-	npu_mem_dma_range_unlock();
+	dma_ranges_unlock();
 	return ret ? ret : count;
 }
 

@@ -19,7 +19,7 @@
  *
  * Imports are kept on a list of their own, under imports_mutex, for
  * device removal and for the test DMA engine's address checks.  That lock
- * is taken inside npu_mem_bufs_lock (buffer.c's range checks, with edu.c's
+ * is taken inside npu_mem_bufs_lock (edu.c's range checks, with its
  * edu_lock inside both), inside npu_dev_lock (removal) and the mmap lock
  * (mmap may drop an import's last reference), and around the exporter's
  * unmap and detach (release and device removal), which take the dma-buf's
@@ -149,6 +149,30 @@ static struct npu_mem_buf *find_import(struct dma_buf *dmabuf,
 	return buf;
 }
 
+/* The last reference to a foreign import went (from buffer.c's release). */
+static void import_release(struct npu_mem_buf *buf)
+{
+	struct npu_mem_import *imp = buf->foreign;
+
+	mutex_lock(&imports_mutex);
+	list_del(&imp->node);
+	unmap_import(buf);
+	mutex_unlock(&imports_mutex);
+	dma_buf_put(imp->dmabuf);
+	kfree(imp);
+}
+
+/* Through the exporter's own mmap: only it knows how to map its pages. */
+static int import_mmap(struct npu_mem_buf *buf, struct vm_area_struct *vma)
+{
+	return dma_buf_mmap(buf->foreign->dmabuf, vma, vma->vm_pgoff);
+}
+
+static const struct npu_mem_foreign_ops import_ops = {
+	.release = import_release,
+	.mmap = import_mmap,
+};
+
 /**
  * npu_mem_import_dmabuf() - a buffer for the dma-buf behind @fd
  * @fd: the caller's file descriptor
@@ -208,6 +232,7 @@ struct npu_mem_buf *npu_mem_import_dmabuf(int fd, u32 *hflags)
 		goto err_free_imp;
 	INIT_LIST_HEAD(&imp->node);
 	buf->foreign = imp;
+	buf->foreign_ops = &import_ops;
 	imp->buf = buf;
 	imp->dmabuf = dmabuf;
 	imp->dir = dir;
@@ -226,19 +251,6 @@ err_put:
 	return ERR_PTR(ret);
 }
 
-/* The last reference to a foreign import went (from buffer.c's release). */
-void npu_mem_import_release(struct npu_mem_buf *buf)
-{
-	struct npu_mem_import *imp = buf->foreign;
-
-	mutex_lock(&imports_mutex);
-	list_del(&imp->node);
-	unmap_import(buf);
-	mutex_unlock(&imports_mutex);
-	dma_buf_put(imp->dmabuf);
-	kfree(imp);
-}
-
 /* Device removal: every import lets go of @dev; the dma-bufs stay. */
 void npu_mem_imports_revoke(struct device *dev)
 {
@@ -254,9 +266,10 @@ void npu_mem_imports_revoke(struct device *dev)
 }
 
 /*
- * The test DMA engine's check (buffer.c's range lock holds us locked, so
- * nothing is unmapped under a copy in flight): is [addr, addr + len) inside
- * one device range of a mapped import, one the device may write if @write?
+ * The test DMA engine's check (edu.c holds us locked around it and the
+ * copy, inside npu_mem_bufs_lock, so nothing is unmapped under a copy in
+ * flight): is [addr, addr + len) inside one device range of a mapped
+ * import, one the device may write if @write?
  */
 void npu_mem_imports_lock(void)
 {
@@ -340,10 +353,4 @@ int npu_mem_import_sync(struct npu_mem_buf *buf, u64 offset, u64 len, u32 dir,
 	if (!ret)
 		ret = dma_buf_end_cpu_access(dmabuf, dma_dir[dir]);
 	return ret;
-}
-
-/* Through the exporter's own mmap: only it knows how to map its pages. */
-int npu_mem_import_mmap(struct npu_mem_buf *buf, struct vm_area_struct *vma)
-{
-	return dma_buf_mmap(buf->foreign->dmabuf, vma, vma->vm_pgoff);
 }

@@ -18,45 +18,6 @@
 
 #include "npu_mem.h"
 
-static unsigned long max_bytes;
-module_param(max_bytes, ulong, 0644);
-MODULE_PARM_DESC(max_bytes,
-		 "Cap on bytes in npu-mem buffers, all processes together (0: 3/4 of RAM)");
-static unsigned long reserve_bytes;
-module_param(reserve_bytes, ulong, 0644);
-MODULE_PARM_DESC(reserve_bytes,
-		 "Memory an allocation must leave available to the rest of the system (0: 1/16 of RAM)");
-
-/*
- * Pinned memory cannot be reclaimed, and unmapped buffers count in no
- * process's OOM score: by default a quarter of RAM stays out of reach, so
- * the system keeps working when every buffer is taken.  Pinning more is
- * the administrator's choice (max_bytes, at most all of RAM).
- */
-u64 npu_mem_limit_bytes(void)
-{
-	u64 ram = (u64)totalram_pages() << PAGE_SHIFT;
-	u64 cap = READ_ONCE(max_bytes);
-
-	if (!cap)
-		return ram / 4 * 3;
-	return min(cap, ram);
-}
-
-/* What MemAvailable must still hold after an allocation. */
-u64 npu_mem_reserve_bytes(void)
-{
-	u64 reserve = READ_ONCE(reserve_bytes);
-
-	return reserve ? reserve : ((u64)totalram_pages() << PAGE_SHIFT) / 16;
-}
-
-/* The largest ALLOC: the cap, and page counts that fit the UAPI's __u32. */
-u64 npu_mem_max_alloc(void)
-{
-	return min_t(u64, npu_mem_limit_bytes(), NPU_MEM_MAX_ALLOC);
-}
-
 static int npu_mem_open(struct inode *inode, struct file *file)
 {
 	struct npu_mem_client *client = npu_mem_client_create(file->f_cred);
@@ -105,6 +66,12 @@ static void npu_mem_revoke(struct device *dev)
 	npu_mem_bufs_revoke(dev);
 }
 
+static const struct npu_mem_device_ops npu_mem_device_ops = {
+	.revoke = npu_mem_revoke,
+	.pci_bound = npu_mem_edu_probe,
+	.pci_unbinding = npu_mem_edu_remove,
+};
+
 static int __init npu_mem_init(void)
 {
 	int ret;
@@ -116,7 +83,7 @@ static int __init npu_mem_init(void)
 	if (ret)
 		goto err_ipc;
 	npu_mem_debugfs_init();
-	ret = npu_mem_device_init(npu_mem_revoke);
+	ret = npu_mem_device_init(&npu_mem_device_ops);
 	if (ret)
 		goto err_debugfs;
 	ret = misc_register(&npu_mem_misc);

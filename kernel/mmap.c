@@ -198,7 +198,7 @@ int npu_mem_mmap(struct file *file, struct vm_area_struct *vma)
 	if (!(vma->vm_flags & VM_MAYSHARE))
 		ret = -EINVAL;		/* the rule for every mapping of ours */
 	else if (buf->flags & NPU_MEM_BUF_FOREIGN)
-		ret = npu_mem_import_mmap(buf, vma);
+		ret = buf->foreign_ops->mmap(buf, vma);
 	else
 		ret = npu_mem_mmap_buf(buf, vma);
 	npu_mem_buf_put(buf);

@@ -90,11 +90,22 @@ struct npu_mem_buf {
 	struct mutex imports_lock;	/* @imports */
 	struct list_head imports;	/* importers' mappings (dmabuf.c) */
 	struct npu_mem_import *foreign;	/* another driver's dma-buf (import.c) */
+	const struct npu_mem_foreign_ops *foreign_ops;	/* with @foreign */
 	struct npu_mem_claim *claim;	/* pages a writable registration has for
 					 * the device to write (claim.c) */
 };
 
 struct npu_mem_import;
+
+/*
+ * What a foreign import (import.c) does in place of a buffer's own code:
+ * import.c sets them with @foreign, so that buffer.c and mmap.c, below it,
+ * never call up into it.
+ */
+struct npu_mem_foreign_ops {
+	void (*release)(struct npu_mem_buf *buf);	/* its last reference went */
+	int (*mmap)(struct npu_mem_buf *buf, struct vm_area_struct *vma);
+};
 
 /* A buffer as one open file names it. */
 struct npu_mem_handle {
@@ -182,13 +193,28 @@ extern struct npu_mem_usage npu_mem_usage;
 extern struct mutex npu_mem_clients_lock;
 extern struct list_head npu_mem_clients;
 
-/* main.c */
+/* limits.c: the module parameters that bound allocations */
 u64 npu_mem_limit_bytes(void);
 u64 npu_mem_reserve_bytes(void);
 u64 npu_mem_max_alloc(void);
 
-/* device.c: the device that stands for the NPU in the DMA API */
-int npu_mem_device_init(void (*revoke)(struct device *dev));
+/*
+ * device.c: the device that stands for the NPU in the DMA API.  It calls
+ * the layers above it only through these, which main.c passes in.
+ */
+struct pci_dev;
+struct npu_mem_device_ops {
+	/*
+	 * A device goes away, after no user can reach it any more: tear
+	 * down every DMA mapping made for it.
+	 */
+	void (*revoke)(struct device *dev);
+	/* A PCI function became the NPU device (the test DMA engine's cue). */
+	void (*pci_bound)(struct pci_dev *pdev);
+	/* It stops being the NPU device; called before the revoke. */
+	void (*pci_unbinding)(struct pci_dev *pdev);
+};
+int npu_mem_device_init(const struct npu_mem_device_ops *ops);
 void npu_mem_device_exit(void);
 struct device *npu_mem_dev_enter(int *idx) __acquires(npu_dev_srcu);
 void npu_mem_dev_exit(int idx) __releases(npu_dev_srcu);
@@ -219,8 +245,9 @@ int npu_mem_buf_insert_pages(struct npu_mem_buf *buf,
 			     struct vm_area_struct *vma, u64 offset);
 void npu_mem_retained_exit(void);
 
-int npu_mem_dma_range_lock(u64 a, u64 alen, u64 b, u64 blen);
-void npu_mem_dma_range_unlock(void);
+void npu_mem_bufs_registry_lock(void);
+void npu_mem_bufs_registry_unlock(void);
+bool npu_mem_bufs_range_live(u64 addr, u64 len, bool write);
 
 /* claim.c: one writable registration per page */
 int npu_mem_claim_pages(struct npu_mem_buf *buf);
@@ -284,17 +311,14 @@ struct npu_mem_buf *npu_mem_dmabuf_buf(struct dma_buf *dmabuf);
 
 /* import.c: other drivers' dma-bufs */
 struct npu_mem_buf *npu_mem_import_dmabuf(int fd, u32 *hflags);
-void npu_mem_import_release(struct npu_mem_buf *buf);
 void npu_mem_imports_revoke(struct device *dev);
 void npu_mem_imports_lock(void);
 void npu_mem_imports_unlock(void);
 bool npu_mem_imports_range_live(u64 addr, u64 len, bool write);
 int npu_mem_import_sync(struct npu_mem_buf *buf, u64 offset, u64 len, u32 dir,
 			bool reader);
-int npu_mem_import_mmap(struct npu_mem_buf *buf, struct vm_area_struct *vma);
 
 /* edu.c: QEMU's edu device as a test DMA engine, in test builds only */
-struct pci_dev;
 #ifdef NPU_MEM_TEST_ENGINE
 extern u64 npu_mem_test_pgoff_limit;	/* client.c, debugfs pgoff_limit */
 void npu_mem_edu_probe(struct pci_dev *pdev);

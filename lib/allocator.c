@@ -10,14 +10,18 @@
  * Nothing in libaclmem allocates workspace, so the registered allocator is
  * never called here; the table exists so that programs (and libraries
  * built on ACL) that register and look up allocators work unchanged.
+ *
+ * The table is keyed by the aclrtStream handle's value alone: it checks
+ * nothing about the stream, so a registration would outlive its stream if
+ * the stream's destruction did not drop it (allocator_stream_gone()).
  */
 #include <pthread.h>
 #include <stdlib.h>
 
 #include "acl/acl_rt.h"
-#include "allocator.h"
 #include "context.h"
 #include "log.h"
+#include "stream.h"
 
 struct desc {
 	aclrtAllocator obj;
@@ -199,7 +203,8 @@ aclError aclrtAllocatorGetByStream(aclrtStream stream,
 	return ACL_SUCCESS;
 }
 
-void aclmem_allocator_forget_stream(aclrtStream stream)
+/* Drop a stream's registration, if any. */
+static void forget_stream(aclrtStream stream)
 {
 	struct reg **pr, *r;
 
@@ -219,7 +224,7 @@ aclError aclrtAllocatorUnregister(aclrtStream stream)
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "aclrtAllocatorUnregister: the default stream "
 				   "(NULL) has no allocator");
-	aclmem_allocator_forget_stream(stream);
+	forget_stream(stream);
 	return ACL_SUCCESS;
 }
 
@@ -240,6 +245,11 @@ static void forget_all(void)
 	}
 }
 
+static void allocator_stream_gone(struct aclmem_stream *s)
+{
+	forget_stream(aclmem_stream_handle(s));
+}
+
 static void allocator_idle(bool finalize)
 {
 	if (finalize)
@@ -255,4 +265,5 @@ static void allocator_fork_child(void)
 
 ACLMEM_PART(.rank = ACLMEM_RANK_ALLOCATOR,
 	    .idle = allocator_idle,
-	    .fork_child = allocator_fork_child)
+	    .fork_child = allocator_fork_child,
+	    .stream_gone = allocator_stream_gone)

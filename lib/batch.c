@@ -110,6 +110,11 @@ static void batch_release(struct aclmem_task *t, bool ran)
 	batch_put(b);
 }
 
+static const struct aclmem_task_ops batch_ops = {
+	.run = batch_run,
+	.release = batch_release,
+};
+
 /* Is a host side of copy c memory outside every ACL buffer? */
 static bool unpinned_host(const struct one_copy *c)
 {
@@ -152,8 +157,7 @@ static int batch_submit(const struct one_copy *c, size_t n,
 	b->refs = wait ? 2 : 1;
 	pthread_mutex_init(&b->lock, NULL);
 	pthread_cond_init(&b->cond, NULL);
-	b->task.run = batch_run;
-	b->task.release = batch_release;
+	b->task.ops = &batch_ops;
 	ret = aclmem_stream_submit(stream, &b->task);
 	/* On failure the task was released unrun: finished is set. */
 	if (wait) {

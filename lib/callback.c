@@ -30,12 +30,10 @@
 #include <unistd.h>
 
 #include "acl/acl_rt.h"
-#include "callback.h"
 #include "context.h"
+#include "deadline.h"
 #include "log.h"
 #include "stream.h"
-
-#define WAIT_POLL_NS	(10 * 1000 * 1000L)
 
 enum cb_kind { CB_REPORT, CB_HOSTFUNC };
 
@@ -69,17 +67,6 @@ static pthread_cond_t cb_posted = PTHREAD_COND_INITIALIZER;	/* to threads */
 static pthread_cond_t cb_done = PTHREAD_COND_INITIALIZER;	/* to streams */
 static struct sub *subs;
 static struct reporter *reporters;
-
-static void deadline_in(struct timespec *dl, long ms, long ns)
-{
-	clock_gettime(CLOCK_REALTIME, dl);
-	dl->tv_sec += ms / 1000;
-	dl->tv_nsec += (ms % 1000) * 1000000L + ns;
-	while (dl->tv_nsec >= 1000000000L) {
-		dl->tv_sec++;
-		dl->tv_nsec -= 1000000000L;
-	}
-}
 
 static struct sub *sub_find_locked(enum cb_kind kind,
 				   const struct aclmem_stream *s)
@@ -288,17 +275,17 @@ static aclError process(enum cb_kind kind, int32_t timeout)
 {
 	const char *fn = kind == CB_REPORT ? "aclrtProcessReport" :
 					     "aclrtProcessHostFunc";
+	const struct timespec *dl;
+	struct timespec dl_at;
 	struct reporter *r;
 	struct cb_item *it;
-	struct timespec dl;
 	int ret = ACL_SUCCESS;
 
 	if (timeout < -1)
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "%s: timeout %d (-1 waits for ever)", fn,
 				   (int)timeout);
-	if (timeout >= 0)
-		deadline_in(&dl, timeout, 0);
+	dl = aclmem_deadline_ms(&dl_at, timeout);
 	pthread_mutex_lock(&cb_lock);
 	for (;;) {
 		r = my_reporter_locked(kind);
@@ -308,10 +295,8 @@ static aclError process(enum cb_kind kind, int32_t timeout)
 		}
 		if (r->head)
 			break;
-		if (timeout < 0) {
-			pthread_cond_wait(&cb_posted, &cb_lock);
-		} else if (pthread_cond_timedwait(&cb_posted, &cb_lock, &dl) ==
-			   ETIMEDOUT) {
+		if (aclmem_cond_wait_until(&cb_posted, &cb_lock, dl) ==
+		    ETIMEDOUT) {
 			r = my_reporter_locked(kind);
 			if (!r)
 				ret = ACL_ERROR_RT_THREAD_SUBSCRIBE;
@@ -367,7 +352,6 @@ static int cb_run(struct aclmem_task *task, struct aclmem_stream *s)
 	struct cb_task *t = (struct cb_task *)task;
 	struct reporter *r = NULL;
 	struct cb_item *it;
-	struct timespec dl;
 	struct sub *p;
 	int ret = ACL_SUCCESS;
 
@@ -399,8 +383,7 @@ static int cb_run(struct aclmem_task *task, struct aclmem_stream *s)
 			ret = ACL_ERROR_RT_STREAM_ABORT;
 			break;
 		}
-		deadline_in(&dl, 0, WAIT_POLL_NS);
-		pthread_cond_timedwait(&cb_done, &cb_lock, &dl);
+		pthread_cond_wait(&cb_done, &cb_lock);
 	}
 	if (t->block)
 		item_put_locked(it);
@@ -413,6 +396,21 @@ static void cb_release(struct aclmem_task *task, bool ran)
 	(void)ran;
 	free(task);
 }
+
+/* The stream was cancelled: a blocking callback's wait gives up. */
+static void cb_cancel(struct aclmem_task *task)
+{
+	(void)task;
+	pthread_mutex_lock(&cb_lock);
+	pthread_cond_broadcast(&cb_done);
+	pthread_mutex_unlock(&cb_lock);
+}
+
+static const struct aclmem_task_ops cb_ops = {
+	.run = cb_run,
+	.release = cb_release,
+	.cancel = cb_cancel,
+};
 
 static aclError launch(enum cb_kind kind, void (*fn)(void *), void *data,
 		       bool block, aclrtStream stream)
@@ -442,8 +440,7 @@ static aclError launch(enum cb_kind kind, void (*fn)(void *), void *data,
 	if (!t)
 		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
 				   "%s: out of memory for the task", name);
-	t->task.run = cb_run;
-	t->task.release = cb_release;
+	t->task.ops = &cb_ops;
 	t->kind = kind;
 	t->fn = fn;
 	t->data = data;
@@ -470,7 +467,11 @@ aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void *args)
 	return launch(CB_HOSTFUNC, fn, args, true, stream);
 }
 
-void aclmem_callbacks_stream_gone(const struct aclmem_stream *s)
+/*
+ * A stream is being destroyed (its worker has stopped): forget its
+ * subscriptions and run the callbacks it handed out that no thread ran.
+ */
+static void callbacks_stream_gone(struct aclmem_stream *s)
 {
 	struct cb_item *left = NULL, *more, **tail;
 	struct reporter *r;
@@ -507,4 +508,5 @@ static void callbacks_fork_child(void)
 }
 
 ACLMEM_PART(.rank = ACLMEM_RANK_CALLBACKS,
-	    .fork_child = callbacks_fork_child)
+	    .fork_child = callbacks_fork_child,
+	    .stream_gone = callbacks_stream_gone)

@@ -37,7 +37,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "acl/acl_rt.h"
 #include "aclmem/aclmem.h"
@@ -60,7 +59,6 @@ struct cmo_desc {
 _Static_assert(sizeof(struct cmo_desc) == CMO_DESC_SIZE, "descriptor size");
 
 #define BARRIER_SLOTS	64u
-#define WAIT_POLL_NS	5000000L
 
 static pthread_mutex_t barrier_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t barrier_cond = PTHREAD_COND_INITIALIZER;
@@ -127,7 +125,6 @@ static void barrier_count_done(uint32_t id)
 
 static int barrier_wait_run(struct cmo_task *t, struct aclmem_stream *s)
 {
-	struct timespec dl;
 	int ret = ACL_SUCCESS;
 	unsigned int i;
 	bool done;
@@ -145,13 +142,7 @@ static int barrier_wait_run(struct cmo_task *t, struct aclmem_stream *s)
 			ret = ACL_ERROR_RT_STREAM_ABORT;
 			break;
 		}
-		clock_gettime(CLOCK_REALTIME, &dl);
-		dl.tv_nsec += WAIT_POLL_NS;
-		if (dl.tv_nsec >= 1000000000L) {
-			dl.tv_sec++;
-			dl.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&barrier_cond, &barrier_lock, &dl);
+		pthread_cond_wait(&barrier_cond, &barrier_lock);
 	}
 	pthread_mutex_unlock(&barrier_lock);
 	return ret;
@@ -184,6 +175,21 @@ static void cmo_release(struct aclmem_task *task, bool ran)
 		barrier_count_done(t->barrier);
 	free(t);
 }
+
+/* The stream was cancelled: a barrier wait gives up. */
+static void cmo_cancel(struct aclmem_task *task)
+{
+	(void)task;
+	pthread_mutex_lock(&barrier_lock);
+	pthread_cond_broadcast(&barrier_cond);
+	pthread_mutex_unlock(&barrier_lock);
+}
+
+static const struct aclmem_task_ops cmo_ops = {
+	.run = cmo_run,
+	.release = cmo_release,
+	.cancel = cmo_cancel,
+};
 
 /* The checks every queued operation makes; records the failure. */
 static int cmo_check(const char *fn, void *src, size_t size, int type)
@@ -219,10 +225,8 @@ static struct cmo_task *cmo_task_new(void)
 {
 	struct cmo_task *t = calloc(1, sizeof(*t));
 
-	if (t) {
-		t->task.run = cmo_run;
-		t->task.release = cmo_release;
-	}
+	if (t)
+		t->task.ops = &cmo_ops;
 	return t;
 }
 

@@ -236,6 +236,16 @@ static size_t parts_release(void)
 	return n;
 }
 
+void aclmem_parts_stream_gone(struct aclmem_stream *s)
+{
+	const struct aclmem_part *p;
+	unsigned int i;
+
+	for_each_part_down(p, i)
+		if (p->stream_gone)
+			p->stream_gone(s);
+}
+
 static void atfork_prepare(void)
 {
 	unsigned int i;

@@ -4,7 +4,8 @@
  * /dev/npu-mem), its reference count, its contexts, and each thread's
  * current context.
  *
- * Lock order: ctx lock -> streams lock -> one stream's lock; ctx lock ->
+ * Lock order: ctx lock -> streams lock -> one stream's lock -> the lock its
+ * running task waits under (the task's cancel(), lib/stream.h); ctx lock ->
  * pool lock.  The buffer table's lock comes last: nothing is taken while it
  * is held but the IPC lock, to record a new key (ipcmem.c).  aclFinalize
  * takes it under the ctx lock, and the fork handlers under the ctx,
@@ -20,6 +21,7 @@
 #define ACLMEM_MAX_DEVICES	1
 
 struct aclmem_ctx;
+struct aclmem_stream;
 
 /*
  * ACL_SUCCESS when the calling thread has a current context, otherwise
@@ -50,8 +52,9 @@ bool aclmem_ctx_device_in_use(void);
 /*
  * The parts of the runtime built on this layer (streams, events, notifies,
  * host callbacks, the buffer table, the pool and what hangs off them)
- * register what they do when a context dies, at aclFinalize and around
- * fork(), so that this layer never names them and calls run one way.
+ * register what they do when a context dies, at aclFinalize, around fork()
+ * and when a stream goes, so that neither this layer nor the streams name
+ * them and calls run one way.
  *
  * Ranks are the lock order: fork_prepare runs in rising rank (a part's
  * locks nest inside those of every lower rank, and all inside the context
@@ -84,10 +87,18 @@ struct aclmem_part {
 	void (*fork_prepare)(void);
 	void (*fork_parent)(void);
 	void (*fork_child)(void);
+	/*
+	 * A stream is being destroyed, its worker stopped and its queue
+	 * empty: forget what refers to it.  No lock is held.
+	 */
+	void (*stream_gone)(struct aclmem_stream *s);
 };
 
 /* Before any thread exists: from ACLMEM_PART's constructor. */
 void aclmem_part_register(const struct aclmem_part *part);
+
+/* Each part's stream_gone(), in falling rank: for lib/stream.c. */
+void aclmem_parts_stream_gone(struct aclmem_stream *s);
 
 /* Defines and registers, at load, the part of this file. */
 #define ACLMEM_PART(...)						\

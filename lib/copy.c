@@ -239,7 +239,7 @@ void aclmem_copy_run(void *dst, const void *src, size_t count)
 	memmove(dst, src, count);
 }
 
-int aclmem_set_recheck(void *devPtr, size_t maxCount, size_t count)
+static int set_recheck(void *devPtr, size_t maxCount, size_t count)
 {
 	if (count > maxCount)
 		return ACL_ERROR_RT_PARAM_INVALID;
@@ -247,7 +247,7 @@ int aclmem_set_recheck(void *devPtr, size_t maxCount, size_t count)
 	       ACL_ERROR_RT_PARAM_INVALID : ACL_SUCCESS;
 }
 
-int aclmem_set_check(void *devPtr, size_t maxCount, size_t count)
+static int set_check(void *devPtr, size_t maxCount, size_t count)
 {
 	int ret;
 
@@ -258,7 +258,7 @@ int aclmem_set_check(void *devPtr, size_t maxCount, size_t count)
 	ret = aclmem_ctx_require();
 	if (ret)
 		return ret;
-	ret = aclmem_set_recheck(devPtr, maxCount, count);
+	ret = set_recheck(devPtr, maxCount, count);
 	if (ret && count > maxCount)
 		aclmem_err("count %zu is above maxCount %zu", count, maxCount);
 	else if (ret)
@@ -267,7 +267,7 @@ int aclmem_set_check(void *devPtr, size_t maxCount, size_t count)
 	return ret;
 }
 
-void aclmem_set_run(void *devPtr, int32_t value, size_t count)
+static void set_run(void *devPtr, int32_t value, size_t count)
 {
 	/* The device fills bytes with the value's low byte, like memset(). */
 	memset(devPtr, (int)(uint8_t)value, count);
@@ -304,11 +304,108 @@ aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value,
 
 	if (!count)
 		return ACL_SUCCESS;
-	ret = aclmem_set_check(devPtr, maxCount, count);
+	ret = set_check(devPtr, maxCount, count);
 	if (ret)
 		return aclmem_api_ret("aclrtMemset", ret);
-	aclmem_set_run(devPtr, value, count);
+	set_run(devPtr, value, count);
 	return ACL_SUCCESS;
+}
+
+/* ---- copies and fills in stream order ---- */
+
+struct copy_task {
+	struct aclmem_task task;
+	bool fill;
+	void *dst;
+	const void *src;
+	size_t max;
+	size_t count;
+	int kind;
+	int32_t value;
+};
+
+static void task_release(struct aclmem_task *t, bool ran)
+{
+	(void)ran;
+	free(t);
+}
+
+static int copy_run(struct aclmem_task *t, struct aclmem_stream *s)
+{
+	struct copy_task *c = (struct copy_task *)t;
+	int ret;
+
+	(void)s;
+	if (!c->fill) {
+		ret = aclmem_copy_recheck(c->dst, c->max, c->src, c->count,
+					  c->kind);
+		if (!ret)
+			aclmem_copy_run(c->dst, c->src, c->count);
+	} else {
+		ret = set_recheck(c->dst, c->max, c->count);
+		if (!ret)
+			set_run(c->dst, c->value, c->count);
+	}
+	if (ret)
+		aclmem_info("queued %s of %zu bytes at %p failed: %d",
+			    c->fill ? "fill" : "copy", c->count, c->dst, ret);
+	return ret;
+}
+
+static const struct aclmem_task_ops copy_ops = {
+	.run = copy_run,
+	.release = task_release,
+};
+
+aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
+			  size_t count, aclrtMemcpyKind kind,
+			  aclrtStream stream)
+{
+	struct copy_task *c;
+	int ret;
+
+	if (!count)
+		return ACL_SUCCESS;
+	ret = aclmem_copy_check(dst, destMax, src, count, (int)kind);
+	if (ret)
+		return aclmem_api_ret("aclrtMemcpyAsync", ret);
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
+				   "aclrtMemcpyAsync: out of memory for the task");
+	c->task.ops = &copy_ops;
+	c->dst = dst;
+	c->src = src;
+	c->max = destMax;
+	c->count = count;
+	c->kind = (int)kind;
+	return aclmem_api_ret("aclrtMemcpyAsync",
+			      aclmem_stream_submit(stream, &c->task));
+}
+
+aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value,
+			  size_t count, aclrtStream stream)
+{
+	struct copy_task *c;
+	int ret;
+
+	if (!count)
+		return ACL_SUCCESS;
+	ret = set_check(devPtr, maxCount, count);
+	if (ret)
+		return aclmem_api_ret("aclrtMemsetAsync", ret);
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
+				   "aclrtMemsetAsync: out of memory for the task");
+	c->task.ops = &copy_ops;
+	c->fill = true;
+	c->dst = devPtr;
+	c->max = maxCount;
+	c->count = count;
+	c->value = value;
+	return aclmem_api_ret("aclrtMemsetAsync",
+			      aclmem_stream_submit(stream, &c->task));
 }
 
 /* ---- 2D copies ---- */
@@ -433,11 +530,10 @@ static int copy2d_task_run(struct aclmem_task *t, struct aclmem_stream *s)
 	return ret;
 }
 
-static void task_release(struct aclmem_task *t, bool ran)
-{
-	(void)ran;
-	free(t);
-}
+static const struct aclmem_task_ops copy2d_ops = {
+	.run = copy2d_task_run,
+	.release = task_release,
+};
 
 aclError aclrtMemcpy2dAsync(void *dst, size_t dpitch, const void *src,
 			    size_t spitch, size_t width, size_t height,
@@ -462,8 +558,7 @@ aclError aclrtMemcpy2dAsync(void *dst, size_t dpitch, const void *src,
 		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
 				   "aclrtMemcpy2dAsync: out of memory for the "
 				   "task");
-	t->task.run = copy2d_task_run;
-	t->task.release = task_release;
+	t->task.ops = &copy2d_ops;
 	t->c = c;
 	return aclmem_api_ret("aclrtMemcpy2dAsync",
 			      aclmem_stream_submit(stream, &t->task));
@@ -551,6 +646,11 @@ static int d32_task_run(struct aclmem_task *t, struct aclmem_stream *s)
 	return ACL_SUCCESS;
 }
 
+static const struct aclmem_task_ops d32_ops = {
+	.run = d32_task_run,
+	.release = task_release,
+};
+
 aclError aclrtMemsetD32Async(void *ptr, size_t memSize, uint32_t value,
 			     size_t N, aclrtStream stream)
 {
@@ -573,8 +673,7 @@ aclError aclrtMemsetD32Async(void *ptr, size_t memSize, uint32_t value,
 		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
 				   "aclrtMemsetD32Async: out of memory for the "
 				   "task");
-	t->task.run = d32_task_run;
-	t->task.release = task_release;
+	t->task.ops = &d32_ops;
 	t->ptr = ptr;
 	t->N = N;
 	t->value = value;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * aclrtMemcpy/aclrtMemset: argument checks shared by the synchronous calls
- * and the stream versions, and the work itself.
+ * One copy's checks and work, as aclrtMemcpyAsync does them, for the other
+ * files that copy (the batches of lib/batch.c).
  */
 #ifndef ACLMEM_COPY_H
 #define ACLMEM_COPY_H
@@ -23,9 +23,5 @@ int aclmem_copy_check(void *dst, size_t destMax, const void *src,
 int aclmem_copy_recheck(void *dst, size_t destMax, const void *src,
 			size_t count, int kind);
 void aclmem_copy_run(void *dst, const void *src, size_t count);
-
-int aclmem_set_check(void *devPtr, size_t maxCount, size_t count);
-int aclmem_set_recheck(void *devPtr, size_t maxCount, size_t count);
-void aclmem_set_run(void *devPtr, int32_t value, size_t count);
 
 #endif /* ACLMEM_COPY_H */

@@ -39,6 +39,7 @@
 
 #include "acl/acl_rt.h"
 #include "context.h"
+#include "deadline.h"
 #include "ipc.h"
 #include "log.h"
 #include "stream.h"
@@ -51,7 +52,7 @@
 #define EVENT_FLAGS_DEFAULT	(ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE)
 /* Live events per process: aclrtGetEventAvailNum counts down from here. */
 #define EVENT_MAX		65536U
-/* How often a queued wait looks at its stream's cancellation. */
+/* How often a wait looks for records made in another process. */
 #define WAIT_POLL_NS		(10 * 1000 * 1000L)
 
 struct aclmem_event {
@@ -76,14 +77,6 @@ static pthread_mutex_t events_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct aclmem_event *events;
 static unsigned int nr_events;
 static uint32_t next_event_id;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /*
  * The sequence state, local or shared (an IPC event's page is written by
@@ -327,54 +320,50 @@ static void record_reached(struct aclmem_event *e, uint64_t seq, bool ran)
 	} else if (seq > e->completed) {
 		e->completed = seq;
 		e->stamped = ran && (e->flags & ACL_EVENT_TIME_LINE);
-		e->stamp_ns = e->stamped ? now_ns() : 0;
+		e->stamp_ns = e->stamped ? aclmem_now_ns() : 0;
 	}
 	pthread_cond_broadcast(&e->done);
 	pthread_mutex_unlock(&e->lock);
 }
 
-static bool deadline_passed(const struct timespec *dl)
+/* Sleep on the event's condition for a poll period, or to dl if sooner. */
+static void poll_wait(struct aclmem_event *e, const struct timespec *dl)
 {
-	struct timespec now;
+	struct timespec t;
 
-	clock_gettime(CLOCK_REALTIME, &now);
-	return now.tv_sec > dl->tv_sec ||
-	       (now.tv_sec == dl->tv_sec && now.tv_nsec >= dl->tv_nsec);
+	aclmem_deadline_in(&t, 0, WAIT_POLL_NS);
+	if (dl && aclmem_deadline_before(dl, &t))
+		t = *dl;
+	pthread_cond_timedwait(&e->done, &e->lock, &t);
 }
 
 static int wait_run(struct event_task *t, struct aclmem_stream *s)
 {
 	struct aclmem_event *e = t->event;
-	struct timespec dl, end;
+	const struct timespec *end;
+	struct timespec end_at;
 	int ret = ACL_SUCCESS;
 
-	if (t->timeout_ms >= 0) {
-		clock_gettime(CLOCK_REALTIME, &end);
-		end.tv_sec += t->timeout_ms / 1000;
-		end.tv_nsec += (long)(t->timeout_ms % 1000) * 1000000L;
-		if (end.tv_nsec >= 1000000000L) {
-			end.tv_sec++;
-			end.tv_nsec -= 1000000000L;
-		}
-	}
+	end = aclmem_deadline_ms(&end_at, t->timeout_ms);
 	pthread_mutex_lock(&e->lock);
-	/* An IPC event's record may come from another process: poll. */
 	while (ev_completed(e) < t->seq && !e->dead) {
 		if (aclmem_stream_cancelled(s)) {
 			ret = ACL_ERROR_RT_STREAM_ABORT;
 			break;
 		}
-		if (t->timeout_ms >= 0 && deadline_passed(&end)) {
+		if (end && aclmem_deadline_passed(end)) {
 			ret = ACL_ERROR_RT_WAIT_TIMEOUT;
 			break;
 		}
-		clock_gettime(CLOCK_REALTIME, &dl);
-		dl.tv_nsec += WAIT_POLL_NS;
-		if (dl.tv_nsec >= 1000000000L) {
-			dl.tv_sec++;
-			dl.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&e->done, &e->lock, &dl);
+		/*
+		 * A record that runs, the event's death and the stream's
+		 * cancellation broadcast the condition; records in other
+		 * processes wake nobody here: an IPC event is polled.
+		 */
+		if (e->ipc.page)
+			poll_wait(e, end);
+		else
+			aclmem_cond_wait_until(&e->done, &e->lock, end);
 	}
 	pthread_mutex_unlock(&e->lock);
 	return ret;
@@ -415,6 +404,22 @@ static void event_task_release(struct aclmem_task *task, bool ran)
 	free(t);
 }
 
+/* The stream was cancelled: a wait gives up. */
+static void event_task_cancel(struct aclmem_task *task)
+{
+	struct aclmem_event *e = ((struct event_task *)task)->event;
+
+	pthread_mutex_lock(&e->lock);
+	pthread_cond_broadcast(&e->done);
+	pthread_mutex_unlock(&e->lock);
+}
+
+static const struct aclmem_task_ops event_ops = {
+	.run = event_task_run,
+	.release = event_task_release,
+	.cancel = event_task_cancel,
+};
+
 /* Queue an operation on an event; takes over the caller's reference. */
 static int event_queue(struct aclmem_event *e, enum event_op op, uint64_t seq,
 		       int32_t timeout_ms, aclrtStream stream)
@@ -425,8 +430,7 @@ static int event_queue(struct aclmem_event *e, enum event_op op, uint64_t seq,
 		event_put(e);
 		return ACL_ERROR_RT_MEMORY_ALLOCATION;
 	}
-	t->task.run = event_task_run;
-	t->task.release = event_task_release;
+	t->task.ops = &event_ops;
 	t->event = e;
 	t->op = op;
 	t->seq = seq;
@@ -590,6 +594,31 @@ static aclError query(aclrtEvent event, bool *complete, bool ipc_ok)
 	return ACL_SUCCESS;
 }
 
+/* The three status enums are written through one int-sized helper. */
+_Static_assert(sizeof(aclrtEventRecordedStatus) == sizeof(int) &&
+	       sizeof(aclrtEventStatus) == sizeof(int) &&
+	       sizeof(aclrtEventWaitStatus) == sizeof(int), "status enums");
+
+/*
+ * The status queries differ only in the enum they write (complete or
+ * not_ready) and in whether an IPC event may be asked.
+ */
+static aclError query_status(const char *fn, aclrtEvent event, bool ipc_ok,
+			     void *status, int complete, int not_ready)
+{
+	bool done;
+	int ret, v;
+
+	if (!status)
+		return aclmem_api_ret(fn, ACL_ERROR_INVALID_PARAM);
+	ret = query(event, &done, ipc_ok);
+	if (!ret) {
+		v = done ? complete : not_ready;
+		memcpy(status, &v, sizeof(v));
+	}
+	return aclmem_api_ret(fn, ret);
+}
+
 /*
  * CANN: COMPLETE once the event has been recorded and the record has run;
  * an event never recorded (or reset) is NOT_READY.
@@ -597,97 +626,52 @@ static aclError query(aclrtEvent event, bool *complete, bool ipc_ok)
 aclError aclrtQueryEventStatus(aclrtEvent event,
 			       aclrtEventRecordedStatus *status)
 {
-	bool complete;
-	int ret;
-
-	if (!status)
-		return aclmem_api_ret(__func__, ACL_ERROR_INVALID_PARAM);
-	ret = query(event, &complete, true);
-	if (!ret)
-		*status = complete ? ACL_EVENT_RECORDED_STATUS_COMPLETE :
-				     ACL_EVENT_RECORDED_STATUS_NOT_READY;
-	return aclmem_api_ret(__func__, ret);
+	return query_status(__func__, event, true, status,
+			    ACL_EVENT_RECORDED_STATUS_COMPLETE,
+			    ACL_EVENT_RECORDED_STATUS_NOT_READY);
 }
 
 aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status)
 {
-	bool complete;
-	int ret;
-
-	if (!status)
-		return aclmem_api_ret(__func__, ACL_ERROR_INVALID_PARAM);
-	ret = query(event, &complete, false);
-	if (!ret)
-		*status = complete ? ACL_EVENT_STATUS_COMPLETE :
-				     ACL_EVENT_STATUS_NOT_READY;
-	return aclmem_api_ret(__func__, ret);
+	return query_status(__func__, event, false, status,
+			    ACL_EVENT_STATUS_COMPLETE,
+			    ACL_EVENT_STATUS_NOT_READY);
 }
 
 aclError aclrtQueryEventWaitStatus(aclrtEvent event,
 				   aclrtEventWaitStatus *status)
 {
-	bool complete;
-	int ret;
-
-	if (!status)
-		return aclmem_api_ret(__func__, ACL_ERROR_INVALID_PARAM);
-	ret = query(event, &complete, false);
-	if (!ret)
-		*status = complete ? ACL_EVENT_WAIT_STATUS_COMPLETE :
-				     ACL_EVENT_WAIT_STATUS_NOT_READY;
-	return aclmem_api_ret(__func__, ret);
-}
-
-/* Sleep on the event's condition for a poll period, or to dl if sooner. */
-static void poll_wait(struct aclmem_event *e, const struct timespec *dl)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_REALTIME, &t);
-	t.tv_nsec += WAIT_POLL_NS;
-	if (t.tv_nsec >= 1000000000L) {
-		t.tv_sec++;
-		t.tv_nsec -= 1000000000L;
-	}
-	if (dl && (dl->tv_sec < t.tv_sec ||
-		   (dl->tv_sec == t.tv_sec && dl->tv_nsec < t.tv_nsec)))
-		t = *dl;
-	pthread_cond_timedwait(&e->done, &e->lock, &t);
+	return query_status(__func__, event, false, status,
+			    ACL_EVENT_WAIT_STATUS_COMPLETE,
+			    ACL_EVENT_WAIT_STATUS_NOT_READY);
 }
 
 /* timeout_ms < 0: for ever. */
 static aclError sync_event(aclrtEvent event, int32_t timeout_ms)
 {
+	const struct timespec *dl;
 	struct aclmem_event *e;
-	struct timespec dl;
+	struct timespec dl_at;
 	uint64_t target;
 	int ret;
 
 	ret = event_get(event, &e);
 	if (ret)
 		return ret;
-	if (timeout_ms >= 0) {
-		clock_gettime(CLOCK_REALTIME, &dl);
-		dl.tv_sec += timeout_ms / 1000;
-		dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-		if (dl.tv_nsec >= 1000000000L) {
-			dl.tv_sec++;
-			dl.tv_nsec -= 1000000000L;
-		}
-	}
+	dl = aclmem_deadline_ms(&dl_at, timeout_ms);
 	pthread_mutex_lock(&e->lock);
 	target = ev_queued(e);
 	while (ev_recorded(e) && ev_completed(e) < target && !e->dead) {
-		if (timeout_ms < 0 && !e->ipc.page) {
+		if (!dl && !e->ipc.page) {
 			pthread_cond_wait(&e->done, &e->lock);
 			continue;
 		}
-		if (timeout_ms >= 0 && deadline_passed(&dl)) {
+		if (dl && aclmem_deadline_passed(dl)) {
 			ret = ACL_ERROR_RT_EVENT_SYNC_TIMEOUT;
 			break;
 		}
 		/* Records in other processes wake nobody here: poll. */
-		poll_wait(e, timeout_ms >= 0 ? &dl : NULL);
+		poll_wait(e, dl);
 	}
 	pthread_mutex_unlock(&e->lock);
 	event_put(e);

@@ -332,6 +332,11 @@ static void free_release(struct aclmem_task *t, bool ran)
 	free(t);
 }
 
+static const struct aclmem_task_ops free_ops = {
+	.run = free_run,
+	.release = free_release,
+};
+
 aclError aclrtMemPoolFreeAsync(void *ptr, aclrtStream stream)
 {
 	struct free_task *t;
@@ -364,8 +369,7 @@ aclError aclrtMemPoolFreeAsync(void *ptr, aclrtStream stream)
 				   "aclrtMemPoolFreeAsync(%p): not memory of a "
 				   "live pool in use", ptr);
 	}
-	t->task.run = free_run;
-	t->task.release = free_release;
+	t->task.ops = &free_ops;
 	t->block = b;
 	/* On failure the release ran: the block is free at once. */
 	ret = aclmem_stream_submit(stream, &t->task);

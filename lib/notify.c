@@ -18,10 +18,10 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "acl/acl_rt.h"
 #include "context.h"
+#include "deadline.h"
 #include "ipc.h"
 #include "log.h"
 #include "stream.h"
@@ -297,23 +297,15 @@ struct notify_task {
 	uint32_t timeout_ms;
 };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static int notify_wait(struct notify_task *t, struct aclmem_stream *s)
 {
 	uint32_t *word = flag_word(t->notify);
-	uint64_t end = mono_ns() + (uint64_t)t->timeout_ms * 1000000ULL;
+	uint64_t end = aclmem_now_ns() + (uint64_t)t->timeout_ms * 1000000ULL;
 
 	while (!__atomic_exchange_n(word, 0, __ATOMIC_ACQ_REL)) {
 		if (aclmem_stream_cancelled(s))
 			return ACL_ERROR_RT_STREAM_ABORT;
-		if (t->timeout_ms && mono_ns() >= end)
+		if (t->timeout_ms && aclmem_now_ns() >= end)
 			return ACL_ERROR_RT_WAIT_TIMEOUT;
 		aclmem_ipc_wait(word, 0, -1);
 	}
@@ -340,6 +332,11 @@ static void notify_release(struct aclmem_task *task, bool ran)
 	free(t);
 }
 
+static const struct aclmem_task_ops notify_ops = {
+	.run = notify_run,
+	.release = notify_release,
+};
+
 static aclError queue(aclrtNotify notify, aclrtStream stream, bool wait,
 		      uint32_t timeout)
 {
@@ -360,8 +357,7 @@ static aclError queue(aclrtNotify notify, aclrtStream stream, bool wait,
 		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
 				   "%s: out of memory for the task", fn);
 	}
-	t->task.run = notify_run;
-	t->task.release = notify_release;
+	t->task.ops = &notify_ops;
 	t->notify = n;
 	t->wait = wait;
 	t->timeout_ms = timeout;

@@ -31,10 +31,8 @@
 #include <time.h>
 
 #include "acl/acl_rt.h"
-#include "allocator.h"
-#include "callback.h"
 #include "context.h"
-#include "copy.h"
+#include "deadline.h"
 #include "errors.h"
 #include "hooks.h"
 #include "log.h"
@@ -71,6 +69,7 @@ struct aclmem_stream {
 	pthread_cond_t idle;		/* waiters: the queue ran dry */
 	struct aclmem_task *head, *tail;
 	bool busy;			/* the worker is running a task */
+	struct aclmem_task *running;	/* that task, until run() returned */
 	bool failed;			/* stop-on-failure tripped */
 	enum stop_mode stop;
 	_Atomic bool cancel;		/* waiting tasks give up */
@@ -91,7 +90,7 @@ static void release_all(struct aclmem_task *t)
 	while (t) {
 		struct aclmem_task *next = t->next;
 
-		t->release(t, false);
+		t->ops->release(t, false);
 		t = next;
 	}
 }
@@ -125,8 +124,12 @@ static void *worker(void *arg)
 		if (!s->head)
 			s->tail = NULL;
 		s->busy = true;
+		s->running = t;
 		pthread_mutex_unlock(&s->lock);
-		ret = t->run(t, s);
+		ret = t->ops->run(t, s);
+		pthread_mutex_lock(&s->lock);
+		s->running = NULL;
+		pthread_mutex_unlock(&s->lock);
 		/*
 		 * A failed task is an exception CANN reports to the
 		 * program's exception callbacks; work given up because the
@@ -136,7 +139,7 @@ static void *worker(void *arg)
 			aclmem_exception_report((uint32_t)s->id, t->id,
 						aclmem_ctx_device(s->ctx),
 						(uint32_t)ret);
-		t->release(t, true);
+		t->ops->release(t, true);
 		pthread_mutex_lock(&s->lock);
 		s->busy = false;
 		if (ret && !s->error)
@@ -199,18 +202,25 @@ static int stream_new(struct aclmem_ctx *ctx, uint32_t priority,
 	return ACL_SUCCESS;
 }
 
+/* Make waiting tasks give up, the one running first.  Under s->lock. */
+static void stream_cancel_locked(struct aclmem_stream *s)
+{
+	atomic_store(&s->cancel, true);
+	if (s->running && s->running->ops->cancel)
+		s->running->ops->cancel(s->running);
+}
+
 /* Stop the worker (draining or discarding), wait for it, drop a reference. */
 static void stream_stop(struct aclmem_stream *s, enum stop_mode mode)
 {
 	pthread_mutex_lock(&s->lock);
 	s->stop = mode;
 	if (mode == DISCARD)
-		atomic_store(&s->cancel, true);
+		stream_cancel_locked(s);
 	pthread_cond_signal(&s->work);
 	pthread_mutex_unlock(&s->lock);
 	pthread_join(s->thread, NULL);
-	aclmem_callbacks_stream_gone(s);
-	aclmem_allocator_forget_stream(s);
+	aclmem_parts_stream_gone(s);
 	aclmem_stream_put(s);
 }
 
@@ -219,27 +229,15 @@ static bool stream_idle(struct aclmem_stream *s)
 	return !s->head && !s->busy;
 }
 
-/* Wait until idle; timeout_ms < 0 waits for ever.  ACL code. */
-static int stream_wait(struct aclmem_stream *s, int32_t timeout_ms)
+/* Wait until idle or dl passes (NULL: for ever).  ACL code. */
+static int stream_wait(struct aclmem_stream *s, const struct timespec *dl)
 {
-	struct timespec dl;
 	int ret = ACL_SUCCESS;
 
-	if (timeout_ms >= 0) {
-		clock_gettime(CLOCK_REALTIME, &dl);
-		dl.tv_sec += timeout_ms / 1000;
-		dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-		if (dl.tv_nsec >= 1000000000L) {
-			dl.tv_sec++;
-			dl.tv_nsec -= 1000000000L;
-		}
-	}
 	pthread_mutex_lock(&s->lock);
 	while (!stream_idle(s)) {
-		if (timeout_ms < 0) {
-			pthread_cond_wait(&s->idle, &s->lock);
-		} else if (pthread_cond_timedwait(&s->idle, &s->lock, &dl) ==
-			   ETIMEDOUT && !stream_idle(s)) {
+		if (aclmem_cond_wait_until(&s->idle, &s->lock, dl) ==
+		    ETIMEDOUT && !stream_idle(s)) {
 			ret = ACL_ERROR_RT_STREAM_SYNC_TIMEOUT;
 			break;
 		}
@@ -389,7 +387,7 @@ int aclmem_stream_submit(aclrtStream handle, struct aclmem_task *t)
 
 	ret = aclmem_stream_get(handle, &s);
 	if (ret) {
-		t->release(t, false);
+		t->ops->release(t, false);
 		return ret;
 	}
 	pthread_mutex_lock(&s->lock);
@@ -398,7 +396,7 @@ int aclmem_stream_submit(aclrtStream handle, struct aclmem_task *t)
 		ret = s->stop != RUN ? ACL_ERROR_RT_PARAM_INVALID :
 				       ACL_ERROR_RT_STREAM_ABORT;
 		pthread_mutex_unlock(&s->lock);
-		t->release(t, false);
+		t->ops->release(t, false);
 	} else {
 		t->next = NULL;
 		t->id = s->next_task_id++;
@@ -524,6 +522,7 @@ static aclError sync_stream(const char *fn, aclrtStream stream,
 			     int32_t timeout)
 {
 	struct aclmem_stream *s;
+	struct timespec dl;
 	int ret;
 
 	if (timeout < -1)
@@ -533,7 +532,7 @@ static aclError sync_stream(const char *fn, aclrtStream stream,
 	ret = aclmem_stream_get(stream, &s);
 	if (ret)
 		return aclmem_api_ret(fn, ret);
-	ret = stream_wait(s, timeout);
+	ret = stream_wait(s, aclmem_deadline_ms(&dl, timeout));
 	aclmem_stream_put(s);
 	if (ret == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT)
 		return aclmem_fail(ret, "%s(%p): not done in %d ms", fn, stream,
@@ -657,7 +656,7 @@ static void stream_abort(struct aclmem_stream *s)
 	struct aclmem_task *dropped;
 
 	pthread_mutex_lock(&s->lock);
-	atomic_store(&s->cancel, true);
+	stream_cancel_locked(s);
 	dropped = s->head;
 	s->head = s->tail = NULL;
 	while (s->busy)
@@ -882,111 +881,18 @@ aclError aclrtGetStreamAvailableNum(uint32_t *streamCount)
 	return ACL_SUCCESS;
 }
 
-/* ---- copies and fills as tasks ---- */
-
-struct copy_task {
-	struct aclmem_task task;
-	bool fill;
-	void *dst;
-	const void *src;
-	size_t max;
-	size_t count;
-	int kind;
-	int32_t value;
-};
-
-static int copy_run(struct aclmem_task *t, struct aclmem_stream *s)
-{
-	struct copy_task *c = (struct copy_task *)t;
-	int ret;
-
-	(void)s;
-	if (!c->fill) {
-		ret = aclmem_copy_recheck(c->dst, c->max, c->src, c->count,
-					  c->kind);
-		if (!ret)
-			aclmem_copy_run(c->dst, c->src, c->count);
-	} else {
-		ret = aclmem_set_recheck(c->dst, c->max, c->count);
-		if (!ret)
-			aclmem_set_run(c->dst, c->value, c->count);
-	}
-	if (ret)
-		aclmem_info("queued %s of %zu bytes at %p failed: %d",
-			    c->fill ? "fill" : "copy", c->count, c->dst, ret);
-	return ret;
-}
-
-static void task_free(struct aclmem_task *t, bool ran)
-{
-	(void)ran;
-	free(t);
-}
-
-aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
-			  size_t count, aclrtMemcpyKind kind,
-			  aclrtStream stream)
-{
-	struct copy_task *c;
-	int ret;
-
-	if (!count)
-		return ACL_SUCCESS;
-	ret = aclmem_copy_check(dst, destMax, src, count, (int)kind);
-	if (ret)
-		return aclmem_api_ret("aclrtMemcpyAsync", ret);
-	c = calloc(1, sizeof(*c));
-	if (!c)
-		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
-				   "aclrtMemcpyAsync: out of memory for the task");
-	c->task.run = copy_run;
-	c->task.release = task_free;
-	c->dst = dst;
-	c->src = src;
-	c->max = destMax;
-	c->count = count;
-	c->kind = (int)kind;
-	return aclmem_api_ret("aclrtMemcpyAsync",
-			      aclmem_stream_submit(stream, &c->task));
-}
-
-aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value,
-			  size_t count, aclrtStream stream)
-{
-	struct copy_task *c;
-	int ret;
-
-	if (!count)
-		return ACL_SUCCESS;
-	ret = aclmem_set_check(devPtr, maxCount, count);
-	if (ret)
-		return aclmem_api_ret("aclrtMemsetAsync", ret);
-	c = calloc(1, sizeof(*c));
-	if (!c)
-		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
-				   "aclrtMemsetAsync: out of memory for the task");
-	c->task.run = copy_run;
-	c->task.release = task_free;
-	c->fill = true;
-	c->dst = devPtr;
-	c->max = maxCount;
-	c->count = count;
-	c->value = value;
-	return aclmem_api_ret("aclrtMemsetAsync",
-			      aclmem_stream_submit(stream, &c->task));
-}
-
 /* ---- every stream ---- */
 
 int aclmem_streams_sync_all(int32_t timeout_ms)
 {
 	struct aclmem_stream **snap, *s;
-	struct timespec start, now;
-	int32_t left = timeout_ms;
+	const struct timespec *dl;
+	struct timespec dl_at;
 	size_t n = 0, i;
 	int ret = ACL_SUCCESS, err;
 
-	clock_gettime(CLOCK_MONOTONIC, &start);
+	/* One deadline for all: each stream gets what is left. */
+	dl = aclmem_deadline_ms(&dl_at, timeout_ms);
 	pthread_mutex_lock(&streams_lock);
 	for (s = streams; s; s = s->next)
 		n++;
@@ -1001,17 +907,7 @@ int aclmem_streams_sync_all(int32_t timeout_ms)
 	}
 	pthread_mutex_unlock(&streams_lock);
 	for (i = 0; i < n; i++) {
-		/* One deadline for all: each stream gets what is left. */
-		if (timeout_ms > 0) {
-			int64_t spent;
-
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			spent = (now.tv_sec - start.tv_sec) * 1000LL +
-				(now.tv_nsec - start.tv_nsec) / 1000000L;
-			left = spent >= timeout_ms ? 0 :
-			       (int32_t)(timeout_ms - spent);
-		}
-		err = stream_wait(snap[i], left);
+		err = stream_wait(snap[i], dl);
 		if (err && (!ret || err == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT))
 			ret = err;
 		aclmem_stream_put(snap[i]);

@@ -6,8 +6,11 @@
  * context's default stream.  Errors met by queued work are kept and
  * returned by the next synchronisation of that stream.
  *
- * Other files add kinds of work (events, callbacks, copies) as tasks: a
- * struct aclmem_task embedded in their own structure.
+ * A stream does not know what its tasks do: every kind of work (copies and
+ * fills, event records and waits, callbacks, notifies, values, cache
+ * operations and barriers, batches, pool frees) lives in its own file and
+ * queues a struct aclmem_task embedded in its own structure, with the
+ * operations of its kind.
  */
 #ifndef ACLMEM_STREAM_H
 #define ACLMEM_STREAM_H
@@ -20,9 +23,9 @@
 struct aclmem_ctx;
 struct aclmem_stream;
 
-struct aclmem_task {
-	struct aclmem_task *next;
-	uint32_t id;			/* set when queued: the stream's count */
+struct aclmem_task;
+
+struct aclmem_task_ops {
 	/* On the stream's worker, in queue order: an ACL code. */
 	int (*run)(struct aclmem_task *t, struct aclmem_stream *s);
 	/*
@@ -30,6 +33,20 @@ struct aclmem_task {
 	 * discards its queue (forced destruction, abort, stop on failure).
 	 */
 	void (*release)(struct aclmem_task *t, bool ran);
+	/*
+	 * For a task whose run() waits (may be NULL): the stream has just
+	 * been cancelled while run() was under way; wake it, so that it sees
+	 * aclmem_stream_cancelled() at once.  Called with the stream's lock
+	 * held: it may take the lock run() waits under, which must never be
+	 * held while a stream's lock is taken.
+	 */
+	void (*cancel)(struct aclmem_task *t);
+};
+
+struct aclmem_task {
+	struct aclmem_task *next;
+	uint32_t id;			/* set when queued: the stream's count */
+	const struct aclmem_task_ops *ops;
 };
 
 /*
@@ -54,8 +71,11 @@ int32_t aclmem_stream_id(struct aclmem_stream *s);
 
 /*
  * True once the stream is being destroyed or aborted: a task that waits
- * (for an event, a value, a callback) checks it at least every few
- * milliseconds and gives up, so that destruction never hangs.
+ * checks it before every wait and gives up, so that destruction never
+ * hangs.  A wait some other party ends (an event's record, a callback, a
+ * barrier) sleeps until its task's cancel() wakes it; a wait for memory
+ * that anyone may write (a value, a notify's futex word, an event of
+ * another process) polls and checks it every few milliseconds.
  */
 bool aclmem_stream_cancelled(struct aclmem_stream *s);
 

@@ -101,6 +101,11 @@ static void value_release(struct aclmem_task *task, bool ran)
 	free(task);
 }
 
+static const struct aclmem_task_ops value_ops = {
+	.run = value_run,
+	.release = value_release,
+};
+
 static aclError queue(void *devAddr, uint64_t value, uint32_t flag,
 		      bool wait, aclrtStream stream)
 {
@@ -119,8 +124,7 @@ static aclError queue(void *devAddr, uint64_t value, uint32_t flag,
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return ACL_ERROR_RT_MEMORY_ALLOCATION;
-	t->task.run = value_run;
-	t->task.release = value_release;
+	t->task.ops = &value_ops;
 	t->addr = devAddr;
 	t->value = value;
 	t->flag = flag;

@@ -22,271 +22,6 @@
 #include "acl/acl.h"
 #include "aclpy.h"
 
-/* ---- acl ---- */
-
-static PyObject *py_init(PyObject *self, PyObject *args)
-{
-	const char *path = NULL;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "|z:init", &path))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclInit(path);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_finalize(PyObject *self, PyObject *args)
-{
-	aclError ret;
-
-	(void)self;
-	(void)args;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclFinalize();
-	Py_END_ALLOW_THREADS
-	if (ret == ACL_SUCCESS)
-		aclpy_rt_finalized();
-	return PyLong_FromLong(ret);
-}
-
-/* ---- acl.rt: devices ---- */
-
-static PyObject *py_set_device(PyObject *self, PyObject *args)
-{
-	int32_t id;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&:set_device", conv_i32, &id))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtSetDevice(id);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_reset_device(PyObject *self, PyObject *args)
-{
-	int32_t id;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&:reset_device", conv_i32, &id))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtResetDevice(id);
-	Py_END_ALLOW_THREADS
-	if (ret == ACL_SUCCESS)
-		aclpy_rt_device_reset(id);
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_get_device(PyObject *self, PyObject *args)
-{
-	int32_t id = 0;
-	aclError ret;
-
-	(void)self;
-	(void)args;
-	ret = aclrtGetDevice(&id);
-	return Py_BuildValue("(ii)", ret ? 0 : (int)id, ret);
-}
-
-static PyObject *py_get_device_count(PyObject *self, PyObject *args)
-{
-	uint32_t n = 0;
-	aclError ret;
-
-	(void)self;
-	(void)args;
-	ret = aclrtGetDeviceCount(&n);
-	return Py_BuildValue("(Ii)", (unsigned int)n, ret);
-}
-
-static PyObject *py_get_run_mode(PyObject *self, PyObject *args)
-{
-	aclrtRunMode mode = ACL_HOST;
-	aclError ret;
-
-	(void)self;
-	(void)args;
-	ret = aclrtGetRunMode(&mode);
-	return Py_BuildValue("(ii)", (int)mode, ret);
-}
-
-static PyObject *py_synchronize_device(PyObject *self, PyObject *args)
-{
-	aclError ret;
-
-	(void)self;
-	(void)args;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtSynchronizeDevice();
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-/* ---- acl.rt: memory ---- */
-
-typedef aclError (*malloc_fn)(void **, size_t, aclrtMemMallocPolicy);
-
-static PyObject *do_malloc(PyObject *args, const char *fmt, malloc_fn fn)
-{
-	void *p = NULL;
-	size_t size;
-	int32_t policy;
-	aclError ret;
-
-	if (!PyArg_ParseTuple(args, fmt, conv_size, &size, conv_i32, &policy))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = fn(&p, size, (aclrtMemMallocPolicy)policy);
-	Py_END_ALLOW_THREADS
-	return Py_BuildValue("(Ki)", ret ? 0ULL : (unsigned long long)(uintptr_t)p,
-			     ret);
-}
-
-static PyObject *py_malloc(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return do_malloc(args, "O&O&:malloc", aclrtMalloc);
-}
-
-static PyObject *py_malloc_cached(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return do_malloc(args, "O&O&:malloc_cached", aclrtMallocCached);
-}
-
-static PyObject *py_malloc_align32(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return do_malloc(args, "O&O&:malloc_align32", aclrtMallocAlign32);
-}
-
-static PyObject *py_malloc_host(PyObject *self, PyObject *args)
-{
-	void *p = NULL;
-	size_t size;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&:malloc_host", conv_size, &size))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtMallocHost(&p, size);
-	Py_END_ALLOW_THREADS
-	return Py_BuildValue("(Ki)", ret ? 0ULL : (unsigned long long)(uintptr_t)p,
-			     ret);
-}
-
-static PyObject *do_ptr_call(PyObject *args, const char *fmt,
-			     aclError (*fn)(void *))
-{
-	void *p;
-	aclError ret;
-
-	if (!PyArg_ParseTuple(args, fmt, conv_ptr, &p))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = fn(p);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_free(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return do_ptr_call(args, "O&:free", aclrtFree);
-}
-
-static PyObject *py_free_host(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return do_ptr_call(args, "O&:free_host", aclrtFreeHost);
-}
-
-static PyObject *do_cache(PyObject *args, const char *fmt,
-			  aclError (*fn)(void *, size_t))
-{
-	void *p;
-	size_t size;
-	aclError ret;
-
-	if (!PyArg_ParseTuple(args, fmt, conv_ptr, &p, conv_size, &size))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = fn(p, size);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_mem_flush(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return do_cache(args, "O&O&:mem_flush", aclrtMemFlush);
-}
-
-static PyObject *py_mem_invalidate(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return do_cache(args, "O&O&:mem_invalidate", aclrtMemInvalidate);
-}
-
-static PyObject *py_memset(PyObject *self, PyObject *args)
-{
-	void *p;
-	size_t max, count;
-	int32_t value;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&O&O&:memset", conv_ptr, &p,
-			      conv_size, &max, conv_i32, &value,
-			      conv_size, &count))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtMemset(p, max, value, count);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_memcpy(PyObject *self, PyObject *args)
-{
-	void *dst, *src;
-	size_t max, count;
-	int32_t kind;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&O&O&O&:memcpy", conv_ptr, &dst,
-			      conv_size, &max, conv_ptr, &src,
-			      conv_size, &count, conv_i32, &kind))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtMemcpy(dst, max, src, count, (aclrtMemcpyKind)kind);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_get_mem_info(PyObject *self, PyObject *args)
-{
-	size_t f = 0, t = 0;
-	int32_t attr;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&:get_mem_info", conv_i32, &attr))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtGetMemInfo((aclrtMemAttr)attr, &f, &t);
-	Py_END_ALLOW_THREADS
-	return Py_BuildValue("(nni)", (Py_ssize_t)f, (Py_ssize_t)t, ret);
-}
-
 static PyObject *py_pointer_get_attributes(PyObject *self, PyObject *args)
 {
 	aclrtPtrAttributes a = { { 0, ACL_MEM_LOCATION_TYPE_HOST }, 0, { 0 } };
@@ -300,68 +35,6 @@ static PyObject *py_pointer_get_attributes(PyObject *self, PyObject *args)
 	return Py_BuildValue("({s:I,s:i,s:I}i)", "id", (unsigned int)a.location.id,
 			     "type", (int)a.location.type,
 			     "page_size", (unsigned int)a.pageSize, ret);
-}
-
-/* ---- acl.rt: streams ---- */
-
-static PyObject *py_create_stream(PyObject *self, PyObject *args)
-{
-	aclrtStream s = NULL;
-	aclError ret;
-
-	(void)self;
-	(void)args;
-	ret = aclrtCreateStream(&s);
-	return Py_BuildValue("(Ki)", ret ? 0ULL : (unsigned long long)(uintptr_t)s,
-			     ret);
-}
-
-static PyObject *py_destroy_stream(PyObject *self, PyObject *args)
-{
-	void *s;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&:destroy_stream", conv_ptr, &s))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtDestroyStream(s);
-	Py_END_ALLOW_THREADS
-	if (ret == ACL_SUCCESS)
-		aclpy_rt_stream_gone(s);
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_synchronize_stream(PyObject *self, PyObject *args)
-{
-	void *s;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&:synchronize_stream", conv_ptr, &s))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtSynchronizeStream(s);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_memcpy_async(PyObject *self, PyObject *args)
-{
-	void *dst, *src, *s;
-	size_t max, count;
-	int32_t kind;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&O&O&O&O&:memcpy_async", conv_ptr, &dst,
-			      conv_size, &max, conv_ptr, &src,
-			      conv_size, &count, conv_i32, &kind, conv_ptr, &s))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtMemcpyAsync(dst, max, src, count, (aclrtMemcpyKind)kind, s);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
 }
 
 /* ---- acl.util ---- */
@@ -411,52 +84,62 @@ static PyObject *py_ptr_to_bytes(PyObject *self, PyObject *args)
 
 /* ---- tables ---- */
 
-static PyMethodDef acl_methods[] = {
-	{ "init", py_init, METH_VARARGS, "ret = init([config_path])" },
-	{ "finalize", py_finalize, METH_NOARGS, "ret = finalize()" },
-	{ NULL, NULL, 0, NULL },
-};
+#define ACL_CALLS(CALL, HAND)						\
+	CALL(init, aclInit, (opt, sn), (), "ret = init([config_path])")	\
+	CALL(finalize, aclFinalize, (), (.after = aclpy_rt_finalized),	\
+	     "ret = finalize()")
 
-static PyMethodDef rt_methods[] = {
-	{ "set_device", py_set_device, METH_VARARGS, "ret = set_device(id)" },
-	{ "reset_device", py_reset_device, METH_VARARGS, "ret = reset_device(id)" },
-	{ "get_device", py_get_device, METH_NOARGS, "id, ret = get_device()" },
-	{ "get_device_count", py_get_device_count, METH_NOARGS,
-	  "count, ret = get_device_count()" },
-	{ "get_run_mode", py_get_run_mode, METH_NOARGS,
-	  "mode, ret = get_run_mode()" },
-	{ "synchronize_device", py_synchronize_device, METH_NOARGS,
-	  "ret = synchronize_device()" },
-	{ "malloc", py_malloc, METH_VARARGS, "dev_ptr, ret = malloc(size, policy)" },
-	{ "malloc_cached", py_malloc_cached, METH_VARARGS,
-	  "dev_ptr, ret = malloc_cached(size, policy)" },
-	{ "malloc_align32", py_malloc_align32, METH_VARARGS,
-	  "dev_ptr, ret = malloc_align32(size, policy)" },
-	{ "malloc_host", py_malloc_host, METH_VARARGS,
-	  "host_ptr, ret = malloc_host(size)" },
-	{ "free", py_free, METH_VARARGS, "ret = free(dev_ptr)" },
-	{ "free_host", py_free_host, METH_VARARGS, "ret = free_host(host_ptr)" },
-	{ "mem_flush", py_mem_flush, METH_VARARGS, "ret = mem_flush(dev_ptr, size)" },
-	{ "mem_invalidate", py_mem_invalidate, METH_VARARGS,
-	  "ret = mem_invalidate(dev_ptr, size)" },
-	{ "memset", py_memset, METH_VARARGS,
-	  "ret = memset(dev_ptr, max_count, value, count)" },
-	{ "memcpy", py_memcpy, METH_VARARGS,
-	  "ret = memcpy(dst, dest_max, src, count, kind)" },
-	{ "get_mem_info", py_get_mem_info, METH_VARARGS,
-	  "free, total, ret = get_mem_info(attr)" },
-	{ "pointer_get_attributes", py_pointer_get_attributes, METH_VARARGS,
-	  "attrs, ret = pointer_get_attributes(ptr)" },
-	{ "create_stream", py_create_stream, METH_NOARGS,
-	  "stream, ret = create_stream()" },
-	{ "destroy_stream", py_destroy_stream, METH_VARARGS,
-	  "ret = destroy_stream(stream)" },
-	{ "synchronize_stream", py_synchronize_stream, METH_VARARGS,
-	  "ret = synchronize_stream(stream)" },
-	{ "memcpy_async", py_memcpy_async, METH_VARARGS,
-	  "ret = memcpy_async(dst, dest_max, src, count, kind, stream)" },
-	{ NULL, NULL, 0, NULL },
-};
+#define RT_CALLS(CALL, HAND)						\
+	CALL(set_device, aclrtSetDevice, (i32), (), "ret = set_device(id)") \
+	CALL(reset_device, aclrtResetDevice, (i32),			\
+	     (.after = aclpy_rt_device_reset), "ret = reset_device(id)")	\
+	CALL(get_device, aclrtGetDevice, (out_i32), (.hold_gil = true),	\
+	     "id, ret = get_device()")					\
+	CALL(get_device_count, aclrtGetDeviceCount, (out_u32),		\
+	     (.hold_gil = true, .raw = true),				\
+	     "count, ret = get_device_count()")				\
+	CALL(get_run_mode, aclrtGetRunMode, (out_init),			\
+	     (.hold_gil = true, .raw = true, .init = ACL_HOST),		\
+	     "mode, ret = get_run_mode()")				\
+	CALL(synchronize_device, aclrtSynchronizeDevice, (), (),	\
+	     "ret = synchronize_device()")				\
+	CALL(malloc, aclrtMalloc, (out_p, z, i32), (),			\
+	     "dev_ptr, ret = malloc(size, policy)")			\
+	CALL(malloc_cached, aclrtMallocCached, (out_p, z, i32), (),	\
+	     "dev_ptr, ret = malloc_cached(size, policy)")		\
+	CALL(malloc_align32, aclrtMallocAlign32, (out_p, z, i32), (),	\
+	     "dev_ptr, ret = malloc_align32(size, policy)")		\
+	CALL(malloc_host, aclrtMallocHost, (out_p, z), (),		\
+	     "host_ptr, ret = malloc_host(size)")			\
+	CALL(free, aclrtFree, (p), (), "ret = free(dev_ptr)")		\
+	CALL(free_host, aclrtFreeHost, (p), (), "ret = free_host(host_ptr)") \
+	CALL(mem_flush, aclrtMemFlush, (p, z), (),			\
+	     "ret = mem_flush(dev_ptr, size)")				\
+	CALL(mem_invalidate, aclrtMemInvalidate, (p, z), (),		\
+	     "ret = mem_invalidate(dev_ptr, size)")			\
+	CALL(memset, aclrtMemset, (p, z, i32, z), (),			\
+	     "ret = memset(dev_ptr, max_count, value, count)")		\
+	CALL(memcpy, aclrtMemcpy, (p, z, p, z, i32), (),		\
+	     "ret = memcpy(dst, dest_max, src, count, kind)")		\
+	CALL(get_mem_info, aclrtGetMemInfo, (i32, out_n, out_n),	\
+	     (.raw = true), "free, total, ret = get_mem_info(attr)")	\
+	HAND(pointer_get_attributes, METH_VARARGS,			\
+	     "attrs, ret = pointer_get_attributes(ptr)")		\
+	CALL(create_stream, aclrtCreateStream, (out_p), (.hold_gil = true), \
+	     "stream, ret = create_stream()")				\
+	CALL(destroy_stream, aclrtDestroyStream, (p),			\
+	     (.after = aclpy_rt_stream_gone), "ret = destroy_stream(stream)") \
+	CALL(synchronize_stream, aclrtSynchronizeStream, (p), (),	\
+	     "ret = synchronize_stream(stream)")			\
+	CALL(memcpy_async, aclrtMemcpyAsync, (p, z, p, z, i32, p), (),	\
+	     "ret = memcpy_async(dst, dest_max, src, count, kind, stream)")
+
+ACLPY_DEFINE(ACL_CALLS)
+ACLPY_DEFINE(RT_CALLS)
+
+static PyMethodDef acl_methods[] = { ACLPY_METHODS(ACL_CALLS) };
+
+static PyMethodDef rt_methods[] = { ACLPY_METHODS(RT_CALLS) };
 
 static PyMethodDef util_methods[] = {
 	{ "bytes_to_ptr", py_bytes_to_ptr, METH_VARARGS,

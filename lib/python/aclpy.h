@@ -73,12 +73,6 @@ static inline int conv_i32(PyObject *o, void *out)
 	return 1;
 }
 
-/* Tables added to acl.rt, in aclmodule.c's order (NULL-terminated). */
-extern PyMethodDef aclpy_rt_base_methods[];
-
-/* Tables added to acl.util. */
-extern PyMethodDef aclpy_util_base_methods[];
-
 static inline int conv_u32(PyObject *o, void *out)
 {
 	unsigned long long v;
@@ -123,8 +117,15 @@ static inline int conv_i64(PyObject *o, void *out)
 	return 1;
 }
 
-/* lib/python/convert.c: a list of pids for the pid-list calls. */
-int32_t *aclpy_pid_list(PyObject *list, size_t *num);
+#include "calls.h"
+
+/* lib/python/convert.c: int lists, obj converters' helpers, results. */
+void *aclpy_int_list(PyObject *list, const char *what,
+		     int (*conv)(PyObject *, void *), size_t size, size_t *num);
+int aclpy_conv_pids(PyObject *o, union aclpy_val *slot);
+void *aclpy_slot_alloc(union aclpy_val *slot, size_t n, size_t size);
+int aclpy_key_buf(union aclpy_val *slot);
+PyObject *aclpy_ptr_ret(const void *p, aclError ret);
 
 /*
  * Each file's tables of acl.rt and acl.util functions, listed in
@@ -138,14 +139,14 @@ int aclpy_system_constants(PyObject *m);	/* on acl and acl.rt */
 
 /*
  * lib/python/runtime.c: contexts, streams, events, host callbacks.  The
- * hooks drop the Python callbacks a destroyed stream, a reset device's
- * default context or aclFinalize left unrun; call them with the GIL held,
- * after the library call succeeded.
+ * hooks drop the Python callbacks a destroyed stream (args[0].p), a reset
+ * device's default context (args[0].i32) or aclFinalize left unrun: the
+ * .after of those calls' table entries.
  */
 extern PyMethodDef aclpy_rt_runtime_methods[];
-void aclpy_rt_stream_gone(void *stream);
-void aclpy_rt_device_reset(int32_t device_id);
-void aclpy_rt_finalized(void);
+void aclpy_rt_stream_gone(const union aclpy_val *args);
+void aclpy_rt_device_reset(const union aclpy_val *args);
+void aclpy_rt_finalized(const union aclpy_val *args);
 
 /*
  * lib/python/memory_ext.c: 2D copies, 32-bit fills, configured

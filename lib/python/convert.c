@@ -6,41 +6,82 @@
 #include "aclpy.h"
 
 /*
- * A Python list or tuple of ints as a new int32_t array for the pid-list
- * calls (notifies, IPC memory, shareable handles): free it with
+ * A Python list or tuple of ints as a new array of items of size bytes,
+ * each through conv, for the pid, notify and address lists: free it with
  * PyMem_Free.  Never NULL for an empty list, so that the library, not a
- * NULL pointer, judges a count of 0.  NULL with an exception set on error.
+ * NULL pointer, judges a count of 0.  NULL with an exception set on error;
+ * what ("pids must be a list of ints") is the TypeError's message.
  */
-int32_t *aclpy_pid_list(PyObject *list, size_t *num)
+void *aclpy_int_list(PyObject *list, const char *what,
+		     int (*conv)(PyObject *, void *), size_t size, size_t *num)
 {
 	Py_ssize_t i, len;
 	PyObject *seq;
-	int32_t *pids;
+	char *a;
 
 	if (!PyList_Check(list) && !PyTuple_Check(list)) {
-		PyErr_Format(PyExc_TypeError,
-			     "pids must be a list of ints, not %.200s",
+		PyErr_Format(PyExc_TypeError, "%s, not %.200s", what,
 			     Py_TYPE(list)->tp_name);
 		return NULL;
 	}
-	seq = PySequence_Fast(list, "pids must be a list of ints");
+	seq = PySequence_Fast(list, what);
 	if (!seq)
 		return NULL;
 	len = PySequence_Fast_GET_SIZE(seq);
-	pids = PyMem_Calloc((size_t)len + 1, sizeof(*pids));
-	if (!pids) {
+	a = PyMem_Calloc((size_t)len + 1, size);
+	if (!a) {
 		Py_DECREF(seq);
 		PyErr_NoMemory();
 		return NULL;
 	}
 	for (i = 0; i < len; i++) {
-		if (!conv_i32(PySequence_Fast_GET_ITEM(seq, i), &pids[i])) {
-			PyMem_Free(pids);
+		if (!conv(PySequence_Fast_GET_ITEM(seq, i), a + i * size)) {
+			PyMem_Free(a);
 			Py_DECREF(seq);
 			return NULL;
 		}
 	}
 	Py_DECREF(seq);
 	*num = (size_t)len;
-	return pids;
+	return a;
+}
+
+/* objn (calls.h): a list of pids as the array and count the C call takes. */
+int aclpy_conv_pids(PyObject *o, union aclpy_val *slot)
+{
+	slot->a.p = aclpy_int_list(o, "pids must be a list of ints", conv_i32,
+				   sizeof(int32_t), &slot->a.n);
+	return slot->a.p != NULL;
+}
+
+/*
+ * For an obj converter (calls.h): n zeroed items of size bytes in
+ * slot->a.p, freed after the call.  NULL with an exception set on failure.
+ */
+void *aclpy_slot_alloc(union aclpy_val *slot, size_t n, size_t size)
+{
+	slot->a.p = PyMem_Calloc(n, size);
+	if (!slot->a.p)
+		PyErr_NoMemory();
+	return slot->a.p;
+}
+
+/*
+ * key (calls.h): the buffer for a key of slot->a.n bytes, one more so that
+ * it is always terminated.  CANN's keys fit 65 bytes; a larger len asks for
+ * 1024 at most.
+ */
+int aclpy_key_buf(union aclpy_val *slot)
+{
+	if (slot->a.n > 1024)
+		slot->a.n = 1024;
+	return aclpy_slot_alloc(slot, 1, slot->a.n + 1) != NULL;
+}
+
+/* (ptr, ret) of a call that makes a pointer or handle: ptr 0 on failure. */
+PyObject *aclpy_ptr_ret(const void *p, aclError ret)
+{
+	return Py_BuildValue("(Ki)",
+			     ret ? 0ULL : (unsigned long long)(uintptr_t)p,
+			     (int)ret);
 }

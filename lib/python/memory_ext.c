@@ -39,12 +39,6 @@
 #include "acl/acl.h"
 #include "aclpy.h"
 
-static PyObject *ptr_or_zero(aclError ret, const void *p)
-{
-	return PyLong_FromUnsignedLongLong(ret ? 0ULL :
-					   (unsigned long long)(uintptr_t)p);
-}
-
 /*
  * d[key] as an unsigned integer no larger than max.  A missing key is a
  * KeyError when required, else *out = 0.  Returns 0 with an exception set
@@ -90,89 +84,6 @@ static int need_dict(PyObject *o, const char *what)
 	PyErr_Format(PyExc_TypeError, "%s must be dict, not %.200s", what,
 		     Py_TYPE(o)->tp_name);
 	return 0;
-}
-
-/* ---- 2D copies ---- */
-
-static PyObject *py_memcpy2d(PyObject *self, PyObject *args)
-{
-	void *dst, *src;
-	size_t dpitch, spitch, width, height;
-	int32_t kind;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&O&O&O&O&O&:memcpy2d",
-			      conv_ptr, &dst, conv_size, &dpitch,
-			      conv_ptr, &src, conv_size, &spitch,
-			      conv_size, &width, conv_size, &height,
-			      conv_i32, &kind))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtMemcpy2d(dst, dpitch, src, spitch, width, height,
-			    (aclrtMemcpyKind)kind);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_memcpy2d_async(PyObject *self, PyObject *args)
-{
-	void *dst, *src, *stream;
-	size_t dpitch, spitch, width, height;
-	int32_t kind;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&O&O&O&O&O&O&:memcpy2d_async",
-			      conv_ptr, &dst, conv_size, &dpitch,
-			      conv_ptr, &src, conv_size, &spitch,
-			      conv_size, &width, conv_size, &height,
-			      conv_i32, &kind, conv_ptr, &stream))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtMemcpy2dAsync(dst, dpitch, src, spitch, width, height,
-				 (aclrtMemcpyKind)kind, stream);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-/* ---- 32-bit fills ---- */
-
-static PyObject *py_memset_d32(PyObject *self, PyObject *args)
-{
-	void *p;
-	size_t mem_size, n;
-	uint32_t value;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&O&O&:memset_d32", conv_ptr, &p,
-			      conv_size, &mem_size, conv_u32, &value,
-			      conv_size, &n))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtMemsetD32(p, mem_size, value, n);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_memset_d32_async(PyObject *self, PyObject *args)
-{
-	void *p, *stream;
-	size_t mem_size, n;
-	uint32_t value;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&O&O&O&:memset_d32_async",
-			      conv_ptr, &p, conv_size, &mem_size,
-			      conv_u32, &value, conv_size, &n,
-			      conv_ptr, &stream))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtMemsetD32Async(p, mem_size, value, n, stream);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
 }
 
 /* ---- configured allocations ---- */
@@ -350,20 +261,18 @@ static int parse_attr(PyObject *a, aclrtMallocAttribute *out)
 }
 
 /*
- * aclrtMallocConfig from cfg.  None or an empty dict is no configuration
- * (pyACL: "pass an empty dict"), given to the library as NULL.  Otherwise
- * "attrs" is a list of {"attr": int, "value": dict}; "numAttrs", when
- * given, must be its length (pyACL checks the same).  On success *attrs
- * is a PyMem block the caller frees (NULL when there is no configuration).
+ * obj converter (calls.h): aclrtMallocConfig from cfg, its attributes in
+ * the same block.  None or an empty dict is no configuration (pyACL: "pass
+ * an empty dict"), given to the library as NULL.  Otherwise "attrs" is a
+ * list of {"attr": int, "value": dict}; "numAttrs", when given, must be
+ * its length (pyACL checks the same).
  */
-static int parse_malloc_cfg(PyObject *cfg, aclrtMallocConfig *out,
-			    aclrtMallocAttribute **attrs, bool *none)
+static int conv_malloc_cfg(PyObject *cfg, union aclpy_val *slot)
 {
+	aclrtMallocConfig *out;
 	PyObject *list;
 	Py_ssize_t n, i;
 
-	*attrs = NULL;
-	*none = true;
 	if (cfg == Py_None)
 		return 1;
 	if (!need_dict(cfg, "cfg"))
@@ -372,64 +281,30 @@ static int parse_malloc_cfg(PyObject *cfg, aclrtMallocConfig *out,
 		return 1;
 	if (!cfg_attrs_list(cfg, &list, &n))
 		return 0;
-	*none = false;
-	out->numAttrs = (size_t)n;
-	out->attrs = NULL;
-	if (!n)
-		return 1;
-	*attrs = PyMem_Calloc((size_t)n, sizeof(**attrs));
-	if (!*attrs) {
-		PyErr_NoMemory();
+	out = aclpy_slot_alloc(slot, 1, sizeof(*out) +
+			       (size_t)n * sizeof(*out->attrs));
+	if (!out)
 		return 0;
-	}
+	out->numAttrs = (size_t)n;
+	out->attrs = n ? (aclrtMallocAttribute *)(out + 1) : NULL;
 	for (i = 0; i < n; i++)
 		if (!parse_attr(PySequence_Fast_GET_ITEM(list, i),
-				&(*attrs)[i])) {
-			PyMem_Free(*attrs);
-			*attrs = NULL;
+				&out->attrs[i]))
 			return 0;
-		}
-	out->attrs = *attrs;
 	return 1;
-}
-
-static PyObject *py_malloc_with_cfg(PyObject *self, PyObject *args)
-{
-	aclrtMallocConfig cfg = { NULL, 0 };
-	aclrtMallocAttribute *attrs;
-	PyObject *pycfg;
-	void *p = NULL;
-	size_t size;
-	int32_t policy;
-	aclError ret;
-	bool none;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&O:malloc_with_cfg", conv_size, &size,
-			      conv_i32, &policy, &pycfg))
-		return NULL;
-	if (!parse_malloc_cfg(pycfg, &cfg, &attrs, &none))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtMallocWithCfg(&p, size, (aclrtMemMallocPolicy)policy,
-				 none ? NULL : &cfg);
-	Py_END_ALLOW_THREADS
-	PyMem_Free(attrs);
-	return Py_BuildValue("(Ni)", ptr_or_zero(ret, p), ret);
 }
 
 static PyObject *py_malloc_host_with_cfg(PyObject *self, PyObject *args)
 {
-	aclrtMallocConfig cfg = { NULL, 0 };
-	aclrtMallocAttribute *attrs;
+	union aclpy_val cfg = { .a = { NULL, 0, NULL } };
 	unsigned long long size;
-	PyObject *pycfg, *sizeo;
+	PyObject *sizeo;
 	void *p = NULL;
 	aclError ret;
-	bool none;
 
 	(void)self;
-	if (!PyArg_ParseTuple(args, "OO:malloc_host_with_cfg", &sizeo, &pycfg))
+	if (!PyArg_ParseTuple(args, "OO:malloc_host_with_cfg", &sizeo,
+			      &cfg.a.o))
 		return NULL;
 	/* uint64_t in C, unlike every other size: wider than size_t on 32-bit. */
 	if (!need_int(sizeo, "size"))
@@ -437,62 +312,18 @@ static PyObject *py_malloc_host_with_cfg(PyObject *self, PyObject *args)
 	size = PyLong_AsUnsignedLongLong(sizeo);
 	if (size == (unsigned long long)-1 && PyErr_Occurred())
 		return NULL;
-	if (!parse_malloc_cfg(pycfg, &cfg, &attrs, &none))
+	if (!conv_malloc_cfg(cfg.a.o, &cfg)) {
+		PyMem_Free(cfg.a.p);
 		return NULL;
+	}
 	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtMallocHostWithCfg(&p, (uint64_t)size, none ? NULL : &cfg);
+	ret = aclrtMallocHostWithCfg(&p, (uint64_t)size, cfg.a.p);
 	Py_END_ALLOW_THREADS
-	PyMem_Free(attrs);
-	return Py_BuildValue("(Ni)", ptr_or_zero(ret, p), ret);
-}
-
-/* ---- frees that wait for the device ---- */
-
-static PyObject *do_free_synced(PyObject *args, const char *fmt,
-				aclError (*fn)(void *))
-{
-	void *p;
-	aclError ret;
-
-	if (!PyArg_ParseTuple(args, fmt, conv_ptr, &p))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = fn(p);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_free_with_dev_sync(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return do_free_synced(args, "O&:free_with_dev_sync",
-			      aclrtFreeWithDevSync);
-}
-
-static PyObject *py_free_host_with_dev_sync(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return do_free_synced(args, "O&:free_host_with_dev_sync",
-			      aclrtFreeHostWithDevSync);
+	PyMem_Free(cfg.a.p);
+	return aclpy_ptr_ret(p, ret);
 }
 
 /* ---- queries ---- */
-
-static PyObject *py_mem_get_address_range(PyObject *self, PyObject *args)
-{
-	void *p, *base = NULL;
-	size_t size = 0;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&:mem_get_address_range", conv_ptr, &p))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtMemGetAddressRange(p, &base, &size);
-	Py_END_ALLOW_THREADS
-	return Py_BuildValue("(NKi)", ptr_or_zero(ret, base),
-			     ret ? 0ULL : (unsigned long long)size, ret);
-}
 
 /*
  * A process has a handful of components; a larger input_num only asks for
@@ -563,43 +394,17 @@ static PyObject *py_get_mem_usage_info(PyObject *self, PyObject *args)
 	return Py_BuildValue("(Ni)", list, ret);
 }
 
-static PyObject *py_check_mem_type(PyObject *self, PyObject *args)
+/* objn converter (calls.h): check_mem_type's list of addresses. */
+static int conv_addrs(PyObject *seq, union aclpy_val *slot)
 {
-	PyObject *seq, *fast;
-	uint32_t type, reserve = 0, result = 0;
-	Py_ssize_t n, i;
-	void **addrs;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "OO&|O&:check_mem_type", &seq,
-			      conv_u32, &type, conv_u32, &reserve))
-		return NULL;
-	if (!PyList_Check(seq) && !PyTuple_Check(seq)) {
-		PyErr_Format(PyExc_TypeError,
-			     "addr_list must be a list of ints, not %.200s",
-			     Py_TYPE(seq)->tp_name);
-		return NULL;
-	}
-	fast = seq;
-	n = PySequence_Fast_GET_SIZE(fast);
-	if ((unsigned long long)n > UINT32_MAX) {
+	if ((PyList_Check(seq) || PyTuple_Check(seq)) &&
+	    (unsigned long long)PySequence_Fast_GET_SIZE(seq) > UINT32_MAX) {
 		PyErr_SetString(PyExc_OverflowError, "addr_list too long");
-		return NULL;
+		return 0;
 	}
-	addrs = PyMem_Calloc(n ? (size_t)n : 1, sizeof(*addrs));
-	if (!addrs)
-		return PyErr_NoMemory();
-	for (i = 0; i < n; i++)
-		if (!conv_ptr(PySequence_Fast_GET_ITEM(fast, i), &addrs[i])) {
-			PyMem_Free(addrs);
-			return NULL;
-		}
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtCheckMemType(addrs, (uint32_t)n, type, &result, reserve);
-	Py_END_ALLOW_THREADS
-	PyMem_Free(addrs);
-	return Py_BuildValue("(Ii)", ret ? 0U : (unsigned int)result, ret);
+	slot->a.p = aclpy_int_list(seq, "addr_list must be a list of ints",
+				   conv_ptr, sizeof(void *), &slot->a.n);
+	return slot->a.p != NULL;
 }
 
 /*
@@ -649,53 +454,48 @@ static int parse_phys_prop(PyObject *d, aclrtPhysicalMemProp *p)
 	return 1;
 }
 
-static PyObject *py_mem_get_allocation_granularity(PyObject *self,
-						   PyObject *args)
+/* obj converter (calls.h) for a prop */
+static int conv_phys_prop(PyObject *o, union aclpy_val *slot)
 {
-	aclrtPhysicalMemProp prop;
-	PyObject *pyprop;
-	size_t g = 0;
-	int32_t option;
-	aclError ret;
+	aclrtPhysicalMemProp *prop = aclpy_slot_alloc(slot, 1, sizeof(*prop));
 
-	(void)self;
-	if (!PyArg_ParseTuple(args, "OO&:mem_get_allocation_granularity",
-			      &pyprop, conv_i32, &option))
-		return NULL;
-	if (!parse_phys_prop(pyprop, &prop))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtMemGetAllocationGranularity(&prop,
-					       (aclrtMemGranularityOptions)option,
-					       &g);
-	Py_END_ALLOW_THREADS
-	return Py_BuildValue("(Ki)", ret ? 0ULL : (unsigned long long)g, ret);
+	return prop && parse_phys_prop(o, prop);
 }
 
+#define MEMORY_EXT_CALLS(CALL, HAND)					\
+	CALL(memcpy2d, aclrtMemcpy2d, (p, z, p, z, z, z, i32), (),	\
+	     "ret = memcpy2d(dst, dpitch, src, spitch, width, height, kind)") \
+	CALL(memcpy2d_async, aclrtMemcpy2dAsync,			\
+	     (p, z, p, z, z, z, i32, p), (),				\
+	     "ret = memcpy2d_async(dst, dpitch, src, spitch, width, height, kind, stream)") \
+	CALL(memset_d32, aclrtMemsetD32, (p, z, u32, z), (),		\
+	     "ret = memset_d32(dev_ptr, mem_size, value, count)")	\
+	CALL(memset_d32_async, aclrtMemsetD32Async, (p, z, u32, z, p), (), \
+	     "ret = memset_d32_async(dev_ptr, mem_size, value, count, stream)") \
+	CALL(malloc_with_cfg, aclrtMallocWithCfg,			\
+	     (out_p, z, i32, obj(conv_malloc_cfg)), (),			\
+	     "dev_ptr, ret = malloc_with_cfg(size, policy, cfg)")	\
+	HAND(malloc_host_with_cfg, METH_VARARGS,			\
+	     "host_ptr, ret = malloc_host_with_cfg(size, cfg)")		\
+	CALL(free_with_dev_sync, aclrtFreeWithDevSync, (p), (),		\
+	     "ret = free_with_dev_sync(dev_ptr)")			\
+	CALL(free_host_with_dev_sync, aclrtFreeHostWithDevSync, (p), (), \
+	     "ret = free_host_with_dev_sync(host_ptr)")			\
+	CALL(mem_get_address_range, aclrtMemGetAddressRange,		\
+	     (p, out_p, out_z), (),					\
+	     "base, size, ret = mem_get_address_range(ptr)")		\
+	HAND(get_mem_usage_info, METH_VARARGS,				\
+	     "infos, ret = get_mem_usage_info(device_id, input_num)")	\
+	CALL(check_mem_type, aclrtCheckMemType,				\
+	     (objn(conv_addrs), u32, out_u32, opt, u32), (),		\
+	     "result, ret = check_mem_type(addr_list, mem_type[, reserve])") \
+	CALL(mem_get_allocation_granularity,				\
+	     aclrtMemGetAllocationGranularity,				\
+	     (obj(conv_phys_prop), i32, out_z), (),			\
+	     "granularity, ret = mem_get_allocation_granularity(prop, option)")
+
+ACLPY_DEFINE(MEMORY_EXT_CALLS)
+
 PyMethodDef aclpy_rt_memory_ext_methods[] = {
-	{ "memcpy2d", py_memcpy2d, METH_VARARGS,
-	  "ret = memcpy2d(dst, dpitch, src, spitch, width, height, kind)" },
-	{ "memcpy2d_async", py_memcpy2d_async, METH_VARARGS,
-	  "ret = memcpy2d_async(dst, dpitch, src, spitch, width, height, kind, stream)" },
-	{ "memset_d32", py_memset_d32, METH_VARARGS,
-	  "ret = memset_d32(dev_ptr, mem_size, value, count)" },
-	{ "memset_d32_async", py_memset_d32_async, METH_VARARGS,
-	  "ret = memset_d32_async(dev_ptr, mem_size, value, count, stream)" },
-	{ "malloc_with_cfg", py_malloc_with_cfg, METH_VARARGS,
-	  "dev_ptr, ret = malloc_with_cfg(size, policy, cfg)" },
-	{ "malloc_host_with_cfg", py_malloc_host_with_cfg, METH_VARARGS,
-	  "host_ptr, ret = malloc_host_with_cfg(size, cfg)" },
-	{ "free_with_dev_sync", py_free_with_dev_sync, METH_VARARGS,
-	  "ret = free_with_dev_sync(dev_ptr)" },
-	{ "free_host_with_dev_sync", py_free_host_with_dev_sync, METH_VARARGS,
-	  "ret = free_host_with_dev_sync(host_ptr)" },
-	{ "mem_get_address_range", py_mem_get_address_range, METH_VARARGS,
-	  "base, size, ret = mem_get_address_range(ptr)" },
-	{ "get_mem_usage_info", py_get_mem_usage_info, METH_VARARGS,
-	  "infos, ret = get_mem_usage_info(device_id, input_num)" },
-	{ "check_mem_type", py_check_mem_type, METH_VARARGS,
-	  "result, ret = check_mem_type(addr_list, mem_type[, reserve])" },
-	{ "mem_get_allocation_granularity", py_mem_get_allocation_granularity,
-	  METH_VARARGS, "granularity, ret = mem_get_allocation_granularity(prop, option)" },
-	{ NULL, NULL, 0, NULL },
+	ACLPY_METHODS(MEMORY_EXT_CALLS)
 };

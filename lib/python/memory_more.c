@@ -36,6 +36,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* This file's calls never named themselves in argument errors: still so. */
+#define ACLPY_FNAME(pyname)	""
+
 #include "acl/acl.h"
 #include "aclpy.h"
 
@@ -257,185 +260,70 @@ static PyObject *py_memcpy_batch_async_v2(PyObject *self, PyObject *args)
 	return batch_call(args, true, true);
 }
 
-static PyObject *py_memcpy_async_with_condition(PyObject *self,
-						PyObject *args)
+/* obj converter (calls.h): cmo_wait_barrier's task_info. */
+static int conv_task_info(PyObject *info, union aclpy_val *slot)
 {
-	void *dst, *src, *stream;
-	size_t max, count;
-	int32_t kind;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&O&O&O&O&", conv_ptr, &dst, conv_size,
-			      &max, conv_ptr, &src, conv_size, &count,
-			      conv_i32, &kind, conv_ptr, &stream))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtMemcpyAsyncWithCondition(dst, max, src, count,
-					    (aclrtMemcpyKind)kind, stream);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_cmo_async(PyObject *self, PyObject *args)
-{
-	void *src, *stream;
-	size_t size;
-	int32_t type;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&O&O&", conv_ptr, &src, conv_size,
-			      &size, conv_i32, &type, conv_ptr, &stream))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtCmoAsync(src, size, (aclrtCmoType)type, stream);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_cmo_async_with_barrier(PyObject *self, PyObject *args)
-{
-	void *src, *stream;
-	size_t size;
-	int32_t type;
-	uint32_t id;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&O&O&O&", conv_ptr, &src, conv_size,
-			      &size, conv_i32, &type, conv_u32, &id, conv_ptr,
-			      &stream))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtCmoAsyncWithBarrier(src, size, (aclrtCmoType)type, id,
-				       stream);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_cmo_wait_barrier(PyObject *self, PyObject *args)
-{
-	PyObject *info, *fast;
-	aclrtBarrierTaskInfo ti;
-	void *stream;
-	uint32_t flag, type;
+	aclrtBarrierTaskInfo *ti;
+	PyObject *fast;
+	uint32_t type;
 	Py_ssize_t i, len;
-	aclError ret;
+	int ok = 1;
 
-	(void)self;
-	if (!PyArg_ParseTuple(args, "OO&O&", &info, conv_ptr, &stream,
-			      conv_u32, &flag))
-		return NULL;
 	fast = PySequence_Fast(info, "task_info must be a list");
 	if (!fast)
-		return NULL;
+		return 0;
 	len = PySequence_Fast_GET_SIZE(fast);
 	if (len > (Py_ssize_t)ACL_RT_CMO_MAX_BARRIER_NUM) {
 		Py_DECREF(fast);
 		PyErr_SetString(PyExc_ValueError, "task_info: at most 6 entries");
-		return NULL;
+		return 0;
 	}
-	memset(&ti, 0, sizeof(ti));
-	ti.barrierNum = (size_t)len;
-	for (i = 0; i < len; i++) {
+	ti = aclpy_slot_alloc(slot, 1, sizeof(*ti));
+	if (ti)
+		ti->barrierNum = (size_t)len;
+	for (i = 0; ti && ok && i < len; i++) {
 		PyObject *o = PySequence_Fast_GET_ITEM(fast, i);
 
-		if (!dict_u32(o, "cmoType", true, &type) ||
-		    !dict_u32(o, "barrierId", true, &ti.cmoInfo[i].barrierId)) {
-			Py_DECREF(fast);
-			return NULL;
-		}
-		ti.cmoInfo[i].cmoType = (aclrtCmoType)type;
+		ok = dict_u32(o, "cmoType", true, &type) &&
+		     dict_u32(o, "barrierId", true, &ti->cmoInfo[i].barrierId);
+		if (ok)
+			ti->cmoInfo[i].cmoType = (aclrtCmoType)type;
 	}
 	Py_DECREF(fast);
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtCmoWaitBarrier(&ti, stream, flag);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
+	return ti && ok;
 }
 
-static PyObject *py_cmo_get_desc_size(PyObject *self, PyObject *args)
-{
-	size_t size = 0;
-	aclError ret;
+#define MEMORY_MORE_CALLS(CALL, HAND)					\
+	HAND(memcpy_batch, METH_VARARGS,				\
+	     "fail_index, ret = memcpy_batch(dsts, dest_maxs, srcs, sizes, attrs, attrs_indexes)") \
+	HAND(memcpy_batch_v2, METH_VARARGS,				\
+	     "ret = memcpy_batch_v2(dsts, dest_maxs, srcs, sizes, attrs, attrs_indexes)") \
+	HAND(memcpy_batch_async, METH_VARARGS,				\
+	     "fail_index, ret = memcpy_batch_async(dsts, dest_maxs, srcs, sizes, attrs, attrs_indexes, stream)") \
+	HAND(memcpy_batch_async_v2, METH_VARARGS,			\
+	     "ret = memcpy_batch_async_v2(dsts, dest_maxs, srcs, sizes, attrs, attrs_indexes, stream)") \
+	CALL(memcpy_async_with_condition, aclrtMemcpyAsyncWithCondition, \
+	     (p, z, p, z, i32, p), (),					\
+	     "ret = memcpy_async_with_condition(dst, dest_max, src, count, kind, stream)") \
+	CALL(cmo_async, aclrtCmoAsync, (p, z, i32, p), (),		\
+	     "ret = cmo_async(src, size, cmo_type, stream)")		\
+	CALL(cmo_async_with_barrier, aclrtCmoAsyncWithBarrier,		\
+	     (p, z, i32, u32, p), (),					\
+	     "ret = cmo_async_with_barrier(src, size, cmo_type, barrier_id, stream)") \
+	CALL(cmo_wait_barrier, aclrtCmoWaitBarrier,			\
+	     (obj(conv_task_info), p, u32), (),				\
+	     "ret = cmo_wait_barrier(task_info, stream, flag)")		\
+	CALL(cmo_get_desc_size, aclrtCmoGetDescSize, (out_n),		\
+	     (.hold_gil = true), "size, ret = cmo_get_desc_size()")	\
+	CALL(cmo_set_desc, aclrtCmoSetDesc, (p, p, z), (),		\
+	     "ret = cmo_set_desc(cmo_desc, src, size)")			\
+	CALL(cmo_async_with_desc, aclrtCmoAsyncWithDesc, (p, i32, p, nul), \
+	     (), "ret = cmo_async_with_desc(cmo_desc, cmo_type, stream)") \
+	CALL(device_l2_cache_flush, aclrtDeviceL2CacheFlush, (nul), (),	\
+	     "ret = device_l2_cache_flush()")
 
-	(void)self;
-	(void)args;
-	ret = aclrtCmoGetDescSize(&size);
-	return Py_BuildValue("(ni)", ret ? (Py_ssize_t)0 : (Py_ssize_t)size,
-			     (int)ret);
-}
-
-static PyObject *py_cmo_set_desc(PyObject *self, PyObject *args)
-{
-	void *desc, *src;
-	size_t size;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&O&", conv_ptr, &desc, conv_ptr, &src,
-			      conv_size, &size))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtCmoSetDesc(desc, src, size);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_cmo_async_with_desc(PyObject *self, PyObject *args)
-{
-	void *desc, *stream;
-	int32_t type;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&O&", conv_ptr, &desc, conv_i32, &type,
-			      conv_ptr, &stream))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtCmoAsyncWithDesc(desc, (aclrtCmoType)type, stream, NULL);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_device_l2_cache_flush(PyObject *self, PyObject *args)
-{
-	aclError ret;
-
-	(void)self;
-	(void)args;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtDeviceL2CacheFlush(NULL);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
+ACLPY_DEFINE(MEMORY_MORE_CALLS)
 
 PyMethodDef aclpy_rt_memory_more_methods[] = {
-	{ "memcpy_batch", py_memcpy_batch, METH_VARARGS,
-	  "fail_index, ret = memcpy_batch(dsts, dest_maxs, srcs, sizes, attrs, attrs_indexes)" },
-	{ "memcpy_batch_v2", py_memcpy_batch_v2, METH_VARARGS,
-	  "ret = memcpy_batch_v2(dsts, dest_maxs, srcs, sizes, attrs, attrs_indexes)" },
-	{ "memcpy_batch_async", py_memcpy_batch_async, METH_VARARGS,
-	  "fail_index, ret = memcpy_batch_async(dsts, dest_maxs, srcs, sizes, attrs, attrs_indexes, stream)" },
-	{ "memcpy_batch_async_v2", py_memcpy_batch_async_v2, METH_VARARGS,
-	  "ret = memcpy_batch_async_v2(dsts, dest_maxs, srcs, sizes, attrs, attrs_indexes, stream)" },
-	{ "memcpy_async_with_condition", py_memcpy_async_with_condition,
-	  METH_VARARGS,
-	  "ret = memcpy_async_with_condition(dst, dest_max, src, count, kind, stream)" },
-	{ "cmo_async", py_cmo_async, METH_VARARGS,
-	  "ret = cmo_async(src, size, cmo_type, stream)" },
-	{ "cmo_async_with_barrier", py_cmo_async_with_barrier, METH_VARARGS,
-	  "ret = cmo_async_with_barrier(src, size, cmo_type, barrier_id, stream)" },
-	{ "cmo_wait_barrier", py_cmo_wait_barrier, METH_VARARGS,
-	  "ret = cmo_wait_barrier(task_info, stream, flag)" },
-	{ "cmo_get_desc_size", py_cmo_get_desc_size, METH_NOARGS,
-	  "size, ret = cmo_get_desc_size()" },
-	{ "cmo_set_desc", py_cmo_set_desc, METH_VARARGS,
-	  "ret = cmo_set_desc(cmo_desc, src, size)" },
-	{ "cmo_async_with_desc", py_cmo_async_with_desc, METH_VARARGS,
-	  "ret = cmo_async_with_desc(cmo_desc, cmo_type, stream)" },
-	{ "device_l2_cache_flush", py_device_l2_cache_flush, METH_NOARGS,
-	  "ret = device_l2_cache_flush()" },
-	{ NULL, NULL, 0, NULL },
+	ACLPY_METHODS(MEMORY_MORE_CALLS)
 };

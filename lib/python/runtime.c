@@ -40,13 +40,6 @@
 #include "acl/acl.h"
 #include "aclpy.h"
 
-static PyObject *handle_ret(void *h, aclError ret)
-{
-	return Py_BuildValue("(Ki)",
-			     ret ? 0ULL : (unsigned long long)(uintptr_t)h,
-			     (int)ret);
-}
-
 /* ---- the registry of Python callbacks not yet run ---- */
 
 struct pycb {
@@ -176,26 +169,27 @@ static void *current_ctx(void)
 	return c;
 }
 
-/* Hooks for aclmodule.c's destroy_stream, reset_device and finalize. */
-void aclpy_rt_stream_gone(void *stream)
+/* The .after of destroy_stream(_force), reset_device and finalize. */
+void aclpy_rt_stream_gone(const union aclpy_val *args)
 {
-	cb_drop(BY_STREAM, stream, current_ctx());
+	cb_drop(BY_STREAM, args[0].p, current_ctx());
 }
 
-void aclpy_rt_device_reset(int32_t device_id)
+void aclpy_rt_device_reset(const union aclpy_val *args)
 {
 	uint32_t flags = 0;
 	int32_t active = 1;
 
-	if (aclrtGetPrimaryCtxState(device_id, &flags, &active) == ACL_SUCCESS &&
-	    !active)
+	if (aclrtGetPrimaryCtxState(args[0].i32, &flags, &active) ==
+	    ACL_SUCCESS && !active)
 		cb_drop(BY_PRIMARY, NULL, NULL);
 }
 
-void aclpy_rt_finalized(void)
+void aclpy_rt_finalized(const union aclpy_val *args)
 {
 	struct made_ctx *m;
 
+	(void)args;
 	cb_drop(ALL, NULL, NULL);
 	pthread_mutex_lock(&cb_lock);
 	while ((m = made_ctxs)) {
@@ -298,7 +292,7 @@ static PyObject *py_create_context(PyObject *self, PyObject *args)
 		made_ctxs = m;
 		pthread_mutex_unlock(&cb_lock);
 	}
-	return handle_ret(c, ret);
+	return aclpy_ptr_ret(c, ret);
 }
 
 static PyObject *py_destroy_context(PyObject *self, PyObject *args)
@@ -328,47 +322,6 @@ static PyObject *py_destroy_context(PyObject *self, PyObject *args)
 	return PyLong_FromLong(ret);
 }
 
-static PyObject *py_set_context(PyObject *self, PyObject *args)
-{
-	void *c;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&:set_context", conv_ptr, &c))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtSetCurrentContext(c);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_get_context(PyObject *self, PyObject *args)
-{
-	aclrtContext c = NULL;
-	aclError ret;
-
-	(void)self;
-	(void)args;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtGetCurrentContext(&c);
-	Py_END_ALLOW_THREADS
-	return handle_ret(c, ret);
-}
-
-static PyObject *py_ctx_get_current_default_stream(PyObject *self,
-						   PyObject *args)
-{
-	aclrtStream s = NULL;
-	aclError ret;
-
-	(void)self;
-	(void)args;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtCtxGetCurrentDefaultStream(&s);
-	Py_END_ALLOW_THREADS
-	return handle_ret(s, ret);
-}
-
 /* pyACL: active, flags, ret = get_primary_ctx_state(device_id) */
 static PyObject *py_get_primary_ctx_state(PyObject *self, PyObject *args)
 {
@@ -388,483 +341,7 @@ static PyObject *py_get_primary_ctx_state(PyObject *self, PyObject *args)
 			     (int)ret);
 }
 
-/* ---- streams ---- */
-
-static PyObject *py_create_stream_with_config(PyObject *self, PyObject *args)
-{
-	aclrtStream s = NULL;
-	uint32_t prio, flag;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&:create_stream_with_config",
-			      conv_u32, &prio, conv_u32, &flag))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtCreateStreamWithConfig(&s, prio, flag);
-	Py_END_ALLOW_THREADS
-	return handle_ret(s, ret);
-}
-
-static PyObject *py_device_get_stream_priority_range(PyObject *self,
-						     PyObject *args)
-{
-	int32_t least = 0, greatest = 0;
-	aclError ret;
-
-	(void)self;
-	(void)args;
-	ret = aclrtDeviceGetStreamPriorityRange(&least, &greatest);
-	return Py_BuildValue("(iii)", (int)least, (int)greatest, (int)ret);
-}
-
-static PyObject *py_synchronize_stream_with_timeout(PyObject *self,
-						    PyObject *args)
-{
-	int32_t timeout;
-	void *s;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&:synchronize_stream_with_timeout",
-			      conv_ptr, &s, conv_i32, &timeout))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtSynchronizeStreamWithTimeout(s, timeout);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_stream_query(PyObject *self, PyObject *args)
-{
-	aclrtStreamStatus st = ACL_STREAM_STATUS_RESERVED;
-	void *s;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&:stream_query", conv_ptr, &s))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtStreamQuery(s, &st);
-	Py_END_ALLOW_THREADS
-	return Py_BuildValue("(ii)", (int)st, (int)ret);
-}
-
-static PyObject *py_set_stream_failure_mode(PyObject *self, PyObject *args)
-{
-	uint64_t mode;
-	void *s;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&:set_stream_failure_mode",
-			      conv_ptr, &s, conv_u64, &mode))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtSetStreamFailureMode(s, mode);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_stream_get_id(PyObject *self, PyObject *args)
-{
-	int32_t id = 0;
-	void *s;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&:stream_get_id", conv_ptr, &s))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtStreamGetId(s, &id);
-	Py_END_ALLOW_THREADS
-	return Py_BuildValue("(ii)", ret ? 0 : (int)id, (int)ret);
-}
-
-typedef aclError (*stream_u32_fn)(aclrtStream, uint32_t *);
-
-static PyObject *do_stream_u32(PyObject *args, const char *fmt,
-			       stream_u32_fn fn)
-{
-	uint32_t v = 0;
-	void *s;
-	aclError ret;
-
-	if (!PyArg_ParseTuple(args, fmt, conv_ptr, &s))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = fn(s, &v);
-	Py_END_ALLOW_THREADS
-	return Py_BuildValue("(Ii)", ret ? 0U : (unsigned int)v, (int)ret);
-}
-
-static PyObject *py_stream_get_priority(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return do_stream_u32(args, "O&:stream_get_priority",
-			     aclrtStreamGetPriority);
-}
-
-static PyObject *py_stream_get_flags(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return do_stream_u32(args, "O&:stream_get_flags", aclrtStreamGetFlags);
-}
-
-static PyObject *py_stream_abort(PyObject *self, PyObject *args)
-{
-	void *s;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&:stream_abort", conv_ptr, &s))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtStreamAbort(s);
-	Py_END_ALLOW_THREADS
-	/* Callbacks already handed to a report thread still run: keep them. */
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_destroy_stream_force(PyObject *self, PyObject *args)
-{
-	void *s;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&:destroy_stream_force", conv_ptr, &s))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtDestroyStreamForce(s);
-	Py_END_ALLOW_THREADS
-	if (ret == ACL_SUCCESS)
-		aclpy_rt_stream_gone(s);
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_memset_async(PyObject *self, PyObject *args)
-{
-	void *p, *s;
-	size_t max, count;
-	int32_t value;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&O&O&O&:memset_async", conv_ptr, &p,
-			      conv_size, &max, conv_i32, &value,
-			      conv_size, &count, conv_ptr, &s))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtMemsetAsync(p, max, value, count, s);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-/* ---- events ---- */
-
-static PyObject *py_create_event(PyObject *self, PyObject *args)
-{
-	aclrtEvent e = NULL;
-	aclError ret;
-
-	(void)self;
-	(void)args;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtCreateEvent(&e);
-	Py_END_ALLOW_THREADS
-	return handle_ret(e, ret);
-}
-
-static PyObject *do_create_event_flag(PyObject *args, const char *fmt,
-				      aclError (*fn)(aclrtEvent *, uint32_t))
-{
-	aclrtEvent e = NULL;
-	uint32_t flag;
-	aclError ret;
-
-	if (!PyArg_ParseTuple(args, fmt, conv_u32, &flag))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = fn(&e, flag);
-	Py_END_ALLOW_THREADS
-	return handle_ret(e, ret);
-}
-
-static PyObject *py_create_event_with_flag(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return do_create_event_flag(args, "O&:create_event_with_flag",
-				    aclrtCreateEventWithFlag);
-}
-
-static PyObject *py_create_event_ex_with_flag(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return do_create_event_flag(args, "O&:create_event_ex_with_flag",
-				    aclrtCreateEventExWithFlag);
-}
-
-static PyObject *do_event_call(PyObject *args, const char *fmt,
-			       aclError (*fn)(aclrtEvent))
-{
-	void *e;
-	aclError ret;
-
-	if (!PyArg_ParseTuple(args, fmt, conv_ptr, &e))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = fn(e);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_destroy_event(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return do_event_call(args, "O&:destroy_event", aclrtDestroyEvent);
-}
-
-static PyObject *py_synchronize_event(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return do_event_call(args, "O&:synchronize_event",
-			     aclrtSynchronizeEvent);
-}
-
-static PyObject *do_event_stream(PyObject *args, const char *fmt,
-				 aclError (*fn)(aclrtEvent, aclrtStream))
-{
-	void *e, *s;
-	aclError ret;
-
-	if (!PyArg_ParseTuple(args, fmt, conv_ptr, &e, conv_ptr, &s))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = fn(e, s);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_record_event(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return do_event_stream(args, "O&O&:record_event", aclrtRecordEvent);
-}
-
-static PyObject *py_reset_event(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return do_event_stream(args, "O&O&:reset_event", aclrtResetEvent);
-}
-
-static PyObject *py_stream_wait_event(PyObject *self, PyObject *args)
-{
-	void *s, *e;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&:stream_wait_event", conv_ptr, &s,
-			      conv_ptr, &e))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtStreamWaitEvent(s, e);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_query_event(PyObject *self, PyObject *args)
-{
-	aclrtEventStatus st = ACL_EVENT_STATUS_RESERVED;
-	void *e;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&:query_event", conv_ptr, &e))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtQueryEvent(e, &st);
-	Py_END_ALLOW_THREADS
-	return Py_BuildValue("(ii)", (int)st, (int)ret);
-}
-
-static PyObject *py_query_event_status(PyObject *self, PyObject *args)
-{
-	aclrtEventRecordedStatus st = ACL_EVENT_RECORDED_STATUS_NOT_READY;
-	void *e;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&:query_event_status", conv_ptr, &e))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtQueryEventStatus(e, &st);
-	Py_END_ALLOW_THREADS
-	return Py_BuildValue("(ii)", (int)st, (int)ret);
-}
-
-static PyObject *py_query_event_wait_status(PyObject *self, PyObject *args)
-{
-	aclrtEventWaitStatus st = ACL_EVENT_WAIT_STATUS_RESERVED;
-	void *e;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&:query_event_wait_status", conv_ptr, &e))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtQueryEventWaitStatus(e, &st);
-	Py_END_ALLOW_THREADS
-	return Py_BuildValue("(ii)", (int)st, (int)ret);
-}
-
-static PyObject *py_synchronize_event_with_timeout(PyObject *self,
-						   PyObject *args)
-{
-	int32_t timeout;
-	void *e;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&:synchronize_event_with_timeout",
-			      conv_ptr, &e, conv_i32, &timeout))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtSynchronizeEventWithTimeout(e, timeout);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_event_elapsed_time(PyObject *self, PyObject *args)
-{
-	float ms = 0.0f;
-	void *start, *end;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&:event_elapsed_time", conv_ptr, &start,
-			      conv_ptr, &end))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtEventElapsedTime(&ms, start, end);
-	Py_END_ALLOW_THREADS
-	return Py_BuildValue("(fi)", ret ? 0.0 : (double)ms, (int)ret);
-}
-
-static PyObject *py_event_get_timestamp(PyObject *self, PyObject *args)
-{
-	uint64_t ts = 0;
-	void *e;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&:event_get_timestamp", conv_ptr, &e))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtEventGetTimestamp(e, &ts);
-	Py_END_ALLOW_THREADS
-	return Py_BuildValue("(Ki)", ret ? 0ULL : (unsigned long long)ts,
-			     (int)ret);
-}
-
-static PyObject *py_get_event_id(PyObject *self, PyObject *args)
-{
-	uint32_t id = 0;
-	void *e;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&:get_event_id", conv_ptr, &e))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtGetEventId(e, &id);
-	Py_END_ALLOW_THREADS
-	return Py_BuildValue("(Ii)", ret ? 0U : (unsigned int)id, (int)ret);
-}
-
-static PyObject *py_get_event_avail_num(PyObject *self, PyObject *args)
-{
-	uint32_t n = 0;
-	aclError ret;
-
-	(void)self;
-	(void)args;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtGetEventAvailNum(&n);
-	Py_END_ALLOW_THREADS
-	return Py_BuildValue("(Ii)", ret ? 0U : (unsigned int)n, (int)ret);
-}
-
 /* ---- host callbacks ---- */
-
-static PyObject *do_subscribe(PyObject *args, const char *fmt,
-			      aclError (*fn)(uint64_t, aclrtStream))
-{
-	uint64_t tid;
-	void *s;
-	aclError ret;
-
-	if (!PyArg_ParseTuple(args, fmt, conv_u64, &tid, conv_ptr, &s))
-		return NULL;
-	/* Unsubscribing runs the callbacks still queued for the thread. */
-	Py_BEGIN_ALLOW_THREADS
-	ret = fn(tid, s);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_subscribe_report(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return do_subscribe(args, "O&O&:subscribe_report",
-			    aclrtSubscribeReport);
-}
-
-static PyObject *py_unsubscribe_report(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return do_subscribe(args, "O&O&:unsubscribe_report",
-			    aclrtUnSubscribeReport);
-}
-
-static PyObject *py_subscribe_host_func(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return do_subscribe(args, "O&O&:subscribe_host_func",
-			    aclrtSubscribeHostFunc);
-}
-
-static PyObject *py_unsubscribe_host_func(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return do_subscribe(args, "O&O&:unsubscribe_host_func",
-			    aclrtUnSubscribeHostFunc);
-}
-
-static PyObject *do_process(PyObject *args, const char *fmt,
-			    aclError (*fn)(int32_t))
-{
-	int32_t timeout;
-	aclError ret;
-
-	if (!PyArg_ParseTuple(args, fmt, conv_i32, &timeout))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = fn(timeout);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_process_report(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return do_process(args, "O&:process_report", aclrtProcessReport);
-}
-
-static PyObject *py_process_host_func(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return do_process(args, "O&:process_host_func", aclrtProcessHostFunc);
-}
 
 /* ret = launch_callback(func, user_data, block_type, stream) */
 static PyObject *py_launch_callback(PyObject *self, PyObject *args)
@@ -920,90 +397,106 @@ static PyObject *py_launch_host_func(PyObject *self, PyObject *args)
 
 /* ---- table ---- */
 
-PyMethodDef aclpy_rt_runtime_methods[] = {
-	{ "create_context", py_create_context, METH_VARARGS,
-	  "context, ret = create_context(device_id)" },
-	{ "destroy_context", py_destroy_context, METH_VARARGS,
-	  "ret = destroy_context(context)" },
-	{ "set_context", py_set_context, METH_VARARGS,
-	  "ret = set_context(context)" },
-	{ "get_context", py_get_context, METH_NOARGS,
-	  "context, ret = get_context()" },
-	{ "ctx_get_current_default_stream", py_ctx_get_current_default_stream,
-	  METH_NOARGS, "stream, ret = ctx_get_current_default_stream()" },
-	{ "get_primary_ctx_state", py_get_primary_ctx_state, METH_VARARGS,
-	  "active, flags, ret = get_primary_ctx_state(device_id)" },
-	{ "create_stream_with_config", py_create_stream_with_config,
-	  METH_VARARGS, "stream, ret = create_stream_with_config(priority, flag)" },
-	{ "device_get_stream_priority_range",
-	  py_device_get_stream_priority_range, METH_NOARGS,
-	  "least, greatest, ret = device_get_stream_priority_range()" },
-	{ "synchronize_stream_with_timeout", py_synchronize_stream_with_timeout,
-	  METH_VARARGS, "ret = synchronize_stream_with_timeout(stream, timeout)" },
-	{ "stream_query", py_stream_query, METH_VARARGS,
-	  "status, ret = stream_query(stream)" },
-	{ "set_stream_failure_mode", py_set_stream_failure_mode, METH_VARARGS,
-	  "ret = set_stream_failure_mode(stream, mode)" },
-	{ "stream_get_id", py_stream_get_id, METH_VARARGS,
-	  "stream_id, ret = stream_get_id(stream)" },
-	{ "stream_get_priority", py_stream_get_priority, METH_VARARGS,
-	  "priority, ret = stream_get_priority(stream)" },
-	{ "stream_get_flags", py_stream_get_flags, METH_VARARGS,
-	  "flags, ret = stream_get_flags(stream)" },
-	{ "stream_abort", py_stream_abort, METH_VARARGS,
-	  "ret = stream_abort(stream)" },
-	{ "destroy_stream_force", py_destroy_stream_force, METH_VARARGS,
-	  "ret = destroy_stream_force(stream)" },
-	{ "memset_async", py_memset_async, METH_VARARGS,
-	  "ret = memset_async(dev_ptr, max_count, value, count, stream)" },
-	{ "create_event", py_create_event, METH_NOARGS,
-	  "event, ret = create_event()" },
-	{ "create_event_with_flag", py_create_event_with_flag, METH_VARARGS,
-	  "event, ret = create_event_with_flag(flag)" },
-	{ "create_event_ex_with_flag", py_create_event_ex_with_flag,
-	  METH_VARARGS, "event, ret = create_event_ex_with_flag(flag)" },
-	{ "destroy_event", py_destroy_event, METH_VARARGS,
-	  "ret = destroy_event(event)" },
-	{ "record_event", py_record_event, METH_VARARGS,
-	  "ret = record_event(event, stream)" },
-	{ "reset_event", py_reset_event, METH_VARARGS,
-	  "ret = reset_event(event, stream)" },
-	{ "query_event", py_query_event, METH_VARARGS,
-	  "status, ret = query_event(event)" },
-	{ "query_event_status", py_query_event_status, METH_VARARGS,
-	  "status, ret = query_event_status(event)" },
-	{ "query_event_wait_status", py_query_event_wait_status, METH_VARARGS,
-	  "status, ret = query_event_wait_status(event)" },
-	{ "synchronize_event", py_synchronize_event, METH_VARARGS,
-	  "ret = synchronize_event(event)" },
-	{ "synchronize_event_with_timeout", py_synchronize_event_with_timeout,
-	  METH_VARARGS, "ret = synchronize_event_with_timeout(event, timeout)" },
-	{ "event_elapsed_time", py_event_elapsed_time, METH_VARARGS,
-	  "ms, ret = event_elapsed_time(start, end)" },
-	{ "event_get_timestamp", py_event_get_timestamp, METH_VARARGS,
-	  "timestamp, ret = event_get_timestamp(event)" },
-	{ "stream_wait_event", py_stream_wait_event, METH_VARARGS,
-	  "ret = stream_wait_event(stream, event)" },
-	{ "get_event_id", py_get_event_id, METH_VARARGS,
-	  "event_id, ret = get_event_id(event)" },
-	{ "get_event_avail_num", py_get_event_avail_num, METH_NOARGS,
-	  "count, ret = get_event_avail_num()" },
-	{ "subscribe_report", py_subscribe_report, METH_VARARGS,
-	  "ret = subscribe_report(thread_id, stream)" },
-	{ "unsubscribe_report", py_unsubscribe_report, METH_VARARGS,
-	  "ret = unsubscribe_report(thread_id, stream)" },
-	{ "launch_callback", py_launch_callback, METH_VARARGS,
-	  "ret = launch_callback(func, user_data, block_type, stream): "
-	  "func(user_data) runs on the thread subscribed to the stream" },
-	{ "process_report", py_process_report, METH_VARARGS,
-	  "ret = process_report(timeout_ms)" },
-	{ "launch_host_func", py_launch_host_func, METH_VARARGS,
-	  "ret = launch_host_func(stream, func, args): func(args) in stream order" },
-	{ "subscribe_host_func", py_subscribe_host_func, METH_VARARGS,
-	  "ret = subscribe_host_func(thread_id, stream)" },
-	{ "process_host_func", py_process_host_func, METH_VARARGS,
-	  "ret = process_host_func(timeout_ms)" },
-	{ "unsubscribe_host_func", py_unsubscribe_host_func, METH_VARARGS,
-	  "ret = unsubscribe_host_func(thread_id, stream)" },
-	{ NULL, NULL, 0, NULL },
-};
+#define RUNTIME_CALLS(CALL, HAND)					\
+	HAND(create_context, METH_VARARGS,				\
+	     "context, ret = create_context(device_id)")		\
+	HAND(destroy_context, METH_VARARGS,				\
+	     "ret = destroy_context(context)")				\
+	CALL(set_context, aclrtSetCurrentContext, (p), (),		\
+	     "ret = set_context(context)")				\
+	CALL(get_context, aclrtGetCurrentContext, (out_p), (),		\
+	     "context, ret = get_context()")				\
+	CALL(ctx_get_current_default_stream,				\
+	     aclrtCtxGetCurrentDefaultStream, (out_p), (),		\
+	     "stream, ret = ctx_get_current_default_stream()")		\
+	HAND(get_primary_ctx_state, METH_VARARGS,			\
+	     "active, flags, ret = get_primary_ctx_state(device_id)")	\
+	CALL(create_stream_with_config, aclrtCreateStreamWithConfig,	\
+	     (out_p, u32, u32), (),					\
+	     "stream, ret = create_stream_with_config(priority, flag)")	\
+	CALL(device_get_stream_priority_range,				\
+	     aclrtDeviceGetStreamPriorityRange, (out_i32, out_i32),	\
+	     (.hold_gil = true, .raw = true),				\
+	     "least, greatest, ret = device_get_stream_priority_range()") \
+	CALL(synchronize_stream_with_timeout,				\
+	     aclrtSynchronizeStreamWithTimeout, (p, i32), (),		\
+	     "ret = synchronize_stream_with_timeout(stream, timeout)")	\
+	CALL(stream_query, aclrtStreamQuery, (p, out_init),		\
+	     (.raw = true, .init = ACL_STREAM_STATUS_RESERVED),		\
+	     "status, ret = stream_query(stream)")			\
+	CALL(set_stream_failure_mode, aclrtSetStreamFailureMode, (p, u64), \
+	     (), "ret = set_stream_failure_mode(stream, mode)")		\
+	CALL(stream_get_id, aclrtStreamGetId, (p, out_i32), (),		\
+	     "stream_id, ret = stream_get_id(stream)")			\
+	CALL(stream_get_priority, aclrtStreamGetPriority, (p, out_u32), (), \
+	     "priority, ret = stream_get_priority(stream)")		\
+	CALL(stream_get_flags, aclrtStreamGetFlags, (p, out_u32), (),	\
+	     "flags, ret = stream_get_flags(stream)")			\
+	/* Callbacks handed to a report thread still run: keep them. */ \
+	CALL(stream_abort, aclrtStreamAbort, (p), (),			\
+	     "ret = stream_abort(stream)")				\
+	CALL(destroy_stream_force, aclrtDestroyStreamForce, (p),	\
+	     (.after = aclpy_rt_stream_gone),				\
+	     "ret = destroy_stream_force(stream)")			\
+	CALL(memset_async, aclrtMemsetAsync, (p, z, i32, z, p), (),	\
+	     "ret = memset_async(dev_ptr, max_count, value, count, stream)") \
+	CALL(create_event, aclrtCreateEvent, (out_p), (),		\
+	     "event, ret = create_event()")				\
+	CALL(create_event_with_flag, aclrtCreateEventWithFlag, (out_p, u32), \
+	     (), "event, ret = create_event_with_flag(flag)")		\
+	CALL(create_event_ex_with_flag, aclrtCreateEventExWithFlag,	\
+	     (out_p, u32), (), "event, ret = create_event_ex_with_flag(flag)") \
+	CALL(destroy_event, aclrtDestroyEvent, (p), (),			\
+	     "ret = destroy_event(event)")				\
+	CALL(record_event, aclrtRecordEvent, (p, p), (),		\
+	     "ret = record_event(event, stream)")			\
+	CALL(reset_event, aclrtResetEvent, (p, p), (),			\
+	     "ret = reset_event(event, stream)")			\
+	CALL(query_event, aclrtQueryEvent, (p, out_init),		\
+	     (.raw = true, .init = ACL_EVENT_STATUS_RESERVED),		\
+	     "status, ret = query_event(event)")			\
+	CALL(query_event_status, aclrtQueryEventStatus, (p, out_init),	\
+	     (.raw = true,						\
+	      .init = ACL_EVENT_RECORDED_STATUS_NOT_READY),		\
+	     "status, ret = query_event_status(event)")			\
+	CALL(query_event_wait_status, aclrtQueryEventWaitStatus,	\
+	     (p, out_init),						\
+	     (.raw = true, .init = ACL_EVENT_WAIT_STATUS_RESERVED),	\
+	     "status, ret = query_event_wait_status(event)")		\
+	CALL(synchronize_event, aclrtSynchronizeEvent, (p), (),		\
+	     "ret = synchronize_event(event)")				\
+	CALL(synchronize_event_with_timeout,				\
+	     aclrtSynchronizeEventWithTimeout, (p, i32), (),		\
+	     "ret = synchronize_event_with_timeout(event, timeout)")	\
+	CALL(event_elapsed_time, aclrtEventElapsedTime, (out_f, p, p), (), \
+	     "ms, ret = event_elapsed_time(start, end)")		\
+	CALL(event_get_timestamp, aclrtEventGetTimestamp, (p, out_u64), (), \
+	     "timestamp, ret = event_get_timestamp(event)")		\
+	CALL(stream_wait_event, aclrtStreamWaitEvent, (p, p), (),	\
+	     "ret = stream_wait_event(stream, event)")			\
+	CALL(get_event_id, aclrtGetEventId, (p, out_u32), (),		\
+	     "event_id, ret = get_event_id(event)")			\
+	CALL(get_event_avail_num, aclrtGetEventAvailNum, (out_u32), (),	\
+	     "count, ret = get_event_avail_num()")			\
+	/* Unsubscribing runs the callbacks still queued for the thread. */ \
+	CALL(subscribe_report, aclrtSubscribeReport, (u64, p), (),	\
+	     "ret = subscribe_report(thread_id, stream)")		\
+	CALL(unsubscribe_report, aclrtUnSubscribeReport, (u64, p), (),	\
+	     "ret = unsubscribe_report(thread_id, stream)")		\
+	HAND(launch_callback, METH_VARARGS,				\
+	     "ret = launch_callback(func, user_data, block_type, stream): " \
+	     "func(user_data) runs on the thread subscribed to the stream") \
+	CALL(process_report, aclrtProcessReport, (i32), (),		\
+	     "ret = process_report(timeout_ms)")			\
+	HAND(launch_host_func, METH_VARARGS,				\
+	     "ret = launch_host_func(stream, func, args): func(args) in stream order") \
+	CALL(subscribe_host_func, aclrtSubscribeHostFunc, (u64, p), (),	\
+	     "ret = subscribe_host_func(thread_id, stream)")		\
+	CALL(process_host_func, aclrtProcessHostFunc, (i32), (),	\
+	     "ret = process_host_func(timeout_ms)")			\
+	CALL(unsubscribe_host_func, aclrtUnSubscribeHostFunc, (u64, p), (), \
+	     "ret = unsubscribe_host_func(thread_id, stream)")
+
+ACLPY_DEFINE(RUNTIME_CALLS)
+
+PyMethodDef aclpy_rt_runtime_methods[] = { ACLPY_METHODS(RUNTIME_CALLS) };

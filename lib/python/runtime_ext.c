@@ -29,160 +29,7 @@
 #include "acl/acl.h"
 #include "aclpy.h"
 
-/* Key buffers: CANN's keys fit 65 bytes; a larger len asks for this. */
-#define KEY_LEN_MAX	1024
-
-static PyObject *handle_ret(void *h, aclError ret)
-{
-	return Py_BuildValue("(Ki)",
-			     ret ? 0ULL : (unsigned long long)(uintptr_t)h,
-			     (int)ret);
-}
-
 /* ---- notifies ---- */
-
-static PyObject *py_create_notify(PyObject *self, PyObject *args)
-{
-	aclrtNotify n = NULL;
-	uint64_t flag;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&:create_notify", conv_u64, &flag))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtCreateNotify(&n, flag);
-	Py_END_ALLOW_THREADS
-	return handle_ret(n, ret);
-}
-
-static PyObject *py_destroy_notify(PyObject *self, PyObject *args)
-{
-	void *n;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&:destroy_notify", conv_ptr, &n))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtDestroyNotify(n);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_record_notify(PyObject *self, PyObject *args)
-{
-	void *n, *s;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&:record_notify", conv_ptr, &n,
-			      conv_ptr, &s))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtRecordNotify(n, s);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_wait_and_reset_notify(PyObject *self, PyObject *args)
-{
-	uint32_t timeout;
-	void *n, *s;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&O&:wait_and_reset_notify", conv_ptr,
-			      &n, conv_ptr, &s, conv_u32, &timeout))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtWaitAndResetNotify(n, s, timeout);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_get_notify_id(PyObject *self, PyObject *args)
-{
-	uint32_t id = 0;
-	void *n;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&:get_notify_id", conv_ptr, &n))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtGetNotifyId(n, &id);
-	Py_END_ALLOW_THREADS
-	return Py_BuildValue("(Ii)", ret ? 0U : (unsigned int)id, (int)ret);
-}
-
-/* key, ret = notify_get_export_key(notify, len, flags): key is a str. */
-static PyObject *py_notify_get_export_key(PyObject *self, PyObject *args)
-{
-	uint64_t flags;
-	size_t len;
-	char *key;
-	void *n;
-	aclError ret;
-	PyObject *res;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&O&:notify_get_export_key", conv_ptr,
-			      &n, conv_size, &len, conv_u64, &flags))
-		return NULL;
-	if (len > KEY_LEN_MAX)
-		len = KEY_LEN_MAX;
-	/* One byte more than the library may write: always terminated. */
-	key = PyMem_RawCalloc(1, len + 1);
-	if (!key)
-		return PyErr_NoMemory();
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtNotifyGetExportKey(n, key, len, flags);
-	Py_END_ALLOW_THREADS
-	res = Py_BuildValue("(si)", ret ? "" : key, (int)ret);
-	PyMem_RawFree(key);
-	return res;
-}
-
-/* ret = notify_set_import_pid(notify, pids): a list (or tuple) of ints. */
-static PyObject *py_notify_set_import_pid(PyObject *self, PyObject *args)
-{
-	PyObject *list;
-	size_t num;
-	int32_t *pids;
-	void *n;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O:notify_set_import_pid", conv_ptr, &n,
-			      &list))
-		return NULL;
-	pids = aclpy_pid_list(list, &num);
-	if (!pids)
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtNotifySetImportPid(n, pids, num);
-	Py_END_ALLOW_THREADS
-	PyMem_Free(pids);
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_notify_import_by_key(PyObject *self, PyObject *args)
-{
-	aclrtNotify n = NULL;
-	const char *key;
-	uint64_t flags;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "sO&:notify_import_by_key", &key,
-			      conv_u64, &flags))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtNotifyImportByKey(&n, key, flags);
-	Py_END_ALLOW_THREADS
-	return handle_ret(n, ret);
-}
 
 /* ---- IPC events ---- */
 
@@ -233,344 +80,7 @@ static PyObject *py_ipc_open_event_handle(PyObject *self, PyObject *args)
 	Py_BEGIN_ALLOW_THREADS
 	ret = aclrtIpcOpenEventHandle(h, &e);
 	Py_END_ALLOW_THREADS
-	return handle_ret(e, ret);
-}
-
-/* ret = stream_wait_event_with_timeout(stream, event, timeout): C order */
-static PyObject *py_stream_wait_event_with_timeout(PyObject *self,
-						   PyObject *args)
-{
-	int32_t timeout;
-	void *s, *e;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&O&:stream_wait_event_with_timeout",
-			      conv_ptr, &s, conv_ptr, &e, conv_i32, &timeout))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtStreamWaitEventWithTimeout(s, e, timeout);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-/* ---- 64-bit values in stream order ---- */
-
-static PyObject *do_value(PyObject *args, const char *fmt,
-			  aclError (*fn)(void *, uint64_t, uint32_t,
-					 aclrtStream))
-{
-	uint64_t value;
-	uint32_t flag;
-	void *p, *s;
-	aclError ret;
-
-	if (!PyArg_ParseTuple(args, fmt, conv_ptr, &p, conv_u64, &value,
-			      conv_u32, &flag, conv_ptr, &s))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = fn(p, value, flag, s);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_value_write(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return do_value(args, "O&O&O&O&:value_write", aclrtValueWrite);
-}
-
-static PyObject *py_value_wait(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return do_value(args, "O&O&O&O&:value_wait", aclrtValueWait);
-}
-
-/* ---- settings ---- */
-
-static PyObject *do_set_opt(PyObject *args, const char *fmt,
-			    aclError (*fn)(aclSysParamOpt, int64_t))
-{
-	int32_t opt;
-	int64_t value;
-	aclError ret;
-
-	if (!PyArg_ParseTuple(args, fmt, conv_i32, &opt, conv_i64, &value))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = fn((aclSysParamOpt)opt, value);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *do_get_opt(PyObject *args, const char *fmt,
-			    aclError (*fn)(aclSysParamOpt, int64_t *))
-{
-	int64_t value = 0;
-	int32_t opt;
-	aclError ret;
-
-	if (!PyArg_ParseTuple(args, fmt, conv_i32, &opt))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = fn((aclSysParamOpt)opt, &value);
-	Py_END_ALLOW_THREADS
-	return Py_BuildValue("(Li)", ret ? 0LL : (long long)value, (int)ret);
-}
-
-static PyObject *py_set_sys_param_opt(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return do_set_opt(args, "O&O&:set_sys_param_opt", aclrtSetSysParamOpt);
-}
-
-static PyObject *py_get_sys_param_opt(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return do_get_opt(args, "O&:get_sys_param_opt", aclrtGetSysParamOpt);
-}
-
-static PyObject *py_ctx_set_sys_param_opt(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return do_set_opt(args, "O&O&:ctx_set_sys_param_opt",
-			  aclrtCtxSetSysParamOpt);
-}
-
-static PyObject *py_ctx_get_sys_param_opt(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return do_get_opt(args, "O&:ctx_get_sys_param_opt",
-			  aclrtCtxGetSysParamOpt);
-}
-
-static PyObject *py_set_device_sat_mode(PyObject *self, PyObject *args)
-{
-	int32_t mode;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&:set_device_sat_mode", conv_i32, &mode))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtSetDeviceSatMode((aclrtFloatOverflowMode)mode);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_get_device_sat_mode(PyObject *self, PyObject *args)
-{
-	aclrtFloatOverflowMode mode = ACL_RT_OVERFLOW_MODE_SATURATION;
-	aclError ret;
-
-	(void)self;
-	(void)args;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtGetDeviceSatMode(&mode);
-	Py_END_ALLOW_THREADS
-	return Py_BuildValue("(ii)", ret ? 0 : (int)mode, (int)ret);
-}
-
-static PyObject *py_set_ts_device(PyObject *self, PyObject *args)
-{
-	int32_t ts;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&:set_ts_device", conv_i32, &ts))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtSetTsDevice((aclrtTsId)ts);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_device_set_limit(PyObject *self, PyObject *args)
-{
-	int32_t limit;
-	size_t value;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&:device_set_limit", conv_i32, &limit,
-			      conv_size, &value))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtDeviceSetLimit((aclrtDeviceLimit)limit, value);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_device_get_limit(PyObject *self, PyObject *args)
-{
-	int32_t limit;
-	size_t value = 0;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&:device_get_limit", conv_i32, &limit))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtDeviceGetLimit((aclrtDeviceLimit)limit, &value);
-	Py_END_ALLOW_THREADS
-	return Py_BuildValue("(ni)", ret ? (Py_ssize_t)0 : (Py_ssize_t)value,
-			     (int)ret);
-}
-
-/* ---- device ids ---- */
-
-typedef aclError (*map_fn)(const int32_t, int32_t *const);
-
-static PyObject *do_map(PyObject *args, const char *fmt, map_fn fn)
-{
-	int32_t from, to = 0;
-	aclError ret;
-
-	if (!PyArg_ParseTuple(args, fmt, conv_i32, &from))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = fn(from, &to);
-	Py_END_ALLOW_THREADS
-	return Py_BuildValue("(ii)", ret ? 0 : (int)to, (int)ret);
-}
-
-#define MAP(pyname, cname)						\
-static PyObject *py_##pyname(PyObject *self, PyObject *args)		\
-{									\
-	(void)self;							\
-	return do_map(args, "O&:" #pyname, cname);			\
-}
-
-MAP(get_logic_dev_id_by_phy_dev_id, aclrtGetLogicDevIdByPhyDevId)
-MAP(get_phy_dev_id_by_logic_dev_id, aclrtGetPhyDevIdByLogicDevId)
-MAP(get_user_dev_id_by_phy_dev_id, aclrtGetUserDevIdByPhyDevId)
-MAP(get_phy_dev_id_by_user_dev_id, aclrtGetPhyDevIdByUserDevId)
-MAP(get_logic_dev_id_by_user_dev_id, aclrtGetLogicDevIdByUserDevId)
-MAP(get_user_dev_id_by_logic_dev_id, aclrtGetUserDevIdByLogicDevId)
-
-static PyObject *py_get_devices_topo(PyObject *self, PyObject *args)
-{
-	uint32_t dev, other;
-	uint64_t value = 0;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&:get_devices_topo", conv_u32, &dev,
-			      conv_u32, &other))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtGetDevicesTopo(dev, other, &value);
-	Py_END_ALLOW_THREADS
-	return Py_BuildValue("(Ki)", ret ? 0ULL : (unsigned long long)value,
-			     (int)ret);
-}
-
-/* ---- device and stream control ---- */
-
-/* One handle, no other argument, only ret: stream_stop and the res calls. */
-static PyObject *do_stream(PyObject *args, const char *fmt,
-			   aclError (*fn)(aclrtStream))
-{
-	aclError ret;
-	void *s;
-
-	if (!PyArg_ParseTuple(args, fmt, conv_ptr, &s))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = fn(s);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-#define STREAM_ONLY(pyname, cname)					\
-static PyObject *py_##pyname(PyObject *self, PyObject *args)		\
-{									\
-	(void)self;							\
-	return do_stream(args, "O&:" #pyname, cname);			\
-}
-
-STREAM_ONLY(stream_stop, aclrtStreamStop)
-STREAM_ONLY(reset_stream_res_limit, aclrtResetStreamResLimit)
-STREAM_ONLY(use_stream_res_in_current_thread,
-	    aclrtUseStreamResInCurrentThread)
-STREAM_ONLY(unuse_stream_res_in_current_thread,
-	    aclrtUnuseStreamResInCurrentThread)
-
-static PyObject *py_synchronize_device_with_timeout(PyObject *self,
-						    PyObject *args)
-{
-	int32_t timeout;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&:synchronize_device_with_timeout",
-			      conv_i32, &timeout))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtSynchronizeDeviceWithTimeout(timeout);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_device_task_abort(PyObject *self, PyObject *args)
-{
-	uint32_t timeout;
-	int32_t dev;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&:device_task_abort", conv_i32, &dev,
-			      conv_u32, &timeout))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtDeviceTaskAbort(dev, timeout);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_get_stream_available_num(PyObject *self, PyObject *args)
-{
-	uint32_t count = 0;
-	aclError ret;
-
-	(void)self;
-	(void)args;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtGetStreamAvailableNum(&count);
-	Py_END_ALLOW_THREADS
-	return Py_BuildValue("(Ii)", ret ? 0U : (unsigned int)count, (int)ret);
-}
-
-static PyObject *py_set_stream_overflow_switch(PyObject *self, PyObject *args)
-{
-	uint32_t flag;
-	aclError ret;
-	void *s;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&:set_stream_overflow_switch", conv_ptr,
-			      &s, conv_u32, &flag))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtSetStreamOverflowSwitch(s, flag);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_get_stream_overflow_switch(PyObject *self, PyObject *args)
-{
-	uint32_t flag = 0;
-	aclError ret;
-	void *s;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&:get_stream_overflow_switch", conv_ptr,
-			      &s))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtGetStreamOverflowSwitch(s, &flag);
-	Py_END_ALLOW_THREADS
-	return Py_BuildValue("(Ii)", ret ? 0U : (unsigned int)flag, (int)ret);
+	return aclpy_ptr_ret(e, ret);
 }
 
 /*
@@ -748,199 +258,136 @@ static PyObject *py_create_stream_v2(PyObject *self, PyObject *args)
 	}
 	if (h)
 		aclrtDestroyStreamConfigHandle(h);
-	return handle_ret(s, ret);
+	return aclpy_ptr_ret(s, ret);
 }
 
-/* ---- core limits of streams and threads ---- */
-
-static PyObject *py_get_stream_res_limit(PyObject *self, PyObject *args)
+/*
+ * objn (calls.h): notify_batch_reset's list (or tuple) of notifies, one
+ * more than needed: an empty list is the library's to refuse (num 0), as
+ * in notify_set_import_pid.
+ */
+static int conv_notifies(PyObject *list, union aclpy_val *slot)
 {
-	uint32_t value = 0;
-	int32_t type;
-	aclError ret;
-	void *s;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&:get_stream_res_limit", conv_ptr, &s,
-			      conv_i32, &type))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtGetStreamResLimit(s, (aclrtDevResLimitType)type, &value);
-	Py_END_ALLOW_THREADS
-	return Py_BuildValue("(Ii)", ret ? 0U : (unsigned int)value, (int)ret);
-}
-
-static PyObject *py_set_stream_res_limit(PyObject *self, PyObject *args)
-{
-	uint32_t value;
-	int32_t type;
-	aclError ret;
-	void *s;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&O&:set_stream_res_limit", conv_ptr, &s,
-			      conv_i32, &type, conv_u32, &value))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtSetStreamResLimit(s, (aclrtDevResLimitType)type, value);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_get_res_in_current_thread(PyObject *self, PyObject *args)
-{
-	uint32_t value = 0;
-	int32_t type;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&:get_res_in_current_thread", conv_i32,
-			      &type))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtGetResInCurrentThread((aclrtDevResLimitType)type, &value);
-	Py_END_ALLOW_THREADS
-	return Py_BuildValue("(Ii)", ret ? 0U : (unsigned int)value, (int)ret);
-}
-
-/* ret = notify_batch_reset(notifies): a list (or tuple) of notifies. */
-static PyObject *py_notify_batch_reset(PyObject *self, PyObject *args)
-{
-	PyObject *list, *seq;
-	Py_ssize_t i, num;
-	aclrtNotify *ns;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O:notify_batch_reset", &list))
-		return NULL;
-	if (!PyList_Check(list) && !PyTuple_Check(list)) {
-		PyErr_Format(PyExc_TypeError,
-			     "notifies must be a list of ints, not %.200s",
-			     Py_TYPE(list)->tp_name);
-		return NULL;
-	}
-	seq = PySequence_Fast(list, "notifies must be a list of ints");
-	if (!seq)
-		return NULL;
-	num = PySequence_Fast_GET_SIZE(seq);
-	/* One more than needed: an empty list is the library's to refuse
-	 * (num 0), as in notify_set_import_pid. */
-	ns = PyMem_RawCalloc((size_t)num + 1, sizeof(*ns));
-	if (!ns) {
-		Py_DECREF(seq);
-		return PyErr_NoMemory();
-	}
-	for (i = 0; i < num; i++) {
-		if (!conv_ptr(PySequence_Fast_GET_ITEM(seq, i), &ns[i])) {
-			PyMem_RawFree(ns);
-			Py_DECREF(seq);
-			return NULL;
-		}
-	}
-	Py_DECREF(seq);
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtNotifyBatchReset(ns, (size_t)num);
-	Py_END_ALLOW_THREADS
-	PyMem_RawFree(ns);
-	return PyLong_FromLong(ret);
+	slot->a.p = aclpy_int_list(list, "notifies must be a list of ints",
+				   conv_ptr, sizeof(aclrtNotify), &slot->a.n);
+	return slot->a.p != NULL;
 }
 
 /* ---- table ---- */
 
-#define MAP_ENTRY(pyname, out, in)					\
-	{ #pyname, py_##pyname, METH_VARARGS,				\
-	  #out ", ret = " #pyname "(" #in ")" }
+#define RUNTIME_EXT_CALLS(CALL, HAND)					\
+	CALL(create_notify, aclrtCreateNotify, (out_p, u64), (),	\
+	     "notify, ret = create_notify(flag)")			\
+	CALL(destroy_notify, aclrtDestroyNotify, (p), (),		\
+	     "ret = destroy_notify(notify)")				\
+	CALL(record_notify, aclrtRecordNotify, (p, p), (),		\
+	     "ret = record_notify(notify, stream)")			\
+	CALL(wait_and_reset_notify, aclrtWaitAndResetNotify, (p, p, u32), \
+	     (), "ret = wait_and_reset_notify(notify, stream, timeout_ms)") \
+	CALL(get_notify_id, aclrtGetNotifyId, (p, out_u32), (),		\
+	     "notify_id, ret = get_notify_id(notify)")			\
+	CALL(notify_get_export_key, aclrtNotifyGetExportKey,		\
+	     (p, key, u64), (),						\
+	     "key, ret = notify_get_export_key(notify, len, flags): key is a str") \
+	/* pids a list (or tuple) of ints */				\
+	CALL(notify_set_import_pid, aclrtNotifySetImportPid,		\
+	     (p, objn(aclpy_conv_pids)), (),				\
+	     "ret = notify_set_import_pid(notify, pids): pids a list of ints") \
+	CALL(notify_import_by_key, aclrtNotifyImportByKey, (out_p, s, u64), \
+	     (), "notify, ret = notify_import_by_key(key, flags)")	\
+	HAND(ipc_get_event_handle, METH_VARARGS,			\
+	     "handle, ret = ipc_get_event_handle(event): handle is 64 bytes") \
+	HAND(ipc_open_event_handle, METH_VARARGS,			\
+	     "event, ret = ipc_open_event_handle(handle)")		\
+	/* the C call's order */					\
+	CALL(stream_wait_event_with_timeout,				\
+	     aclrtStreamWaitEventWithTimeout, (p, p, i32), (),		\
+	     "ret = stream_wait_event_with_timeout(stream, event, timeout_ms)") \
+	CALL(value_write, aclrtValueWrite, (p, u64, u32, p), (),	\
+	     "ret = value_write(dev_addr, value, flag, stream)")	\
+	CALL(value_wait, aclrtValueWait, (p, u64, u32, p), (),		\
+	     "ret = value_wait(dev_addr, value, flag, stream)")		\
+	CALL(set_sys_param_opt, aclrtSetSysParamOpt, (i32, i64), (),	\
+	     "ret = set_sys_param_opt(opt, value)")			\
+	CALL(get_sys_param_opt, aclrtGetSysParamOpt, (i32, out_i64), (), \
+	     "value, ret = get_sys_param_opt(opt)")			\
+	CALL(ctx_set_sys_param_opt, aclrtCtxSetSysParamOpt, (i32, i64), (), \
+	     "ret = ctx_set_sys_param_opt(opt, value)")			\
+	CALL(ctx_get_sys_param_opt, aclrtCtxGetSysParamOpt, (i32, out_i64), \
+	     (), "value, ret = ctx_get_sys_param_opt(opt)")		\
+	CALL(set_device_sat_mode, aclrtSetDeviceSatMode, (i32), (),	\
+	     "ret = set_device_sat_mode(mode)")				\
+	CALL(get_device_sat_mode, aclrtGetDeviceSatMode, (out_i32), (),	\
+	     "mode, ret = get_device_sat_mode()")			\
+	CALL(set_ts_device, aclrtSetTsDevice, (i32), (),		\
+	     "ret = set_ts_device(ts_id)")				\
+	CALL(device_set_limit, aclrtDeviceSetLimit, (i32, z), (),	\
+	     "ret = device_set_limit(limit, value)")			\
+	CALL(device_get_limit, aclrtDeviceGetLimit, (i32, out_n), (),	\
+	     "value, ret = device_get_limit(limit)")			\
+	CALL(get_logic_dev_id_by_phy_dev_id, aclrtGetLogicDevIdByPhyDevId, \
+	     (i32, out_i32), (),					\
+	     "logic_dev_id, ret = get_logic_dev_id_by_phy_dev_id(phy_dev_id)") \
+	CALL(get_phy_dev_id_by_logic_dev_id, aclrtGetPhyDevIdByLogicDevId, \
+	     (i32, out_i32), (),					\
+	     "phy_dev_id, ret = get_phy_dev_id_by_logic_dev_id(logic_dev_id)") \
+	CALL(get_user_dev_id_by_phy_dev_id, aclrtGetUserDevIdByPhyDevId, \
+	     (i32, out_i32), (),					\
+	     "user_dev_id, ret = get_user_dev_id_by_phy_dev_id(phy_dev_id)") \
+	CALL(get_phy_dev_id_by_user_dev_id, aclrtGetPhyDevIdByUserDevId, \
+	     (i32, out_i32), (),					\
+	     "phy_dev_id, ret = get_phy_dev_id_by_user_dev_id(user_dev_id)") \
+	CALL(get_logic_dev_id_by_user_dev_id, aclrtGetLogicDevIdByUserDevId, \
+	     (i32, out_i32), (),					\
+	     "logic_dev_id, ret = get_logic_dev_id_by_user_dev_id(user_dev_id)") \
+	CALL(get_user_dev_id_by_logic_dev_id, aclrtGetUserDevIdByLogicDevId, \
+	     (i32, out_i32), (),					\
+	     "user_dev_id, ret = get_user_dev_id_by_logic_dev_id(logic_dev_id)") \
+	CALL(get_devices_topo, aclrtGetDevicesTopo, (u32, u32, out_u64), (), \
+	     "value, ret = get_devices_topo(device_id, other_device_id)") \
+	CALL(synchronize_device_with_timeout,				\
+	     aclrtSynchronizeDeviceWithTimeout, (i32), (),		\
+	     "ret = synchronize_device_with_timeout(timeout_ms)")	\
+	CALL(device_task_abort, aclrtDeviceTaskAbort, (i32, u32), (),	\
+	     "ret = device_task_abort(device_id, timeout_ms)")		\
+	CALL(stream_stop, aclrtStreamStop, (p), (),			\
+	     "ret = stream_stop(stream)")				\
+	CALL(get_stream_available_num, aclrtGetStreamAvailableNum,	\
+	     (out_u32), (), "stream_count, ret = get_stream_available_num()") \
+	CALL(set_stream_overflow_switch, aclrtSetStreamOverflowSwitch,	\
+	     (p, u32), (), "ret = set_stream_overflow_switch(stream, flag)") \
+	CALL(get_stream_overflow_switch, aclrtGetStreamOverflowSwitch,	\
+	     (p, out_u32), (),						\
+	     "flag, ret = get_stream_overflow_switch(stream)")		\
+	HAND(set_stream_attribute, METH_VARARGS,			\
+	     "ret = set_stream_attribute(stream, stm_attr_type, value): value a " \
+	     "dict {member: int} or an int")				\
+	HAND(get_stream_attribute, METH_VARARGS,			\
+	     "value, ret = get_stream_attribute(stream, stm_attr_type): value a " \
+	     "dict {member: int}")					\
+	HAND(create_stream_v2, METH_VARARGS,				\
+	     "stream, ret = create_stream_v2(config): config a dict "	\
+	     "{\"priority\": p, \"flag\": f} or None")			\
+	CALL(get_stream_res_limit, aclrtGetStreamResLimit, (p, i32, out_u32), \
+	     (), "value, ret = get_stream_res_limit(stream, type)")	\
+	CALL(set_stream_res_limit, aclrtSetStreamResLimit, (p, i32, u32), \
+	     (), "ret = set_stream_res_limit(stream, type, value)")	\
+	CALL(reset_stream_res_limit, aclrtResetStreamResLimit, (p), (),	\
+	     "ret = reset_stream_res_limit(stream)")			\
+	CALL(use_stream_res_in_current_thread,				\
+	     aclrtUseStreamResInCurrentThread, (p), (),			\
+	     "ret = use_stream_res_in_current_thread(stream)")		\
+	CALL(unuse_stream_res_in_current_thread,			\
+	     aclrtUnuseStreamResInCurrentThread, (p), (),		\
+	     "ret = unuse_stream_res_in_current_thread(stream)")	\
+	CALL(get_res_in_current_thread, aclrtGetResInCurrentThread,	\
+	     (i32, out_u32), (), "value, ret = get_res_in_current_thread(type)") \
+	CALL(notify_batch_reset, aclrtNotifyBatchReset,			\
+	     (objn(conv_notifies)), (),					\
+	     "ret = notify_batch_reset(notifies): a list of notifies")
+
+ACLPY_DEFINE(RUNTIME_EXT_CALLS)
 
 PyMethodDef aclpy_rt_runtime_ext_methods[] = {
-	{ "create_notify", py_create_notify, METH_VARARGS,
-	  "notify, ret = create_notify(flag)" },
-	{ "destroy_notify", py_destroy_notify, METH_VARARGS,
-	  "ret = destroy_notify(notify)" },
-	{ "record_notify", py_record_notify, METH_VARARGS,
-	  "ret = record_notify(notify, stream)" },
-	{ "wait_and_reset_notify", py_wait_and_reset_notify, METH_VARARGS,
-	  "ret = wait_and_reset_notify(notify, stream, timeout_ms)" },
-	{ "get_notify_id", py_get_notify_id, METH_VARARGS,
-	  "notify_id, ret = get_notify_id(notify)" },
-	{ "notify_get_export_key", py_notify_get_export_key, METH_VARARGS,
-	  "key, ret = notify_get_export_key(notify, len, flags): key is a str" },
-	{ "notify_set_import_pid", py_notify_set_import_pid, METH_VARARGS,
-	  "ret = notify_set_import_pid(notify, pids): pids a list of ints" },
-	{ "notify_import_by_key", py_notify_import_by_key, METH_VARARGS,
-	  "notify, ret = notify_import_by_key(key, flags)" },
-	{ "ipc_get_event_handle", py_ipc_get_event_handle, METH_VARARGS,
-	  "handle, ret = ipc_get_event_handle(event): handle is 64 bytes" },
-	{ "ipc_open_event_handle", py_ipc_open_event_handle, METH_VARARGS,
-	  "event, ret = ipc_open_event_handle(handle)" },
-	{ "stream_wait_event_with_timeout", py_stream_wait_event_with_timeout,
-	  METH_VARARGS,
-	  "ret = stream_wait_event_with_timeout(stream, event, timeout_ms)" },
-	{ "value_write", py_value_write, METH_VARARGS,
-	  "ret = value_write(dev_addr, value, flag, stream)" },
-	{ "value_wait", py_value_wait, METH_VARARGS,
-	  "ret = value_wait(dev_addr, value, flag, stream)" },
-	{ "set_sys_param_opt", py_set_sys_param_opt, METH_VARARGS,
-	  "ret = set_sys_param_opt(opt, value)" },
-	{ "get_sys_param_opt", py_get_sys_param_opt, METH_VARARGS,
-	  "value, ret = get_sys_param_opt(opt)" },
-	{ "ctx_set_sys_param_opt", py_ctx_set_sys_param_opt, METH_VARARGS,
-	  "ret = ctx_set_sys_param_opt(opt, value)" },
-	{ "ctx_get_sys_param_opt", py_ctx_get_sys_param_opt, METH_VARARGS,
-	  "value, ret = ctx_get_sys_param_opt(opt)" },
-	{ "set_device_sat_mode", py_set_device_sat_mode, METH_VARARGS,
-	  "ret = set_device_sat_mode(mode)" },
-	{ "get_device_sat_mode", py_get_device_sat_mode, METH_NOARGS,
-	  "mode, ret = get_device_sat_mode()" },
-	{ "set_ts_device", py_set_ts_device, METH_VARARGS,
-	  "ret = set_ts_device(ts_id)" },
-	{ "device_set_limit", py_device_set_limit, METH_VARARGS,
-	  "ret = device_set_limit(limit, value)" },
-	{ "device_get_limit", py_device_get_limit, METH_VARARGS,
-	  "value, ret = device_get_limit(limit)" },
-	MAP_ENTRY(get_logic_dev_id_by_phy_dev_id, logic_dev_id, phy_dev_id),
-	MAP_ENTRY(get_phy_dev_id_by_logic_dev_id, phy_dev_id, logic_dev_id),
-	MAP_ENTRY(get_user_dev_id_by_phy_dev_id, user_dev_id, phy_dev_id),
-	MAP_ENTRY(get_phy_dev_id_by_user_dev_id, phy_dev_id, user_dev_id),
-	MAP_ENTRY(get_logic_dev_id_by_user_dev_id, logic_dev_id, user_dev_id),
-	MAP_ENTRY(get_user_dev_id_by_logic_dev_id, user_dev_id, logic_dev_id),
-	{ "get_devices_topo", py_get_devices_topo, METH_VARARGS,
-	  "value, ret = get_devices_topo(device_id, other_device_id)" },
-	{ "synchronize_device_with_timeout", py_synchronize_device_with_timeout,
-	  METH_VARARGS, "ret = synchronize_device_with_timeout(timeout_ms)" },
-	{ "device_task_abort", py_device_task_abort, METH_VARARGS,
-	  "ret = device_task_abort(device_id, timeout_ms)" },
-	{ "stream_stop", py_stream_stop, METH_VARARGS,
-	  "ret = stream_stop(stream)" },
-	{ "get_stream_available_num", py_get_stream_available_num, METH_NOARGS,
-	  "stream_count, ret = get_stream_available_num()" },
-	{ "set_stream_overflow_switch", py_set_stream_overflow_switch,
-	  METH_VARARGS, "ret = set_stream_overflow_switch(stream, flag)" },
-	{ "get_stream_overflow_switch", py_get_stream_overflow_switch,
-	  METH_VARARGS, "flag, ret = get_stream_overflow_switch(stream)" },
-	{ "set_stream_attribute", py_set_stream_attribute, METH_VARARGS,
-	  "ret = set_stream_attribute(stream, stm_attr_type, value): value a "
-	  "dict {member: int} or an int" },
-	{ "get_stream_attribute", py_get_stream_attribute, METH_VARARGS,
-	  "value, ret = get_stream_attribute(stream, stm_attr_type): value a "
-	  "dict {member: int}" },
-	{ "create_stream_v2", py_create_stream_v2, METH_VARARGS,
-	  "stream, ret = create_stream_v2(config): config a dict "
-	  "{\"priority\": p, \"flag\": f} or None" },
-	{ "get_stream_res_limit", py_get_stream_res_limit, METH_VARARGS,
-	  "value, ret = get_stream_res_limit(stream, type)" },
-	{ "set_stream_res_limit", py_set_stream_res_limit, METH_VARARGS,
-	  "ret = set_stream_res_limit(stream, type, value)" },
-	{ "reset_stream_res_limit", py_reset_stream_res_limit, METH_VARARGS,
-	  "ret = reset_stream_res_limit(stream)" },
-	{ "use_stream_res_in_current_thread", py_use_stream_res_in_current_thread,
-	  METH_VARARGS, "ret = use_stream_res_in_current_thread(stream)" },
-	{ "unuse_stream_res_in_current_thread",
-	  py_unuse_stream_res_in_current_thread, METH_VARARGS,
-	  "ret = unuse_stream_res_in_current_thread(stream)" },
-	{ "get_res_in_current_thread", py_get_res_in_current_thread,
-	  METH_VARARGS, "value, ret = get_res_in_current_thread(type)" },
-	{ "notify_batch_reset", py_notify_batch_reset, METH_VARARGS,
-	  "ret = notify_batch_reset(notifies): a list of notifies" },
-	{ NULL, NULL, 0, NULL },
+	ACLPY_METHODS(RUNTIME_EXT_CALLS)
 };

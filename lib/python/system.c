@@ -67,18 +67,6 @@ static PyObject *py_sys_get_version_num(PyObject *self, PyObject *args)
 	return version_call(args, 1);
 }
 
-static PyObject *py_get_cann_attribute(PyObject *self, PyObject *args)
-{
-	int32_t attr, value = 0;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&:get_cann_attribute", conv_i32, &attr))
-		return NULL;
-	ret = aclGetCannAttribute((aclCannAttr)attr, &value);
-	return Py_BuildValue("(ii)", (int)value, (int)ret);
-}
-
 static PyObject *py_get_cann_attribute_list(PyObject *self, PyObject *args)
 {
 	const aclCannAttr *list = NULL;
@@ -103,20 +91,6 @@ static PyObject *py_get_cann_attribute_list(PyObject *self, PyObject *args)
 		Py_DECREF(v);
 	}
 	return Py_BuildValue("(Ni)", l, (int)ret);
-}
-
-static PyObject *py_get_device_capability_base(PyObject *self, PyObject *args)
-{
-	int32_t dev, info;
-	int64_t value = 0;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&:get_device_capability", conv_i32,
-			      &dev, conv_i32, &info))
-		return NULL;
-	ret = aclGetDeviceCapability((uint32_t)dev, (aclDeviceInfo)info, &value);
-	return Py_BuildValue("(Li)", (long long)value, (int)ret);
 }
 
 static PyObject *py_data_type_size(PyObject *self, PyObject *args)
@@ -158,117 +132,7 @@ static PyObject *py_float_to_float16(PyObject *self, PyObject *args)
 	return PyLong_FromLong(aclFloatToFloat16(f));
 }
 
-PyMethodDef aclpy_system_methods[] = {
-	{ "get_recent_err_msg", py_get_recent_err_msg, METH_NOARGS, NULL },
-	{ "get_soc_name", py_get_soc_name, METH_NOARGS, NULL },
-	{ "sys_get_version_str", py_sys_get_version_str, METH_VARARGS, NULL },
-	{ "sys_get_version_num", py_sys_get_version_num, METH_VARARGS, NULL },
-	{ "get_cann_attribute", py_get_cann_attribute, METH_VARARGS, NULL },
-	{ "get_cann_attribute_list", py_get_cann_attribute_list, METH_NOARGS,
-	  NULL },
-	{ "get_device_capability", py_get_device_capability_base, METH_VARARGS,
-	  NULL },
-	{ "data_type_size", py_data_type_size, METH_VARARGS, NULL },
-	{ "float16_to_float", py_float16_to_float, METH_VARARGS, NULL },
-	{ "float_to_float16", py_float_to_float16, METH_VARARGS, NULL },
-	{ NULL, NULL, 0, NULL },
-};
-
 /* ---- acl.rt ---- */
-
-static PyObject *last_error(PyObject *args, int peek)
-{
-	int32_t level;
-	aclError ret;
-
-	if (!PyArg_ParseTuple(args, peek ? "O&:peek_at_last_error" :
-				     "O&:get_last_error", conv_i32, &level))
-		return NULL;
-	ret = peek ? aclrtPeekAtLastError((aclrtLastErrLevel)level) :
-		     aclrtGetLastError((aclrtLastErrLevel)level);
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_get_last_error(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return last_error(args, 0);
-}
-
-static PyObject *py_peek_at_last_error(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return last_error(args, 1);
-}
-
-static PyObject *py_get_version(PyObject *self, PyObject *args)
-{
-	int32_t a = 0, b = 0, c = 0;
-	aclError ret;
-
-	(void)self;
-	(void)args;
-	ret = aclrtGetVersion(&a, &b, &c);
-	return Py_BuildValue("(iiii)", (int)a, (int)b, (int)c, (int)ret);
-}
-
-static PyObject *py_check_arch_compatibility(PyObject *self, PyObject *args)
-{
-	const char *soc;
-	int32_t ok = 0;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "s:check_arch_compatibility", &soc))
-		return NULL;
-	ret = aclrtCheckArchCompatibility(soc, &ok);
-	return Py_BuildValue("(ii)", (int)ok, (int)ret);
-}
-
-static PyObject *py_get_device_info(PyObject *self, PyObject *args)
-{
-	int32_t dev, attr;
-	int64_t value = 0;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&:get_device_info", conv_i32, &dev,
-			      conv_i32, &attr))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtGetDeviceInfo((uint32_t)dev, (aclrtDevAttr)attr, &value);
-	Py_END_ALLOW_THREADS
-	return Py_BuildValue("(Li)", (long long)value, (int)ret);
-}
-
-static PyObject *py_get_device_capability(PyObject *self, PyObject *args)
-{
-	int32_t dev, feature, value = 0;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&:get_device_capability", conv_i32,
-			      &dev, conv_i32, &feature))
-		return NULL;
-	ret = aclrtGetDeviceCapability(dev, (aclrtDevFeatureType)feature,
-				       &value);
-	return Py_BuildValue("(ii)", (int)value, (int)ret);
-}
-
-static PyObject *py_query_device_status(PyObject *self, PyObject *args)
-{
-	aclrtDeviceStatus st = ACL_RT_DEVICE_STATUS_NORMAL;
-	int32_t dev;
-	aclError ret;
-
-	(void)self;
-	if (DEV_ARGS("O&:query_device_status"))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtQueryDeviceStatus(dev, &st);
-	Py_END_ALLOW_THREADS
-	return Py_BuildValue("(ii)", (int)st, (int)ret);
-}
 
 static PyObject *py_get_device_utilization_rate(PyObject *self, PyObject *args)
 {
@@ -289,102 +153,6 @@ static PyObject *py_get_device_utilization_rate(PyObject *self, PyObject *args)
 			     (int)u.memoryUtilization, (int)ret);
 }
 
-static PyObject *py_get_device_res_limit(PyObject *self, PyObject *args)
-{
-	int32_t dev, type;
-	uint32_t value = 0;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&:get_device_res_limit", conv_i32, &dev,
-			      conv_i32, &type))
-		return NULL;
-	ret = aclrtGetDeviceResLimit(dev, (aclrtDevResLimitType)type, &value);
-	return Py_BuildValue("(Ii)", (unsigned int)value, (int)ret);
-}
-
-static PyObject *py_set_device_res_limit(PyObject *self, PyObject *args)
-{
-	int32_t dev, type;
-	unsigned int value;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&I:set_device_res_limit", conv_i32,
-			      &dev, conv_i32, &type, &value))
-		return NULL;
-	return PyLong_FromLong(aclrtSetDeviceResLimit(dev,
-			(aclrtDevResLimitType)type, value));
-}
-
-static PyObject *py_reset_device_res_limit(PyObject *self, PyObject *args)
-{
-	int32_t dev;
-
-	(void)self;
-	if (DEV_ARGS("O&:reset_device_res_limit"))
-		return NULL;
-	return PyLong_FromLong(aclrtResetDeviceResLimit(dev));
-}
-
-static PyObject *py_device_can_access_peer(PyObject *self, PyObject *args)
-{
-	int32_t dev, peer, can = 0;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&:device_can_access_peer", conv_i32,
-			      &dev, conv_i32, &peer))
-		return NULL;
-	ret = aclrtDeviceCanAccessPeer(&can, dev, peer);
-	return Py_BuildValue("(ii)", (int)can, (int)ret);
-}
-
-static PyObject *py_device_enable_peer_access(PyObject *self, PyObject *args)
-{
-	int32_t peer;
-	unsigned int flags = 0;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&|I:device_enable_peer_access", conv_i32,
-			      &peer, &flags))
-		return NULL;
-	return PyLong_FromLong(aclrtDeviceEnablePeerAccess(peer, flags));
-}
-
-static PyObject *py_device_disable_peer_access(PyObject *self, PyObject *args)
-{
-	int32_t dev;
-
-	(void)self;
-	if (DEV_ARGS("O&:device_disable_peer_access"))
-		return NULL;
-	return PyLong_FromLong(aclrtDeviceDisablePeerAccess(dev));
-}
-
-static PyObject *py_device_peer_access_status(PyObject *self, PyObject *args)
-{
-	int32_t dev, peer, st = 0;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&:device_peer_access_status", conv_i32,
-			      &dev, conv_i32, &peer))
-		return NULL;
-	ret = aclrtDevicePeerAccessStatus(dev, peer, &st);
-	return Py_BuildValue("(ii)", (int)st, (int)ret);
-}
-
-static PyObject *py_device_get_bare_tgid(PyObject *self, PyObject *args)
-{
-	int32_t pid = 0;
-	aclError ret;
-
-	(void)self;
-	(void)args;
-	ret = aclrtDeviceGetBareTgid(&pid);
-	return Py_BuildValue("(ii)", (int)pid, (int)ret);
-}
-
 static PyObject *py_device_get_uuid(PyObject *self, PyObject *args)
 {
 	aclrtUuid u;
@@ -400,34 +168,63 @@ static PyObject *py_device_get_uuid(PyObject *self, PyObject *args)
 			     (int)ret);
 }
 
-PyMethodDef aclpy_system_rt_methods[] = {
-	{ "get_last_error", py_get_last_error, METH_VARARGS, NULL },
-	{ "peek_at_last_error", py_peek_at_last_error, METH_VARARGS, NULL },
-	{ "get_soc_name", py_get_soc_name, METH_NOARGS, NULL },
-	{ "get_version", py_get_version, METH_NOARGS, NULL },
-	{ "check_arch_compatibility", py_check_arch_compatibility, METH_VARARGS,
-	  NULL },
-	{ "get_device_info", py_get_device_info, METH_VARARGS, NULL },
-	{ "get_device_capability", py_get_device_capability, METH_VARARGS, NULL },
-	{ "query_device_status", py_query_device_status, METH_VARARGS, NULL },
-	{ "get_device_utilization_rate", py_get_device_utilization_rate,
-	  METH_VARARGS, NULL },
-	{ "get_device_res_limit", py_get_device_res_limit, METH_VARARGS, NULL },
-	{ "set_device_res_limit", py_set_device_res_limit, METH_VARARGS, NULL },
-	{ "reset_device_res_limit", py_reset_device_res_limit, METH_VARARGS,
-	  NULL },
-	{ "device_can_access_peer", py_device_can_access_peer, METH_VARARGS,
-	  NULL },
-	{ "device_enable_peer_access", py_device_enable_peer_access,
-	  METH_VARARGS, NULL },
-	{ "device_disable_peer_access", py_device_disable_peer_access,
-	  METH_VARARGS, NULL },
-	{ "device_peer_access_status", py_device_peer_access_status,
-	  METH_VARARGS, NULL },
-	{ "device_get_bare_tgid", py_device_get_bare_tgid, METH_NOARGS, NULL },
-	{ "device_get_uuid", py_device_get_uuid, METH_VARARGS, NULL },
-	{ NULL, NULL, 0, NULL },
-};
+/* ---- tables ---- */
+
+#define ACL_SYSTEM_CALLS(CALL, HAND)					\
+	HAND(get_recent_err_msg, METH_NOARGS, NULL)			\
+	HAND(get_soc_name, METH_NOARGS, NULL)				\
+	HAND(sys_get_version_str, METH_VARARGS, NULL)			\
+	HAND(sys_get_version_num, METH_VARARGS, NULL)			\
+	CALL(get_cann_attribute, aclGetCannAttribute, (i32, out_i32),	\
+	     (.hold_gil = true, .raw = true), NULL)			\
+	HAND(get_cann_attribute_list, METH_NOARGS, NULL)		\
+	CALL(get_device_capability, aclGetDeviceCapability,		\
+	     (i32, i32, out_i64), (.hold_gil = true, .raw = true), NULL) \
+	HAND(data_type_size, METH_VARARGS, NULL)			\
+	HAND(float16_to_float, METH_VARARGS, NULL)			\
+	HAND(float_to_float16, METH_VARARGS, NULL)
+
+#define RT_SYSTEM_CALLS(CALL, HAND)					\
+	CALL(get_last_error, aclrtGetLastError, (i32), (.hold_gil = true), \
+	     NULL)							\
+	CALL(peek_at_last_error, aclrtPeekAtLastError, (i32),		\
+	     (.hold_gil = true), NULL)					\
+	HAND(get_soc_name, METH_NOARGS, NULL)				\
+	CALL(get_version, aclrtGetVersion, (out_i32, out_i32, out_i32),	\
+	     (.hold_gil = true, .raw = true), NULL)			\
+	CALL(check_arch_compatibility, aclrtCheckArchCompatibility,	\
+	     (s, out_i32), (.hold_gil = true, .raw = true), NULL)	\
+	CALL(get_device_info, aclrtGetDeviceInfo, (i32, i32, out_i64),	\
+	     (.raw = true), NULL)					\
+	CALL(get_device_capability, aclrtGetDeviceCapability,		\
+	     (i32, i32, out_i32), (.hold_gil = true, .raw = true), NULL) \
+	CALL(query_device_status, aclrtQueryDeviceStatus, (i32, out_i32), \
+	     (.raw = true), NULL)					\
+	HAND(get_device_utilization_rate, METH_VARARGS, NULL)		\
+	CALL(get_device_res_limit, aclrtGetDeviceResLimit,		\
+	     (i32, i32, out_u32), (.hold_gil = true, .raw = true), NULL) \
+	CALL(set_device_res_limit, aclrtSetDeviceResLimit, (i32, i32, ui), \
+	     (.hold_gil = true), NULL)					\
+	CALL(reset_device_res_limit, aclrtResetDeviceResLimit, (i32),	\
+	     (.hold_gil = true), NULL)					\
+	CALL(device_can_access_peer, aclrtDeviceCanAccessPeer,		\
+	     (out_i32, i32, i32), (.hold_gil = true, .raw = true), NULL) \
+	CALL(device_enable_peer_access, aclrtDeviceEnablePeerAccess,	\
+	     (i32, opt, ui), (.hold_gil = true), NULL)			\
+	CALL(device_disable_peer_access, aclrtDeviceDisablePeerAccess,	\
+	     (i32), (.hold_gil = true), NULL)				\
+	CALL(device_peer_access_status, aclrtDevicePeerAccessStatus,	\
+	     (i32, i32, out_i32), (.hold_gil = true, .raw = true), NULL) \
+	CALL(device_get_bare_tgid, aclrtDeviceGetBareTgid, (out_i32),	\
+	     (.hold_gil = true, .raw = true), NULL)			\
+	HAND(device_get_uuid, METH_VARARGS, NULL)
+
+ACLPY_DEFINE(ACL_SYSTEM_CALLS)
+ACLPY_DEFINE(RT_SYSTEM_CALLS)
+
+PyMethodDef aclpy_system_methods[] = { ACLPY_METHODS(ACL_SYSTEM_CALLS) };
+
+PyMethodDef aclpy_system_rt_methods[] = { ACLPY_METHODS(RT_SYSTEM_CALLS) };
 
 /* ---- constants, on acl and acl.rt ---- */
 

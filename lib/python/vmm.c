@@ -101,173 +101,51 @@ static int parse_prop(PyObject *o, aclrtPhysicalMemProp *prop)
 	return 1;
 }
 
-static PyObject *ptr_ret(aclError ret, const void *p)
+/* obj converters (calls.h) for a prop and a location */
+static int conv_prop(PyObject *o, union aclpy_val *slot)
 {
-	return Py_BuildValue("(Ki)", ret ? 0ULL :
-			     (unsigned long long)(uintptr_t)p, ret);
+	aclrtPhysicalMemProp *prop = aclpy_slot_alloc(slot, 1, sizeof(*prop));
+
+	return prop && parse_prop(o, prop);
 }
 
-static PyObject *py_reserve_mem_address(PyObject *self, PyObject *args)
+static int conv_location(PyObject *o, union aclpy_val *slot)
 {
-	size_t size, alignment;
-	void *expect, *p = NULL;
-	uint64_t flags;
-	aclError ret;
+	aclrtMemLocation *loc = aclpy_slot_alloc(slot, 1, sizeof(*loc));
 
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&O&O&:reserve_mem_address", conv_size,
-			      &size, conv_size, &alignment, conv_ptr, &expect,
-			      conv_u64, &flags))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtReserveMemAddress(&p, size, alignment, expect, flags);
-	Py_END_ALLOW_THREADS
-	return ptr_ret(ret, p);
+	return loc && parse_location(o, loc);
 }
 
-/* ret = f(ptr) for the calls that take one pointer or handle. */
-#define PTR_CALL(pyname, cfn)						\
-static PyObject *py_##pyname(PyObject *self, PyObject *args)		\
-{									\
-	aclError ret;							\
-	void *p;							\
-									\
-	(void)self;							\
-	if (!PyArg_ParseTuple(args, "O&:" #pyname, conv_ptr, &p))	\
-		return NULL;						\
-	Py_BEGIN_ALLOW_THREADS						\
-	ret = cfn(p);							\
-	Py_END_ALLOW_THREADS						\
-	return PyLong_FromLong(ret);					\
-}
-
-PTR_CALL(release_mem_address, aclrtReleaseMemAddress)
-PTR_CALL(free_physical, aclrtFreePhysical)
-PTR_CALL(unmap_mem, aclrtUnmapMem)
-
-static PyObject *py_malloc_physical(PyObject *self, PyObject *args)
-{
-	aclrtPhysicalMemProp prop;
-	aclrtDrvMemHandle h = NULL;
-	PyObject *pyprop;
-	uint64_t flags;
-	size_t size;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&OO&:malloc_physical", conv_size, &size,
-			      &pyprop, conv_u64, &flags))
-		return NULL;
-	if (!parse_prop(pyprop, &prop))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtMallocPhysical(&h, size, &prop, flags);
-	Py_END_ALLOW_THREADS
-	return ptr_ret(ret, h);
-}
-
-static PyObject *py_map_mem(PyObject *self, PyObject *args)
-{
-	size_t size, offset;
-	uint64_t flags;
-	void *p, *h;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&O&O&O&:map_mem", conv_ptr, &p,
-			      conv_size, &size, conv_size, &offset, conv_ptr,
-			      &h, conv_u64, &flags))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtMapMem(p, size, offset, h, flags);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_mem_set_access(PyObject *self, PyObject *args)
+/* objn converter (calls.h): mem_set_access's list of descriptors. */
+static int conv_access(PyObject *list, union aclpy_val *slot)
 {
 	aclrtMemAccessDesc *desc;
-	PyObject *list, *fast;
+	PyObject *fast;
 	Py_ssize_t i, n;
-	size_t size;
-	aclError ret;
-	void *p;
 
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&O:mem_set_access", conv_ptr, &p,
-			      conv_size, &size, &list))
-		return NULL;
 	fast = PySequence_Fast(list, "desc must be a list of dicts");
 	if (!fast)
-		return NULL;
+		return 0;
 	n = PySequence_Fast_GET_SIZE(fast);
-	desc = PyMem_Calloc(n ? (size_t)n : 1, sizeof(*desc));
-	if (!desc) {
-		Py_DECREF(fast);
-		return PyErr_NoMemory();
-	}
-	for (i = 0; i < n; i++) {
+	desc = aclpy_slot_alloc(slot, n ? (size_t)n : 1, sizeof(*desc));
+	for (i = 0; desc && i < n; i++) {
 		PyObject *d = PySequence_Fast_GET_ITEM(fast, i), *loc;
 		unsigned long long fl;
 
 		if (!PyDict_Check(d)) {
 			PyErr_SetString(PyExc_TypeError, "desc must be a dict");
-			goto err;
+			break;
 		}
 		if (!dict_uint(d, "flags", INT32_MAX, &fl))
-			goto err;
+			break;
 		desc[i].flags = (aclrtMemAccessFlags)fl;
 		loc = PyDict_GetItemString(d, "location");
 		if (loc && !parse_location(loc, &desc[i].location))
-			goto err;
+			break;
 	}
 	Py_DECREF(fast);
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtMemSetAccess(p, size, desc, (size_t)n);
-	Py_END_ALLOW_THREADS
-	PyMem_Free(desc);
-	return PyLong_FromLong(ret);
-err:
-	PyMem_Free(desc);
-	Py_DECREF(fast);
-	return NULL;
-}
-
-static PyObject *py_mem_get_access(PyObject *self, PyObject *args)
-{
-	aclrtMemLocation loc;
-	uint64_t flag = 0;
-	PyObject *pyloc;
-	aclError ret;
-	void *p;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O:mem_get_access", conv_ptr, &p, &pyloc))
-		return NULL;
-	if (!parse_location(pyloc, &loc))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtMemGetAccess(p, &loc, &flag);
-	Py_END_ALLOW_THREADS
-	return Py_BuildValue("(Ki)", ret ? 0ULL : (unsigned long long)flag,
-			     ret);
-}
-
-static PyObject *py_mem_retain_allocation_handle(PyObject *self,
-						 PyObject *args)
-{
-	aclrtDrvMemHandle h = NULL;
-	aclError ret;
-	void *p;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&:mem_retain_allocation_handle",
-			      conv_ptr, &p))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtMemRetainAllocationHandle(p, &h);
-	Py_END_ALLOW_THREADS
-	return ptr_ret(ret, h);
+	slot->a.n = (size_t)n;
+	return desc && i == n;
 }
 
 static PyObject *py_mem_get_allocation_properties_from_handle(PyObject *self,
@@ -296,66 +174,6 @@ static PyObject *py_mem_get_allocation_properties_from_handle(PyObject *self,
 	if (!d)
 		return NULL;
 	return Py_BuildValue("(Ni)", d, ret);
-}
-
-static PyObject *py_mem_export_to_shareable_handle(PyObject *self,
-						   PyObject *args)
-{
-	int32_t type;
-	uint64_t flags, sh = 0;
-	aclError ret;
-	void *h;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&O&:mem_export_to_shareable_handle",
-			      conv_ptr, &h, conv_i32, &type, conv_u64, &flags))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtMemExportToShareableHandle(h, (aclrtMemHandleType)type,
-					      flags, &sh);
-	Py_END_ALLOW_THREADS
-	return Py_BuildValue("(Ki)", ret ? 0ULL : (unsigned long long)sh, ret);
-}
-
-static PyObject *py_mem_import_from_shareable_handle(PyObject *self,
-						     PyObject *args)
-{
-	aclrtDrvMemHandle h = NULL;
-	int32_t dev;
-	uint64_t sh;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&:mem_import_from_shareable_handle",
-			      conv_u64, &sh, conv_i32, &dev))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtMemImportFromShareableHandle(sh, dev, &h);
-	Py_END_ALLOW_THREADS
-	return ptr_ret(ret, h);
-}
-
-static PyObject *py_mem_set_pid_to_shareable_handle(PyObject *self,
-						    PyObject *args)
-{
-	PyObject *list;
-	int32_t *pids;
-	uint64_t sh;
-	aclError ret;
-	size_t n;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O:mem_set_pid_to_shareable_handle",
-			      conv_u64, &sh, &list))
-		return NULL;
-	pids = aclpy_pid_list(list, &n);
-	if (!pids)
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtMemSetPidToShareableHandle(sh, pids, n);
-	Py_END_ALLOW_THREADS
-	PyMem_Free(pids);
-	return PyLong_FromLong(ret);
 }
 
 /*
@@ -434,7 +252,7 @@ static PyObject *py_mem_import_from_shareable_handle_v2(PyObject *self,
 	ret = aclrtMemImportFromShareableHandleV2(sh,
 			(aclrtMemSharedHandleType)type, flags, &h);
 	Py_END_ALLOW_THREADS
-	return ptr_ret(ret, h);
+	return aclpy_ptr_ret(h, ret);
 }
 
 static PyObject *py_mem_set_pid_to_shareable_handle_v2(PyObject *self,
@@ -454,7 +272,8 @@ static PyObject *py_mem_set_pid_to_shareable_handle_v2(PyObject *self,
 		return NULL;
 	if (!v2_in(o, type, &word, &fh, &sh))
 		return NULL;
-	pids = aclpy_pid_list(list, &n);
+	pids = aclpy_int_list(list, "pids must be a list of ints", conv_i32,
+			      sizeof(*pids), &n);
 	if (!pids)
 		return NULL;
 	Py_BEGIN_ALLOW_THREADS
@@ -465,45 +284,48 @@ static PyObject *py_mem_set_pid_to_shareable_handle_v2(PyObject *self,
 	return PyLong_FromLong(ret);
 }
 
-PyMethodDef aclpy_rt_vmm_methods[] = {
-	{ "reserve_mem_address", py_reserve_mem_address, METH_VARARGS,
-	  "vir_ptr, ret = reserve_mem_address(size, alignment, expect_ptr, flags)" },
-	{ "release_mem_address", py_release_mem_address, METH_VARARGS,
-	  "ret = release_mem_address(vir_ptr)" },
-	{ "malloc_physical", py_malloc_physical, METH_VARARGS,
-	  "handle, ret = malloc_physical(size, prop, flags)" },
-	{ "free_physical", py_free_physical, METH_VARARGS,
-	  "ret = free_physical(handle)" },
-	{ "map_mem", py_map_mem, METH_VARARGS,
-	  "ret = map_mem(vir_ptr, size, offset, handle, flags)" },
-	{ "unmap_mem", py_unmap_mem, METH_VARARGS,
-	  "ret = unmap_mem(vir_ptr)" },
-	{ "mem_set_access", py_mem_set_access, METH_VARARGS,
-	  "ret = mem_set_access(vir_ptr, size, desc_list)" },
-	{ "mem_get_access", py_mem_get_access, METH_VARARGS,
-	  "flag, ret = mem_get_access(vir_ptr, location)" },
-	{ "mem_retain_allocation_handle", py_mem_retain_allocation_handle,
-	  METH_VARARGS, "handle, ret = mem_retain_allocation_handle(vir_ptr)" },
-	{ "mem_get_allocation_properties_from_handle",
-	  py_mem_get_allocation_properties_from_handle, METH_VARARGS,
-	  "prop, ret = mem_get_allocation_properties_from_handle(handle)" },
-	{ "mem_export_to_shareable_handle", py_mem_export_to_shareable_handle,
-	  METH_VARARGS,
-	  "shareable, ret = mem_export_to_shareable_handle(handle, handle_type, flags)" },
-	{ "mem_import_from_shareable_handle",
-	  py_mem_import_from_shareable_handle, METH_VARARGS,
-	  "handle, ret = mem_import_from_shareable_handle(shareable, device_id)" },
-	{ "mem_set_pid_to_shareable_handle", py_mem_set_pid_to_shareable_handle,
-	  METH_VARARGS,
-	  "ret = mem_set_pid_to_shareable_handle(shareable, pid_list)" },
-	{ "mem_export_to_shareable_handle_v2",
-	  py_mem_export_to_shareable_handle_v2, METH_VARARGS,
-	  "shareable, ret = mem_export_to_shareable_handle_v2(handle, flags, share_type)" },
-	{ "mem_import_from_shareable_handle_v2",
-	  py_mem_import_from_shareable_handle_v2, METH_VARARGS,
-	  "handle, ret = mem_import_from_shareable_handle_v2(shareable, share_type, flags)" },
-	{ "mem_set_pid_to_shareable_handle_v2",
-	  py_mem_set_pid_to_shareable_handle_v2, METH_VARARGS,
-	  "ret = mem_set_pid_to_shareable_handle_v2(shareable, share_type, pid_list)" },
-	{ NULL, NULL, 0, NULL },
-};
+#define VMM_CALLS(CALL, HAND)						\
+	CALL(reserve_mem_address, aclrtReserveMemAddress,		\
+	     (out_p, z, z, p, u64), (),					\
+	     "vir_ptr, ret = reserve_mem_address(size, alignment, expect_ptr, flags)") \
+	CALL(release_mem_address, aclrtReleaseMemAddress, (p), (),	\
+	     "ret = release_mem_address(vir_ptr)")			\
+	CALL(malloc_physical, aclrtMallocPhysical,			\
+	     (out_p, z, obj(conv_prop), u64), (),			\
+	     "handle, ret = malloc_physical(size, prop, flags)")	\
+	CALL(free_physical, aclrtFreePhysical, (p), (),			\
+	     "ret = free_physical(handle)")				\
+	CALL(map_mem, aclrtMapMem, (p, z, z, p, u64), (),		\
+	     "ret = map_mem(vir_ptr, size, offset, handle, flags)")	\
+	CALL(unmap_mem, aclrtUnmapMem, (p), (), "ret = unmap_mem(vir_ptr)") \
+	CALL(mem_set_access, aclrtMemSetAccess, (p, z, objn(conv_access)), \
+	     (),							\
+	     "ret = mem_set_access(vir_ptr, size, desc_list)")		\
+	CALL(mem_get_access, aclrtMemGetAccess,				\
+	     (p, obj(conv_location), out_u64), (),			\
+	     "flag, ret = mem_get_access(vir_ptr, location)")		\
+	CALL(mem_retain_allocation_handle, aclrtMemRetainAllocationHandle, \
+	     (p, out_p), (),						\
+	     "handle, ret = mem_retain_allocation_handle(vir_ptr)")	\
+	HAND(mem_get_allocation_properties_from_handle, METH_VARARGS,	\
+	     "prop, ret = mem_get_allocation_properties_from_handle(handle)") \
+	CALL(mem_export_to_shareable_handle, aclrtMemExportToShareableHandle, \
+	     (p, i32, u64, out_u64), (),				\
+	     "shareable, ret = mem_export_to_shareable_handle(handle, handle_type, flags)") \
+	CALL(mem_import_from_shareable_handle,				\
+	     aclrtMemImportFromShareableHandle, (u64, i32, out_p), (),	\
+	     "handle, ret = mem_import_from_shareable_handle(shareable, device_id)") \
+	CALL(mem_set_pid_to_shareable_handle,				\
+	     aclrtMemSetPidToShareableHandle, (u64, objn(aclpy_conv_pids)), \
+	     (),							\
+	     "ret = mem_set_pid_to_shareable_handle(shareable, pid_list)") \
+	HAND(mem_export_to_shareable_handle_v2, METH_VARARGS,		\
+	     "shareable, ret = mem_export_to_shareable_handle_v2(handle, flags, share_type)") \
+	HAND(mem_import_from_shareable_handle_v2, METH_VARARGS,		\
+	     "handle, ret = mem_import_from_shareable_handle_v2(shareable, share_type, flags)") \
+	HAND(mem_set_pid_to_shareable_handle_v2, METH_VARARGS,		\
+	     "ret = mem_set_pid_to_shareable_handle_v2(shareable, share_type, pid_list)")
+
+ACLPY_DEFINE(VMM_CALLS)
+
+PyMethodDef aclpy_rt_vmm_methods[] = { ACLPY_METHODS(VMM_CALLS) };
