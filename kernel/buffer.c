@@ -17,10 +17,11 @@
  * released buffer's chunks that someone else still references are
  * "retained": they stay in the cap's count, the payer's locked_vm and the
  * mm's VmPin, on a list that a delayed work item rescans until each chunk's
- * count is down to our own reference.  No kernel calls back when an
- * ordinary page's last reference goes, so the count is polled; once the
- * buffer is released nothing maps it, and only a holder of a reference can
- * make another, so a count of exactly ours is final.
+ * count is down to our own reference, or a memory error took one of its
+ * pages out of use.  No kernel calls back when an ordinary page's last
+ * reference goes, so the count is polled; once the buffer is released
+ * nothing maps it, and only a holder of a reference can make another, so a
+ * count of exactly ours is final.
  *
  * The DMA mapping can end before the buffer does: when the NPU device is
  * removed, npu_mem_bufs_revoke() unmaps every buffer and the pages stay
@@ -580,12 +581,28 @@ static void retained_scan(struct work_struct *work);
 static DECLARE_DELAYED_WORK(retained_work, retained_scan);
 
 /*
+ * A memory error, real or injected (MADV_HWPOISON, as root), takes a page
+ * out of use for good: memory_failure() may keep a reference to it that is
+ * never put (5.10 does for pages it cannot handle).  Such a chunk is no
+ * user's any more, and its charges must not outlive the buffer forever.
+ */
+static bool chunk_poisoned(const struct npu_mem_chunk *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < 1U << c->order; i++)
+		if (PageHWPoison(nth_page(c->page, i)))
+			return true;
+	return false;
+}
+
+/*
  * Our reference is the allocator's one on the head page; any other user's
  * reference to any subpage is counted there too (and so is a FOLL_PIN).
  */
 static bool chunk_held_elsewhere(const struct npu_mem_chunk *c)
 {
-	return page_ref_count(c->page) > 1;
+	return page_ref_count(c->page) > 1 && !chunk_poisoned(c);
 }
 
 /*
