@@ -44,7 +44,7 @@
 
 /* A list/tuple of ints as a new size_t array (n may be 0: one slot). */
 static size_t *int_array(PyObject *seq, const char *what, bool ptrs,
-			 Py_ssize_t *n)
+			 size_t *n)
 {
 	PyObject *fast = PySequence_Fast(seq, what);
 	Py_ssize_t i, len;
@@ -72,7 +72,7 @@ static size_t *int_array(PyObject *seq, const char *what, bool ptrs,
 			a[i] = (size_t)(uintptr_t)p;
 	}
 	Py_DECREF(fast);
-	*n = len;
+	*n = (size_t)len;
 	return a;
 }
 
@@ -120,7 +120,7 @@ static int loc_from(PyObject *attr, const char *key, aclrtMemLocation *l)
 	return 1;
 }
 
-static aclrtMemcpyBatchAttr *attr_array(PyObject *seq, Py_ssize_t *n)
+static aclrtMemcpyBatchAttr *attr_array(PyObject *seq, size_t *n)
 {
 	PyObject *fast = PySequence_Fast(seq, "attrs must be a list");
 	aclrtMemcpyBatchAttr *a;
@@ -146,119 +146,60 @@ static aclrtMemcpyBatchAttr *attr_array(PyObject *seq, Py_ssize_t *n)
 		}
 	}
 	Py_DECREF(fast);
-	*n = len;
+	*n = (size_t)len;
 	return a;
 }
 
-struct batch_args {
-	size_t *dsts, *maxs, *srcs, *sizes, *idx;
-	aclrtMemcpyBatchAttr *attrs;
-	Py_ssize_t n, na;
-};
-
-static void batch_free(struct batch_args *b)
-{
-	PyMem_Free(b->dsts);
-	PyMem_Free(b->maxs);
-	PyMem_Free(b->srcs);
-	PyMem_Free(b->sizes);
-	PyMem_Free(b->idx);
-	PyMem_Free(b->attrs);
+/*
+ * obj converters (calls.h) of the batched copies' lists, in their order:
+ * each list refused under its own name.
+ */
+#define INT_LIST(name, ptrs)						\
+static int conv_##name(PyObject *o, union aclpy_val *slot)		\
+{									\
+	slot->a.p = int_array(o, #name " must be a list", ptrs,		\
+			      &slot->a.n);				\
+	return slot->a.p != NULL;					\
 }
 
-static int batch_parse(PyObject *args, bool with_stream, struct batch_args *b,
-		       void **stream)
-{
-	PyObject *d, *m, *s, *z, *a, *ix;
-	Py_ssize_t n2 = 0, n3 = 0, n4 = 0, ni = 0;
+INT_LIST(dsts, true)
+INT_LIST(dest_maxs, false)
+INT_LIST(srcs, true)
+INT_LIST(sizes, false)
 
-	memset(b, 0, sizeof(*b));
-	if (with_stream ? !PyArg_ParseTuple(args, "OOOOOOO&", &d, &m, &s, &z,
-					    &a, &ix, conv_ptr, stream) :
-	    !PyArg_ParseTuple(args, "OOOOOO", &d, &m, &s, &z, &a, &ix))
+static int conv_attrs(PyObject *o, union aclpy_val *slot)
+{
+	slot->a.p = attr_array(o, &slot->a.n);
+	return slot->a.p != NULL;
+}
+
+/*
+ * objv converter: attrs_indexes, the last list.  numBatches is the length
+ * of the four copy lists (args[0] to [3]) and numAttrs that of attrs
+ * (args[5]) and attrs_indexes: each group must agree.
+ */
+static int conv_attrs_indexes(PyObject *o, union aclpy_val *slot,
+			      const union aclpy_val *args)
+{
+	slot->a.p = int_array(o, "attrs_indexes must be a list", false,
+			      &slot->a.n);
+	if (!slot->a.p)
 		return 0;
-	b->dsts = int_array(d, "dsts must be a list", true, &b->n);
-	b->maxs = b->dsts ? int_array(m, "dest_maxs must be a list", false,
-				      &n2) : NULL;
-	b->srcs = b->maxs ? int_array(s, "srcs must be a list", true, &n3) :
-		  NULL;
-	b->sizes = b->srcs ? int_array(z, "sizes must be a list", false, &n4) :
-		   NULL;
-	b->attrs = b->sizes ? attr_array(a, &b->na) : NULL;
-	b->idx = b->attrs ? int_array(ix, "attrs_indexes must be a list",
-				      false, &ni) : NULL;
-	if (!b->idx) {
-		batch_free(b);
-		return 0;
-	}
-	if (n2 != b->n || n3 != b->n || n4 != b->n || ni != b->na) {
+	if (args[1].a.n != args[0].a.n || args[2].a.n != args[0].a.n ||
+	    args[3].a.n != args[0].a.n || slot->a.n != args[5].a.n) {
 		PyErr_SetString(PyExc_ValueError, "dsts, dest_maxs, srcs and "
 				"sizes must have one length, attrs and "
 				"attrs_indexes another");
-		batch_free(b);
 		return 0;
 	}
 	return 1;
 }
 
-static PyObject *batch_call(PyObject *args, bool async, bool v2)
-{
-	struct batch_args b;
-	void *stream = NULL;
-	size_t fail = SIZE_MAX;
-	aclError ret;
-
-	if (!batch_parse(args, async, &b, &stream))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	if (!async && !v2)
-		ret = aclrtMemcpyBatch((void **)b.dsts, b.maxs,
-				       (void **)b.srcs, b.sizes, (size_t)b.n,
-				       b.attrs, b.idx, (size_t)b.na, &fail);
-	else if (!async)
-		ret = aclrtMemcpyBatchV2((void **)b.dsts, b.maxs,
-					 (void **)b.srcs, b.sizes, (size_t)b.n,
-					 b.attrs, b.idx, (size_t)b.na);
-	else if (!v2)
-		ret = aclrtMemcpyBatchAsync((void **)b.dsts, b.maxs,
-					    (void **)b.srcs, b.sizes,
-					    (size_t)b.n, b.attrs, b.idx,
-					    (size_t)b.na, &fail, stream);
-	else
-		ret = aclrtMemcpyBatchAsyncV2((void **)b.dsts, b.maxs,
-					      (void **)b.srcs, b.sizes,
-					      (size_t)b.n, b.attrs, b.idx,
-					      (size_t)b.na, stream);
-	Py_END_ALLOW_THREADS
-	batch_free(&b);
-	if (v2)
-		return PyLong_FromLong(ret);
-	return Py_BuildValue("(Ki)", (unsigned long long)fail, (int)ret);
-}
-
-static PyObject *py_memcpy_batch(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return batch_call(args, false, false);
-}
-
-static PyObject *py_memcpy_batch_v2(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return batch_call(args, false, true);
-}
-
-static PyObject *py_memcpy_batch_async(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return batch_call(args, true, false);
-}
-
-static PyObject *py_memcpy_batch_async_v2(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return batch_call(args, true, true);
-}
+/* The C arguments from dsts to numAttrs: six lists and their two counts. */
+#define BATCH								\
+	obj(conv_dsts), obj(conv_dest_maxs), obj(conv_srcs),		\
+	obj(conv_sizes), n(0), obj(conv_attrs),				\
+	objv(conv_attrs_indexes), n(5)
 
 /* obj converter (calls.h): cmo_wait_barrier's task_info. */
 static int conv_task_info(PyObject *info, union aclpy_val *slot)
@@ -294,13 +235,15 @@ static int conv_task_info(PyObject *info, union aclpy_val *slot)
 }
 
 #define MEMORY_MORE_CALLS(CALL, HAND)					\
-	HAND(memcpy_batch, METH_VARARGS,				\
+	CALL(memcpy_batch, aclrtMemcpyBatch, (BATCH, out_z_init),	\
+	     (.raw = true, .init = -1),					\
 	     "fail_index, ret = memcpy_batch(dsts, dest_maxs, srcs, sizes, attrs, attrs_indexes)") \
-	HAND(memcpy_batch_v2, METH_VARARGS,				\
+	CALL(memcpy_batch_v2, aclrtMemcpyBatchV2, (BATCH), (),		\
 	     "ret = memcpy_batch_v2(dsts, dest_maxs, srcs, sizes, attrs, attrs_indexes)") \
-	HAND(memcpy_batch_async, METH_VARARGS,				\
+	CALL(memcpy_batch_async, aclrtMemcpyBatchAsync,			\
+	     (BATCH, out_z_init, p), (.raw = true, .init = -1),		\
 	     "fail_index, ret = memcpy_batch_async(dsts, dest_maxs, srcs, sizes, attrs, attrs_indexes, stream)") \
-	HAND(memcpy_batch_async_v2, METH_VARARGS,			\
+	CALL(memcpy_batch_async_v2, aclrtMemcpyBatchAsyncV2, (BATCH, p), (), \
 	     "ret = memcpy_batch_async_v2(dsts, dest_maxs, srcs, sizes, attrs, attrs_indexes, stream)") \
 	CALL(memcpy_async_with_condition, aclrtMemcpyAsyncWithCondition, \
 	     (p, z, p, z, i32, p), (),					\
