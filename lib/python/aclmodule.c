@@ -22,19 +22,15 @@
 #include "acl/acl.h"
 #include "aclpy.h"
 
-static PyObject *py_pointer_get_attributes(PyObject *self, PyObject *args)
+/* outs (calls.h): pyACL's dict, as the library left it (zeroed: HOST). */
+static PyObject *ptr_attrs(const void *out)
 {
-	aclrtPtrAttributes a = { { 0, ACL_MEM_LOCATION_TYPE_HOST }, 0, { 0 } };
-	void *p;
-	aclError ret;
+	const aclrtPtrAttributes *a = out;
 
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&:pointer_get_attributes", conv_ptr, &p))
-		return NULL;
-	ret = aclrtPointerGetAttributes(p, &a);
-	return Py_BuildValue("({s:I,s:i,s:I}i)", "id", (unsigned int)a.location.id,
-			     "type", (int)a.location.type,
-			     "page_size", (unsigned int)a.pageSize, ret);
+	return Py_BuildValue("{s:I,s:i,s:I}", "id",
+			     (unsigned int)a->location.id, "type",
+			     (int)a->location.type, "page_size",
+			     (unsigned int)a->pageSize);
 }
 
 /* ---- acl.util ---- */
@@ -123,7 +119,8 @@ static PyObject *py_ptr_to_bytes(PyObject *self, PyObject *args)
 	     "ret = memcpy(dst, dest_max, src, count, kind)")		\
 	CALL(get_mem_info, aclrtGetMemInfo, (i32, out_n, out_n),	\
 	     (.raw = true), "free, total, ret = get_mem_info(attr)")	\
-	HAND(pointer_get_attributes, METH_VARARGS,			\
+	CALL(pointer_get_attributes, aclrtPointerGetAttributes,		\
+	     (p, outs(aclrtPtrAttributes, ptr_attrs)), (.hold_gil = true), \
 	     "attrs, ret = pointer_get_attributes(ptr)")		\
 	CALL(create_stream, aclrtCreateStream, (out_p), (.hold_gil = true), \
 	     "stream, ret = create_stream()")				\

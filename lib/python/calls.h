@@ -27,8 +27,9 @@
  *   out_init out_z_init   an int32_t or size_t output that starts at
  *                         .init (-1: SIZE_MAX)
  *   outs(type, build)     an output of a zeroed type (PyMem, freed after
- *                         the call) that build(out, args, ret) turns into
- *                         the Python value, when it is more than an int
+ *                         the call) that build(out) turns into the Python
+ *                         value, when it is more than an int; for outsv,
+ *                         build(out, args, ret), when it depends on them
  *   key                   an int len, and for the C call a buffer of len
  *                         bytes (at most 1024) and len: the key, a str
  *                         output ("" where the call failed)
@@ -108,6 +109,7 @@ struct aclpy_opts {
 #define ACLPY_K_out_i64	(out, "", "L", , i64, (long long))
 #define ACLPY_K_out_f	(out, "", "d", , f, (double))
 #define ACLPY_K_outs(t, b) (outs, "", "N", b, t, )
+#define ACLPY_K_outsv(t, b) (outsv, "", "N", b, t, )
 #define ACLPY_K_key	(key, "O&", "s", conv_size, a, )
 #define ACLPY_K_obj(c)	(post, "O", "", c, a, )
 #define ACLPY_K_objn(c)	(postn, "O", "", c, a, )
@@ -143,6 +145,9 @@ struct aclpy_opts {
 	(, &v[i].a.o), (), (, v[i].a.p), (), (&& c(v[i].a.o, &v[i], v)), \
 	(PyMem_Free(v[i].a.p);)
 #define ACLPY_C_outs(i, c, m, x)					\
+	(), (), (, v[i].a.p), (, c(v[i].a.p)),				\
+	(&& aclpy_slot_alloc(&v[i], 1, sizeof(m))), (PyMem_Free(v[i].a.p);)
+#define ACLPY_C_outsv(i, c, m, x)					\
 	(), (), (, v[i].a.p), (, c(v[i].a.p, v, ret)),			\
 	(&& aclpy_slot_alloc(&v[i], 1, sizeof(m))), (PyMem_Free(v[i].a.p);)
 #define ACLPY_C_cnt(i, c, m, x)		(), (), (, v[m].a.n), (), (), ()

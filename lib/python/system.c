@@ -8,8 +8,6 @@
 #include "acl/acl.h"
 #include "aclpy.h"
 
-#define DEV_ARGS(fmt)	(!PyArg_ParseTuple(args, fmt, conv_i32, &dev))
-
 /* ---- acl ---- */
 
 static PyObject *py_get_recent_err_msg(PyObject *self, PyObject *args)
@@ -134,38 +132,24 @@ static PyObject *py_float_to_float16(PyObject *self, PyObject *args)
 
 /* ---- acl.rt ---- */
 
-static PyObject *py_get_device_utilization_rate(PyObject *self, PyObject *args)
+/* outs (calls.h): both as the library left them, zeroed to start. */
+static PyObject *utilization(const void *out)
 {
-	aclrtUtilizationInfo u = { 0, 0, 0, 0, NULL };
-	int32_t dev;
-	aclError ret;
+	const aclrtUtilizationInfo *u = out;
 
-	(void)self;
-	if (DEV_ARGS("O&:get_device_utilization_rate"))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtGetDeviceUtilizationRate(dev, &u);
-	Py_END_ALLOW_THREADS
-	return Py_BuildValue("({sisisisi}i)", "cube_utilization",
-			     (int)u.cubeUtilization, "vector_utilization",
-			     (int)u.vectorUtilization, "aicpu_utilization",
-			     (int)u.aicpuUtilization, "memory_utilization",
-			     (int)u.memoryUtilization, (int)ret);
+	return Py_BuildValue("{sisisisi}", "cube_utilization",
+			     (int)u->cubeUtilization, "vector_utilization",
+			     (int)u->vectorUtilization, "aicpu_utilization",
+			     (int)u->aicpuUtilization, "memory_utilization",
+			     (int)u->memoryUtilization);
 }
 
-static PyObject *py_device_get_uuid(PyObject *self, PyObject *args)
+static PyObject *uuid(const void *out)
 {
-	aclrtUuid u;
-	int32_t dev;
-	aclError ret;
+	const aclrtUuid *u = out;
 
-	(void)self;
-	if (DEV_ARGS("O&:device_get_uuid"))
-		return NULL;
-	memset(&u, 0, sizeof(u));
-	ret = aclrtDeviceGetUuid(dev, &u);
-	return Py_BuildValue("(y#i)", u.bytes, (Py_ssize_t)sizeof(u.bytes),
-			     (int)ret);
+	return PyBytes_FromStringAndSize((const char *)u->bytes,
+					 (Py_ssize_t)sizeof(u->bytes));
 }
 
 /* ---- tables ---- */
@@ -200,7 +184,8 @@ static PyObject *py_device_get_uuid(PyObject *self, PyObject *args)
 	     (i32, i32, out_i32), (.hold_gil = true, .raw = true), NULL) \
 	CALL(query_device_status, aclrtQueryDeviceStatus, (i32, out_i32), \
 	     (.raw = true), NULL)					\
-	HAND(get_device_utilization_rate, METH_VARARGS, NULL)		\
+	CALL(get_device_utilization_rate, aclrtGetDeviceUtilizationRate, \
+	     (i32, outs(aclrtUtilizationInfo, utilization)), (), NULL)	\
 	CALL(get_device_res_limit, aclrtGetDeviceResLimit,		\
 	     (i32, i32, out_u32), (.hold_gil = true, .raw = true), NULL) \
 	CALL(set_device_res_limit, aclrtSetDeviceResLimit, (i32, i32, ui), \
@@ -217,7 +202,8 @@ static PyObject *py_device_get_uuid(PyObject *self, PyObject *args)
 	     (i32, i32, out_i32), (.hold_gil = true, .raw = true), NULL) \
 	CALL(device_get_bare_tgid, aclrtDeviceGetBareTgid, (out_i32),	\
 	     (.hold_gil = true, .raw = true), NULL)			\
-	HAND(device_get_uuid, METH_VARARGS, NULL)
+	CALL(device_get_uuid, aclrtDeviceGetUuid,			\
+	     (i32, outs(aclrtUuid, uuid)), (.hold_gil = true), NULL)
 
 ACLPY_DEFINE(ACL_SYSTEM_CALLS)
 ACLPY_DEFINE(RT_SYSTEM_CALLS)
