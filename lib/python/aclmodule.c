@@ -1,14 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * The "acl" Python module: libaclmem's ACL API with pyACL's conventions.
- *
- *   ret = acl.init()                    acl.finalize()
- *   ret = acl.rt.set_device(0)          acl.rt.reset_device(0)
- *   dev_ptr, ret = acl.rt.malloc_cached(size, policy)   (also malloc,
- *                                       malloc_align32; host_ptr, ret =
- *                                       acl.rt.malloc_host(size))
- *   ret = acl.rt.memcpy(dst, dest_max, src, count, kind)
- *   free, total, ret = acl.rt.get_mem_info(attr)
+ * The "acl" Python module: libaclmem's ACL API with pyACL's conventions,
+ * e.g. dev_ptr, ret = acl.rt.malloc(size, policy).  Each file's table of
+ * calls gives their signatures, as their docstrings.
  *
  * Pointers are ints; every call returns its outputs followed by ret, and an
  * API failure is a non-zero ret (outputs are then 0), never an exception.

@@ -1,25 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * acl.rt: the memory calls beyond malloc/memcpy/memset, under pyACL's
- * names and return conventions where pyACL has them:
- *
- *   ret = acl.rt.memcpy2d(dst, dpitch, src, spitch, width, height, kind)
- *   ret = acl.rt.memcpy2d_async(dst, dpitch, src, spitch, width, height,
- *                               kind, stream)
- *   dev_ptr, ret = acl.rt.malloc_with_cfg(size, policy, cfg)
- *   host_ptr, ret = acl.rt.malloc_host_with_cfg(size, cfg)
- *   granularity, ret = acl.rt.mem_get_allocation_granularity(prop, option)
- *
- * and, where pyACL has no binding, names made from the C name the way
- * pyACL makes its own (aclrtFooBar -> acl.rt.foo_bar), outputs then ret:
- *
- *   ret = acl.rt.memset_d32(dev_ptr, mem_size, value, count)
- *   ret = acl.rt.memset_d32_async(dev_ptr, mem_size, value, count, stream)
- *   ret = acl.rt.free_with_dev_sync(dev_ptr)
- *   ret = acl.rt.free_host_with_dev_sync(host_ptr)
- *   base, size, ret = acl.rt.mem_get_address_range(ptr)
- *   infos, ret = acl.rt.get_mem_usage_info(device_id, input_num)
- *   result, ret = acl.rt.check_mem_type(addr_list, mem_type[, reserve])
+ * names and return conventions where pyACL has them, else names made from
+ * the C name the way pyACL makes its own (aclrtFooBar -> acl.rt.foo_bar),
+ * outputs then ret.
  *
  * Structs are what pyACL documents: dicts keyed by the C member names
  * (aclrtMallocConfig {"attrs": [...], "numAttrs": n}, each attribute

@@ -3,24 +3,7 @@
  * acl.rt: batched copies, the deprecated conditional copy, cache
  * operations and the L2 flush.  pyACL has no binding for these; the names
  * are made from the C names as pyACL makes its own (aclrtFooBar ->
- * acl.rt.foo_bar), outputs then ret:
- *
- *   fail_index, ret = acl.rt.memcpy_batch(dsts, dest_maxs, srcs, sizes,
- *                                         attrs, attrs_indexes)
- *   ret = acl.rt.memcpy_batch_v2(dsts, dest_maxs, srcs, sizes, attrs,
- *                                attrs_indexes)
- *   fail_index, ret = acl.rt.memcpy_batch_async(..., attrs_indexes, stream)
- *   ret = acl.rt.memcpy_batch_async_v2(..., attrs_indexes, stream)
- *   ret = acl.rt.memcpy_async_with_condition(dst, dest_max, src, count,
- *                                            kind, stream)
- *   ret = acl.rt.cmo_async(src, size, cmo_type, stream)
- *   ret = acl.rt.cmo_async_with_barrier(src, size, cmo_type, barrier_id,
- *                                       stream)
- *   ret = acl.rt.cmo_wait_barrier(task_info, stream, flag)
- *   size, ret = acl.rt.cmo_get_desc_size()
- *   ret = acl.rt.cmo_set_desc(cmo_desc, src, size)
- *   ret = acl.rt.cmo_async_with_desc(cmo_desc, cmo_type, stream)
- *   ret = acl.rt.device_l2_cache_flush()
+ * acl.rt.foo_bar), outputs then ret.
  *
  * Arrays are lists (or tuples) of ints; numBatches is the length of the
  * four copy lists, which must be equal, and numAttrs that of attrs and

@@ -1,13 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * acl.rt: contexts, streams beyond create/destroy, events, host callbacks
- * and memset_async, under pyACL's names and return conventions:
- *
- *   context, ret = acl.rt.create_context(device_id)
- *   event, ret = acl.rt.create_event()
- *   ms, ret = acl.rt.event_elapsed_time(start, end)
- *   ret = acl.rt.launch_callback(func, user_data, block_type, stream)
- *   ret = acl.rt.process_report(timeout)
+ * and memset_async, under pyACL's names and return conventions.
  *
  * Handles (contexts, streams, events) are ints, 0 where a call failed.
  * The GIL is released around every library call: several of them wait

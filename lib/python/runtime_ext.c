@@ -4,14 +4,7 @@
  * write/wait, runtime settings, device id mappings, and the device and
  * stream controls (timed device synchronisation, task abort, stream stop,
  * attributes, V2 creation, core limits), under pyACL's names and return
- * conventions where pyACL has them:
- *
- *   notify, ret = acl.rt.create_notify(flag)
- *   key, ret = acl.rt.notify_get_export_key(notify, len, flags)   (str)
- *   ret = acl.rt.notify_set_import_pid(notify, [pid, ...])
- *   notify, ret = acl.rt.notify_import_by_key(key, flags)
- *   value, ret = acl.rt.get_sys_param_opt(opt)
- *   value, ret = acl.rt.get_devices_topo(device_id, other_device_id)
+ * conventions where pyACL has them.
  *
  * pyACL has no binding for aclrtIpcGetEventHandle/aclrtIpcOpenEventHandle,
  * aclrtStreamWaitEventWithTimeout, two of the id mappings,

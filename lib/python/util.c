@@ -2,12 +2,6 @@
 /*
  * acl.util: numpy helpers and threads, as pyACL documents them.
  *
- *   ptr = numpy_to_ptr(array)                 address of the array's data
- *   ptr, array_out = numpy_contiguous_to_ptr(array)
- *   array = ptr_to_numpy(ptr, shape, npy_type) a view of the memory (no copy)
- *   thread_id, ret = start_thread(func, args)  func(args) on a new thread
- *   ret = stop_thread(thread_id)              wait for it to end
- *
  * numpy is imported only by the calls that need it (Debian's
  * python3-numpy); numpy_to_ptr works on anything with the buffer protocol.
  *

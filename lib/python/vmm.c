@@ -1,30 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * acl.rt: virtual memory (lib/vmm.c).  Names made from the C names as
- * pyACL makes its own (aclrtFooBar -> acl.rt.foo_bar), outputs then ret:
- *
- *   vir_ptr, ret = acl.rt.reserve_mem_address(size, alignment, expect_ptr,
- *                                             flags)
- *   ret = acl.rt.release_mem_address(vir_ptr)
- *   handle, ret = acl.rt.malloc_physical(size, prop, flags)
- *   ret = acl.rt.free_physical(handle)
- *   ret = acl.rt.map_mem(vir_ptr, size, offset, handle, flags)
- *   ret = acl.rt.unmap_mem(vir_ptr)
- *   ret = acl.rt.mem_set_access(vir_ptr, size, desc_list)
- *   flag, ret = acl.rt.mem_get_access(vir_ptr, location)
- *   handle, ret = acl.rt.mem_retain_allocation_handle(vir_ptr)
- *   prop, ret = acl.rt.mem_get_allocation_properties_from_handle(handle)
- *   shareable, ret = acl.rt.mem_export_to_shareable_handle(handle,
- *                                                handle_type, flags)
- *   handle, ret = acl.rt.mem_import_from_shareable_handle(shareable,
- *                                                         device_id)
- *   ret = acl.rt.mem_set_pid_to_shareable_handle(shareable, pid_list)
- *   shareable, ret = acl.rt.mem_export_to_shareable_handle_v2(handle,
- *                                                flags, share_type)
- *   handle, ret = acl.rt.mem_import_from_shareable_handle_v2(shareable,
- *                                                share_type, flags)
- *   ret = acl.rt.mem_set_pid_to_shareable_handle_v2(shareable, share_type,
- *                                                   pid_list)
+ * pyACL makes its own (aclrtFooBar -> acl.rt.foo_bar), outputs then ret.
  *
  * Handles and pointers are ints.  prop is a dict as for
  * mem_get_allocation_granularity ({"handleType", "allocationType",
