@@ -25,97 +25,41 @@ static inline int need_int(PyObject *o, const char *what)
 	return 0;
 }
 
-static inline int conv_ptr(PyObject *o, void *out)
-{
-	unsigned long long v;
-
-	if (!need_int(o, "pointer"))
-		return 0;
-	v = PyLong_AsUnsignedLongLong(o);
-	if (v == (unsigned long long)-1 && PyErr_Occurred())
-		return 0;
-	if (v > UINTPTR_MAX) {
-		PyErr_SetString(PyExc_OverflowError, "pointer out of range");
-		return 0;
-	}
-	*(void **)out = (void *)(uintptr_t)v;
-	return 1;
+/*
+ * conv_name: an int for a C type, read as a vtype by get (whose own
+ * OverflowError stands) and refused outside what ok allows, with msg.
+ * Each keeps the messages its hand-written converter had.
+ */
+#define ACLPY_CONV(name, type, what, vtype, get, ok, msg)		\
+static inline int conv_##name(PyObject *o, void *out)			\
+{									\
+	vtype v;							\
+									\
+	if (!need_int(o, what))						\
+		return 0;						\
+	v = get(o);							\
+	if (v == (vtype)-1 && PyErr_Occurred())				\
+		return 0;						\
+	if (!(ok)) {							\
+		PyErr_SetString(PyExc_OverflowError, msg);		\
+		return 0;						\
+	}								\
+	*(type *)out = (type)v;						\
+	return 1;							\
 }
 
-static inline int conv_size(PyObject *o, void *out)
-{
-	size_t v;
-
-	if (!need_int(o, "size"))
-		return 0;
-	v = PyLong_AsSize_t(o);
-	if (v == (size_t)-1 && PyErr_Occurred())
-		return 0;
-	*(size_t *)out = v;
-	return 1;
-}
-
+ACLPY_CONV(ptr, void *, "pointer", unsigned long long,
+	   PyLong_AsUnsignedLongLong, v <= UINTPTR_MAX, "pointer out of range")
+ACLPY_CONV(size, size_t, "size", size_t, PyLong_AsSize_t, 1, "")
 /* int32_t arguments: device ids, fill values, enum values */
-static inline int conv_i32(PyObject *o, void *out)
-{
-	long v;
-
-	if (!need_int(o, "argument"))
-		return 0;
-	v = PyLong_AsLong(o);
-	if (v == -1 && PyErr_Occurred())
-		return 0;
-	if (v < INT32_MIN || v > INT32_MAX) {
-		PyErr_SetString(PyExc_OverflowError, "argument out of int32 range");
-		return 0;
-	}
-	*(int32_t *)out = (int32_t)v;
-	return 1;
-}
-
-static inline int conv_u32(PyObject *o, void *out)
-{
-	unsigned long long v;
-
-	if (!need_int(o, "argument"))
-		return 0;
-	v = PyLong_AsUnsignedLongLong(o);
-	if (v == (unsigned long long)-1 && PyErr_Occurred())
-		return 0;
-	if (v > UINT32_MAX) {
-		PyErr_SetString(PyExc_OverflowError,
-				"argument out of uint32 range");
-		return 0;
-	}
-	*(uint32_t *)out = (uint32_t)v;
-	return 1;
-}
-
-static inline int conv_u64(PyObject *o, void *out)
-{
-	unsigned long long v;
-
-	if (!need_int(o, "argument"))
-		return 0;
-	v = PyLong_AsUnsignedLongLong(o);
-	if (v == (unsigned long long)-1 && PyErr_Occurred())
-		return 0;
-	*(uint64_t *)out = (uint64_t)v;
-	return 1;
-}
-
-static inline int conv_i64(PyObject *o, void *out)
-{
-	long long v;
-
-	if (!need_int(o, "argument"))
-		return 0;
-	v = PyLong_AsLongLong(o);
-	if (v == -1 && PyErr_Occurred())
-		return 0;
-	*(int64_t *)out = (int64_t)v;
-	return 1;
-}
+ACLPY_CONV(i32, int32_t, "argument", long, PyLong_AsLong,
+	   v >= INT32_MIN && v <= INT32_MAX, "argument out of int32 range")
+ACLPY_CONV(u32, uint32_t, "argument", unsigned long long,
+	   PyLong_AsUnsignedLongLong, v <= UINT32_MAX,
+	   "argument out of uint32 range")
+ACLPY_CONV(u64, uint64_t, "argument", unsigned long long,
+	   PyLong_AsUnsignedLongLong, 1, "")
+ACLPY_CONV(i64, int64_t, "argument", long long, PyLong_AsLongLong, 1, "")
 
 #include "calls.h"
 
