@@ -12,6 +12,7 @@
 #include <Python.h>
 
 #include <limits.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* ---- argument converters: ints only, range-checked ---- */
@@ -60,6 +61,9 @@ ACLPY_CONV(u32, uint32_t, "argument", unsigned long long,
 ACLPY_CONV(u64, uint64_t, "argument", unsigned long long,
 	   PyLong_AsUnsignedLongLong, 1, "")
 ACLPY_CONV(i64, int64_t, "argument", long long, PyLong_AsLongLong, 1, "")
+/* malloc_host_with_cfg's size: uint64_t, wider than size_t on 32-bit */
+ACLPY_CONV(size64, uint64_t, "size", unsigned long long,
+	   PyLong_AsUnsignedLongLong, 1, "")
 
 #include "calls.h"
 
@@ -70,6 +74,27 @@ int aclpy_conv_pids(PyObject *o, union aclpy_val *slot);
 void *aclpy_slot_alloc(union aclpy_val *slot, size_t n, size_t size);
 int aclpy_key_buf(union aclpy_val *slot);
 PyObject *aclpy_ptr_ret(const void *p, aclError ret);
+
+/* An unsigned member of a struct read from a dict by aclpy_dict_struct. */
+struct aclpy_field {
+	const char *key;
+	size_t off;
+	size_t size;
+	unsigned long long max;
+	bool required;
+};
+
+#define ACLPY_FIELD(type, member, max, required)			\
+	{ #member, offsetof(type, member), sizeof(((type *)0)->member),	\
+	  max, required }
+
+int aclpy_dict_uint(PyObject *d, const char *what, const char *key,
+		    unsigned long long max, bool required,
+		    unsigned long long *out);
+int aclpy_dict_struct(PyObject *d, const char *what,
+		      const struct aclpy_field *f, size_t n, void *out);
+extern const struct aclpy_field aclpy_prop_fields[4];
+extern const struct aclpy_field aclpy_location_fields[2];
 
 /*
  * Each file's tables of acl.rt and acl.util functions, listed in

@@ -14,8 +14,10 @@
  * result format ("(Ki)") are put together at compile time from the kinds,
  * one per C parameter in order:
  *
- *   p z i32 u32 u64 i64   an int through conv_ptr, conv_size, conv_i32,
- *                         conv_u32, conv_u64, conv_i64 (aclpy.h)
+ *   p z i32 u32 u64 i64 size64
+ *                         an int through conv_ptr, conv_size, conv_i32,
+ *                         conv_u32, conv_u64, conv_i64, conv_size64
+ *                         (aclpy.h)
  *   s sn ui               PyArg_ParseTuple's "s", "z" and "I"
  *   opt                   no C parameter: the Python arguments after it
  *                         are optional ("|"), 0 when not given
@@ -93,6 +95,7 @@ struct aclpy_opts {
 #define ACLPY_K_u32	(conv, "O&", "", conv_u32, u32, )
 #define ACLPY_K_u64	(conv, "O&", "", conv_u64, u64, )
 #define ACLPY_K_i64	(conv, "O&", "", conv_i64, i64, )
+#define ACLPY_K_size64	(conv, "O&", "", conv_size64, u64, )
 #define ACLPY_K_s	(fmt, "s", "", , s, )
 #define ACLPY_K_sn	(fmt, "z", "", , s, )
 #define ACLPY_K_ui	(fmt, "I", "", , ui, )

@@ -85,3 +85,87 @@ PyObject *aclpy_ptr_ret(const void *p, aclError ret)
 			     ret ? 0ULL : (unsigned long long)(uintptr_t)p,
 			     (int)ret);
 }
+
+/*
+ * d[key] as an unsigned integer no larger than max, into *out (0 when the
+ * key is missing and not required: a KeyError when it is).  Messages name
+ * what["key"], or the key alone where what is NULL.  Returns 0 with an
+ * exception set on failure.
+ */
+int aclpy_dict_uint(PyObject *d, const char *what, const char *key,
+		    unsigned long long max, bool required,
+		    unsigned long long *out)
+{
+	PyObject *v = PyDict_GetItemString(d, key);	/* borrowed */
+
+	*out = 0;
+	if (!v) {
+		if (!required)
+			return 1;
+		PyErr_Format(PyExc_KeyError, "%s needs \"%s\"", what, key);
+		return 0;
+	}
+	if (!what && !need_int(v, key))
+		return 0;
+	if (!PyLong_Check(v)) {
+		PyErr_Format(PyExc_TypeError, "%s[\"%s\"] must be int, not %.200s",
+			     what, key, Py_TYPE(v)->tp_name);
+		return 0;
+	}
+	*out = PyLong_AsUnsignedLongLong(v);
+	if (*out == (unsigned long long)-1 && PyErr_Occurred())
+		return 0;
+	if (*out <= max)
+		return 1;
+	if (what)
+		PyErr_Format(PyExc_OverflowError, "%s[\"%s\"] out of range",
+			     what, key);
+	else
+		PyErr_Format(PyExc_OverflowError, "%s out of range", key);
+	return 0;
+}
+
+/*
+ * The n members f describes of the struct at out, from the dict d in the
+ * order given, by aclpy_dict_uint: with what NULL, every key is optional.
+ */
+int aclpy_dict_struct(PyObject *d, const char *what,
+		      const struct aclpy_field *f, size_t n, void *out)
+{
+	unsigned long long x;
+	char *m;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (!aclpy_dict_uint(d, what, f[i].key, f[i].max,
+				     what && f[i].required, &x))
+			return 0;
+		m = (char *)out + f[i].off;
+		/* An enum is an int here, as the library's headers assume. */
+		if (f[i].size == sizeof(uint16_t))
+			*(uint16_t *)m = (uint16_t)x;
+		else if (f[i].size == sizeof(uint32_t))
+			*(uint32_t *)m = (uint32_t)x;
+		else
+			*(uint64_t *)m = (uint64_t)x;
+	}
+	return 1;
+}
+
+/*
+ * aclrtPhysicalMemProp and its aclrtMemLocation, the members in the order
+ * they are read.  "memAttr", "id" and "type" decide the answer and are
+ * required where a what names the struct; "handleType",
+ * "allocationType" and "reserve" default to 0, the only values CANN takes.
+ */
+const struct aclpy_field aclpy_prop_fields[4] = {
+	ACLPY_FIELD(aclrtPhysicalMemProp, handleType, INT32_MAX, false),
+	ACLPY_FIELD(aclrtPhysicalMemProp, allocationType, INT32_MAX, false),
+	ACLPY_FIELD(aclrtPhysicalMemProp, memAttr, INT32_MAX, true),
+	ACLPY_FIELD(aclrtPhysicalMemProp, reserve, UINT64_MAX, false),
+};
+
+const struct aclpy_field aclpy_location_fields[2] = {
+	ACLPY_FIELD(aclrtMemLocation, id, UINT32_MAX, true),
+	ACLPY_FIELD(aclrtMemLocation, type, INT32_MAX, true),
+};

@@ -16,74 +16,35 @@
 #include "acl/acl.h"
 #include "aclpy.h"
 
-/* d[key] as an unsigned int no larger than max; missing: 0. */
-static int dict_uint(PyObject *d, const char *key, unsigned long long max,
-		     unsigned long long *out)
-{
-	PyObject *v = PyDict_GetItemString(d, key);
-
-	*out = 0;
-	if (!v)
-		return 1;
-	if (!need_int(v, key))
-		return 0;
-	*out = PyLong_AsUnsignedLongLong(v);
-	if (*out == (unsigned long long)-1 && PyErr_Occurred())
-		return 0;
-	if (*out > max) {
-		PyErr_Format(PyExc_OverflowError, "%s out of range", key);
-		return 0;
-	}
-	return 1;
-}
-
+/*
+ * Every key of this file's structs is optional (0), and messages name the
+ * key alone: aclpy_dict_struct with no what.
+ */
 static int parse_location(PyObject *o, aclrtMemLocation *loc)
 {
-	unsigned long long id, type;
-
 	if (!PyDict_Check(o)) {
 		PyErr_SetString(PyExc_TypeError, "location must be a dict");
 		return 0;
 	}
-	if (!dict_uint(o, "id", UINT32_MAX, &id) ||
-	    !dict_uint(o, "type", INT32_MAX, &type))
-		return 0;
-	loc->id = (uint32_t)id;
-	loc->type = (aclrtMemLocationType)type;
-	return 1;
-}
-
-static int parse_prop(PyObject *o, aclrtPhysicalMemProp *prop)
-{
-	unsigned long long ht, at, ma, rsv;
-	PyObject *loc;
-
-	memset(prop, 0, sizeof(*prop));
-	if (!PyDict_Check(o)) {
-		PyErr_SetString(PyExc_TypeError, "prop must be a dict");
-		return 0;
-	}
-	if (!dict_uint(o, "handleType", INT32_MAX, &ht) ||
-	    !dict_uint(o, "allocationType", INT32_MAX, &at) ||
-	    !dict_uint(o, "memAttr", INT32_MAX, &ma) ||
-	    !dict_uint(o, "reserve", UINT64_MAX, &rsv))
-		return 0;
-	loc = PyDict_GetItemString(o, "location");
-	if (loc && !parse_location(loc, &prop->location))
-		return 0;
-	prop->handleType = (aclrtMemHandleType)ht;
-	prop->allocationType = (aclrtMemAllocationType)at;
-	prop->memAttr = (aclrtMemAttr)ma;
-	prop->reserve = rsv;
-	return 1;
+	return aclpy_dict_struct(o, NULL, aclpy_location_fields, 2, loc);
 }
 
 /* obj converters (calls.h) for a prop and a location */
 static int conv_prop(PyObject *o, union aclpy_val *slot)
 {
 	aclrtPhysicalMemProp *prop = aclpy_slot_alloc(slot, 1, sizeof(*prop));
+	PyObject *loc;
 
-	return prop && parse_prop(o, prop);
+	if (!prop)
+		return 0;
+	if (!PyDict_Check(o)) {
+		PyErr_SetString(PyExc_TypeError, "prop must be a dict");
+		return 0;
+	}
+	if (!aclpy_dict_struct(o, NULL, aclpy_prop_fields, 4, prop))
+		return 0;
+	loc = PyDict_GetItemString(o, "location");
+	return !loc || parse_location(loc, &prop->location);
 }
 
 static int conv_location(PyObject *o, union aclpy_val *slot)
@@ -113,7 +74,7 @@ static int conv_access(PyObject *list, union aclpy_val *slot)
 			PyErr_SetString(PyExc_TypeError, "desc must be a dict");
 			break;
 		}
-		if (!dict_uint(d, "flags", INT32_MAX, &fl))
+		if (!aclpy_dict_uint(d, NULL, "flags", INT32_MAX, false, &fl))
 			break;
 		desc[i].flags = (aclrtMemAccessFlags)fl;
 		loc = PyDict_GetItemString(d, "location");
