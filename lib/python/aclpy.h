@@ -97,51 +97,31 @@ extern const struct aclpy_field aclpy_prop_fields[4];
 extern const struct aclpy_field aclpy_location_fields[2];
 
 /*
- * Each file's tables of acl.rt and acl.util functions, listed in
- * aclmodule.c's rt_tables and util_tables.
+ * Each file's table, one per concern as in the C library; aclmodule.c
+ * adds them to acl, acl.rt and acl.util.  system.c: errors, system and
+ * device facts (some on acl itself); runtime.c: contexts, streams, events,
+ * host callbacks; memory_ext.c and memory_more.c: the memory calls beyond
+ * malloc/memcpy; runtime_ext.c: notifies, IPC events, settings, device
+ * id mappings; vmm.c: virtual memory; ipcmem.c: IPC memory and registered
+ * host memory; util.c: numpy helpers and threads.
  */
-
-/* lib/python/system.c: errors, system and device facts, float16. */
-extern PyMethodDef aclpy_system_methods[];	/* on acl itself */
+extern PyMethodDef aclpy_system_methods[];
 extern PyMethodDef aclpy_system_rt_methods[];
-int aclpy_system_constants(PyObject *m);	/* on acl and acl.rt */
+extern PyMethodDef aclpy_rt_runtime_methods[];
+extern PyMethodDef aclpy_rt_memory_ext_methods[];
+extern PyMethodDef aclpy_rt_memory_more_methods[];
+extern PyMethodDef aclpy_rt_runtime_ext_methods[];
+extern PyMethodDef aclpy_rt_vmm_methods[];
+extern PyMethodDef aclpy_rt_ipcmem_methods[];
+extern PyMethodDef aclpy_util_numpy_methods[];
 
 /*
- * lib/python/runtime.c: contexts, streams, events, host callbacks.  The
- * hooks drop the Python callbacks a destroyed stream (args[0].p), a reset
- * device's default context (args[0].i32) or aclFinalize left unrun: the
- * .after of those calls' table entries.
+ * runtime.c's hooks drop the Python callbacks a destroyed stream
+ * (args[0].p), a reset device's default context (args[0].i32) or
+ * aclFinalize left unrun: the .after of those calls' table entries.
  */
-extern PyMethodDef aclpy_rt_runtime_methods[];
 void aclpy_rt_stream_gone(const union aclpy_val *args);
 void aclpy_rt_device_reset(const union aclpy_val *args);
 void aclpy_rt_finalized(const union aclpy_val *args);
-
-/*
- * lib/python/memory_ext.c: 2D copies, 32-bit fills, configured
- * allocations, DevSync frees, address ranges, usage, granularity.
- */
-extern PyMethodDef aclpy_rt_memory_ext_methods[];
-
-/*
- * lib/python/memory_more.c: batched copies, the conditional copy, cache
- * operations and the L2 flush.
- */
-extern PyMethodDef aclpy_rt_memory_more_methods[];
-
-/*
- * lib/python/runtime_ext.c: notifies, IPC events, timed stream waits,
- * value write/wait, runtime settings, device id mappings.
- */
-extern PyMethodDef aclpy_rt_runtime_ext_methods[];
-
-/* lib/python/vmm.c: reservations, physical handles, shareable handles. */
-extern PyMethodDef aclpy_rt_vmm_methods[];
-
-/* lib/python/ipcmem.c: IPC memory keys, registered host memory. */
-extern PyMethodDef aclpy_rt_ipcmem_methods[];
-
-/* lib/python/util.c: numpy helpers, start_thread/stop_thread. */
-extern PyMethodDef aclpy_util_numpy_methods[];
 
 #endif /* ACLPY_H */

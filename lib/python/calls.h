@@ -7,10 +7,10 @@
  *   CALL(pyname, c_function, (kind, ...), (option, ...), doc)
  *   HAND(pyname, METH_..., doc)          a hand-written py_pyname
  *
- * ACLPY_DEFINE(list) makes each CALL entry a function py_c_function that
- * calls c_function directly, so that the compiler checks every argument
- * against the C prototype, and ACLPY_METHODS(list) gives the PyMethodDef
- * entries in the list's order.  The parse format ("O&O&:pyname") and the
+ * ACLPY_TABLE(name, list) makes each CALL entry a function py_c_function
+ * that calls c_function directly, so that the compiler checks every
+ * argument against the C prototype, and the PyMethodDef table name of the
+ * list's entries in order.  The parse format ("O&O&:pyname") and the
  * result format ("(Ki)") are put together at compile time from the kinds,
  * one per C parameter in order:
  *
@@ -265,9 +265,15 @@ static PyObject *py_##cfn(PyObject *self, PyObject *pyargs)		\
 #define ACLPY_HAND_DEF(pyname, flags, doc)				\
 	{ #pyname, py_##pyname, flags, doc },
 
-/* The functions of a list's CALL entries, and its PyMethodDef entries. */
-#define ACLPY_DEFINE(list)	list(ACLPY_STUB, ACLPY_NO_HAND)
-#define ACLPY_METHODS(list)						\
-	list(ACLPY_CALL_DEF, ACLPY_HAND_DEF) { NULL, NULL, 0, NULL }
+/*
+ * The functions of a list's CALL entries, and the PyMethodDef table name
+ * of all its entries in order (the module is built in one .so whose
+ * symbols are hidden: the tables need not be static).
+ */
+#define ACLPY_TABLE(name, list)						\
+	list(ACLPY_STUB, ACLPY_NO_HAND)					\
+	PyMethodDef name[] = {						\
+		list(ACLPY_CALL_DEF, ACLPY_HAND_DEF) { NULL, NULL, 0, NULL } \
+	};
 
 #endif /* ACLPY_CALLS_H */

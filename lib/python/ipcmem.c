@@ -37,6 +37,4 @@
 	     (u32, i32, out_i32), (),					\
 	     "capability, ret = host_mem_map_capabilities(device_id, hac_type)")
 
-ACLPY_DEFINE(IPCMEM_CALLS)
-
-PyMethodDef aclpy_rt_ipcmem_methods[] = { ACLPY_METHODS(IPCMEM_CALLS) };
+ACLPY_TABLE(aclpy_rt_ipcmem_methods, IPCMEM_CALLS)

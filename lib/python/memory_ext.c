@@ -366,8 +366,4 @@ static int conv_phys_prop(PyObject *d, union aclpy_val *slot)
 	     (obj(conv_phys_prop), i32, out_z), (),			\
 	     "granularity, ret = mem_get_allocation_granularity(prop, option)")
 
-ACLPY_DEFINE(MEMORY_EXT_CALLS)
-
-PyMethodDef aclpy_rt_memory_ext_methods[] = {
-	ACLPY_METHODS(MEMORY_EXT_CALLS)
-};
+ACLPY_TABLE(aclpy_rt_memory_ext_methods, MEMORY_EXT_CALLS)

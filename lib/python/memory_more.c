@@ -248,8 +248,4 @@ static int conv_task_info(PyObject *info, union aclpy_val *slot)
 	CALL(device_l2_cache_flush, aclrtDeviceL2CacheFlush, (nul), (),	\
 	     "ret = device_l2_cache_flush()")
 
-ACLPY_DEFINE(MEMORY_MORE_CALLS)
-
-PyMethodDef aclpy_rt_memory_more_methods[] = {
-	ACLPY_METHODS(MEMORY_MORE_CALLS)
-};
+ACLPY_TABLE(aclpy_rt_memory_more_methods, MEMORY_MORE_CALLS)

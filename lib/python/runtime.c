@@ -481,6 +481,4 @@ static PyObject *py_launch_host_func(PyObject *self, PyObject *args)
 	CALL(unsubscribe_host_func, aclrtUnSubscribeHostFunc, (u64, p), (), \
 	     "ret = unsubscribe_host_func(thread_id, stream)")
 
-ACLPY_DEFINE(RUNTIME_CALLS)
-
-PyMethodDef aclpy_rt_runtime_methods[] = { ACLPY_METHODS(RUNTIME_CALLS) };
+ACLPY_TABLE(aclpy_rt_runtime_methods, RUNTIME_CALLS)

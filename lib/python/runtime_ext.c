@@ -349,8 +349,4 @@ static int conv_notifies(PyObject *list, union aclpy_val *slot)
 	     (objn(conv_notifies)), (),					\
 	     "ret = notify_batch_reset(notifies): a list of notifies")
 
-ACLPY_DEFINE(RUNTIME_EXT_CALLS)
-
-PyMethodDef aclpy_rt_runtime_ext_methods[] = {
-	ACLPY_METHODS(RUNTIME_EXT_CALLS)
-};
+ACLPY_TABLE(aclpy_rt_runtime_ext_methods, RUNTIME_EXT_CALLS)

@@ -197,6 +197,4 @@ static PyObject *share_out(const void *out, const union aclpy_val *args,
 	     (objv(share_in), i32, objn(aclpy_conv_pids)), (),		\
 	     "ret = mem_set_pid_to_shareable_handle_v2(shareable, share_type, pid_list)")
 
-ACLPY_DEFINE(VMM_CALLS)
-
-PyMethodDef aclpy_rt_vmm_methods[] = { ACLPY_METHODS(VMM_CALLS) };
+ACLPY_TABLE(aclpy_rt_vmm_methods, VMM_CALLS)
