@@ -67,9 +67,9 @@ ACLPY_CONV(size64, uint64_t, "size", unsigned long long,
 
 #include "calls.h"
 
-/* lib/python/convert.c: int lists, obj converters' helpers, results. */
-void *aclpy_int_list(PyObject *list, const char *what,
-		     int (*conv)(PyObject *, void *), size_t size, size_t *num);
+/* lib/python/convert.c: lists, obj converters' helpers, results. */
+int aclpy_seq(PyObject *list, union aclpy_val *slot, const char *what,
+	      bool strict, int (*item)(PyObject *, void *), size_t size);
 int aclpy_conv_pids(PyObject *o, union aclpy_val *slot);
 void *aclpy_slot_alloc(union aclpy_val *slot, size_t n, size_t size);
 int aclpy_key_buf(union aclpy_val *slot);

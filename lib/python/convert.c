@@ -6,52 +6,44 @@
 #include "aclpy.h"
 
 /*
- * A Python list or tuple of ints as a new array of items of size bytes,
- * each through conv, for the pid, notify and address lists: free it with
- * PyMem_Free.  Never NULL for an empty list, so that the library, not a
- * NULL pointer, judges a count of 0.  NULL with an exception set on error;
- * what ("pids must be a list of ints") is the TypeError's message.
+ * A Python sequence as a new array in slot->a.p of its slot->a.n items,
+ * each size bytes made by item(o, &a[i]): the lists of ints and of
+ * structs, freed after the call.  strict takes only a list or a tuple
+ * (what is then the TypeError's message, "..., not <type>"), otherwise
+ * any sequence (what is PySequence_Fast's message).  Never NULL for an
+ * empty list, so that the library, not a NULL pointer, judges a count of
+ * 0.  0 with an exception set on error.
  */
-void *aclpy_int_list(PyObject *list, const char *what,
-		     int (*conv)(PyObject *, void *), size_t size, size_t *num)
+int aclpy_seq(PyObject *list, union aclpy_val *slot, const char *what,
+	      bool strict, int (*item)(PyObject *, void *), size_t size)
 {
 	Py_ssize_t i, len;
 	PyObject *seq;
 	char *a;
 
-	if (!PyList_Check(list) && !PyTuple_Check(list)) {
+	if (strict && !PyList_Check(list) && !PyTuple_Check(list)) {
 		PyErr_Format(PyExc_TypeError, "%s, not %.200s", what,
 			     Py_TYPE(list)->tp_name);
-		return NULL;
+		return 0;
 	}
 	seq = PySequence_Fast(list, what);
 	if (!seq)
-		return NULL;
+		return 0;
 	len = PySequence_Fast_GET_SIZE(seq);
-	a = PyMem_Calloc((size_t)len + 1, size);
-	if (!a) {
-		Py_DECREF(seq);
-		PyErr_NoMemory();
-		return NULL;
-	}
-	for (i = 0; i < len; i++) {
-		if (!conv(PySequence_Fast_GET_ITEM(seq, i), a + i * size)) {
-			PyMem_Free(a);
-			Py_DECREF(seq);
-			return NULL;
-		}
-	}
+	a = aclpy_slot_alloc(slot, (size_t)len + 1, size);
+	for (i = 0; a && i < len; i++)
+		if (!item(PySequence_Fast_GET_ITEM(seq, i), a + i * size))
+			break;
 	Py_DECREF(seq);
-	*num = (size_t)len;
-	return a;
+	slot->a.n = (size_t)len;
+	return a && i == len;
 }
 
 /* objn (calls.h): a list of pids as the array and count the C call takes. */
 int aclpy_conv_pids(PyObject *o, union aclpy_val *slot)
 {
-	slot->a.p = aclpy_int_list(o, "pids must be a list of ints", conv_i32,
-				   sizeof(int32_t), &slot->a.n);
-	return slot->a.p != NULL;
+	return aclpy_seq(o, slot, "pids must be a list of ints", true,
+			 conv_i32, sizeof(int32_t));
 }
 
 /*

@@ -304,9 +304,8 @@ static int conv_addrs(PyObject *seq, union aclpy_val *slot)
 		PyErr_SetString(PyExc_OverflowError, "addr_list too long");
 		return 0;
 	}
-	slot->a.p = aclpy_int_list(seq, "addr_list must be a list of ints",
-				   conv_ptr, sizeof(void *), &slot->a.n);
-	return slot->a.p != NULL;
+	return aclpy_seq(seq, slot, "addr_list must be a list of ints", true,
+			 conv_ptr, sizeof(void *));
 }
 
 /*

@@ -25,40 +25,6 @@
 #include "acl/acl.h"
 #include "aclpy.h"
 
-/* A list/tuple of ints as a new size_t array (n may be 0: one slot). */
-static size_t *int_array(PyObject *seq, const char *what, bool ptrs,
-			 size_t *n)
-{
-	PyObject *fast = PySequence_Fast(seq, what);
-	Py_ssize_t i, len;
-	size_t *a;
-
-	if (!fast)
-		return NULL;
-	len = PySequence_Fast_GET_SIZE(fast);
-	a = PyMem_Calloc(len ? (size_t)len : 1, sizeof(*a));
-	if (!a) {
-		Py_DECREF(fast);
-		PyErr_NoMemory();
-		return NULL;
-	}
-	for (i = 0; i < len; i++) {
-		PyObject *o = PySequence_Fast_GET_ITEM(fast, i);
-		void *p;
-
-		if (ptrs ? !conv_ptr(o, &p) : !conv_size(o, &a[i])) {
-			PyMem_Free(a);
-			Py_DECREF(fast);
-			return NULL;
-		}
-		if (ptrs)
-			a[i] = (size_t)(uintptr_t)p;
-	}
-	Py_DECREF(fast);
-	*n = (size_t)len;
-	return a;
-}
-
 static int dict_u32(PyObject *d, const char *key, bool required,
 		    uint32_t *out)
 {
@@ -103,58 +69,31 @@ static int loc_from(PyObject *attr, const char *key, aclrtMemLocation *l)
 	return 1;
 }
 
-static aclrtMemcpyBatchAttr *attr_array(PyObject *seq, size_t *n)
+/* One aclrtMemcpyBatchAttr, for aclpy_seq. */
+static int batch_attr(PyObject *o, void *out)
 {
-	PyObject *fast = PySequence_Fast(seq, "attrs must be a list");
-	aclrtMemcpyBatchAttr *a;
-	Py_ssize_t i, len;
+	aclrtMemcpyBatchAttr *a = out;
 
-	if (!fast)
-		return NULL;
-	len = PySequence_Fast_GET_SIZE(fast);
-	a = PyMem_Calloc(len ? (size_t)len : 1, sizeof(*a));
-	if (!a) {
-		Py_DECREF(fast);
-		PyErr_NoMemory();
-		return NULL;
-	}
-	for (i = 0; i < len; i++) {
-		PyObject *o = PySequence_Fast_GET_ITEM(fast, i);
-
-		if (!loc_from(o, "dstLoc", &a[i].dstLoc) ||
-		    !loc_from(o, "srcLoc", &a[i].srcLoc)) {
-			PyMem_Free(a);
-			Py_DECREF(fast);
-			return NULL;
-		}
-	}
-	Py_DECREF(fast);
-	*n = (size_t)len;
-	return a;
+	return loc_from(o, "dstLoc", &a->dstLoc) &&
+	       loc_from(o, "srcLoc", &a->srcLoc);
 }
 
 /*
  * obj converters (calls.h) of the batched copies' lists, in their order:
- * each list refused under its own name.
+ * any sequence, each refused under its own name.
  */
-#define INT_LIST(name, ptrs)						\
+#define LIST(name, item, type)						\
 static int conv_##name(PyObject *o, union aclpy_val *slot)		\
 {									\
-	slot->a.p = int_array(o, #name " must be a list", ptrs,		\
-			      &slot->a.n);				\
-	return slot->a.p != NULL;					\
+	return aclpy_seq(o, slot, #name " must be a list", false, item,	\
+			 sizeof(type));					\
 }
 
-INT_LIST(dsts, true)
-INT_LIST(dest_maxs, false)
-INT_LIST(srcs, true)
-INT_LIST(sizes, false)
-
-static int conv_attrs(PyObject *o, union aclpy_val *slot)
-{
-	slot->a.p = attr_array(o, &slot->a.n);
-	return slot->a.p != NULL;
-}
+LIST(dsts, conv_ptr, void *)
+LIST(dest_maxs, conv_size, size_t)
+LIST(srcs, conv_ptr, void *)
+LIST(sizes, conv_size, size_t)
+LIST(attrs, batch_attr, aclrtMemcpyBatchAttr)
 
 /*
  * objv converter: attrs_indexes, the last list.  numBatches is the length
@@ -164,9 +103,8 @@ static int conv_attrs(PyObject *o, union aclpy_val *slot)
 static int conv_attrs_indexes(PyObject *o, union aclpy_val *slot,
 			      const union aclpy_val *args)
 {
-	slot->a.p = int_array(o, "attrs_indexes must be a list", false,
-			      &slot->a.n);
-	if (!slot->a.p)
+	if (!aclpy_seq(o, slot, "attrs_indexes must be a list", false,
+		       conv_size, sizeof(size_t)))
 		return 0;
 	if (args[1].a.n != args[0].a.n || args[2].a.n != args[0].a.n ||
 	    args[3].a.n != args[0].a.n || slot->a.n != args[5].a.n) {

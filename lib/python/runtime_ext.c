@@ -228,9 +228,8 @@ static PyObject *py_create_stream_v2(PyObject *self, PyObject *args)
  */
 static int conv_notifies(PyObject *list, union aclpy_val *slot)
 {
-	slot->a.p = aclpy_int_list(list, "notifies must be a list of ints",
-				   conv_ptr, sizeof(aclrtNotify), &slot->a.n);
-	return slot->a.p != NULL;
+	return aclpy_seq(list, slot, "notifies must be a list of ints", true,
+			 conv_ptr, sizeof(aclrtNotify));
 }
 
 /* ---- table ---- */

@@ -54,36 +54,29 @@ static int conv_location(PyObject *o, union aclpy_val *slot)
 	return loc && parse_location(o, loc);
 }
 
+/* One aclrtMemAccessDesc, for aclpy_seq. */
+static int access_desc(PyObject *d, void *out)
+{
+	aclrtMemAccessDesc *desc = out;
+	unsigned long long fl;
+	PyObject *loc;
+
+	if (!PyDict_Check(d)) {
+		PyErr_SetString(PyExc_TypeError, "desc must be a dict");
+		return 0;
+	}
+	if (!aclpy_dict_uint(d, NULL, "flags", INT32_MAX, false, &fl))
+		return 0;
+	desc->flags = (aclrtMemAccessFlags)fl;
+	loc = PyDict_GetItemString(d, "location");
+	return !loc || parse_location(loc, &desc->location);
+}
+
 /* objn converter (calls.h): mem_set_access's list of descriptors. */
 static int conv_access(PyObject *list, union aclpy_val *slot)
 {
-	aclrtMemAccessDesc *desc;
-	PyObject *fast;
-	Py_ssize_t i, n;
-
-	fast = PySequence_Fast(list, "desc must be a list of dicts");
-	if (!fast)
-		return 0;
-	n = PySequence_Fast_GET_SIZE(fast);
-	desc = aclpy_slot_alloc(slot, n ? (size_t)n : 1, sizeof(*desc));
-	for (i = 0; desc && i < n; i++) {
-		PyObject *d = PySequence_Fast_GET_ITEM(fast, i), *loc;
-		unsigned long long fl;
-
-		if (!PyDict_Check(d)) {
-			PyErr_SetString(PyExc_TypeError, "desc must be a dict");
-			break;
-		}
-		if (!aclpy_dict_uint(d, NULL, "flags", INT32_MAX, false, &fl))
-			break;
-		desc[i].flags = (aclrtMemAccessFlags)fl;
-		loc = PyDict_GetItemString(d, "location");
-		if (loc && !parse_location(loc, &desc[i].location))
-			break;
-	}
-	Py_DECREF(fast);
-	slot->a.n = (size_t)n;
-	return desc && i == n;
+	return aclpy_seq(list, slot, "desc must be a list of dicts", false,
+			 access_desc, sizeof(aclrtMemAccessDesc));
 }
 
 /* outs (calls.h): the prop dict, as the library left it. */
