@@ -125,7 +125,7 @@ struct aclpy_opts {
  * C arguments), value (Py_BuildValue's arguments), post (once every
  * argument is parsed: && a test) and free (after the call).
  */
-#define ACLPY_C_conv(i, c, m, x)	(, c, &v[i].m), (), (, v[i].m), (), (), ()
+#define ACLPY_C_conv(i, c, m, x) (, c, &v[i].m), (), (, v[i].m), (), (), ()
 #define ACLPY_C_fmt(i, c, m, x)		(, &v[i].m), (), (, v[i].m), (), (), ()
 #define ACLPY_C_opt(i, c, m, x)		(), (), (), (), (), ()
 #define ACLPY_C_nul(i, c, m, x)		(), (), (, NULL), (), (), ()

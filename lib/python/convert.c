@@ -100,8 +100,9 @@ int aclpy_dict_uint(PyObject *d, const char *what, const char *key,
 	if (!what && !need_int(v, key))
 		return 0;
 	if (!PyLong_Check(v)) {
-		PyErr_Format(PyExc_TypeError, "%s[\"%s\"] must be int, not %.200s",
-			     what, key, Py_TYPE(v)->tp_name);
+		PyErr_Format(PyExc_TypeError,
+			     "%s[\"%s\"] must be int, not %.200s", what, key,
+			     Py_TYPE(v)->tp_name);
 		return 0;
 	}
 	*out = PyLong_AsUnsignedLongLong(v);
