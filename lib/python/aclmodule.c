@@ -29,27 +29,13 @@ static PyObject *ptr_attrs(const void *out)
 
 /* ---- acl.util ---- */
 
+/* PyBUF_SIMPLE: always contiguous, never warned about. */
 static PyObject *py_bytes_to_ptr(PyObject *self, PyObject *args)
 {
-	Py_buffer view;
-	PyObject *obj;
-	void *p;
-
 	(void)self;
-	if (!PyArg_ParseTuple(args, "O:bytes_to_ptr", &obj))
-		return NULL;
-	if (!PyObject_CheckBuffer(obj)) {
-		PyErr_Format(PyExc_TypeError,
-			     "bytes_to_ptr needs bytes, bytearray or a buffer, not %.200s",
-			     Py_TYPE(obj)->tp_name);
-		return NULL;
-	}
-	if (PyObject_GetBuffer(obj, &view, PyBUF_SIMPLE))
-		return NULL;
-	/* Valid while obj lives unresized: the caller keeps it, as in pyACL. */
-	p = view.buf;
-	PyBuffer_Release(&view);
-	return PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)p);
+	return aclpy_buffer_ptr(args, "O:bytes_to_ptr",
+				"bytes_to_ptr needs bytes, bytearray or a buffer",
+				PyBUF_SIMPLE);
 }
 
 static PyObject *py_ptr_to_bytes(PyObject *self, PyObject *args)

@@ -114,6 +114,8 @@ extern PyMethodDef aclpy_rt_runtime_ext_methods[];
 extern PyMethodDef aclpy_rt_vmm_methods[];
 extern PyMethodDef aclpy_rt_ipcmem_methods[];
 extern PyMethodDef aclpy_util_numpy_methods[];
+PyObject *aclpy_buffer_ptr(PyObject *args, const char *fmt, const char *need,
+			   int flags);
 
 /*
  * runtime.c's hooks drop the Python callbacks a destroyed stream
