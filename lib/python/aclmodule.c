@@ -1,14 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * The "acl" Python module: libaclmem's ACL API with pyACL's conventions.
- *
- *   ret = acl.init()                    acl.finalize()
- *   ret = acl.rt.set_device(0)          acl.rt.reset_device(0)
- *   dev_ptr, ret = acl.rt.malloc_cached(size, policy)   (also malloc,
- *                                       malloc_align32; host_ptr, ret =
- *                                       acl.rt.malloc_host(size))
- *   ret = acl.rt.memcpy(dst, dest_max, src, count, kind)
- *   free, total, ret = acl.rt.get_mem_info(attr)
+ * The "acl" Python module: libaclmem's ACL API with pyACL's conventions,
+ * e.g. dev_ptr, ret = acl.rt.malloc(size, policy).  Each file's table of
+ * calls gives their signatures, as their docstrings.
  *
  * Pointers are ints; every call returns its outputs followed by ret, and an
  * API failure is a non-zero ret (outputs are then 0), never an exception.
@@ -22,44 +16,26 @@
 #include "acl/acl.h"
 #include "aclpy.h"
 
-static PyObject *py_pointer_get_attributes(PyObject *self, PyObject *args)
+/* outs (calls.h): pyACL's dict, as the library left it (zeroed: HOST). */
+static PyObject *ptr_attrs(const void *out)
 {
-	aclrtPtrAttributes a = { { 0, ACL_MEM_LOCATION_TYPE_HOST }, 0, { 0 } };
-	void *p;
-	aclError ret;
+	const aclrtPtrAttributes *a = out;
 
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&:pointer_get_attributes", conv_ptr, &p))
-		return NULL;
-	ret = aclrtPointerGetAttributes(p, &a);
-	return Py_BuildValue("({s:I,s:i,s:I}i)", "id", (unsigned int)a.location.id,
-			     "type", (int)a.location.type,
-			     "page_size", (unsigned int)a.pageSize, ret);
+	return Py_BuildValue("{s:I,s:i,s:I}", "id",
+			     (unsigned int)a->location.id, "type",
+			     (int)a->location.type, "page_size",
+			     (unsigned int)a->pageSize);
 }
 
 /* ---- acl.util ---- */
 
+/* PyBUF_SIMPLE: always contiguous, never warned about. */
 static PyObject *py_bytes_to_ptr(PyObject *self, PyObject *args)
 {
-	Py_buffer view;
-	PyObject *obj;
-	void *p;
-
 	(void)self;
-	if (!PyArg_ParseTuple(args, "O:bytes_to_ptr", &obj))
-		return NULL;
-	if (!PyObject_CheckBuffer(obj)) {
-		PyErr_Format(PyExc_TypeError,
-			     "bytes_to_ptr needs bytes, bytearray or a buffer, not %.200s",
-			     Py_TYPE(obj)->tp_name);
-		return NULL;
-	}
-	if (PyObject_GetBuffer(obj, &view, PyBUF_SIMPLE))
-		return NULL;
-	/* Valid while obj lives unresized: the caller keeps it, as in pyACL. */
-	p = view.buf;
-	PyBuffer_Release(&view);
-	return PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)p);
+	return aclpy_buffer_ptr(args, "O:bytes_to_ptr",
+				"bytes_to_ptr needs bytes, bytearray or a buffer",
+				PyBUF_SIMPLE);
 }
 
 static PyObject *py_ptr_to_bytes(PyObject *self, PyObject *args)
@@ -123,7 +99,8 @@ static PyObject *py_ptr_to_bytes(PyObject *self, PyObject *args)
 	     "ret = memcpy(dst, dest_max, src, count, kind)")		\
 	CALL(get_mem_info, aclrtGetMemInfo, (i32, out_n, out_n),	\
 	     (.raw = true), "free, total, ret = get_mem_info(attr)")	\
-	HAND(pointer_get_attributes, METH_VARARGS,			\
+	CALL(pointer_get_attributes, aclrtPointerGetAttributes,		\
+	     (p, outs(aclrtPtrAttributes, ptr_attrs)), (.hold_gil = true), \
 	     "attrs, ret = pointer_get_attributes(ptr)")		\
 	CALL(create_stream, aclrtCreateStream, (out_p), (.hold_gil = true), \
 	     "stream, ret = create_stream()")				\
@@ -134,12 +111,8 @@ static PyObject *py_ptr_to_bytes(PyObject *self, PyObject *args)
 	CALL(memcpy_async, aclrtMemcpyAsync, (p, z, p, z, i32, p), (),	\
 	     "ret = memcpy_async(dst, dest_max, src, count, kind, stream)")
 
-ACLPY_DEFINE(ACL_CALLS)
-ACLPY_DEFINE(RT_CALLS)
-
-static PyMethodDef acl_methods[] = { ACLPY_METHODS(ACL_CALLS) };
-
-static PyMethodDef rt_methods[] = { ACLPY_METHODS(RT_CALLS) };
+ACLPY_TABLE(aclpy_acl_methods, ACL_CALLS)
+ACLPY_TABLE(aclpy_rt_methods, RT_CALLS)
 
 static PyMethodDef util_methods[] = {
 	{ "bytes_to_ptr", py_bytes_to_ptr, METH_VARARGS,
@@ -152,12 +125,12 @@ static PyMethodDef util_methods[] = {
 static struct PyModuleDef acl_module = {
 	PyModuleDef_HEAD_INIT, "acl",
 	"ACL device memory API (libaclmem), pyACL conventions", -1,
-	acl_methods, NULL, NULL, NULL, NULL,
+	aclpy_acl_methods, NULL, NULL, NULL, NULL,
 };
 
 static struct PyModuleDef rt_module = {
 	PyModuleDef_HEAD_INIT, "acl.rt", "ACL runtime: devices and memory", -1,
-	rt_methods, NULL, NULL, NULL, NULL,
+	aclpy_rt_methods, NULL, NULL, NULL, NULL,
 };
 
 static struct PyModuleDef util_module = {
@@ -293,6 +266,41 @@ static const struct {
 	C(ACL_RT_HAC_TYPE_SDMA), C(ACL_RT_HAC_TYPE_DVPP),
 	C(ACL_RT_HAC_TYPE_UDMA), C(ACL_RT_HAC_TYPE_CCU),
 	C(ACL_RT_HOST_MEM_MAP_NOT_SUPPORTED), C(ACL_RT_HOST_MEM_MAP_SUPPORTED),
+	/* system and device facts, data types (lib/python/system.c) */
+	C(ACL_RT_THREAD_LEVEL), C(ACL_DEV_FEATURE_SUPPORT),
+	C(ACL_DEV_FEATURE_NOT_SUPPORT), C(ACL_PKG_VERSION_MAX_SIZE),
+	C(ACL_RT_DEVICE_STATUS_NORMAL), C(ACL_RT_DEVICE_STATUS_ABNORMAL),
+	C(ACL_RT_DEV_RES_CUBE_CORE), C(ACL_RT_DEV_RES_VECTOR_CORE),
+	C(ACL_FEATURE_TSCPU_TASK_UPDATE_SUPPORT_AIC_AIV),
+	C(ACL_FEATURE_SYSTEM_MEMQ_EVENT_CROSS_DEV),
+	C(ACL_CANN_ATTR_UNDEFINED), C(ACL_CANN_ATTR_INF_NAN),
+	C(ACL_CANN_ATTR_BF16), C(ACL_CANN_ATTR_JIT_COMPILE),
+	C(ACL_DEVICE_INFO_UNDEFINED), C(ACL_DEVICE_INFO_AI_CORE_NUM),
+	C(ACL_DEVICE_INFO_VECTOR_CORE_NUM), C(ACL_DEVICE_INFO_L2_SIZE),
+	C(ACL_DEV_ATTR_AICPU_CORE_NUM), C(ACL_DEV_ATTR_AICORE_CORE_NUM),
+	C(ACL_DEV_ATTR_CUBE_CORE_NUM), C(ACL_DEV_ATTR_VECTOR_CORE_NUM),
+	C(ACL_DEV_ATTR_WARP_SIZE), C(ACL_DEV_ATTR_MAX_THREAD_PER_VECTOR_CORE),
+	C(ACL_DEV_ATTR_UBUF_PER_VECTOR_CORE), C(ACL_DEV_ATTR_MAX_GRID_DIM_X),
+	C(ACL_DEV_ATTR_MAX_GRID_DIM_Y), C(ACL_DEV_ATTR_MAX_GRID_DIM_Z),
+	C(ACL_DEV_ATTR_MAX_BLOCK_PER_GRID),
+	C(ACL_DEV_ATTR_MAX_THREADS_PER_BLOCK),
+	C(ACL_DEV_ATTR_MAX_BLOCK_DIM_X), C(ACL_DEV_ATTR_MAX_BLOCK_DIM_Y),
+	C(ACL_DEV_ATTR_MAX_BLOCK_DIM_Z), C(ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE),
+	C(ACL_DEV_ATTR_L2_CACHE_SIZE), C(ACL_DEV_ATTR_SMP_ID),
+	C(ACL_DEV_ATTR_PHY_CHIP_ID), C(ACL_DEV_ATTR_SUPER_POD_DEVICE_ID),
+	C(ACL_DEV_ATTR_SUPER_POD_SERVER_ID), C(ACL_DEV_ATTR_SUPER_POD_ID),
+	C(ACL_DEV_ATTR_CUST_OP_PRIVILEGE), C(ACL_DEV_ATTR_MAINBOARD_ID),
+	C(ACL_DEV_ATTR_HD_CONNECT_TYPE), C(ACL_DEV_ATTR_DEVICE_FORM_FACTOR),
+	C(ACL_DEV_ATTR_SUPER_POD_CHASSIS_ID), C(ACL_DEV_ATTR_IS_VIRTUAL),
+	C(ACL_DEV_ATTR_NPU_ARCH),
+	C(ACL_DT_UNDEFINED), C(ACL_FLOAT), C(ACL_FLOAT16), C(ACL_INT8),
+	C(ACL_INT32), C(ACL_UINT8), C(ACL_INT16), C(ACL_UINT16), C(ACL_UINT32),
+	C(ACL_INT64), C(ACL_UINT64), C(ACL_DOUBLE), C(ACL_BOOL), C(ACL_STRING),
+	C(ACL_COMPLEX64), C(ACL_COMPLEX128), C(ACL_BF16), C(ACL_INT4),
+	C(ACL_UINT1), C(ACL_COMPLEX32), C(ACL_HIFLOAT8), C(ACL_FLOAT8_E5M2),
+	C(ACL_FLOAT8_E4M3FN), C(ACL_FLOAT8_E8M0), C(ACL_FLOAT6_E3M2),
+	C(ACL_FLOAT6_E2M3), C(ACL_FLOAT4_E2M1), C(ACL_FLOAT4_E1M2),
+	C(ACL_HIFLOAT4), C(ACL_HIFLOAT4_SCALE),
 };
 
 static int add_constants(PyObject *m)
@@ -303,7 +311,7 @@ static int add_constants(PyObject *m)
 		if (PyModule_AddIntConstant(m, constants[i].name,
 					    constants[i].value))
 			return -1;
-	return aclpy_system_constants(m);
+	return 0;
 }
 
 /*

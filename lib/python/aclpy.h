@@ -12,6 +12,7 @@
 #include <Python.h>
 
 #include <limits.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* ---- argument converters: ints only, range-checked ---- */
@@ -25,154 +26,104 @@ static inline int need_int(PyObject *o, const char *what)
 	return 0;
 }
 
-static inline int conv_ptr(PyObject *o, void *out)
-{
-	unsigned long long v;
-
-	if (!need_int(o, "pointer"))
-		return 0;
-	v = PyLong_AsUnsignedLongLong(o);
-	if (v == (unsigned long long)-1 && PyErr_Occurred())
-		return 0;
-	if (v > UINTPTR_MAX) {
-		PyErr_SetString(PyExc_OverflowError, "pointer out of range");
-		return 0;
-	}
-	*(void **)out = (void *)(uintptr_t)v;
-	return 1;
+/*
+ * conv_name: an int for a C type, read as a vtype by get (whose own
+ * OverflowError stands) and refused outside what ok allows, with msg.
+ * Each keeps the messages its hand-written converter had.
+ */
+#define ACLPY_CONV(name, type, what, vtype, get, ok, msg)		\
+static inline int conv_##name(PyObject *o, void *out)			\
+{									\
+	vtype v;							\
+									\
+	if (!need_int(o, what))						\
+		return 0;						\
+	v = get(o);							\
+	if (v == (vtype)-1 && PyErr_Occurred())				\
+		return 0;						\
+	if (!(ok)) {							\
+		PyErr_SetString(PyExc_OverflowError, msg);		\
+		return 0;						\
+	}								\
+	*(type *)out = (type)v;						\
+	return 1;							\
 }
 
-static inline int conv_size(PyObject *o, void *out)
-{
-	size_t v;
-
-	if (!need_int(o, "size"))
-		return 0;
-	v = PyLong_AsSize_t(o);
-	if (v == (size_t)-1 && PyErr_Occurred())
-		return 0;
-	*(size_t *)out = v;
-	return 1;
-}
-
+ACLPY_CONV(ptr, void *, "pointer", unsigned long long,
+	   PyLong_AsUnsignedLongLong, v <= UINTPTR_MAX, "pointer out of range")
+ACLPY_CONV(size, size_t, "size", size_t, PyLong_AsSize_t, 1, "")
 /* int32_t arguments: device ids, fill values, enum values */
-static inline int conv_i32(PyObject *o, void *out)
-{
-	long v;
-
-	if (!need_int(o, "argument"))
-		return 0;
-	v = PyLong_AsLong(o);
-	if (v == -1 && PyErr_Occurred())
-		return 0;
-	if (v < INT32_MIN || v > INT32_MAX) {
-		PyErr_SetString(PyExc_OverflowError, "argument out of int32 range");
-		return 0;
-	}
-	*(int32_t *)out = (int32_t)v;
-	return 1;
-}
-
-static inline int conv_u32(PyObject *o, void *out)
-{
-	unsigned long long v;
-
-	if (!need_int(o, "argument"))
-		return 0;
-	v = PyLong_AsUnsignedLongLong(o);
-	if (v == (unsigned long long)-1 && PyErr_Occurred())
-		return 0;
-	if (v > UINT32_MAX) {
-		PyErr_SetString(PyExc_OverflowError,
-				"argument out of uint32 range");
-		return 0;
-	}
-	*(uint32_t *)out = (uint32_t)v;
-	return 1;
-}
-
-static inline int conv_u64(PyObject *o, void *out)
-{
-	unsigned long long v;
-
-	if (!need_int(o, "argument"))
-		return 0;
-	v = PyLong_AsUnsignedLongLong(o);
-	if (v == (unsigned long long)-1 && PyErr_Occurred())
-		return 0;
-	*(uint64_t *)out = (uint64_t)v;
-	return 1;
-}
-
-static inline int conv_i64(PyObject *o, void *out)
-{
-	long long v;
-
-	if (!need_int(o, "argument"))
-		return 0;
-	v = PyLong_AsLongLong(o);
-	if (v == -1 && PyErr_Occurred())
-		return 0;
-	*(int64_t *)out = (int64_t)v;
-	return 1;
-}
+ACLPY_CONV(i32, int32_t, "argument", long, PyLong_AsLong,
+	   v >= INT32_MIN && v <= INT32_MAX, "argument out of int32 range")
+ACLPY_CONV(u32, uint32_t, "argument", unsigned long long,
+	   PyLong_AsUnsignedLongLong, v <= UINT32_MAX,
+	   "argument out of uint32 range")
+ACLPY_CONV(u64, uint64_t, "argument", unsigned long long,
+	   PyLong_AsUnsignedLongLong, 1, "")
+ACLPY_CONV(i64, int64_t, "argument", long long, PyLong_AsLongLong, 1, "")
+/* malloc_host_with_cfg's size: uint64_t, wider than size_t on 32-bit */
+ACLPY_CONV(size64, uint64_t, "size", unsigned long long,
+	   PyLong_AsUnsignedLongLong, 1, "")
 
 #include "calls.h"
 
-/* lib/python/convert.c: int lists, obj converters' helpers, results. */
-void *aclpy_int_list(PyObject *list, const char *what,
-		     int (*conv)(PyObject *, void *), size_t size, size_t *num);
+/* lib/python/convert.c: lists, obj converters' helpers, results. */
+int aclpy_seq(PyObject *list, union aclpy_val *slot, const char *what,
+	      bool strict, int (*item)(PyObject *, void *), size_t size);
 int aclpy_conv_pids(PyObject *o, union aclpy_val *slot);
 void *aclpy_slot_alloc(union aclpy_val *slot, size_t n, size_t size);
 int aclpy_key_buf(union aclpy_val *slot);
 PyObject *aclpy_ptr_ret(const void *p, aclError ret);
 
-/*
- * Each file's tables of acl.rt and acl.util functions, listed in
- * aclmodule.c's rt_tables and util_tables.
- */
+/* An unsigned member of a struct read from a dict by aclpy_dict_struct. */
+struct aclpy_field {
+	const char *key;
+	size_t off;
+	size_t size;
+	unsigned long long max;
+	bool required;
+};
 
-/* lib/python/system.c: errors, system and device facts, float16. */
-extern PyMethodDef aclpy_system_methods[];	/* on acl itself */
+#define ACLPY_FIELD(type, member, max, required)			\
+	{ #member, offsetof(type, member), sizeof(((type *)0)->member),	\
+	  max, required }
+
+int aclpy_dict_uint(PyObject *d, const char *what, const char *key,
+		    unsigned long long max, bool required,
+		    unsigned long long *out);
+int aclpy_dict_struct(PyObject *d, const char *what,
+		      const struct aclpy_field *f, size_t n, void *out);
+extern const struct aclpy_field aclpy_prop_fields[4];
+extern const struct aclpy_field aclpy_location_fields[2];
+
+/*
+ * Each file's table, one per concern as in the C library; aclmodule.c
+ * adds them to acl, acl.rt and acl.util.  system.c: errors, system and
+ * device facts (some on acl itself); runtime.c: contexts, streams, events,
+ * host callbacks; memory_ext.c and memory_more.c: the memory calls beyond
+ * malloc/memcpy; runtime_ext.c: notifies, IPC events, settings, device
+ * id mappings; vmm.c: virtual memory; ipcmem.c: IPC memory and registered
+ * host memory; util.c: numpy helpers and threads.
+ */
+extern PyMethodDef aclpy_system_methods[];
 extern PyMethodDef aclpy_system_rt_methods[];
-int aclpy_system_constants(PyObject *m);	/* on acl and acl.rt */
+extern PyMethodDef aclpy_rt_runtime_methods[];
+extern PyMethodDef aclpy_rt_memory_ext_methods[];
+extern PyMethodDef aclpy_rt_memory_more_methods[];
+extern PyMethodDef aclpy_rt_runtime_ext_methods[];
+extern PyMethodDef aclpy_rt_vmm_methods[];
+extern PyMethodDef aclpy_rt_ipcmem_methods[];
+extern PyMethodDef aclpy_util_numpy_methods[];
+PyObject *aclpy_buffer_ptr(PyObject *args, const char *fmt, const char *need,
+			   int flags);
 
 /*
- * lib/python/runtime.c: contexts, streams, events, host callbacks.  The
- * hooks drop the Python callbacks a destroyed stream (args[0].p), a reset
- * device's default context (args[0].i32) or aclFinalize left unrun: the
- * .after of those calls' table entries.
+ * runtime.c's hooks drop the Python callbacks a destroyed stream
+ * (args[0].p), a reset device's default context (args[0].i32) or
+ * aclFinalize left unrun: the .after of those calls' table entries.
  */
-extern PyMethodDef aclpy_rt_runtime_methods[];
 void aclpy_rt_stream_gone(const union aclpy_val *args);
 void aclpy_rt_device_reset(const union aclpy_val *args);
 void aclpy_rt_finalized(const union aclpy_val *args);
-
-/*
- * lib/python/memory_ext.c: 2D copies, 32-bit fills, configured
- * allocations, DevSync frees, address ranges, usage, granularity.
- */
-extern PyMethodDef aclpy_rt_memory_ext_methods[];
-
-/*
- * lib/python/memory_more.c: batched copies, the conditional copy, cache
- * operations and the L2 flush.
- */
-extern PyMethodDef aclpy_rt_memory_more_methods[];
-
-/*
- * lib/python/runtime_ext.c: notifies, IPC events, timed stream waits,
- * value write/wait, runtime settings, device id mappings.
- */
-extern PyMethodDef aclpy_rt_runtime_ext_methods[];
-
-/* lib/python/vmm.c: reservations, physical handles, shareable handles. */
-extern PyMethodDef aclpy_rt_vmm_methods[];
-
-/* lib/python/ipcmem.c: IPC memory keys, registered host memory. */
-extern PyMethodDef aclpy_rt_ipcmem_methods[];
-
-/* lib/python/util.c: numpy helpers, start_thread/stop_thread. */
-extern PyMethodDef aclpy_util_numpy_methods[];
 
 #endif /* ACLPY_H */

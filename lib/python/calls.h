@@ -7,15 +7,17 @@
  *   CALL(pyname, c_function, (kind, ...), (option, ...), doc)
  *   HAND(pyname, METH_..., doc)          a hand-written py_pyname
  *
- * ACLPY_DEFINE(list) makes each CALL entry a function py_c_function that
- * calls c_function directly, so that the compiler checks every argument
- * against the C prototype, and ACLPY_METHODS(list) gives the PyMethodDef
- * entries in the list's order.  The parse format ("O&O&:pyname") and the
+ * ACLPY_TABLE(name, list) makes each CALL entry a function py_c_function
+ * that calls c_function directly, so that the compiler checks every
+ * argument against the C prototype, and the PyMethodDef table name of the
+ * list's entries in order.  The parse format ("O&O&:pyname") and the
  * result format ("(Ki)") are put together at compile time from the kinds,
  * one per C parameter in order:
  *
- *   p z i32 u32 u64 i64   an int through conv_ptr, conv_size, conv_i32,
- *                         conv_u32, conv_u64, conv_i64 (aclpy.h)
+ *   p z i32 u32 u64 i64 size64
+ *                         an int through conv_ptr, conv_size, conv_i32,
+ *                         conv_u32, conv_u64, conv_i64, conv_size64
+ *                         (aclpy.h)
  *   s sn ui               PyArg_ParseTuple's "s", "z" and "I"
  *   opt                   no C parameter: the Python arguments after it
  *                         are optional ("|"), 0 when not given
@@ -24,7 +26,12 @@
  *                         an output: void *, int32_t or an enum, uint32_t,
  *                         size_t, size_t given as Py_ssize_t, uint64_t,
  *                         int64_t, float; 0 where the call failed
- *   out_init              an int output that starts at .init
+ *   out_init out_z_init   an int32_t or size_t output that starts at
+ *                         .init (-1: SIZE_MAX)
+ *   outs(type, build)     an output of a zeroed type (PyMem, freed after
+ *                         the call) that build(out) turns into the Python
+ *                         value, when it is more than an int; for outsv,
+ *                         build(out, args, ret), when it depends on them
  *   key                   an int len, and for the C call a buffer of len
  *                         bytes (at most 1024) and len: the key, a str
  *                         output ("" where the call failed)
@@ -32,6 +39,10 @@
  *                         PyArg_ParseTuple has parsed every argument, into
  *                         slot->a.p (PyMem, freed after the call), and for
  *                         objn also slot->a.n, the C parameter after it
+ *   objv(conv)            as obj, for a conv(o, slot, args) that needs
+ *                         the arguments before it (a type naming what o is)
+ *   n(j)                  no Python argument: the count v[j].a.n of the
+ *                         obj at index j, for C calls that take it later
  *
  * A call without Python arguments is METH_NOARGS; one without outputs
  * returns ret alone.  The options (designated initializers of struct
@@ -48,7 +59,7 @@
 
 #include "acl/acl.h"
 
-#define ACLPY_ARGS_MAX	8
+#define ACLPY_ARGS_MAX	10
 
 /* One C argument or output of a call, by its kind. */
 union aclpy_val {
@@ -84,6 +95,7 @@ struct aclpy_opts {
 #define ACLPY_K_u32	(conv, "O&", "", conv_u32, u32, )
 #define ACLPY_K_u64	(conv, "O&", "", conv_u64, u64, )
 #define ACLPY_K_i64	(conv, "O&", "", conv_i64, i64, )
+#define ACLPY_K_size64	(conv, "O&", "", conv_size64, u64, )
 #define ACLPY_K_s	(fmt, "s", "", , s, )
 #define ACLPY_K_sn	(fmt, "z", "", , s, )
 #define ACLPY_K_ui	(fmt, "I", "", , ui, )
@@ -94,99 +106,100 @@ struct aclpy_opts {
 #define ACLPY_K_out_init (init, "", "i", , i32, (int))
 #define ACLPY_K_out_u32	(out, "", "I", , u32, (unsigned int))
 #define ACLPY_K_out_z	(out, "", "K", , z, (unsigned long long))
+#define ACLPY_K_out_z_init (init, "", "K", , z, (unsigned long long))
 #define ACLPY_K_out_n	(out, "", "n", , z, (Py_ssize_t))
 #define ACLPY_K_out_u64	(out, "", "K", , u64, (unsigned long long))
 #define ACLPY_K_out_i64	(out, "", "L", , i64, (long long))
 #define ACLPY_K_out_f	(out, "", "d", , f, (double))
+#define ACLPY_K_outs(t, b) (outs, "", "N", b, t, )
+#define ACLPY_K_outsv(t, b) (outsv, "", "N", b, t, )
 #define ACLPY_K_key	(key, "O&", "s", conv_size, a, )
 #define ACLPY_K_obj(c)	(post, "O", "", c, a, )
 #define ACLPY_K_objn(c)	(postn, "O", "", c, a, )
+#define ACLPY_K_objv(c)	(postv, "O", "", c, a, )
+#define ACLPY_K_n(j)	(cnt, "", "", , j, )
+
+/*
+ * What each class makes of argument v[i] in each role, in this order:
+ * parse (PyArg_ParseTuple's arguments), init (before parsing), call (the
+ * C arguments), value (Py_BuildValue's arguments), post (once every
+ * argument is parsed: && a test) and free (after the call).
+ */
+#define ACLPY_C_conv(i, c, m, x) (, c, &v[i].m), (), (, v[i].m), (), (), ()
+#define ACLPY_C_fmt(i, c, m, x)		(, &v[i].m), (), (, v[i].m), (), (), ()
+#define ACLPY_C_opt(i, c, m, x)		(), (), (), (), (), ()
+#define ACLPY_C_nul(i, c, m, x)		(), (), (, NULL), (), (), ()
+#define ACLPY_C_out(i, c, m, x)						\
+	(), (), (, (void *)&v[i]), (, x(ret && !o.raw ? 0 : v[i].m)), (), ()
+#define ACLPY_C_init(i, c, m, x)					\
+	(), (v[i].m = o.init;), (, (void *)&v[i]),			\
+	(, x(ret && !o.raw ? 0 : v[i].m)), (), ()
+#define ACLPY_C_key(i, c, m, x)						\
+	(, c, &v[i].a.n), (), (, v[i].a.p, v[i].a.n),			\
+	(, ret ? "" : (const char *)v[i].a.p),				\
+	(&& aclpy_key_buf(&v[i])), (PyMem_Free(v[i].a.p);)
+#define ACLPY_C_post(i, c, m, x)					\
+	(, &v[i].a.o), (), (, v[i].a.p), (), (&& c(v[i].a.o, &v[i])),	\
+	(PyMem_Free(v[i].a.p);)
+#define ACLPY_C_postn(i, c, m, x)					\
+	(, &v[i].a.o), (), (, v[i].a.p, v[i].a.n), (),			\
+	(&& c(v[i].a.o, &v[i])), (PyMem_Free(v[i].a.p);)
+#define ACLPY_C_postv(i, c, m, x)					\
+	(, &v[i].a.o), (), (, v[i].a.p), (), (&& c(v[i].a.o, &v[i], v)), \
+	(PyMem_Free(v[i].a.p);)
+#define ACLPY_C_outs(i, c, m, x)					\
+	(), (), (, v[i].a.p), (, c(v[i].a.p)),				\
+	(&& aclpy_slot_alloc(&v[i], 1, sizeof(m))), (PyMem_Free(v[i].a.p);)
+#define ACLPY_C_outsv(i, c, m, x)					\
+	(), (), (, v[i].a.p), (, c(v[i].a.p, v, ret)),			\
+	(&& aclpy_slot_alloc(&v[i], 1, sizeof(m))), (PyMem_Free(v[i].a.p);)
+#define ACLPY_C_cnt(i, c, m, x)		(), (), (, v[m].a.n), (), (), ()
 
 /* What each role makes of argument v[i], by its kind's class. */
 #define ACLPY_R_FMT(k, i, f, b, c, m, x)	f
 #define ACLPY_R_BUILD(k, i, f, b, c, m, x)	b
-#define ACLPY_R_PARSE(k, i, f, b, c, m, x)	ACLPY_PARSE_##k(i, c, m)
-#define ACLPY_R_INIT(k, i, f, b, c, m, x)	ACLPY_INIT_##k(i, m)
-#define ACLPY_R_CALL(k, i, f, b, c, m, x)	ACLPY_CALL_##k(i, m)
-#define ACLPY_R_VAL(k, i, f, b, c, m, x)	ACLPY_VAL_##k(i, m, x)
-#define ACLPY_R_POST(k, i, f, b, c, m, x)	ACLPY_POST_##k(i, c)
-#define ACLPY_R_FREE(k, i, f, b, c, m, x)	ACLPY_FREE_##k(i)
-
-#define ACLPY_PARSE_conv(i, c, m)	, c, &v[i].m
-#define ACLPY_PARSE_fmt(i, c, m)	, &v[i].m
-#define ACLPY_PARSE_opt(i, c, m)
-#define ACLPY_PARSE_nul(i, c, m)
-#define ACLPY_PARSE_out(i, c, m)
-#define ACLPY_PARSE_init(i, c, m)
-#define ACLPY_PARSE_key(i, c, m)	, c, &v[i].a.n
-#define ACLPY_PARSE_post(i, c, m)	, &v[i].a.o
-#define ACLPY_PARSE_postn(i, c, m)	, &v[i].a.o
-#define ACLPY_INIT_conv(i, m)
-#define ACLPY_INIT_fmt(i, m)
-#define ACLPY_INIT_opt(i, m)
-#define ACLPY_INIT_nul(i, m)
-#define ACLPY_INIT_out(i, m)
-#define ACLPY_INIT_init(i, m)		v[i].m = o.init;
-#define ACLPY_INIT_key(i, m)
-#define ACLPY_INIT_post(i, m)
-#define ACLPY_INIT_postn(i, m)
-#define ACLPY_CALL_conv(i, m)		, v[i].m
-#define ACLPY_CALL_fmt(i, m)		, v[i].m
-#define ACLPY_CALL_opt(i, m)
-#define ACLPY_CALL_nul(i, m)		, NULL
-#define ACLPY_CALL_out(i, m)		, (void *)&v[i]
-#define ACLPY_CALL_init(i, m)		, (void *)&v[i]
-#define ACLPY_CALL_key(i, m)		, v[i].a.p, v[i].a.n
-#define ACLPY_CALL_post(i, m)		, v[i].a.p
-#define ACLPY_CALL_postn(i, m)		, v[i].a.p, v[i].a.n
-#define ACLPY_VAL_conv(i, m, x)
-#define ACLPY_VAL_fmt(i, m, x)
-#define ACLPY_VAL_opt(i, m, x)
-#define ACLPY_VAL_nul(i, m, x)
-#define ACLPY_VAL_out(i, m, x)		, x(ret && !o.raw ? 0 : v[i].m)
-#define ACLPY_VAL_init(i, m, x)		, x(ret && !o.raw ? 0 : v[i].m)
-#define ACLPY_VAL_key(i, m, x)		, ret ? "" : (const char *)v[i].a.p
-#define ACLPY_VAL_post(i, m, x)
-#define ACLPY_VAL_postn(i, m, x)
-#define ACLPY_POST_conv(i, c)
-#define ACLPY_FREE_conv(i)
-#define ACLPY_POST_fmt(i, c)
-#define ACLPY_FREE_fmt(i)
-#define ACLPY_POST_opt(i, c)
-#define ACLPY_FREE_opt(i)
-#define ACLPY_POST_nul(i, c)
-#define ACLPY_FREE_nul(i)
-#define ACLPY_POST_out(i, c)
-#define ACLPY_FREE_out(i)
-#define ACLPY_POST_init(i, c)
-#define ACLPY_FREE_init(i)
-#define ACLPY_POST_key(i, c)		&& aclpy_key_buf(&v[i])
-#define ACLPY_FREE_key(i)		PyMem_Free(v[i].a.p);
-#define ACLPY_POST_post(i, c)		&& c(v[i].a.o, &v[i])
-#define ACLPY_POST_postn(i, c)		&& c(v[i].a.o, &v[i])
-#define ACLPY_FREE_post(i)		PyMem_Free(v[i].a.p);
-#define ACLPY_FREE_postn(i)		PyMem_Free(v[i].a.p);
+#define ACLPY_R_PARSE(k, i, f, b, c, m, x)	ACLPY_PICK(1, k, i, c, m, x)
+#define ACLPY_R_INIT(k, i, f, b, c, m, x)	ACLPY_PICK(2, k, i, c, m, x)
+#define ACLPY_R_CALL(k, i, f, b, c, m, x)	ACLPY_PICK(3, k, i, c, m, x)
+#define ACLPY_R_VAL(k, i, f, b, c, m, x)	ACLPY_PICK(4, k, i, c, m, x)
+#define ACLPY_R_POST(k, i, f, b, c, m, x)	ACLPY_PICK(5, k, i, c, m, x)
+#define ACLPY_R_FREE(k, i, f, b, c, m, x)	ACLPY_PICK(6, k, i, c, m, x)
+#define ACLPY_PICK(n, k, ...)	ACLPY_PICK_(n, ACLPY_C_##k(__VA_ARGS__))
+#define ACLPY_PICK_(n, ...)	ACLPY_UNPAREN1(ACLPY_PICK##n(__VA_ARGS__))
+#define ACLPY_UNPAREN1(t)	ACLPY_UNPAREN t
+#define ACLPY_PICK1(a, ...)			a
+#define ACLPY_PICK2(a, b, ...)			b
+#define ACLPY_PICK3(a, b, c, ...)		c
+#define ACLPY_PICK4(a, b, c, d, ...)		d
+#define ACLPY_PICK5(a, b, c, d, e, ...)		e
+#define ACLPY_PICK6(a, b, c, d, e, f)		f
 
 /* r applied to each kind of args, (k1, k2, ...), with its index. */
 #define ACLPY_EACH(r, args)		ACLPY_EACH_(r, ACLPY_UNPAREN args)
 #define ACLPY_EACH_(r, ...)						\
-	ACLPY_CAT(ACLPY_EACH, ACLPY_NARGS(__VA_ARGS__))(r, __VA_ARGS__)
+	ACLPY_CAT(ACLPY_EACH, ACLPY_NARGS(__VA_ARGS__))(r, 0, __VA_ARGS__)
 #define ACLPY_NARGS(...)						\
-	ACLPY_NARGS_(__VA_ARGS__, 8, 7, 6, 5, 4, 3, 2, 1)
-#define ACLPY_NARGS_(a, b, c, d, e, f, g, h, n, ...)	n
-#define ACLPY_EACH1(r, a)	ACLPY_ROLE(r, 0, a)
-#define ACLPY_EACH2(r, a, b)	ACLPY_EACH1(r, a) ACLPY_ROLE(r, 1, b)
-#define ACLPY_EACH3(r, a, b, c)	ACLPY_EACH2(r, a, b) ACLPY_ROLE(r, 2, c)
-#define ACLPY_EACH4(r, a, b, c, d)					\
-	ACLPY_EACH3(r, a, b, c) ACLPY_ROLE(r, 3, d)
-#define ACLPY_EACH5(r, a, b, c, d, e)					\
-	ACLPY_EACH4(r, a, b, c, d) ACLPY_ROLE(r, 4, e)
-#define ACLPY_EACH6(r, a, b, c, d, e, f)				\
-	ACLPY_EACH5(r, a, b, c, d, e) ACLPY_ROLE(r, 5, f)
-#define ACLPY_EACH7(r, a, b, c, d, e, f, g)				\
-	ACLPY_EACH6(r, a, b, c, d, e, f) ACLPY_ROLE(r, 6, g)
-#define ACLPY_EACH8(r, a, b, c, d, e, f, g, h)				\
-	ACLPY_EACH7(r, a, b, c, d, e, f, g) ACLPY_ROLE(r, 7, h)
+	ACLPY_NARGS_(__VA_ARGS__, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1)
+#define ACLPY_NARGS_(a, b, c, d, e, f, g, h, i, j, n, ...)	n
+#define ACLPY_EACH1(r, i, a)	ACLPY_ROLE(r, i, a)
+#define ACLPY_EACH2(r, i, a, ...)					\
+	ACLPY_ROLE(r, i, a) ACLPY_EACH1(r, i + 1, __VA_ARGS__)
+#define ACLPY_EACH3(r, i, a, ...)					\
+	ACLPY_ROLE(r, i, a) ACLPY_EACH2(r, i + 1, __VA_ARGS__)
+#define ACLPY_EACH4(r, i, a, ...)					\
+	ACLPY_ROLE(r, i, a) ACLPY_EACH3(r, i + 1, __VA_ARGS__)
+#define ACLPY_EACH5(r, i, a, ...)					\
+	ACLPY_ROLE(r, i, a) ACLPY_EACH4(r, i + 1, __VA_ARGS__)
+#define ACLPY_EACH6(r, i, a, ...)					\
+	ACLPY_ROLE(r, i, a) ACLPY_EACH5(r, i + 1, __VA_ARGS__)
+#define ACLPY_EACH7(r, i, a, ...)					\
+	ACLPY_ROLE(r, i, a) ACLPY_EACH6(r, i + 1, __VA_ARGS__)
+#define ACLPY_EACH8(r, i, a, ...)					\
+	ACLPY_ROLE(r, i, a) ACLPY_EACH7(r, i + 1, __VA_ARGS__)
+#define ACLPY_EACH9(r, i, a, ...)					\
+	ACLPY_ROLE(r, i, a) ACLPY_EACH8(r, i + 1, __VA_ARGS__)
+#define ACLPY_EACH10(r, i, a, ...)					\
+	ACLPY_ROLE(r, i, a) ACLPY_EACH9(r, i + 1, __VA_ARGS__)
 #define ACLPY_ROLE(r, i, k)		ACLPY_ROLE1(r, i, ACLPY_K_##k)
 #define ACLPY_ROLE1(r, i, tuple)	ACLPY_ROLE2(r, i, ACLPY_UNPAREN tuple)
 #define ACLPY_ROLE2(r, i, ...)		ACLPY_ROLE3(r, i, __VA_ARGS__)
@@ -252,9 +265,15 @@ static PyObject *py_##cfn(PyObject *self, PyObject *pyargs)		\
 #define ACLPY_HAND_DEF(pyname, flags, doc)				\
 	{ #pyname, py_##pyname, flags, doc },
 
-/* The functions of a list's CALL entries, and its PyMethodDef entries. */
-#define ACLPY_DEFINE(list)	list(ACLPY_STUB, ACLPY_NO_HAND)
-#define ACLPY_METHODS(list)						\
-	list(ACLPY_CALL_DEF, ACLPY_HAND_DEF) { NULL, NULL, 0, NULL }
+/*
+ * The functions of a list's CALL entries, and the PyMethodDef table name
+ * of all its entries in order (the module is built in one .so whose
+ * symbols are hidden: the tables need not be static).
+ */
+#define ACLPY_TABLE(name, list)						\
+	list(ACLPY_STUB, ACLPY_NO_HAND)					\
+	PyMethodDef name[] = {						\
+		list(ACLPY_CALL_DEF, ACLPY_HAND_DEF) { NULL, NULL, 0, NULL } \
+	};
 
 #endif /* ACLPY_CALLS_H */

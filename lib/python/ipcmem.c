@@ -1,18 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * acl.rt: device memory shared between processes and registered host
- * memory, with pyACL's names and outputs:
- *
- *   key, ret = acl.rt.ipc_mem_get_export_key(dev_ptr, size, len, flags)
- *   ret = acl.rt.ipc_mem_set_import_pid(key, [pid, ...])
- *   dev_ptr, ret = acl.rt.ipc_mem_import_by_key(key, flags)
- *   ret = acl.rt.ipc_mem_close(key)
- *   ret = acl.rt.ipc_mem_set_attr(key, type, attr)
- *   dev_ptr, ret = acl.rt.host_register(ptr, size, type)
- *   ret = acl.rt.host_register_v2(ptr, size, flag)
- *   ret = acl.rt.host_unregister(ptr)
- *   ptr_device, ret = acl.rt.host_get_device_pointer(ptr_host, flag)
- *   capability, ret = acl.rt.host_mem_map_capabilities(device_id, hac_type)
+ * memory, with pyACL's names and outputs.
  *
  * pyACL documents no binding for the last two of the IPC calls and for
  * host_mem_map_capabilities; theirs take the C name's words.  Keys are
@@ -48,6 +37,4 @@
 	     (u32, i32, out_i32), (),					\
 	     "capability, ret = host_mem_map_capabilities(device_id, hac_type)")
 
-ACLPY_DEFINE(IPCMEM_CALLS)
-
-PyMethodDef aclpy_rt_ipcmem_methods[] = { ACLPY_METHODS(IPCMEM_CALLS) };
+ACLPY_TABLE(aclpy_rt_ipcmem_methods, IPCMEM_CALLS)

@@ -1,25 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * acl.rt: the memory calls beyond malloc/memcpy/memset, under pyACL's
- * names and return conventions where pyACL has them:
- *
- *   ret = acl.rt.memcpy2d(dst, dpitch, src, spitch, width, height, kind)
- *   ret = acl.rt.memcpy2d_async(dst, dpitch, src, spitch, width, height,
- *                               kind, stream)
- *   dev_ptr, ret = acl.rt.malloc_with_cfg(size, policy, cfg)
- *   host_ptr, ret = acl.rt.malloc_host_with_cfg(size, cfg)
- *   granularity, ret = acl.rt.mem_get_allocation_granularity(prop, option)
- *
- * and, where pyACL has no binding, names made from the C name the way
- * pyACL makes its own (aclrtFooBar -> acl.rt.foo_bar), outputs then ret:
- *
- *   ret = acl.rt.memset_d32(dev_ptr, mem_size, value, count)
- *   ret = acl.rt.memset_d32_async(dev_ptr, mem_size, value, count, stream)
- *   ret = acl.rt.free_with_dev_sync(dev_ptr)
- *   ret = acl.rt.free_host_with_dev_sync(host_ptr)
- *   base, size, ret = acl.rt.mem_get_address_range(ptr)
- *   infos, ret = acl.rt.get_mem_usage_info(device_id, input_num)
- *   result, ret = acl.rt.check_mem_type(addr_list, mem_type[, reserve])
+ * names and return conventions where pyACL has them, else names made from
+ * the C name the way pyACL makes its own (aclrtFooBar -> acl.rt.foo_bar),
+ * outputs then ret.
  *
  * Structs are what pyACL documents: dicts keyed by the C member names
  * (aclrtMallocConfig {"attrs": [...], "numAttrs": n}, each attribute
@@ -38,44 +22,6 @@
 
 #include "acl/acl.h"
 #include "aclpy.h"
-
-/*
- * d[key] as an unsigned integer no larger than max.  A missing key is a
- * KeyError when required, else *out = 0.  Returns 0 with an exception set
- * on failure.
- */
-static int dict_uint(PyObject *d, const char *what, const char *key,
-		     unsigned long long max, bool required,
-		     unsigned long long *out)
-{
-	PyObject *v = PyDict_GetItemString(d, key);	/* borrowed */
-	unsigned long long x;
-
-	if (!v) {
-		if (required) {
-			PyErr_Format(PyExc_KeyError, "%s needs \"%s\"", what,
-				     key);
-			return 0;
-		}
-		*out = 0;
-		return 1;
-	}
-	if (!PyLong_Check(v)) {
-		PyErr_Format(PyExc_TypeError, "%s[\"%s\"] must be int, not %.200s",
-			     what, key, Py_TYPE(v)->tp_name);
-		return 0;
-	}
-	x = PyLong_AsUnsignedLongLong(v);
-	if (x == (unsigned long long)-1 && PyErr_Occurred())
-		return 0;
-	if (x > max) {
-		PyErr_Format(PyExc_OverflowError, "%s[\"%s\"] out of range",
-			     what, key);
-		return 0;
-	}
-	*out = x;
-	return 1;
-}
 
 static int need_dict(PyObject *o, const char *what)
 {
@@ -169,7 +115,11 @@ static int parse_attr_value(PyObject *d, aclrtMallocAttrValue *v)
 {
 	static const char *const keys[] = { "moduleId", "deviceId", "vaFlag",
 					    "rsv" };
-	unsigned long long x;
+	static const struct aclpy_field ints[] = {
+		ACLPY_FIELD(aclrtMallocAttrValue, moduleId, UINT16_MAX, true),
+		ACLPY_FIELD(aclrtMallocAttrValue, deviceId, UINT32_MAX, true),
+		ACLPY_FIELD(aclrtMallocAttrValue, vaFlag, UINT32_MAX, true),
+	};
 	int found;
 
 	if (!need_dict(d, "aclrtMallocAttrValue"))
@@ -178,32 +128,14 @@ static int parse_attr_value(PyObject *d, aclrtMallocAttrValue *v)
 			       &found))
 		return 0;
 	memset(v, 0, sizeof(*v));
-	switch (found) {
-	case 0:
-		if (!dict_uint(d, "aclrtMallocAttrValue", "moduleId",
-			       UINT16_MAX, true, &x))
-			return 0;
-		v->moduleId = (uint16_t)x;
-		return 1;
-	case 1:
-		if (!dict_uint(d, "aclrtMallocAttrValue", "deviceId",
-			       UINT32_MAX, true, &x))
-			return 0;
-		v->deviceId = (uint32_t)x;
-		return 1;
-	case 2:
-		if (!dict_uint(d, "aclrtMallocAttrValue", "vaFlag",
-			       UINT32_MAX, true, &x))
-			return 0;
-		v->vaFlag = (uint32_t)x;
-		return 1;
-	case 3:
+	if (found == 3)
 		return parse_rsv(PyDict_GetItemString(d, "rsv"), v);
-	default:
-		PyErr_SetString(PyExc_KeyError,
-				"aclrtMallocAttrValue needs one of \"moduleId\", \"deviceId\", \"vaFlag\", \"rsv\"");
-		return 0;
-	}
+	if (found >= 0)
+		return aclpy_dict_struct(d, "aclrtMallocAttrValue",
+					 &ints[found], 1, v);
+	PyErr_SetString(PyExc_KeyError,
+			"aclrtMallocAttrValue needs one of \"moduleId\", \"deviceId\", \"vaFlag\", \"rsv\"");
+	return 0;
 }
 
 /*
@@ -228,8 +160,8 @@ static int cfg_attrs_list(PyObject *cfg, PyObject **list, Py_ssize_t *n)
 	}
 	*n = PySequence_Fast_GET_SIZE(*list);
 	if (PyDict_GetItemString(cfg, "numAttrs")) {
-		if (!dict_uint(cfg, "aclrtMallocConfig", "numAttrs", SIZE_MAX,
-			       true, &x))
+		if (!aclpy_dict_uint(cfg, "aclrtMallocConfig", "numAttrs",
+				     SIZE_MAX, true, &x))
 			return 0;
 		if (x != (unsigned long long)*n) {
 			PyErr_SetString(PyExc_ValueError,
@@ -243,14 +175,13 @@ static int cfg_attrs_list(PyObject *cfg, PyObject **list, Py_ssize_t *n)
 /* One {"attr": int, "value": dict}.  0 with an exception set on failure. */
 static int parse_attr(PyObject *a, aclrtMallocAttribute *out)
 {
-	unsigned long long x;
+	static const struct aclpy_field attr =
+		ACLPY_FIELD(aclrtMallocAttribute, attr, INT32_MAX, true);
 	PyObject *v;
 
 	if (!need_dict(a, "aclrtMallocAttribute") ||
-	    !dict_uint(a, "aclrtMallocAttribute", "attr", INT32_MAX,
-		       true, &x))
+	    !aclpy_dict_struct(a, "aclrtMallocAttribute", &attr, 1, out))
 		return 0;
-	out->attr = (aclrtMallocAttrType)x;
 	v = PyDict_GetItemString(a, "value");
 	if (!v) {
 		PyErr_SetString(PyExc_KeyError,
@@ -292,35 +223,6 @@ static int conv_malloc_cfg(PyObject *cfg, union aclpy_val *slot)
 				&out->attrs[i]))
 			return 0;
 	return 1;
-}
-
-static PyObject *py_malloc_host_with_cfg(PyObject *self, PyObject *args)
-{
-	union aclpy_val cfg = { .a = { NULL, 0, NULL } };
-	unsigned long long size;
-	PyObject *sizeo;
-	void *p = NULL;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "OO:malloc_host_with_cfg", &sizeo,
-			      &cfg.a.o))
-		return NULL;
-	/* uint64_t in C, unlike every other size: wider than size_t on 32-bit. */
-	if (!need_int(sizeo, "size"))
-		return NULL;
-	size = PyLong_AsUnsignedLongLong(sizeo);
-	if (size == (unsigned long long)-1 && PyErr_Occurred())
-		return NULL;
-	if (!conv_malloc_cfg(cfg.a.o, &cfg)) {
-		PyMem_Free(cfg.a.p);
-		return NULL;
-	}
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtMallocHostWithCfg(&p, (uint64_t)size, cfg.a.p);
-	Py_END_ALLOW_THREADS
-	PyMem_Free(cfg.a.p);
-	return aclpy_ptr_ret(p, ret);
 }
 
 /* ---- queries ---- */
@@ -402,64 +304,32 @@ static int conv_addrs(PyObject *seq, union aclpy_val *slot)
 		PyErr_SetString(PyExc_OverflowError, "addr_list too long");
 		return 0;
 	}
-	slot->a.p = aclpy_int_list(seq, "addr_list must be a list of ints",
-				   conv_ptr, sizeof(void *), &slot->a.n);
-	return slot->a.p != NULL;
+	return aclpy_seq(seq, slot, "addr_list must be a list of ints", true,
+			 conv_ptr, sizeof(void *));
 }
 
 /*
- * aclrtPhysicalMemProp from pyACL's dict.  "memAttr" and "location" (with
- * "id" and "type") are required: they decide the answer.  "handleType",
- * "allocationType" and "reserve" default to 0, the only values CANN takes
- * (ACL_MEM_HANDLE_TYPE_NONE, ACL_MEM_ALLOCATION_TYPE_PINNED, reserved).
+ * obj converter (calls.h): aclrtPhysicalMemProp from pyACL's dict, in
+ * which "location" is required too (aclpy_prop_fields).
  */
-static int parse_phys_prop(PyObject *d, aclrtPhysicalMemProp *p)
+static int conv_phys_prop(PyObject *d, union aclpy_val *slot)
 {
-	unsigned long long x;
+	aclrtPhysicalMemProp *p = aclpy_slot_alloc(slot, 1, sizeof(*p));
 	PyObject *loc;
 
-	memset(p, 0, sizeof(*p));
-	if (!need_dict(d, "prop"))
+	if (!p || !need_dict(d, "prop") ||
+	    !aclpy_dict_struct(d, "aclrtPhysicalMemProp", aclpy_prop_fields,
+			       4, p))
 		return 0;
-	if (!dict_uint(d, "aclrtPhysicalMemProp", "handleType", INT32_MAX,
-		       false, &x))
-		return 0;
-	p->handleType = (aclrtMemHandleType)x;
-	if (!dict_uint(d, "aclrtPhysicalMemProp", "allocationType", INT32_MAX,
-		       false, &x))
-		return 0;
-	p->allocationType = (aclrtMemAllocationType)x;
-	if (!dict_uint(d, "aclrtPhysicalMemProp", "memAttr", INT32_MAX, true,
-		       &x))
-		return 0;
-	p->memAttr = (aclrtMemAttr)x;
-	if (!dict_uint(d, "aclrtPhysicalMemProp", "reserve", UINT64_MAX, false,
-		       &x))
-		return 0;
-	p->reserve = x;
 	loc = PyDict_GetItemString(d, "location");
 	if (!loc) {
 		PyErr_SetString(PyExc_KeyError,
 				"aclrtPhysicalMemProp needs \"location\"");
 		return 0;
 	}
-	if (!need_dict(loc, "aclrtPhysicalMemProp[\"location\"]"))
-		return 0;
-	if (!dict_uint(loc, "aclrtMemLocation", "id", UINT32_MAX, true, &x))
-		return 0;
-	p->location.id = (uint32_t)x;
-	if (!dict_uint(loc, "aclrtMemLocation", "type", INT32_MAX, true, &x))
-		return 0;
-	p->location.type = (aclrtMemLocationType)x;
-	return 1;
-}
-
-/* obj converter (calls.h) for a prop */
-static int conv_phys_prop(PyObject *o, union aclpy_val *slot)
-{
-	aclrtPhysicalMemProp *prop = aclpy_slot_alloc(slot, 1, sizeof(*prop));
-
-	return prop && parse_phys_prop(o, prop);
+	return need_dict(loc, "aclrtPhysicalMemProp[\"location\"]") &&
+	       aclpy_dict_struct(loc, "aclrtMemLocation",
+				 aclpy_location_fields, 2, &p->location);
 }
 
 #define MEMORY_EXT_CALLS(CALL, HAND)					\
@@ -475,7 +345,8 @@ static int conv_phys_prop(PyObject *o, union aclpy_val *slot)
 	CALL(malloc_with_cfg, aclrtMallocWithCfg,			\
 	     (out_p, z, i32, obj(conv_malloc_cfg)), (),			\
 	     "dev_ptr, ret = malloc_with_cfg(size, policy, cfg)")	\
-	HAND(malloc_host_with_cfg, METH_VARARGS,			\
+	CALL(malloc_host_with_cfg, aclrtMallocHostWithCfg,		\
+	     (out_p, size64, obj(conv_malloc_cfg)), (),			\
 	     "host_ptr, ret = malloc_host_with_cfg(size, cfg)")		\
 	CALL(free_with_dev_sync, aclrtFreeWithDevSync, (p), (),		\
 	     "ret = free_with_dev_sync(dev_ptr)")			\
@@ -494,8 +365,4 @@ static int conv_phys_prop(PyObject *o, union aclpy_val *slot)
 	     (obj(conv_phys_prop), i32, out_z), (),			\
 	     "granularity, ret = mem_get_allocation_granularity(prop, option)")
 
-ACLPY_DEFINE(MEMORY_EXT_CALLS)
-
-PyMethodDef aclpy_rt_memory_ext_methods[] = {
-	ACLPY_METHODS(MEMORY_EXT_CALLS)
-};
+ACLPY_TABLE(aclpy_rt_memory_ext_methods, MEMORY_EXT_CALLS)

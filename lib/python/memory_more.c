@@ -3,24 +3,7 @@
  * acl.rt: batched copies, the deprecated conditional copy, cache
  * operations and the L2 flush.  pyACL has no binding for these; the names
  * are made from the C names as pyACL makes its own (aclrtFooBar ->
- * acl.rt.foo_bar), outputs then ret:
- *
- *   fail_index, ret = acl.rt.memcpy_batch(dsts, dest_maxs, srcs, sizes,
- *                                         attrs, attrs_indexes)
- *   ret = acl.rt.memcpy_batch_v2(dsts, dest_maxs, srcs, sizes, attrs,
- *                                attrs_indexes)
- *   fail_index, ret = acl.rt.memcpy_batch_async(..., attrs_indexes, stream)
- *   ret = acl.rt.memcpy_batch_async_v2(..., attrs_indexes, stream)
- *   ret = acl.rt.memcpy_async_with_condition(dst, dest_max, src, count,
- *                                            kind, stream)
- *   ret = acl.rt.cmo_async(src, size, cmo_type, stream)
- *   ret = acl.rt.cmo_async_with_barrier(src, size, cmo_type, barrier_id,
- *                                       stream)
- *   ret = acl.rt.cmo_wait_barrier(task_info, stream, flag)
- *   size, ret = acl.rt.cmo_get_desc_size()
- *   ret = acl.rt.cmo_set_desc(cmo_desc, src, size)
- *   ret = acl.rt.cmo_async_with_desc(cmo_desc, cmo_type, stream)
- *   ret = acl.rt.device_l2_cache_flush()
+ * acl.rt.foo_bar), outputs then ret.
  *
  * Arrays are lists (or tuples) of ints; numBatches is the length of the
  * four copy lists, which must be equal, and numAttrs that of attrs and
@@ -41,40 +24,6 @@
 
 #include "acl/acl.h"
 #include "aclpy.h"
-
-/* A list/tuple of ints as a new size_t array (n may be 0: one slot). */
-static size_t *int_array(PyObject *seq, const char *what, bool ptrs,
-			 Py_ssize_t *n)
-{
-	PyObject *fast = PySequence_Fast(seq, what);
-	Py_ssize_t i, len;
-	size_t *a;
-
-	if (!fast)
-		return NULL;
-	len = PySequence_Fast_GET_SIZE(fast);
-	a = PyMem_Calloc(len ? (size_t)len : 1, sizeof(*a));
-	if (!a) {
-		Py_DECREF(fast);
-		PyErr_NoMemory();
-		return NULL;
-	}
-	for (i = 0; i < len; i++) {
-		PyObject *o = PySequence_Fast_GET_ITEM(fast, i);
-		void *p;
-
-		if (ptrs ? !conv_ptr(o, &p) : !conv_size(o, &a[i])) {
-			PyMem_Free(a);
-			Py_DECREF(fast);
-			return NULL;
-		}
-		if (ptrs)
-			a[i] = (size_t)(uintptr_t)p;
-	}
-	Py_DECREF(fast);
-	*n = len;
-	return a;
-}
 
 static int dict_u32(PyObject *d, const char *key, bool required,
 		    uint32_t *out)
@@ -120,145 +69,58 @@ static int loc_from(PyObject *attr, const char *key, aclrtMemLocation *l)
 	return 1;
 }
 
-static aclrtMemcpyBatchAttr *attr_array(PyObject *seq, Py_ssize_t *n)
+/* One aclrtMemcpyBatchAttr, for aclpy_seq. */
+static int batch_attr(PyObject *o, void *out)
 {
-	PyObject *fast = PySequence_Fast(seq, "attrs must be a list");
-	aclrtMemcpyBatchAttr *a;
-	Py_ssize_t i, len;
+	aclrtMemcpyBatchAttr *a = out;
 
-	if (!fast)
-		return NULL;
-	len = PySequence_Fast_GET_SIZE(fast);
-	a = PyMem_Calloc(len ? (size_t)len : 1, sizeof(*a));
-	if (!a) {
-		Py_DECREF(fast);
-		PyErr_NoMemory();
-		return NULL;
-	}
-	for (i = 0; i < len; i++) {
-		PyObject *o = PySequence_Fast_GET_ITEM(fast, i);
-
-		if (!loc_from(o, "dstLoc", &a[i].dstLoc) ||
-		    !loc_from(o, "srcLoc", &a[i].srcLoc)) {
-			PyMem_Free(a);
-			Py_DECREF(fast);
-			return NULL;
-		}
-	}
-	Py_DECREF(fast);
-	*n = len;
-	return a;
+	return loc_from(o, "dstLoc", &a->dstLoc) &&
+	       loc_from(o, "srcLoc", &a->srcLoc);
 }
 
-struct batch_args {
-	size_t *dsts, *maxs, *srcs, *sizes, *idx;
-	aclrtMemcpyBatchAttr *attrs;
-	Py_ssize_t n, na;
-};
-
-static void batch_free(struct batch_args *b)
-{
-	PyMem_Free(b->dsts);
-	PyMem_Free(b->maxs);
-	PyMem_Free(b->srcs);
-	PyMem_Free(b->sizes);
-	PyMem_Free(b->idx);
-	PyMem_Free(b->attrs);
+/*
+ * obj converters (calls.h) of the batched copies' lists, in their order:
+ * any sequence, each refused under its own name.
+ */
+#define LIST(name, item, type)						\
+static int conv_##name(PyObject *o, union aclpy_val *slot)		\
+{									\
+	return aclpy_seq(o, slot, #name " must be a list", false, item,	\
+			 sizeof(type));					\
 }
 
-static int batch_parse(PyObject *args, bool with_stream, struct batch_args *b,
-		       void **stream)
-{
-	PyObject *d, *m, *s, *z, *a, *ix;
-	Py_ssize_t n2 = 0, n3 = 0, n4 = 0, ni = 0;
+LIST(dsts, conv_ptr, void *)
+LIST(dest_maxs, conv_size, size_t)
+LIST(srcs, conv_ptr, void *)
+LIST(sizes, conv_size, size_t)
+LIST(attrs, batch_attr, aclrtMemcpyBatchAttr)
 
-	memset(b, 0, sizeof(*b));
-	if (with_stream ? !PyArg_ParseTuple(args, "OOOOOOO&", &d, &m, &s, &z,
-					    &a, &ix, conv_ptr, stream) :
-	    !PyArg_ParseTuple(args, "OOOOOO", &d, &m, &s, &z, &a, &ix))
+/*
+ * objv converter: attrs_indexes, the last list.  numBatches is the length
+ * of the four copy lists (args[0] to [3]) and numAttrs that of attrs
+ * (args[5]) and attrs_indexes: each group must agree.
+ */
+static int conv_attrs_indexes(PyObject *o, union aclpy_val *slot,
+			      const union aclpy_val *args)
+{
+	if (!aclpy_seq(o, slot, "attrs_indexes must be a list", false,
+		       conv_size, sizeof(size_t)))
 		return 0;
-	b->dsts = int_array(d, "dsts must be a list", true, &b->n);
-	b->maxs = b->dsts ? int_array(m, "dest_maxs must be a list", false,
-				      &n2) : NULL;
-	b->srcs = b->maxs ? int_array(s, "srcs must be a list", true, &n3) :
-		  NULL;
-	b->sizes = b->srcs ? int_array(z, "sizes must be a list", false, &n4) :
-		   NULL;
-	b->attrs = b->sizes ? attr_array(a, &b->na) : NULL;
-	b->idx = b->attrs ? int_array(ix, "attrs_indexes must be a list",
-				      false, &ni) : NULL;
-	if (!b->idx) {
-		batch_free(b);
-		return 0;
-	}
-	if (n2 != b->n || n3 != b->n || n4 != b->n || ni != b->na) {
+	if (args[1].a.n != args[0].a.n || args[2].a.n != args[0].a.n ||
+	    args[3].a.n != args[0].a.n || slot->a.n != args[5].a.n) {
 		PyErr_SetString(PyExc_ValueError, "dsts, dest_maxs, srcs and "
 				"sizes must have one length, attrs and "
 				"attrs_indexes another");
-		batch_free(b);
 		return 0;
 	}
 	return 1;
 }
 
-static PyObject *batch_call(PyObject *args, bool async, bool v2)
-{
-	struct batch_args b;
-	void *stream = NULL;
-	size_t fail = SIZE_MAX;
-	aclError ret;
-
-	if (!batch_parse(args, async, &b, &stream))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	if (!async && !v2)
-		ret = aclrtMemcpyBatch((void **)b.dsts, b.maxs,
-				       (void **)b.srcs, b.sizes, (size_t)b.n,
-				       b.attrs, b.idx, (size_t)b.na, &fail);
-	else if (!async)
-		ret = aclrtMemcpyBatchV2((void **)b.dsts, b.maxs,
-					 (void **)b.srcs, b.sizes, (size_t)b.n,
-					 b.attrs, b.idx, (size_t)b.na);
-	else if (!v2)
-		ret = aclrtMemcpyBatchAsync((void **)b.dsts, b.maxs,
-					    (void **)b.srcs, b.sizes,
-					    (size_t)b.n, b.attrs, b.idx,
-					    (size_t)b.na, &fail, stream);
-	else
-		ret = aclrtMemcpyBatchAsyncV2((void **)b.dsts, b.maxs,
-					      (void **)b.srcs, b.sizes,
-					      (size_t)b.n, b.attrs, b.idx,
-					      (size_t)b.na, stream);
-	Py_END_ALLOW_THREADS
-	batch_free(&b);
-	if (v2)
-		return PyLong_FromLong(ret);
-	return Py_BuildValue("(Ki)", (unsigned long long)fail, (int)ret);
-}
-
-static PyObject *py_memcpy_batch(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return batch_call(args, false, false);
-}
-
-static PyObject *py_memcpy_batch_v2(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return batch_call(args, false, true);
-}
-
-static PyObject *py_memcpy_batch_async(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return batch_call(args, true, false);
-}
-
-static PyObject *py_memcpy_batch_async_v2(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return batch_call(args, true, true);
-}
+/* The C arguments from dsts to numAttrs: six lists and their two counts. */
+#define BATCH								\
+	obj(conv_dsts), obj(conv_dest_maxs), obj(conv_srcs),		\
+	obj(conv_sizes), n(0), obj(conv_attrs),				\
+	objv(conv_attrs_indexes), n(5)
 
 /* obj converter (calls.h): cmo_wait_barrier's task_info. */
 static int conv_task_info(PyObject *info, union aclpy_val *slot)
@@ -294,13 +156,15 @@ static int conv_task_info(PyObject *info, union aclpy_val *slot)
 }
 
 #define MEMORY_MORE_CALLS(CALL, HAND)					\
-	HAND(memcpy_batch, METH_VARARGS,				\
+	CALL(memcpy_batch, aclrtMemcpyBatch, (BATCH, out_z_init),	\
+	     (.raw = true, .init = -1),					\
 	     "fail_index, ret = memcpy_batch(dsts, dest_maxs, srcs, sizes, attrs, attrs_indexes)") \
-	HAND(memcpy_batch_v2, METH_VARARGS,				\
+	CALL(memcpy_batch_v2, aclrtMemcpyBatchV2, (BATCH), (),		\
 	     "ret = memcpy_batch_v2(dsts, dest_maxs, srcs, sizes, attrs, attrs_indexes)") \
-	HAND(memcpy_batch_async, METH_VARARGS,				\
+	CALL(memcpy_batch_async, aclrtMemcpyBatchAsync,			\
+	     (BATCH, out_z_init, p), (.raw = true, .init = -1),		\
 	     "fail_index, ret = memcpy_batch_async(dsts, dest_maxs, srcs, sizes, attrs, attrs_indexes, stream)") \
-	HAND(memcpy_batch_async_v2, METH_VARARGS,			\
+	CALL(memcpy_batch_async_v2, aclrtMemcpyBatchAsyncV2, (BATCH, p), (), \
 	     "ret = memcpy_batch_async_v2(dsts, dest_maxs, srcs, sizes, attrs, attrs_indexes, stream)") \
 	CALL(memcpy_async_with_condition, aclrtMemcpyAsyncWithCondition, \
 	     (p, z, p, z, i32, p), (),					\
@@ -322,8 +186,4 @@ static int conv_task_info(PyObject *info, union aclpy_val *slot)
 	CALL(device_l2_cache_flush, aclrtDeviceL2CacheFlush, (nul), (),	\
 	     "ret = device_l2_cache_flush()")
 
-ACLPY_DEFINE(MEMORY_MORE_CALLS)
-
-PyMethodDef aclpy_rt_memory_more_methods[] = {
-	ACLPY_METHODS(MEMORY_MORE_CALLS)
-};
+ACLPY_TABLE(aclpy_rt_memory_more_methods, MEMORY_MORE_CALLS)

@@ -1,13 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * acl.rt: contexts, streams beyond create/destroy, events, host callbacks
- * and memset_async, under pyACL's names and return conventions:
- *
- *   context, ret = acl.rt.create_context(device_id)
- *   event, ret = acl.rt.create_event()
- *   ms, ret = acl.rt.event_elapsed_time(start, end)
- *   ret = acl.rt.launch_callback(func, user_data, block_type, stream)
- *   ret = acl.rt.process_report(timeout)
+ * and memset_async, under pyACL's names and return conventions.
  *
  * Handles (contexts, streams, events) are ints, 0 where a call failed.
  * The GIL is released around every library call: several of them wait
@@ -295,31 +289,21 @@ static PyObject *py_create_context(PyObject *self, PyObject *args)
 	return aclpy_ptr_ret(c, ret);
 }
 
-static PyObject *py_destroy_context(PyObject *self, PyObject *args)
+/* The .after of destroy_context: the context args[0].p is gone. */
+static void ctx_destroyed(const union aclpy_val *args)
 {
 	struct made_ctx **pm, *m = NULL;
-	void *c;
-	aclError ret;
 
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&:destroy_context", conv_ptr, &c))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtDestroyContext(c);
-	Py_END_ALLOW_THREADS
-	if (ret == ACL_SUCCESS) {
-		pthread_mutex_lock(&cb_lock);
-		for (pm = &made_ctxs; (m = *pm); pm = &m->next) {
-			if (m->ctx == c) {
-				*pm = m->next;
-				break;
-			}
+	pthread_mutex_lock(&cb_lock);
+	for (pm = &made_ctxs; (m = *pm); pm = &m->next) {
+		if (m->ctx == args[0].p) {
+			*pm = m->next;
+			break;
 		}
-		pthread_mutex_unlock(&cb_lock);
-		PyMem_RawFree(m);
-		cb_drop(BY_CTX, NULL, c);
 	}
-	return PyLong_FromLong(ret);
+	pthread_mutex_unlock(&cb_lock);
+	PyMem_RawFree(m);
+	cb_drop(BY_CTX, NULL, args[0].p);
 }
 
 /* pyACL: active, flags, ret = get_primary_ctx_state(device_id) */
@@ -400,8 +384,8 @@ static PyObject *py_launch_host_func(PyObject *self, PyObject *args)
 #define RUNTIME_CALLS(CALL, HAND)					\
 	HAND(create_context, METH_VARARGS,				\
 	     "context, ret = create_context(device_id)")		\
-	HAND(destroy_context, METH_VARARGS,				\
-	     "ret = destroy_context(context)")				\
+	CALL(destroy_context, aclrtDestroyContext, (p),			\
+	     (.after = ctx_destroyed), "ret = destroy_context(context)") \
 	CALL(set_context, aclrtSetCurrentContext, (p), (),		\
 	     "ret = set_context(context)")				\
 	CALL(get_context, aclrtGetCurrentContext, (out_p), (),		\
@@ -497,6 +481,4 @@ static PyObject *py_launch_host_func(PyObject *self, PyObject *args)
 	CALL(unsubscribe_host_func, aclrtUnSubscribeHostFunc, (u64, p), (), \
 	     "ret = unsubscribe_host_func(thread_id, stream)")
 
-ACLPY_DEFINE(RUNTIME_CALLS)
-
-PyMethodDef aclpy_rt_runtime_methods[] = { ACLPY_METHODS(RUNTIME_CALLS) };
+ACLPY_TABLE(aclpy_rt_runtime_methods, RUNTIME_CALLS)

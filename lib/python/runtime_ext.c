@@ -4,14 +4,7 @@
  * write/wait, runtime settings, device id mappings, and the device and
  * stream controls (timed device synchronisation, task abort, stream stop,
  * attributes, V2 creation, core limits), under pyACL's names and return
- * conventions where pyACL has them:
- *
- *   notify, ret = acl.rt.create_notify(flag)
- *   key, ret = acl.rt.notify_get_export_key(notify, len, flags)   (str)
- *   ret = acl.rt.notify_set_import_pid(notify, [pid, ...])
- *   notify, ret = acl.rt.notify_import_by_key(key, flags)
- *   value, ret = acl.rt.get_sys_param_opt(opt)
- *   value, ret = acl.rt.get_devices_topo(device_id, other_device_id)
+ * conventions where pyACL has them.
  *
  * pyACL has no binding for aclrtIpcGetEventHandle/aclrtIpcOpenEventHandle,
  * aclrtStreamWaitEventWithTimeout, two of the id mappings,
@@ -33,23 +26,15 @@
 
 /* ---- IPC events ---- */
 
-/* handle, ret = ipc_get_event_handle(event): 64 bytes, b"" on failure. */
-static PyObject *py_ipc_get_event_handle(PyObject *self, PyObject *args)
+/* outsv (calls.h): ipc_get_event_handle's 64 bytes, b"" on failure. */
+static PyObject *event_handle(const void *out, const union aclpy_val *args,
+			      aclError ret)
 {
-	aclrtIpcEventHandle h;
-	void *e;
-	aclError ret;
+	const aclrtIpcEventHandle *h = out;
 
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&:ipc_get_event_handle", conv_ptr, &e))
-		return NULL;
-	memset(&h, 0, sizeof(h));
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtIpcGetEventHandle(e, &h);
-	Py_END_ALLOW_THREADS
-	return Py_BuildValue("(y#i)", h.reserved,
-			     ret ? (Py_ssize_t)0 : (Py_ssize_t)sizeof(h.reserved),
-			     (int)ret);
+	(void)args;
+	return PyBytes_FromStringAndSize(h->reserved, ret ? 0 :
+					 (Py_ssize_t)sizeof(h->reserved));
 }
 
 /*
@@ -108,12 +93,17 @@ static const char *attr_member(int32_t attr)
 	return NULL;
 }
 
-static int attr_value_in(int32_t attr, PyObject *o, aclrtStreamAttrValue *v)
+/* objv (calls.h): set's value for the attribute args[1]. */
+static int attr_value_in(PyObject *o, union aclpy_val *slot,
+			 const union aclpy_val *args)
 {
-	const char *member = attr_member(attr);
+	const char *member = attr_member(args[1].i32);
+	aclrtStreamAttrValue *v;
 	PyObject *item = o;
 
-	memset(v, 0, sizeof(*v));
+	v = aclpy_slot_alloc(slot, 1, sizeof(*v));
+	if (!v)
+		return 0;
 	if (PyDict_Check(o)) {
 		if (!member)
 			return 1;
@@ -121,7 +111,7 @@ static int attr_value_in(int32_t attr, PyObject *o, aclrtStreamAttrValue *v)
 		if (!item) {
 			PyErr_Format(PyExc_KeyError,
 				     "value has no \"%s\" for attribute %d",
-				     member, (int)attr);
+				     member, (int)args[1].i32);
 			return 0;
 		}
 	} else if (!PyLong_Check(o)) {
@@ -132,56 +122,26 @@ static int attr_value_in(int32_t attr, PyObject *o, aclrtStreamAttrValue *v)
 	}
 	if (!member)
 		return need_int(item, "value");
-	if (attr == ACL_STREAM_ATTR_FAILURE_MODE)
+	if (args[1].i32 == ACL_STREAM_ATTR_FAILURE_MODE)
 		return conv_u64(item, &v->failureMode);
 	/* The other members are all uint32_t at the union's start. */
 	return conv_u32(item, &v->overflowSwitch);
 }
 
-static PyObject *py_set_stream_attribute(PyObject *self, PyObject *args)
+/* outsv (calls.h): get's value for the attribute args[1]. */
+static PyObject *attr_value_out(const void *out, const union aclpy_val *args,
+				aclError ret)
 {
-	aclrtStreamAttrValue v;
-	PyObject *value;
-	int32_t attr;
-	aclError ret;
-	void *s;
+	const char *member = attr_member(args[1].i32);
+	const aclrtStreamAttrValue *v = out;
 
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&O:set_stream_attribute", conv_ptr, &s,
-			      conv_i32, &attr, &value))
-		return NULL;
-	if (!attr_value_in(attr, value, &v))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtSetStreamAttribute(s, (aclrtStreamAttr)attr, &v);
-	Py_END_ALLOW_THREADS
-	return PyLong_FromLong(ret);
-}
-
-static PyObject *py_get_stream_attribute(PyObject *self, PyObject *args)
-{
-	aclrtStreamAttrValue v;
-	const char *member;
-	int32_t attr;
-	aclError ret;
-	void *s;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&:get_stream_attribute", conv_ptr, &s,
-			      conv_i32, &attr))
-		return NULL;
-	memset(&v, 0, sizeof(v));
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtGetStreamAttribute(s, (aclrtStreamAttr)attr, &v);
-	Py_END_ALLOW_THREADS
-	member = attr_member(attr);
 	if (ret || !member)
-		return Py_BuildValue("({}i)", (int)ret);
-	if (attr == ACL_STREAM_ATTR_FAILURE_MODE)
-		return Py_BuildValue("({s:K}i)", member,
-				     (unsigned long long)v.failureMode, (int)ret);
-	return Py_BuildValue("({s:I}i)", member,
-			     (unsigned int)v.overflowSwitch, (int)ret);
+		return PyDict_New();
+	if (args[1].i32 == ACL_STREAM_ATTR_FAILURE_MODE)
+		return Py_BuildValue("{s:K}", member,
+				     (unsigned long long)v->failureMode);
+	return Py_BuildValue("{s:I}", member,
+			     (unsigned int)v->overflowSwitch);
 }
 
 /*
@@ -268,9 +228,8 @@ static PyObject *py_create_stream_v2(PyObject *self, PyObject *args)
  */
 static int conv_notifies(PyObject *list, union aclpy_val *slot)
 {
-	slot->a.p = aclpy_int_list(list, "notifies must be a list of ints",
-				   conv_ptr, sizeof(aclrtNotify), &slot->a.n);
-	return slot->a.p != NULL;
+	return aclpy_seq(list, slot, "notifies must be a list of ints", true,
+			 conv_ptr, sizeof(aclrtNotify));
 }
 
 /* ---- table ---- */
@@ -295,7 +254,8 @@ static int conv_notifies(PyObject *list, union aclpy_val *slot)
 	     "ret = notify_set_import_pid(notify, pids): pids a list of ints") \
 	CALL(notify_import_by_key, aclrtNotifyImportByKey, (out_p, s, u64), \
 	     (), "notify, ret = notify_import_by_key(key, flags)")	\
-	HAND(ipc_get_event_handle, METH_VARARGS,			\
+	CALL(ipc_get_event_handle, aclrtIpcGetEventHandle,		\
+	     (p, outsv(aclrtIpcEventHandle, event_handle)), (),		\
 	     "handle, ret = ipc_get_event_handle(event): handle is 64 bytes") \
 	HAND(ipc_open_event_handle, METH_VARARGS,			\
 	     "event, ret = ipc_open_event_handle(handle)")		\
@@ -359,10 +319,12 @@ static int conv_notifies(PyObject *list, union aclpy_val *slot)
 	CALL(get_stream_overflow_switch, aclrtGetStreamOverflowSwitch,	\
 	     (p, out_u32), (),						\
 	     "flag, ret = get_stream_overflow_switch(stream)")		\
-	HAND(set_stream_attribute, METH_VARARGS,			\
+	CALL(set_stream_attribute, aclrtSetStreamAttribute,		\
+	     (p, i32, objv(attr_value_in)), (),				\
 	     "ret = set_stream_attribute(stream, stm_attr_type, value): value a " \
 	     "dict {member: int} or an int")				\
-	HAND(get_stream_attribute, METH_VARARGS,			\
+	CALL(get_stream_attribute, aclrtGetStreamAttribute,		\
+	     (p, i32, outsv(aclrtStreamAttrValue, attr_value_out)), (),	\
 	     "value, ret = get_stream_attribute(stream, stm_attr_type): value a " \
 	     "dict {member: int}")					\
 	HAND(create_stream_v2, METH_VARARGS,				\
@@ -386,8 +348,4 @@ static int conv_notifies(PyObject *list, union aclpy_val *slot)
 	     (objn(conv_notifies)), (),					\
 	     "ret = notify_batch_reset(notifies): a list of notifies")
 
-ACLPY_DEFINE(RUNTIME_EXT_CALLS)
-
-PyMethodDef aclpy_rt_runtime_ext_methods[] = {
-	ACLPY_METHODS(RUNTIME_EXT_CALLS)
-};
+ACLPY_TABLE(aclpy_rt_runtime_ext_methods, RUNTIME_EXT_CALLS)

@@ -8,8 +8,6 @@
 #include "acl/acl.h"
 #include "aclpy.h"
 
-#define DEV_ARGS(fmt)	(!PyArg_ParseTuple(args, fmt, conv_i32, &dev))
-
 /* ---- acl ---- */
 
 static PyObject *py_get_recent_err_msg(PyObject *self, PyObject *args)
@@ -134,38 +132,24 @@ static PyObject *py_float_to_float16(PyObject *self, PyObject *args)
 
 /* ---- acl.rt ---- */
 
-static PyObject *py_get_device_utilization_rate(PyObject *self, PyObject *args)
+/* outs (calls.h): both as the library left them, zeroed to start. */
+static PyObject *utilization(const void *out)
 {
-	aclrtUtilizationInfo u = { 0, 0, 0, 0, NULL };
-	int32_t dev;
-	aclError ret;
+	const aclrtUtilizationInfo *u = out;
 
-	(void)self;
-	if (DEV_ARGS("O&:get_device_utilization_rate"))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtGetDeviceUtilizationRate(dev, &u);
-	Py_END_ALLOW_THREADS
-	return Py_BuildValue("({sisisisi}i)", "cube_utilization",
-			     (int)u.cubeUtilization, "vector_utilization",
-			     (int)u.vectorUtilization, "aicpu_utilization",
-			     (int)u.aicpuUtilization, "memory_utilization",
-			     (int)u.memoryUtilization, (int)ret);
+	return Py_BuildValue("{sisisisi}", "cube_utilization",
+			     (int)u->cubeUtilization, "vector_utilization",
+			     (int)u->vectorUtilization, "aicpu_utilization",
+			     (int)u->aicpuUtilization, "memory_utilization",
+			     (int)u->memoryUtilization);
 }
 
-static PyObject *py_device_get_uuid(PyObject *self, PyObject *args)
+static PyObject *uuid(const void *out)
 {
-	aclrtUuid u;
-	int32_t dev;
-	aclError ret;
+	const aclrtUuid *u = out;
 
-	(void)self;
-	if (DEV_ARGS("O&:device_get_uuid"))
-		return NULL;
-	memset(&u, 0, sizeof(u));
-	ret = aclrtDeviceGetUuid(dev, &u);
-	return Py_BuildValue("(y#i)", u.bytes, (Py_ssize_t)sizeof(u.bytes),
-			     (int)ret);
+	return PyBytes_FromStringAndSize((const char *)u->bytes,
+					 (Py_ssize_t)sizeof(u->bytes));
 }
 
 /* ---- tables ---- */
@@ -200,7 +184,8 @@ static PyObject *py_device_get_uuid(PyObject *self, PyObject *args)
 	     (i32, i32, out_i32), (.hold_gil = true, .raw = true), NULL) \
 	CALL(query_device_status, aclrtQueryDeviceStatus, (i32, out_i32), \
 	     (.raw = true), NULL)					\
-	HAND(get_device_utilization_rate, METH_VARARGS, NULL)		\
+	CALL(get_device_utilization_rate, aclrtGetDeviceUtilizationRate, \
+	     (i32, outs(aclrtUtilizationInfo, utilization)), (), NULL)	\
 	CALL(get_device_res_limit, aclrtGetDeviceResLimit,		\
 	     (i32, i32, out_u32), (.hold_gil = true, .raw = true), NULL) \
 	CALL(set_device_res_limit, aclrtSetDeviceResLimit, (i32, i32, ui), \
@@ -217,66 +202,8 @@ static PyObject *py_device_get_uuid(PyObject *self, PyObject *args)
 	     (i32, i32, out_i32), (.hold_gil = true, .raw = true), NULL) \
 	CALL(device_get_bare_tgid, aclrtDeviceGetBareTgid, (out_i32),	\
 	     (.hold_gil = true, .raw = true), NULL)			\
-	HAND(device_get_uuid, METH_VARARGS, NULL)
+	CALL(device_get_uuid, aclrtDeviceGetUuid,			\
+	     (i32, outs(aclrtUuid, uuid)), (.hold_gil = true), NULL)
 
-ACLPY_DEFINE(ACL_SYSTEM_CALLS)
-ACLPY_DEFINE(RT_SYSTEM_CALLS)
-
-PyMethodDef aclpy_system_methods[] = { ACLPY_METHODS(ACL_SYSTEM_CALLS) };
-
-PyMethodDef aclpy_system_rt_methods[] = { ACLPY_METHODS(RT_SYSTEM_CALLS) };
-
-/* ---- constants, on acl and acl.rt ---- */
-
-#define C(x)	{ #x, (long)(x) }
-
-static const struct {
-	const char *name;
-	long value;
-} sys_constants[] = {
-	C(ACL_RT_THREAD_LEVEL), C(ACL_DEV_FEATURE_SUPPORT),
-	C(ACL_DEV_FEATURE_NOT_SUPPORT), C(ACL_PKG_VERSION_MAX_SIZE),
-	C(ACL_RT_DEVICE_STATUS_NORMAL), C(ACL_RT_DEVICE_STATUS_ABNORMAL),
-	C(ACL_RT_DEV_RES_CUBE_CORE), C(ACL_RT_DEV_RES_VECTOR_CORE),
-	C(ACL_FEATURE_TSCPU_TASK_UPDATE_SUPPORT_AIC_AIV),
-	C(ACL_FEATURE_SYSTEM_MEMQ_EVENT_CROSS_DEV),
-	C(ACL_CANN_ATTR_UNDEFINED), C(ACL_CANN_ATTR_INF_NAN),
-	C(ACL_CANN_ATTR_BF16), C(ACL_CANN_ATTR_JIT_COMPILE),
-	C(ACL_DEVICE_INFO_UNDEFINED), C(ACL_DEVICE_INFO_AI_CORE_NUM),
-	C(ACL_DEVICE_INFO_VECTOR_CORE_NUM), C(ACL_DEVICE_INFO_L2_SIZE),
-	C(ACL_DEV_ATTR_AICPU_CORE_NUM), C(ACL_DEV_ATTR_AICORE_CORE_NUM),
-	C(ACL_DEV_ATTR_CUBE_CORE_NUM), C(ACL_DEV_ATTR_VECTOR_CORE_NUM),
-	C(ACL_DEV_ATTR_WARP_SIZE), C(ACL_DEV_ATTR_MAX_THREAD_PER_VECTOR_CORE),
-	C(ACL_DEV_ATTR_UBUF_PER_VECTOR_CORE), C(ACL_DEV_ATTR_MAX_GRID_DIM_X),
-	C(ACL_DEV_ATTR_MAX_GRID_DIM_Y), C(ACL_DEV_ATTR_MAX_GRID_DIM_Z),
-	C(ACL_DEV_ATTR_MAX_BLOCK_PER_GRID), C(ACL_DEV_ATTR_MAX_THREADS_PER_BLOCK),
-	C(ACL_DEV_ATTR_MAX_BLOCK_DIM_X), C(ACL_DEV_ATTR_MAX_BLOCK_DIM_Y),
-	C(ACL_DEV_ATTR_MAX_BLOCK_DIM_Z), C(ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE),
-	C(ACL_DEV_ATTR_L2_CACHE_SIZE), C(ACL_DEV_ATTR_SMP_ID),
-	C(ACL_DEV_ATTR_PHY_CHIP_ID), C(ACL_DEV_ATTR_SUPER_POD_DEVICE_ID),
-	C(ACL_DEV_ATTR_SUPER_POD_SERVER_ID), C(ACL_DEV_ATTR_SUPER_POD_ID),
-	C(ACL_DEV_ATTR_CUST_OP_PRIVILEGE), C(ACL_DEV_ATTR_MAINBOARD_ID),
-	C(ACL_DEV_ATTR_HD_CONNECT_TYPE), C(ACL_DEV_ATTR_DEVICE_FORM_FACTOR),
-	C(ACL_DEV_ATTR_SUPER_POD_CHASSIS_ID), C(ACL_DEV_ATTR_IS_VIRTUAL),
-	C(ACL_DEV_ATTR_NPU_ARCH),
-	C(ACL_DT_UNDEFINED), C(ACL_FLOAT), C(ACL_FLOAT16), C(ACL_INT8),
-	C(ACL_INT32), C(ACL_UINT8), C(ACL_INT16), C(ACL_UINT16), C(ACL_UINT32),
-	C(ACL_INT64), C(ACL_UINT64), C(ACL_DOUBLE), C(ACL_BOOL), C(ACL_STRING),
-	C(ACL_COMPLEX64), C(ACL_COMPLEX128), C(ACL_BF16), C(ACL_INT4),
-	C(ACL_UINT1), C(ACL_COMPLEX32), C(ACL_HIFLOAT8), C(ACL_FLOAT8_E5M2),
-	C(ACL_FLOAT8_E4M3FN), C(ACL_FLOAT8_E8M0), C(ACL_FLOAT6_E3M2),
-	C(ACL_FLOAT6_E2M3), C(ACL_FLOAT4_E2M1), C(ACL_FLOAT4_E1M2),
-	C(ACL_HIFLOAT4), C(ACL_HIFLOAT4_SCALE),
-	C(ACL_ERROR_RT_OVER_LIMIT),
-};
-
-int aclpy_system_constants(PyObject *m)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(sys_constants) / sizeof(sys_constants[0]); i++)
-		if (PyModule_AddIntConstant(m, sys_constants[i].name,
-					    sys_constants[i].value))
-			return -1;
-	return 0;
-}
+ACLPY_TABLE(aclpy_system_methods, ACL_SYSTEM_CALLS)
+ACLPY_TABLE(aclpy_system_rt_methods, RT_SYSTEM_CALLS)

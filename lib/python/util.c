@@ -2,12 +2,6 @@
 /*
  * acl.util: numpy helpers and threads, as pyACL documents them.
  *
- *   ptr = numpy_to_ptr(array)                 address of the array's data
- *   ptr, array_out = numpy_contiguous_to_ptr(array)
- *   array = ptr_to_numpy(ptr, shape, npy_type) a view of the memory (no copy)
- *   thread_id, ret = start_thread(func, args)  func(args) on a new thread
- *   ret = stop_thread(thread_id)              wait for it to end
- *
  * numpy is imported only by the calls that need it (Debian's
  * python3-numpy); numpy_to_ptr works on anything with the buffer protocol.
  *
@@ -27,32 +21,44 @@
 
 /* ---- numpy ---- */
 
-static PyObject *py_numpy_to_ptr(PyObject *self, PyObject *args)
+/*
+ * The address of the buffer of args' one object (fmt), for bytes_to_ptr
+ * and numpy_to_ptr: need is what the call takes, in its TypeError, flags
+ * the buffer request.  Valid while the object lives unresized: the caller
+ * keeps it, as in pyACL.  A strided view (numpy_to_ptr's flags) is given
+ * with pyACL's warning.
+ */
+PyObject *aclpy_buffer_ptr(PyObject *args, const char *fmt, const char *need,
+			   int flags)
 {
 	Py_buffer view;
 	PyObject *obj;
 	void *p;
 
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O:numpy_to_ptr", &obj))
+	if (!PyArg_ParseTuple(args, fmt, &obj))
 		return NULL;
 	if (!PyObject_CheckBuffer(obj)) {
-		PyErr_Format(PyExc_TypeError,
-			     "numpy_to_ptr needs a numpy.ndarray, not %.200s",
+		PyErr_Format(PyExc_TypeError, "%s, not %.200s", need,
 			     Py_TYPE(obj)->tp_name);
 		return NULL;
 	}
-	/* Strided views are accepted: pyACL warns and gives their address. */
-	if (PyObject_GetBuffer(obj, &view, PyBUF_RECORDS_RO))
+	if (PyObject_GetBuffer(obj, &view, flags))
 		return NULL;
 	p = view.buf;
 	if (!PyBuffer_IsContiguous(&view, 'C'))
 		PySys_WriteStderr("Warning:The input ndarray is discontiguous. "
 				  "Please use acl.util.numpy_contiguous_to_ptr "
 				  "instead.\n");
-	/* Valid while the array lives: the caller keeps it, as in pyACL. */
 	PyBuffer_Release(&view);
 	return PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)p);
+}
+
+static PyObject *py_numpy_to_ptr(PyObject *self, PyObject *args)
+{
+	(void)self;
+	return aclpy_buffer_ptr(args, "O:numpy_to_ptr",
+				"numpy_to_ptr needs a numpy.ndarray",
+				PyBUF_RECORDS_RO);
 }
 
 static PyObject *call_numpy(const char *fn, PyObject *arg)

@@ -1,30 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * acl.rt: virtual memory (lib/vmm.c).  Names made from the C names as
- * pyACL makes its own (aclrtFooBar -> acl.rt.foo_bar), outputs then ret:
- *
- *   vir_ptr, ret = acl.rt.reserve_mem_address(size, alignment, expect_ptr,
- *                                             flags)
- *   ret = acl.rt.release_mem_address(vir_ptr)
- *   handle, ret = acl.rt.malloc_physical(size, prop, flags)
- *   ret = acl.rt.free_physical(handle)
- *   ret = acl.rt.map_mem(vir_ptr, size, offset, handle, flags)
- *   ret = acl.rt.unmap_mem(vir_ptr)
- *   ret = acl.rt.mem_set_access(vir_ptr, size, desc_list)
- *   flag, ret = acl.rt.mem_get_access(vir_ptr, location)
- *   handle, ret = acl.rt.mem_retain_allocation_handle(vir_ptr)
- *   prop, ret = acl.rt.mem_get_allocation_properties_from_handle(handle)
- *   shareable, ret = acl.rt.mem_export_to_shareable_handle(handle,
- *                                                handle_type, flags)
- *   handle, ret = acl.rt.mem_import_from_shareable_handle(shareable,
- *                                                         device_id)
- *   ret = acl.rt.mem_set_pid_to_shareable_handle(shareable, pid_list)
- *   shareable, ret = acl.rt.mem_export_to_shareable_handle_v2(handle,
- *                                                flags, share_type)
- *   handle, ret = acl.rt.mem_import_from_shareable_handle_v2(shareable,
- *                                                share_type, flags)
- *   ret = acl.rt.mem_set_pid_to_shareable_handle_v2(shareable, share_type,
- *                                                   pid_list)
+ * pyACL makes its own (aclrtFooBar -> acl.rt.foo_bar), outputs then ret.
  *
  * Handles and pointers are ints.  prop is a dict as for
  * mem_get_allocation_granularity ({"handleType", "allocationType",
@@ -39,74 +16,35 @@
 #include "acl/acl.h"
 #include "aclpy.h"
 
-/* d[key] as an unsigned int no larger than max; missing: 0. */
-static int dict_uint(PyObject *d, const char *key, unsigned long long max,
-		     unsigned long long *out)
-{
-	PyObject *v = PyDict_GetItemString(d, key);
-
-	*out = 0;
-	if (!v)
-		return 1;
-	if (!need_int(v, key))
-		return 0;
-	*out = PyLong_AsUnsignedLongLong(v);
-	if (*out == (unsigned long long)-1 && PyErr_Occurred())
-		return 0;
-	if (*out > max) {
-		PyErr_Format(PyExc_OverflowError, "%s out of range", key);
-		return 0;
-	}
-	return 1;
-}
-
+/*
+ * Every key of this file's structs is optional (0), and messages name the
+ * key alone: aclpy_dict_struct with no what.
+ */
 static int parse_location(PyObject *o, aclrtMemLocation *loc)
 {
-	unsigned long long id, type;
-
 	if (!PyDict_Check(o)) {
 		PyErr_SetString(PyExc_TypeError, "location must be a dict");
 		return 0;
 	}
-	if (!dict_uint(o, "id", UINT32_MAX, &id) ||
-	    !dict_uint(o, "type", INT32_MAX, &type))
-		return 0;
-	loc->id = (uint32_t)id;
-	loc->type = (aclrtMemLocationType)type;
-	return 1;
-}
-
-static int parse_prop(PyObject *o, aclrtPhysicalMemProp *prop)
-{
-	unsigned long long ht, at, ma, rsv;
-	PyObject *loc;
-
-	memset(prop, 0, sizeof(*prop));
-	if (!PyDict_Check(o)) {
-		PyErr_SetString(PyExc_TypeError, "prop must be a dict");
-		return 0;
-	}
-	if (!dict_uint(o, "handleType", INT32_MAX, &ht) ||
-	    !dict_uint(o, "allocationType", INT32_MAX, &at) ||
-	    !dict_uint(o, "memAttr", INT32_MAX, &ma) ||
-	    !dict_uint(o, "reserve", UINT64_MAX, &rsv))
-		return 0;
-	loc = PyDict_GetItemString(o, "location");
-	if (loc && !parse_location(loc, &prop->location))
-		return 0;
-	prop->handleType = (aclrtMemHandleType)ht;
-	prop->allocationType = (aclrtMemAllocationType)at;
-	prop->memAttr = (aclrtMemAttr)ma;
-	prop->reserve = rsv;
-	return 1;
+	return aclpy_dict_struct(o, NULL, aclpy_location_fields, 2, loc);
 }
 
 /* obj converters (calls.h) for a prop and a location */
 static int conv_prop(PyObject *o, union aclpy_val *slot)
 {
 	aclrtPhysicalMemProp *prop = aclpy_slot_alloc(slot, 1, sizeof(*prop));
+	PyObject *loc;
 
-	return prop && parse_prop(o, prop);
+	if (!prop)
+		return 0;
+	if (!PyDict_Check(o)) {
+		PyErr_SetString(PyExc_TypeError, "prop must be a dict");
+		return 0;
+	}
+	if (!aclpy_dict_struct(o, NULL, aclpy_prop_fields, 4, prop))
+		return 0;
+	loc = PyDict_GetItemString(o, "location");
+	return !loc || parse_location(loc, &prop->location);
 }
 
 static int conv_location(PyObject *o, union aclpy_val *slot)
@@ -116,172 +54,90 @@ static int conv_location(PyObject *o, union aclpy_val *slot)
 	return loc && parse_location(o, loc);
 }
 
+/* One aclrtMemAccessDesc, for aclpy_seq. */
+static int access_desc(PyObject *d, void *out)
+{
+	aclrtMemAccessDesc *desc = out;
+	unsigned long long fl;
+	PyObject *loc;
+
+	if (!PyDict_Check(d)) {
+		PyErr_SetString(PyExc_TypeError, "desc must be a dict");
+		return 0;
+	}
+	if (!aclpy_dict_uint(d, NULL, "flags", INT32_MAX, false, &fl))
+		return 0;
+	desc->flags = (aclrtMemAccessFlags)fl;
+	loc = PyDict_GetItemString(d, "location");
+	return !loc || parse_location(loc, &desc->location);
+}
+
 /* objn converter (calls.h): mem_set_access's list of descriptors. */
 static int conv_access(PyObject *list, union aclpy_val *slot)
 {
-	aclrtMemAccessDesc *desc;
-	PyObject *fast;
-	Py_ssize_t i, n;
-
-	fast = PySequence_Fast(list, "desc must be a list of dicts");
-	if (!fast)
-		return 0;
-	n = PySequence_Fast_GET_SIZE(fast);
-	desc = aclpy_slot_alloc(slot, n ? (size_t)n : 1, sizeof(*desc));
-	for (i = 0; desc && i < n; i++) {
-		PyObject *d = PySequence_Fast_GET_ITEM(fast, i), *loc;
-		unsigned long long fl;
-
-		if (!PyDict_Check(d)) {
-			PyErr_SetString(PyExc_TypeError, "desc must be a dict");
-			break;
-		}
-		if (!dict_uint(d, "flags", INT32_MAX, &fl))
-			break;
-		desc[i].flags = (aclrtMemAccessFlags)fl;
-		loc = PyDict_GetItemString(d, "location");
-		if (loc && !parse_location(loc, &desc[i].location))
-			break;
-	}
-	Py_DECREF(fast);
-	slot->a.n = (size_t)n;
-	return desc && i == n;
+	return aclpy_seq(list, slot, "desc must be a list of dicts", false,
+			 access_desc, sizeof(aclrtMemAccessDesc));
 }
 
-static PyObject *py_mem_get_allocation_properties_from_handle(PyObject *self,
-							      PyObject *args)
+/* outs (calls.h): the prop dict, as the library left it. */
+static PyObject *prop_out(const void *out)
 {
-	aclrtPhysicalMemProp prop;
-	PyObject *d;
-	aclError ret;
-	void *h;
+	const aclrtPhysicalMemProp *prop = out;
 
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&:mem_get_allocation_properties_from_handle",
-			      conv_ptr, &h))
-		return NULL;
-	memset(&prop, 0, sizeof(prop));
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtMemGetAllocationPropertiesFromHandle(h, &prop);
-	Py_END_ALLOW_THREADS
-	d = Py_BuildValue("{s:i,s:i,s:i,s:{s:I,s:i},s:K}",
-			  "handleType", (int)prop.handleType,
-			  "allocationType", (int)prop.allocationType,
-			  "memAttr", (int)prop.memAttr,
-			  "location", "id", prop.location.id,
-			  "type", (int)prop.location.type,
-			  "reserve", (unsigned long long)prop.reserve);
-	if (!d)
-		return NULL;
-	return Py_BuildValue("(Ni)", d, ret);
+	return Py_BuildValue("{s:i,s:i,s:i,s:{s:I,s:i},s:K}",
+			     "handleType", (int)prop->handleType,
+			     "allocationType", (int)prop->allocationType,
+			     "memAttr", (int)prop->memAttr,
+			     "location", "id", prop->location.id,
+			     "type", (int)prop->location.type,
+			     "reserve", (unsigned long long)prop->reserve);
 }
 
 /*
- * A V2 shareable handle from Python: an int for DEFAULT, 128 bytes for
- * FABRIC; any other type is passed as an int so the library judges it.
+ * A V2 shareable handle is an int for DEFAULT and 128 bytes for FABRIC;
+ * any other type goes as an int so that the library judges it.  The
+ * handle's memory is an aclrtMemFabricHandle either way, whose first 8
+ * bytes hold the int.
  */
-static int v2_in(PyObject *o, int32_t type, uint64_t *word,
-		 aclrtMemFabricHandle *fh, void **out)
+static bool fabric(const union aclpy_val *args, int i)
 {
-	if (type == ACL_MEM_SHARE_HANDLE_TYPE_FABRIC) {
-		char *buf;
-		Py_ssize_t len;
+	return args[i].i32 == ACL_MEM_SHARE_HANDLE_TYPE_FABRIC;
+}
 
-		if (PyBytes_AsStringAndSize(o, &buf, &len) < 0)
-			return 0;
-		if (len != (Py_ssize_t)sizeof(fh->data)) {
-			PyErr_SetString(PyExc_ValueError,
-					"a FABRIC handle is 128 bytes");
-			return 0;
-		}
-		memcpy(fh->data, buf, sizeof(fh->data));
-		*out = fh;
-		return 1;
-	}
-	if (!conv_u64(o, word))
+/* objv (calls.h): the handle of the type args[1]. */
+static int share_in(PyObject *o, union aclpy_val *slot,
+		    const union aclpy_val *args)
+{
+	aclrtMemFabricHandle *fh = aclpy_slot_alloc(slot, 1, sizeof(*fh));
+	char *buf;
+	Py_ssize_t len;
+
+	if (!fh)
 		return 0;
-	*out = word;
+	if (!fabric(args, 1))
+		return conv_u64(o, fh);
+	if (PyBytes_AsStringAndSize(o, &buf, &len) < 0)
+		return 0;
+	if (len != (Py_ssize_t)sizeof(fh->data)) {
+		PyErr_SetString(PyExc_ValueError,
+				"a FABRIC handle is 128 bytes");
+		return 0;
+	}
+	memcpy(fh->data, buf, sizeof(fh->data));
 	return 1;
 }
 
-static PyObject *py_mem_export_to_shareable_handle_v2(PyObject *self,
-						      PyObject *args)
+/* outsv (calls.h): the handle of the type args[2]; an int is 0 on failure. */
+static PyObject *share_out(const void *out, const union aclpy_val *args,
+			   aclError ret)
 {
-	aclrtMemFabricHandle fh;
-	uint64_t flags, word = 0;
-	int32_t type;
-	aclError ret;
-	void *h;
+	const aclrtMemFabricHandle *fh = out;
 
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&O&:mem_export_to_shareable_handle_v2",
-			      conv_ptr, &h, conv_u64, &flags, conv_i32, &type))
-		return NULL;
-	memset(&fh, 0, sizeof(fh));
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtMemExportToShareableHandleV2(h, flags,
-			(aclrtMemSharedHandleType)type,
-			type == ACL_MEM_SHARE_HANDLE_TYPE_FABRIC ?
-			(void *)&fh : (void *)&word);
-	Py_END_ALLOW_THREADS
-	if (type == ACL_MEM_SHARE_HANDLE_TYPE_FABRIC)
-		return Py_BuildValue("(y#i)", (const char *)fh.data,
-				     (Py_ssize_t)sizeof(fh.data), ret);
-	return Py_BuildValue("(Ki)", ret ? 0ULL : (unsigned long long)word,
-			     ret);
-}
-
-static PyObject *py_mem_import_from_shareable_handle_v2(PyObject *self,
-							PyObject *args)
-{
-	aclrtDrvMemHandle h = NULL;
-	aclrtMemFabricHandle fh;
-	PyObject *o;
-	uint64_t flags, word;
-	int32_t type;
-	aclError ret;
-	void *sh;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "OO&O&:mem_import_from_shareable_handle_v2",
-			      &o, conv_i32, &type, conv_u64, &flags))
-		return NULL;
-	if (!v2_in(o, type, &word, &fh, &sh))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtMemImportFromShareableHandleV2(sh,
-			(aclrtMemSharedHandleType)type, flags, &h);
-	Py_END_ALLOW_THREADS
-	return aclpy_ptr_ret(h, ret);
-}
-
-static PyObject *py_mem_set_pid_to_shareable_handle_v2(PyObject *self,
-						       PyObject *args)
-{
-	aclrtMemFabricHandle fh;
-	PyObject *o, *list;
-	int32_t type, *pids;
-	uint64_t word;
-	aclError ret;
-	void *sh;
-	size_t n;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "OO&O:mem_set_pid_to_shareable_handle_v2",
-			      &o, conv_i32, &type, &list))
-		return NULL;
-	if (!v2_in(o, type, &word, &fh, &sh))
-		return NULL;
-	pids = aclpy_int_list(list, "pids must be a list of ints", conv_i32,
-			      sizeof(*pids), &n);
-	if (!pids)
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtMemSetPidToShareableHandleV2(sh,
-			(aclrtMemSharedHandleType)type, pids, n);
-	Py_END_ALLOW_THREADS
-	PyMem_Free(pids);
-	return PyLong_FromLong(ret);
+	if (fabric(args, 2))
+		return PyBytes_FromStringAndSize((const char *)fh->data,
+						 (Py_ssize_t)sizeof(fh->data));
+	return PyLong_FromUnsignedLongLong(ret ? 0ULL :
+					   *(const uint64_t *)out);
 }
 
 #define VMM_CALLS(CALL, HAND)						\
@@ -307,7 +163,9 @@ static PyObject *py_mem_set_pid_to_shareable_handle_v2(PyObject *self,
 	CALL(mem_retain_allocation_handle, aclrtMemRetainAllocationHandle, \
 	     (p, out_p), (),						\
 	     "handle, ret = mem_retain_allocation_handle(vir_ptr)")	\
-	HAND(mem_get_allocation_properties_from_handle, METH_VARARGS,	\
+	CALL(mem_get_allocation_properties_from_handle,			\
+	     aclrtMemGetAllocationPropertiesFromHandle,			\
+	     (p, outs(aclrtPhysicalMemProp, prop_out)), (),		\
 	     "prop, ret = mem_get_allocation_properties_from_handle(handle)") \
 	CALL(mem_export_to_shareable_handle, aclrtMemExportToShareableHandle, \
 	     (p, i32, u64, out_u64), (),				\
@@ -319,13 +177,17 @@ static PyObject *py_mem_set_pid_to_shareable_handle_v2(PyObject *self,
 	     aclrtMemSetPidToShareableHandle, (u64, objn(aclpy_conv_pids)), \
 	     (),							\
 	     "ret = mem_set_pid_to_shareable_handle(shareable, pid_list)") \
-	HAND(mem_export_to_shareable_handle_v2, METH_VARARGS,		\
+	CALL(mem_export_to_shareable_handle_v2,				\
+	     aclrtMemExportToShareableHandleV2,				\
+	     (p, u64, i32, outsv(aclrtMemFabricHandle, share_out)), (),	\
 	     "shareable, ret = mem_export_to_shareable_handle_v2(handle, flags, share_type)") \
-	HAND(mem_import_from_shareable_handle_v2, METH_VARARGS,		\
+	CALL(mem_import_from_shareable_handle_v2,			\
+	     aclrtMemImportFromShareableHandleV2,			\
+	     (objv(share_in), i32, u64, out_p), (),			\
 	     "handle, ret = mem_import_from_shareable_handle_v2(shareable, share_type, flags)") \
-	HAND(mem_set_pid_to_shareable_handle_v2, METH_VARARGS,		\
+	CALL(mem_set_pid_to_shareable_handle_v2,			\
+	     aclrtMemSetPidToShareableHandleV2,				\
+	     (objv(share_in), i32, objn(aclpy_conv_pids)), (),		\
 	     "ret = mem_set_pid_to_shareable_handle_v2(shareable, share_type, pid_list)")
 
-ACLPY_DEFINE(VMM_CALLS)
-
-PyMethodDef aclpy_rt_vmm_methods[] = { ACLPY_METHODS(VMM_CALLS) };
+ACLPY_TABLE(aclpy_rt_vmm_methods, VMM_CALLS)
