@@ -121,7 +121,9 @@ def definition_name(stmt):
 def graph(top, layer):
     """{file: set of files it calls} over layer/*.c, paths from @top."""
     d = os.path.join(top, layer)
-    files = sorted(f"{layer}/{n}" for n in os.listdir(d) if n.endswith(".c"))
+    # *.mod.c: what kbuild leaves when the module is built in kernel/.
+    files = sorted(f"{layer}/{n}" for n in os.listdir(d)
+                   if n.endswith(".c") and not n.endswith(".mod.c"))
     defs, calls, owner = {}, {}, {}
     for f in files:
         defs[f], calls[f] = scan(os.path.join(top, f))
