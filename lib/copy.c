@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "acl/acl_rt.h"
+#include "args.h"
 #include "context.h"
 #include "copy.h"
 #include "log.h"
@@ -74,7 +75,8 @@ static bool probe(const void *p, size_t len, bool write)
 
 	if (!len)
 		return true;
-	if (len - 1 > UINTPTR_MAX - a)
+	/* The last byte may be the address space's last. */
+	if (aclmem_range_wraps(p, len - 1))
 		return false;
 	end = a + len - 1;
 	while (a <= end) {
@@ -423,7 +425,7 @@ static bool extent_ok(uintptr_t base, size_t pitch, size_t width,
 {
 	uintptr_t room;
 
-	if (width > UINTPTR_MAX - base)
+	if (aclmem_range_wraps((void *)base, width))
 		return false;
 	room = UINTPTR_MAX - base - width;
 	return !pitch || height - 1 <= room / pitch;
@@ -471,8 +473,7 @@ static int copy2d_check(const char *fn, const struct copy2d *c, bool async)
 	int k = c->kind;
 
 	if (!c->dst || !c->src)
-		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: %s is NULL",
-				   fn, !c->dst ? "dst" : "src");
+		return aclmem_arg_null(fn, !c->dst ? "dst" : "src");
 	if (c->width > c->spitch || c->width > c->dpitch)
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "%s: width %zu is above a pitch (%zu, %zu)",

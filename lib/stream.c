@@ -31,6 +31,7 @@
 #include <time.h>
 
 #include "acl/acl_rt.h"
+#include "args.h"
 #include "context.h"
 #include "deadline.h"
 #include "errors.h"
@@ -1086,7 +1087,7 @@ aclError aclrtDeviceTaskAbort(int32_t deviceId, uint32_t timeout)
 	struct abort_stage a = { deviceId, ACL_RT_DEVICE_TASK_ABORT_PRE,
 				 timeout, 0 };
 
-	if (deviceId < 0 || deviceId >= ACLMEM_MAX_DEVICES)
+	if (!aclmem_device_valid(deviceId))
 		return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
 				   "aclrtDeviceTaskAbort(%d): no such device",
 				   (int)deviceId);
