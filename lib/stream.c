@@ -413,6 +413,26 @@ int aclmem_stream_submit(aclrtStream handle, struct aclmem_task *t)
 	return ret;
 }
 
+void *aclmem_task_new(const char *fn, size_t size,
+		      const struct aclmem_task_ops *ops)
+{
+	struct aclmem_task *t = calloc(1, size);
+
+	if (!t) {
+		aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
+			    "%s: out of memory for the task", fn);
+		return NULL;
+	}
+	t->ops = ops;
+	return t;
+}
+
+int aclmem_task_queue(const char *fn, aclrtStream stream,
+		      struct aclmem_task *t)
+{
+	return aclmem_api_ret(fn, aclmem_stream_submit(stream, t));
+}
+
 static aclError create(const char *fn, aclrtStream *stream, uint32_t priority,
 		       uint32_t flags)
 {
