@@ -142,6 +142,20 @@ out:
 	return ret;
 }
 
+/*
+ * Run an item taken off its reporter's queue, with no lock held, then
+ * tell a blocking task that waits for it.
+ */
+static void item_run(struct cb_item *it)
+{
+	it->fn(it->data);
+	pthread_mutex_lock(&cb_lock);
+	it->done = true;
+	pthread_cond_broadcast(&cb_done);
+	item_put_locked(it);
+	pthread_mutex_unlock(&cb_lock);
+}
+
 /* Run the callbacks still queued for a thread from one stream (or all). */
 static void run_leftovers(struct cb_item *list)
 {
@@ -149,12 +163,7 @@ static void run_leftovers(struct cb_item *list)
 
 	while ((it = list)) {
 		list = it->next;
-		it->fn(it->data);
-		pthread_mutex_lock(&cb_lock);
-		it->done = true;
-		pthread_cond_broadcast(&cb_done);
-		item_put_locked(it);
-		pthread_mutex_unlock(&cb_lock);
+		item_run(it);
 	}
 }
 
@@ -318,12 +327,7 @@ static aclError process(enum cb_kind kind, int32_t timeout)
 	if (!r->head)
 		r->tail = NULL;
 	pthread_mutex_unlock(&cb_lock);
-	it->fn(it->data);
-	pthread_mutex_lock(&cb_lock);
-	it->done = true;
-	pthread_cond_broadcast(&cb_done);
-	item_put_locked(it);
-	pthread_mutex_unlock(&cb_lock);
+	item_run(it);
 	return ACL_SUCCESS;
 }
 
@@ -436,16 +440,14 @@ static aclError launch(enum cb_kind kind, void (*fn)(void *), void *data,
 		return aclmem_fail(ACL_ERROR_RT_STREAM_NO_CB_REG,
 				   "aclrtLaunchCallback: stream %p has no report "
 				   "thread (aclrtSubscribeReport)", stream);
-	t = calloc(1, sizeof(*t));
+	t = aclmem_task_new(name, sizeof(*t), &cb_ops);
 	if (!t)
-		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
-				   "%s: out of memory for the task", name);
-	t->task.ops = &cb_ops;
+		return ACL_ERROR_RT_MEMORY_ALLOCATION;
 	t->kind = kind;
 	t->fn = fn;
 	t->data = data;
 	t->block = block;
-	return aclmem_api_ret(name, aclmem_stream_submit(stream, &t->task));
+	return aclmem_task_queue(name, stream, &t->task);
 }
 
 aclError aclrtLaunchCallback(aclrtCallback fn, void *userData,

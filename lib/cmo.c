@@ -218,19 +218,20 @@ static int cmo_queue(const char *fn, struct cmo_task *t, aclrtStream stream)
 		pthread_mutex_unlock(&barrier_lock);
 	}
 	/* On failure the task is released, which counts the barrier done. */
-	return aclmem_api_ret(fn, aclmem_stream_submit(stream, &t->task));
+	return aclmem_task_queue(fn, stream, &t->task);
 }
 
-static struct cmo_task *cmo_task_new(void)
+/* NULL when out of memory, recorded as fn's failure. */
+static struct cmo_task *cmo_task_new(const char *fn)
 {
-	struct cmo_task *t = calloc(1, sizeof(*t));
-
-	if (t)
-		t->task.ops = &cmo_ops;
-	return t;
+	return aclmem_task_new(fn, sizeof(struct cmo_task), &cmo_ops);
 }
 
-static aclError cmo_async(const char *fn, void *src, size_t size,
+/*
+ * Check and queue one operation on [src, +size), or, given desc, on the
+ * range desc holds when the task runs (src and size: what it holds now).
+ */
+static aclError cmo_async(const char *fn, void *src, size_t size, void *desc,
 			  aclrtCmoType cmoType, uint32_t barrierId,
 			  aclrtStream stream)
 {
@@ -240,12 +241,15 @@ static aclError cmo_async(const char *fn, void *src, size_t size,
 	ret = cmo_check(fn, src, size, (int)cmoType);
 	if (ret)
 		return ret;
-	t = cmo_task_new();
+	t = cmo_task_new(fn);
 	if (!t)
-		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
-				   "%s: out of memory for the task", fn);
-	t->src = src;
-	t->size = size;
+		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+	if (desc) {
+		t->desc = desc;
+	} else {
+		t->src = src;
+		t->size = size;
+	}
 	t->type = (int)cmoType;
 	t->barrier = barrierId;
 	return cmo_queue(fn, t, stream);
@@ -254,7 +258,7 @@ static aclError cmo_async(const char *fn, void *src, size_t size,
 aclError aclrtCmoAsync(void *src, size_t size, aclrtCmoType cmoType,
 		       aclrtStream stream)
 {
-	return cmo_async("aclrtCmoAsync", src, size, cmoType, 0, stream);
+	return cmo_async("aclrtCmoAsync", src, size, NULL, cmoType, 0, stream);
 }
 
 /* barrierId names INVALID operations only: for the others it must be 0. */
@@ -267,7 +271,7 @@ aclError aclrtCmoAsyncWithBarrier(void *src, size_t size,
 				   "aclrtCmoAsyncWithBarrier: barrierId %u "
 				   "with a cmoType other than INVALID",
 				   barrierId);
-	return cmo_async("aclrtCmoAsyncWithBarrier", src, size, cmoType,
+	return cmo_async("aclrtCmoAsyncWithBarrier", src, size, NULL, cmoType,
 			 barrierId, stream);
 }
 
@@ -302,10 +306,9 @@ aclError aclrtCmoWaitBarrier(aclrtBarrierTaskInfo *taskInfo,
 	ret = aclmem_ctx_require();
 	if (ret)
 		return aclmem_api_ret(fn, ret);
-	t = cmo_task_new();
+	t = cmo_task_new(fn);
 	if (!t)
-		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
-				   "%s: out of memory for the task", fn);
+		return ACL_ERROR_RT_MEMORY_ALLOCATION;
 	pthread_mutex_lock(&barrier_lock);
 	for (i = 0; i < taskInfo->barrierNum; i++) {
 		slot = taskInfo->cmoInfo[i].barrierId % BARRIER_SLOTS;
@@ -361,7 +364,6 @@ aclError aclrtCmoAsyncWithDesc(void *cmoDesc, aclrtCmoType cmoType,
 			       aclrtStream stream, const void *reserve)
 {
 	const char *fn = "aclrtCmoAsyncWithDesc";
-	struct cmo_task *t;
 	size_t size;
 	void *src;
 	int ret;
@@ -377,16 +379,7 @@ aclError aclrtCmoAsyncWithDesc(void *cmoDesc, aclrtCmoType cmoType,
 		return aclmem_fail(ACL_ERROR_RT_PARAM_INVALID, "%s: %p is not "
 				   "a descriptor set by aclrtCmoSetDesc", fn,
 				   cmoDesc);
-	ret = cmo_check(fn, src, size, (int)cmoType);
-	if (ret)
-		return ret;
-	t = cmo_task_new();
-	if (!t)
-		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
-				   "%s: out of memory for the task", fn);
-	t->desc = cmoDesc;
-	t->type = (int)cmoType;
-	return cmo_queue(fn, t, stream);
+	return cmo_async(fn, src, size, cmoDesc, cmoType, 0, stream);
 }
 
 /*

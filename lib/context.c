@@ -42,6 +42,7 @@
 
 #include "acl/acl_rt.h"
 #include "aclmem/aclmem.h"
+#include "args.h"
 #include "config.h"
 #include "context.h"
 #include "device.h"
@@ -519,7 +520,7 @@ aclError aclrtSetDevice(int32_t deviceId)
 	bool first;
 	int ret;
 
-	if (deviceId < 0 || deviceId >= ACLMEM_MAX_DEVICES)
+	if (!aclmem_device_valid(deviceId))
 		return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
 				   "aclrtSetDevice(%d): no such device (device 0 only)",
 				   (int)deviceId);
@@ -560,7 +561,7 @@ static aclError reset_device(int32_t deviceId, int force)
 	struct aclmem_ctx *dead = NULL;
 	bool last;
 
-	if (deviceId < 0 || deviceId >= ACLMEM_MAX_DEVICES)
+	if (!aclmem_device_valid(deviceId))
 		return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
 				   "%s(%d): no such device (device 0 only)",
 				   force ? "aclrtResetDeviceForce" :
@@ -626,10 +627,9 @@ aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId)
 	if (!context)
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "aclrtCreateContext: context is NULL");
-	if (deviceId < 0 || deviceId >= ACLMEM_MAX_DEVICES)
-		return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
-				   "aclrtCreateContext: no device %d (device 0 only)",
-				   (int)deviceId);
+	ret = aclmem_arg_device("aclrtCreateContext", deviceId);
+	if (ret)
+		return ret;
 	pthread_once(&atfork_once, atfork_register);
 	pthread_mutex_lock(&ctx_lock);
 	ret = device_open_locked(deviceId);
@@ -712,10 +712,10 @@ aclError aclrtGetCurrentContext(aclrtContext *context)
 aclError aclrtGetPrimaryCtxState(int32_t deviceId, uint32_t *flags,
 				 int32_t *active)
 {
-	if (deviceId < 0 || deviceId >= ACLMEM_MAX_DEVICES)
-		return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
-				   "aclrtGetPrimaryCtxState: no device %d (device 0 only)",
-				   (int)deviceId);
+	int ret = aclmem_arg_device("aclrtGetPrimaryCtxState", deviceId);
+
+	if (ret)
+		return ret;
 	/* CANN: flags is reserved and passed as NULL; filled if not. */
 	if (!active)
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "acl/acl_rt.h"
+#include "args.h"
 #include "context.h"
 #include "copy.h"
 #include "log.h"
@@ -74,7 +75,8 @@ static bool probe(const void *p, size_t len, bool write)
 
 	if (!len)
 		return true;
-	if (len - 1 > UINTPTR_MAX - a)
+	/* The last byte may be the address space's last. */
+	if (aclmem_range_wraps(p, len - 1))
 		return false;
 	end = a + len - 1;
 	while (a <= end) {
@@ -361,6 +363,7 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
 			  size_t count, aclrtMemcpyKind kind,
 			  aclrtStream stream)
 {
+	static const char fn[] = "aclrtMemcpyAsync";
 	struct copy_task *c;
 	int ret;
 
@@ -368,24 +371,22 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
 		return ACL_SUCCESS;
 	ret = aclmem_copy_check(dst, destMax, src, count, (int)kind);
 	if (ret)
-		return aclmem_api_ret("aclrtMemcpyAsync", ret);
-	c = calloc(1, sizeof(*c));
+		return aclmem_api_ret(fn, ret);
+	c = aclmem_task_new(fn, sizeof(*c), &copy_ops);
 	if (!c)
-		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
-				   "aclrtMemcpyAsync: out of memory for the task");
-	c->task.ops = &copy_ops;
+		return ACL_ERROR_RT_MEMORY_ALLOCATION;
 	c->dst = dst;
 	c->src = src;
 	c->max = destMax;
 	c->count = count;
 	c->kind = (int)kind;
-	return aclmem_api_ret("aclrtMemcpyAsync",
-			      aclmem_stream_submit(stream, &c->task));
+	return aclmem_task_queue(fn, stream, &c->task);
 }
 
 aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value,
 			  size_t count, aclrtStream stream)
 {
+	static const char fn[] = "aclrtMemsetAsync";
 	struct copy_task *c;
 	int ret;
 
@@ -393,19 +394,16 @@ aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value,
 		return ACL_SUCCESS;
 	ret = set_check(devPtr, maxCount, count);
 	if (ret)
-		return aclmem_api_ret("aclrtMemsetAsync", ret);
-	c = calloc(1, sizeof(*c));
+		return aclmem_api_ret(fn, ret);
+	c = aclmem_task_new(fn, sizeof(*c), &copy_ops);
 	if (!c)
-		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
-				   "aclrtMemsetAsync: out of memory for the task");
-	c->task.ops = &copy_ops;
+		return ACL_ERROR_RT_MEMORY_ALLOCATION;
 	c->fill = true;
 	c->dst = devPtr;
 	c->max = maxCount;
 	c->count = count;
 	c->value = value;
-	return aclmem_api_ret("aclrtMemsetAsync",
-			      aclmem_stream_submit(stream, &c->task));
+	return aclmem_task_queue(fn, stream, &c->task);
 }
 
 /* ---- 2D copies ---- */
@@ -423,7 +421,7 @@ static bool extent_ok(uintptr_t base, size_t pitch, size_t width,
 {
 	uintptr_t room;
 
-	if (width > UINTPTR_MAX - base)
+	if (aclmem_range_wraps((void *)base, width))
 		return false;
 	room = UINTPTR_MAX - base - width;
 	return !pitch || height - 1 <= room / pitch;
@@ -469,10 +467,10 @@ static void copy2d_run(const struct copy2d *c)
 static int copy2d_check(const char *fn, const struct copy2d *c, bool async)
 {
 	int k = c->kind;
+	int ret;
 
 	if (!c->dst || !c->src)
-		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: %s is NULL",
-				   fn, !c->dst ? "dst" : "src");
+		return aclmem_arg_null(fn, !c->dst ? "dst" : "src");
 	if (c->width > c->spitch || c->width > c->dpitch)
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "%s: width %zu is above a pitch (%zu, %zu)",
@@ -486,7 +484,14 @@ static int copy2d_check(const char *fn, const struct copy2d *c, bool async)
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "%s: %zu x %zu is above the limits", fn,
 				   c->width, c->height);
-	return aclmem_api_ret(fn, aclmem_ctx_require());
+	ret = aclmem_ctx_require();
+	if (ret)
+		return aclmem_api_ret(fn, ret);
+	ret = copy2d_ranges(c);
+	if (ret)
+		return aclmem_fail(ret, "%s: a row is not memory of the side "
+				   "kind %d names", fn, k);
+	return ACL_SUCCESS;
 }
 
 aclError aclrtMemcpy2d(void *dst, size_t dpitch, const void *src,
@@ -502,10 +507,6 @@ aclError aclrtMemcpy2d(void *dst, size_t dpitch, const void *src,
 	ret = copy2d_check("aclrtMemcpy2d", &c, false);
 	if (ret)
 		return ret;
-	ret = copy2d_ranges(&c);
-	if (ret)
-		return aclmem_fail(ret, "aclrtMemcpy2d: a row is not memory of "
-				   "the side kind %d names", c.kind);
 	copy2d_run(&c);
 	return ACL_SUCCESS;
 }
@@ -549,19 +550,11 @@ aclError aclrtMemcpy2dAsync(void *dst, size_t dpitch, const void *src,
 	ret = copy2d_check("aclrtMemcpy2dAsync", &c, true);
 	if (ret)
 		return ret;
-	ret = copy2d_ranges(&c);
-	if (ret)
-		return aclmem_fail(ret, "aclrtMemcpy2dAsync: a row is not memory "
-				   "of the side kind %d names", c.kind);
-	t = calloc(1, sizeof(*t));
+	t = aclmem_task_new("aclrtMemcpy2dAsync", sizeof(*t), &copy2d_ops);
 	if (!t)
-		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
-				   "aclrtMemcpy2dAsync: out of memory for the "
-				   "task");
-	t->task.ops = &copy2d_ops;
+		return ACL_ERROR_RT_MEMORY_ALLOCATION;
 	t->c = c;
-	return aclmem_api_ret("aclrtMemcpy2dAsync",
-			      aclmem_stream_submit(stream, &t->task));
+	return aclmem_task_queue("aclrtMemcpy2dAsync", stream, &t->task);
 }
 
 /* ---- 32-bit fills ---- */
@@ -668,15 +661,11 @@ aclError aclrtMemsetD32Async(void *ptr, size_t memSize, uint32_t value,
 		d32_run(ptr, value, N);
 		return ACL_SUCCESS;
 	}
-	t = calloc(1, sizeof(*t));
+	t = aclmem_task_new("aclrtMemsetD32Async", sizeof(*t), &d32_ops);
 	if (!t)
-		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
-				   "aclrtMemsetD32Async: out of memory for the "
-				   "task");
-	t->task.ops = &d32_ops;
+		return ACL_ERROR_RT_MEMORY_ALLOCATION;
 	t->ptr = ptr;
 	t->N = N;
 	t->value = value;
-	return aclmem_api_ret("aclrtMemsetD32Async",
-			      aclmem_stream_submit(stream, &t->task));
+	return aclmem_task_queue("aclrtMemsetD32Async", stream, &t->task);
 }

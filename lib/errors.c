@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 
 #include "acl/acl.h"
+#include "args.h"
 #include "context.h"
 #include "errors.h"
 #include "log.h"
@@ -39,13 +40,14 @@ aclError aclrtPeekAtLastError(aclrtLastErrLevel level)
  */
 aclError aclrtGetErrorVerbose(int32_t deviceId, aclrtErrorInfo *errorInfo)
 {
+	int ret;
+
 	if (!errorInfo)
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "aclrtGetErrorVerbose: errorInfo is NULL");
-	if (deviceId < 0 || deviceId >= ACLMEM_MAX_DEVICES)
-		return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
-				   "aclrtGetErrorVerbose: no device %d (device 0 only)",
-				   (int)deviceId);
+	ret = aclmem_arg_device("aclrtGetErrorVerbose", deviceId);
+	if (ret)
+		return ret;
 	memset(errorInfo, 0, sizeof(*errorInfo));
 	errorInfo->errorType = ACL_RT_NO_ERROR;
 	return ACL_SUCCESS;

@@ -142,6 +142,14 @@ static int event_get(aclrtEvent handle, struct aclmem_event **out)
 	return ACL_SUCCESS;
 }
 
+/* For a call that queues work on an event: a current context, then it. */
+static int event_get_current(aclrtEvent handle, struct aclmem_event **out)
+{
+	int ret = aclmem_ctx_require();
+
+	return ret ? ret : event_get(handle, out);
+}
+
 /* Make a new event visible: ACL code; frees it on failure. */
 static int publish(struct aclmem_event *e, uint32_t flags, aclrtEvent *event)
 {
@@ -444,10 +452,7 @@ static aclError record(aclrtEvent event, aclrtStream stream)
 	uint64_t seq;
 	int ret;
 
-	ret = aclmem_ctx_require();
-	if (ret)
-		return ret;
-	ret = event_get(event, &e);
+	ret = event_get_current(event, &e);
 	if (ret)
 		return ret;
 	pthread_mutex_lock(&e->lock);
@@ -493,10 +498,7 @@ aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream)
 	uint64_t seq;
 	int ret;
 
-	ret = aclmem_ctx_require();
-	if (ret)
-		return aclmem_api_ret(__func__, ret);
-	ret = event_get(event, &e);
+	ret = event_get_current(event, &e);
 	if (ret)
 		return aclmem_api_ret(__func__, ret);
 	ret = not_ipc(e);
@@ -517,10 +519,7 @@ static aclError stream_wait_event(aclrtStream stream, aclrtEvent event,
 	bool recorded;
 	int ret;
 
-	ret = aclmem_ctx_require();
-	if (ret)
-		return ret;
-	ret = event_get(event, &e);
+	ret = event_get_current(event, &e);
 	if (ret)
 		return ret;
 	pthread_mutex_lock(&e->lock);

@@ -37,6 +37,7 @@
 
 #include "acl/acl_rt.h"
 #include "aclmem/aclmem.h"
+#include "args.h"
 #include "context.h"
 #include "device.h"
 #include "log.h"
@@ -69,13 +70,13 @@ static struct hostreg *overlap(uintptr_t start, uintptr_t end)
 /* ptr and size, before anything is looked at: ACL code, logged. */
 static int check_range(const char *fn, void *ptr, uint64_t size, long page)
 {
-	uintptr_t start = (uintptr_t)ptr;
-
 	if (!ptr || !size)
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: %s", fn,
 				   !ptr ? "ptr is NULL" : "size is 0");
-	if (size > UINTPTR_MAX - start ||
-	    start + size > UINTPTR_MAX - (uintptr_t)page)
+	/* Rounded out to whole pages, it must not wrap either. */
+	if (aclmem_range_wraps(ptr, size) ||
+	    aclmem_range_wraps((void *)((uintptr_t)ptr + size),
+			       (uint64_t)page))
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "%s(%p, %" PRIu64 "): the range wraps", fn,
 				   ptr, size);
@@ -216,8 +217,7 @@ aclError aclrtHostRegister(void *ptr, uint64_t size, aclrtHostRegisterType type,
 	int ret;
 
 	if (!devPtr)
-		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: devPtr is NULL",
-				   fn);
+		return aclmem_arg_null(fn, "devPtr");
 	switch (type) {
 	case ACL_HOST_REGISTER_MAPPED:
 	case ACL_HOST_REGISTER_READONLY:
@@ -261,8 +261,7 @@ aclError aclrtHostUnregister(void *ptr)
 	int ret = 0;
 
 	if (!ptr)
-		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: ptr is NULL",
-				   fn);
+		return aclmem_arg_null(fn, "ptr");
 	pthread_mutex_lock(&reg_lock);
 	for (p = &regs; (h = *p); p = &h->next)
 		if (h->start == (uintptr_t)ptr)
@@ -320,17 +319,16 @@ aclError aclrtHostMemMapCapabilities(uint32_t deviceId, aclrtHacType hacType,
 				     aclrtHostMemMapCapability *capabilities)
 {
 	static const char fn[] = "aclrtHostMemMapCapabilities";
+	int ret;
 
 	if (!capabilities)
-		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
-				   "%s: capabilities is NULL", fn);
+		return aclmem_arg_null(fn, "capabilities");
 	if ((unsigned int)hacType > ACL_RT_HAC_TYPE_CCU)
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: hacType %d",
 				   fn, (int)hacType);
-	if (deviceId != 0)
-		return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
-				   "%s: no device %u (device 0 only)", fn,
-				   deviceId);
+	ret = aclmem_arg_device(fn, deviceId);
+	if (ret)
+		return ret;
 	*capabilities = hacType == ACL_RT_HAC_TYPE_PCIEDMA ?
 			ACL_RT_HOST_MEM_MAP_SUPPORTED :
 			ACL_RT_HOST_MEM_MAP_NOT_SUPPORTED;

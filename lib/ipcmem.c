@@ -44,6 +44,7 @@
 
 #include "acl/acl_rt.h"
 #include "aclmem/aclmem.h"
+#include "args.h"
 #include "context.h"
 #include "device.h"
 #include "log.h"
@@ -396,8 +397,7 @@ aclError aclrtIpcMemImportByKey(void **devPtr, const char *key,
 	int ret;
 
 	if (!devPtr || !key)
-		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: %s is NULL",
-				   fn, !devPtr ? "devPtr" : "key");
+		return aclmem_arg_null(fn, !devPtr ? "devPtr" : "key");
 	if (flags != ACL_RT_IPC_MEM_IMPORT_FLAG_DEFAULT &&
 	    flags != ACL_RT_IPC_MEM_IMPORT_FLAG_ENABLE_PEER_ACCESS)
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,

@@ -18,6 +18,7 @@
 
 #include "acl/acl_rt.h"
 #include "aclmem/aclmem.h"
+#include "args.h"
 #include "context.h"
 #include "device.h"
 #include "log.h"
@@ -667,10 +668,9 @@ static int cfg_check(const char *fn, const aclrtMallocConfig *cfg)
 		case ACL_RT_MEM_ATTR_MODULE_ID:
 			break;
 		case ACL_RT_MEM_ATTR_DEVICE_ID:
-			if (a->value.deviceId != 0)
-				return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
-						   "%s: no device %u (device 0 only)",
-						   fn, a->value.deviceId);
+			if (!aclmem_device_valid(a->value.deviceId))
+				return aclmem_arg_device(fn,
+							 a->value.deviceId);
 			break;
 		case ACL_RT_MEM_ATTR_VA_FLAG:
 			if (a->value.vaFlag > 1)
@@ -832,15 +832,14 @@ aclError aclrtGetMemUsageInfo(int32_t deviceId, aclrtMemUsageInfo *memUsageInfo,
 	struct aclmem_pool *p = aclmem_pool_global();
 	aclrtMemUsageInfo e[2];
 	size_t n, i;
+	int ret;
 
 	if (!memUsageInfo || !outputNum)
-		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
-				   "aclrtGetMemUsageInfo: %s is NULL",
-				   !memUsageInfo ? "memUsageInfo" : "outputNum");
-	if (deviceId != 0)
-		return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
-				   "aclrtGetMemUsageInfo: no device %d (device 0 "
-				   "only)", (int)deviceId);
+		return aclmem_arg_null("aclrtGetMemUsageInfo", !memUsageInfo ?
+				       "memUsageInfo" : "outputNum");
+	ret = aclmem_arg_device("aclrtGetMemUsageInfo", deviceId);
+	if (ret)
+		return ret;
 	pool_usage_sample();
 	memset(e, 0, sizeof(e));
 	/* "APP": the program's live buffers; "RUNTIME": the pool's cache. */
@@ -885,8 +884,7 @@ aclError aclrtMemGetAllocationGranularity(aclrtPhysicalMemProp *prop,
 	size_t g;
 
 	if (!prop || !granularity)
-		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: %s is NULL", fn,
-				   !prop ? "prop" : "granularity");
+		return aclmem_arg_null(fn, !prop ? "prop" : "granularity");
 	host = prop->location.type == ACL_MEM_LOCATION_TYPE_HOST ||
 	       prop->location.type == ACL_MEM_LOCATION_TYPE_HOST_NUMA;
 	dev = prop->location.type == ACL_MEM_LOCATION_TYPE_DEVICE;
@@ -932,10 +930,8 @@ aclError aclrtMemGetAllocationGranularity(aclrtPhysicalMemProp *prop,
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: memAttr %d",
 				   fn, (int)prop->memAttr);
 	}
-	if (dev && prop->location.id != 0)
-		return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
-				   "%s: no device %u (device 0 only)", fn,
-				   prop->location.id);
+	if (dev && !aclmem_device_valid(prop->location.id))
+		return aclmem_arg_device(fn, prop->location.id);
 	*granularity = g;
 	return ACL_SUCCESS;
 }

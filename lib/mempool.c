@@ -28,6 +28,7 @@
 
 #include "acl/acl_rt.h"
 #include "acl/acl_rt_memory_soma.h"
+#include "args.h"
 #include "context.h"
 #include "log.h"
 #include "stream.h"
@@ -83,7 +84,7 @@ aclError aclrtMemPoolCreate(aclrtMemPool *memPool,
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "aclrtMemPoolCreate: pinned device memory "
 				   "without a shareable handle only");
-	if (props->location.id != 0)
+	if (!aclmem_device_valid(props->location.id))
 		return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
 				   "aclrtMemPoolCreate: no device %u",
 				   props->location.id);

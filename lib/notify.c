@@ -351,17 +351,15 @@ static aclError queue(aclrtNotify notify, aclrtStream stream, bool wait,
 	ret = notify_get(notify, &n);
 	if (ret)
 		return aclmem_api_ret(fn, ret);
-	t = calloc(1, sizeof(*t));
+	t = aclmem_task_new(fn, sizeof(*t), &notify_ops);
 	if (!t) {
 		notify_put(n);
-		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
-				   "%s: out of memory for the task", fn);
+		return ACL_ERROR_RT_MEMORY_ALLOCATION;
 	}
-	t->task.ops = &notify_ops;
 	t->notify = n;
 	t->wait = wait;
 	t->timeout_ms = timeout;
-	return aclmem_api_ret(fn, aclmem_stream_submit(stream, &t->task));
+	return aclmem_task_queue(fn, stream, &t->task);
 }
 
 aclError aclrtRecordNotify(aclrtNotify notify, aclrtStream stream)

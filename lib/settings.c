@@ -276,24 +276,26 @@ aclError aclrtResetStreamResLimit(aclrtStream stream)
 			 ACL_RT_DEV_RES_CUBE_CORE);
 }
 
-aclError aclrtUseStreamResInCurrentThread(aclrtStream stream)
+/* Whether this thread takes its limits from a stream's, once checked. */
+static int use_stream_res(const char *fn, aclrtStream stream, bool use)
 {
-	int ret = res_check("aclrtUseStreamResInCurrentThread", stream,
-			    ACL_RT_DEV_RES_CUBE_CORE);
+	int ret = res_check(fn, stream, ACL_RT_DEV_RES_CUBE_CORE);
 
 	if (!ret)
-		thread_uses_stream = true;
+		thread_uses_stream = use;
 	return ret;
+}
+
+aclError aclrtUseStreamResInCurrentThread(aclrtStream stream)
+{
+	return use_stream_res("aclrtUseStreamResInCurrentThread", stream,
+			      true);
 }
 
 aclError aclrtUnuseStreamResInCurrentThread(aclrtStream stream)
 {
-	int ret = res_check("aclrtUnuseStreamResInCurrentThread", stream,
-			    ACL_RT_DEV_RES_CUBE_CORE);
-
-	if (!ret)
-		thread_uses_stream = false;
-	return ret;
+	return use_stream_res("aclrtUnuseStreamResInCurrentThread", stream,
+			      false);
 }
 
 aclError aclrtGetResInCurrentThread(aclrtDevResLimitType type, uint32_t *value)

@@ -31,6 +31,7 @@
 #include <time.h>
 
 #include "acl/acl_rt.h"
+#include "args.h"
 #include "context.h"
 #include "deadline.h"
 #include "errors.h"
@@ -410,6 +411,26 @@ int aclmem_stream_submit(aclrtStream handle, struct aclmem_task *t)
 	}
 	aclmem_stream_put(s);
 	return ret;
+}
+
+void *aclmem_task_new(const char *fn, size_t size,
+		      const struct aclmem_task_ops *ops)
+{
+	struct aclmem_task *t = calloc(1, size);
+
+	if (!t) {
+		aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
+			    "%s: out of memory for the task", fn);
+		return NULL;
+	}
+	t->ops = ops;
+	return t;
+}
+
+int aclmem_task_queue(const char *fn, aclrtStream stream,
+		      struct aclmem_task *t)
+{
+	return aclmem_api_ret(fn, aclmem_stream_submit(stream, t));
 }
 
 static aclError create(const char *fn, aclrtStream *stream, uint32_t priority,
@@ -1086,7 +1107,7 @@ aclError aclrtDeviceTaskAbort(int32_t deviceId, uint32_t timeout)
 	struct abort_stage a = { deviceId, ACL_RT_DEVICE_TASK_ABORT_PRE,
 				 timeout, 0 };
 
-	if (deviceId < 0 || deviceId >= ACLMEM_MAX_DEVICES)
+	if (!aclmem_device_valid(deviceId))
 		return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
 				   "aclrtDeviceTaskAbort(%d): no such device",
 				   (int)deviceId);

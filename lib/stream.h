@@ -16,6 +16,7 @@
 #define ACLMEM_STREAM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "acl/acl_rt.h"
@@ -57,6 +58,19 @@ struct aclmem_task {
  * live stream.
  */
 int aclmem_stream_submit(aclrtStream stream, struct aclmem_task *t);
+
+/*
+ * How a public call fn queues its work: a zeroed task of size bytes (a
+ * struct that starts with its struct aclmem_task) with ops set, or NULL
+ * when out of memory, which is then recorded as fn's failure
+ * (ACL_ERROR_RT_MEMORY_ALLOCATION, "fn: out of memory for the task");
+ * aclmem_task_queue() submits it, and returns aclmem_stream_submit()'s
+ * code recorded as fn's (aclmem_api_ret(), log.h).
+ */
+void *aclmem_task_new(const char *fn, size_t size,
+		      const struct aclmem_task_ops *ops);
+int aclmem_task_queue(const char *fn, aclrtStream stream,
+		      struct aclmem_task *t);
 
 /*
  * The stream a handle names, with a reference for the caller, checked as

@@ -17,6 +17,7 @@
 
 #include "acl/acl.h"
 #include "aclmem/aclmem.h"
+#include "args.h"
 #include "context.h"
 #include "device.h"
 #include "log.h"
@@ -39,13 +40,6 @@ static int bad_device(const char *fn, int64_t id)
 			   "%s: no device %lld (one device: 0)", fn,
 			   (long long)id);
 }
-
-static int null_arg(const char *fn, const char *what)
-{
-	return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: %s is NULL", fn, what);
-}
-
-#define VALID_DEVICE(id)	((id) >= 0 && (id) < ACLMEM_MAX_DEVICES)
 
 /*
  * GET_INFO through the current device's file, or a file opened for the
@@ -108,9 +102,9 @@ static int package_version(const char *fn, const char *pkg, char *out,
 aclError aclsysGetVersionStr(char *pkgName, char *versionStr)
 {
 	if (!pkgName)
-		return null_arg("aclsysGetVersionStr", "pkgName");
+		return aclmem_arg_null("aclsysGetVersionStr", "pkgName");
 	if (!versionStr)
-		return null_arg("aclsysGetVersionStr", "versionStr");
+		return aclmem_arg_null("aclsysGetVersionStr", "versionStr");
 	return package_version("aclsysGetVersionStr", pkgName, versionStr,
 			       ACL_PKG_VERSION_MAX_SIZE);
 }
@@ -147,9 +141,9 @@ aclError aclsysGetVersionNum(char *pkgName, int32_t *versionNum)
 	int ret;
 
 	if (!pkgName)
-		return null_arg("aclsysGetVersionNum", "pkgName");
+		return aclmem_arg_null("aclsysGetVersionNum", "pkgName");
 	if (!versionNum)
-		return null_arg("aclsysGetVersionNum", "versionNum");
+		return aclmem_arg_null("aclsysGetVersionNum", "versionNum");
 	ret = package_version("aclsysGetVersionNum", pkgName, v, sizeof(v));
 	if (ret)
 		return ret;
@@ -164,7 +158,7 @@ aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion,
 			 int32_t *patchVersion)
 {
 	if (!majorVersion || !minorVersion || !patchVersion)
-		return null_arg("aclrtGetVersion", "a version pointer");
+		return aclmem_arg_null("aclrtGetVersion", "a version pointer");
 	/* The interface version of the CANN headers ours follow. */
 	*majorVersion = ACL_MAJOR_VERSION;
 	*minorVersion = ACL_MINOR_VERSION;
@@ -184,9 +178,9 @@ aclError aclrtCheckArchCompatibility(const char *socVersion,
 				     int32_t *canCompatible)
 {
 	if (!socVersion)
-		return null_arg("aclrtCheckArchCompatibility", "socVersion");
+		return aclmem_arg_null("aclrtCheckArchCompatibility", "socVersion");
 	if (!canCompatible)
-		return null_arg("aclrtCheckArchCompatibility", "canCompatible");
+		return aclmem_arg_null("aclrtCheckArchCompatibility", "canCompatible");
 	*canCompatible = !strcmp(socVersion, ACLMEM_SOC_NAME);
 	return ACL_SUCCESS;
 }
@@ -201,9 +195,9 @@ static const aclCannAttr cann_attrs[1] = { ACL_CANN_ATTR_UNDEFINED };
 aclError aclGetCannAttributeList(const aclCannAttr **cannAttrList, size_t *num)
 {
 	if (!cannAttrList)
-		return null_arg("aclGetCannAttributeList", "cannAttrList");
+		return aclmem_arg_null("aclGetCannAttributeList", "cannAttrList");
 	if (!num)
-		return null_arg("aclGetCannAttributeList", "num");
+		return aclmem_arg_null("aclGetCannAttributeList", "num");
 	*cannAttrList = cann_attrs;
 	*num = 0;
 	return ACL_SUCCESS;
@@ -212,7 +206,7 @@ aclError aclGetCannAttributeList(const aclCannAttr **cannAttrList, size_t *num)
 aclError aclGetCannAttribute(aclCannAttr cannAttr, int32_t *value)
 {
 	if (!value)
-		return null_arg("aclGetCannAttribute", "value");
+		return aclmem_arg_null("aclGetCannAttribute", "value");
 	switch (cannAttr) {
 	case ACL_CANN_ATTR_INF_NAN:
 	case ACL_CANN_ATTR_BF16:
@@ -230,8 +224,8 @@ aclError aclGetDeviceCapability(uint32_t deviceId, aclDeviceInfo deviceInfo,
 				int64_t *value)
 {
 	if (!value)
-		return null_arg("aclGetDeviceCapability", "value");
-	if (deviceId >= ACLMEM_MAX_DEVICES)
+		return aclmem_arg_null("aclGetDeviceCapability", "value");
+	if (!aclmem_device_valid(deviceId))
 		return bad_device("aclGetDeviceCapability", deviceId);
 	switch (deviceInfo) {
 	case ACL_DEVICE_INFO_AI_CORE_NUM:
@@ -255,8 +249,8 @@ aclError aclrtGetDeviceInfo(uint32_t deviceId, aclrtDevAttr attr,
 	int ret;
 
 	if (!value)
-		return null_arg("aclrtGetDeviceInfo", "value");
-	if (deviceId >= ACLMEM_MAX_DEVICES)
+		return aclmem_arg_null("aclrtGetDeviceInfo", "value");
+	if (!aclmem_device_valid(deviceId))
 		return bad_device("aclrtGetDeviceInfo", deviceId);
 	switch ((int)attr) {
 	case ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE:
@@ -315,8 +309,8 @@ aclError aclrtGetDeviceCapability(int32_t deviceId,
 				  int32_t *value)
 {
 	if (!value)
-		return null_arg("aclrtGetDeviceCapability", "value");
-	if (!VALID_DEVICE(deviceId))
+		return aclmem_arg_null("aclrtGetDeviceCapability", "value");
+	if (!aclmem_device_valid(deviceId))
 		return bad_device("aclrtGetDeviceCapability", deviceId);
 	switch (devFeatureType) {
 	case ACL_FEATURE_TSCPU_TASK_UPDATE_SUPPORT_AIC_AIV:
@@ -341,8 +335,8 @@ aclError aclrtQueryDeviceStatus(int32_t deviceId,
 	int ret;
 
 	if (!deviceStatus)
-		return null_arg("aclrtQueryDeviceStatus", "deviceStatus");
-	if (!VALID_DEVICE(deviceId))
+		return aclmem_arg_null("aclrtQueryDeviceStatus", "deviceStatus");
+	if (!aclmem_device_valid(deviceId))
 		return bad_device("aclrtQueryDeviceStatus", deviceId);
 	ret = device_info("aclrtQueryDeviceStatus", &info);
 	if (ret)
@@ -366,11 +360,12 @@ aclError aclrtGetDeviceUtilizationRate(int32_t deviceId,
 	int ret;
 
 	if (!utilizationInfo)
-		return null_arg("aclrtGetDeviceUtilizationRate", "utilizationInfo");
+		return aclmem_arg_null("aclrtGetDeviceUtilizationRate",
+				       "utilizationInfo");
 	if (utilizationInfo->utilizationExtend)
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "aclrtGetDeviceUtilizationRate: utilizationExtend must be NULL");
-	if (!VALID_DEVICE(deviceId))
+	if (!aclmem_device_valid(deviceId))
 		return bad_device("aclrtGetDeviceUtilizationRate", deviceId);
 	ret = device_info("aclrtGetDeviceUtilizationRate", &info);
 	if (ret)
@@ -401,8 +396,8 @@ aclError aclrtGetDeviceResLimit(int32_t deviceId, aclrtDevResLimitType type,
 	int ret;
 
 	if (!value)
-		return null_arg("aclrtGetDeviceResLimit", "value");
-	if (!VALID_DEVICE(deviceId))
+		return aclmem_arg_null("aclrtGetDeviceResLimit", "value");
+	if (!aclmem_device_valid(deviceId))
 		return bad_device("aclrtGetDeviceResLimit", deviceId);
 	ret = res_type_ok("aclrtGetDeviceResLimit", type);
 	if (ret)
@@ -417,7 +412,7 @@ aclError aclrtSetDeviceResLimit(int32_t deviceId, aclrtDevResLimitType type,
 {
 	int ret;
 
-	if (!VALID_DEVICE(deviceId))
+	if (!aclmem_device_valid(deviceId))
 		return bad_device("aclrtSetDeviceResLimit", deviceId);
 	ret = res_type_ok("aclrtSetDeviceResLimit", type);
 	if (ret)
@@ -431,7 +426,7 @@ aclError aclrtSetDeviceResLimit(int32_t deviceId, aclrtDevResLimitType type,
 
 aclError aclrtResetDeviceResLimit(int32_t deviceId)
 {
-	if (!VALID_DEVICE(deviceId))
+	if (!aclmem_device_valid(deviceId))
 		return bad_device("aclrtResetDeviceResLimit", deviceId);
 	return ACL_SUCCESS;
 }
@@ -442,10 +437,10 @@ aclError aclrtDeviceCanAccessPeer(int32_t *canAccessPeer, int32_t deviceId,
 				  int32_t peerDeviceId)
 {
 	if (!canAccessPeer)
-		return null_arg("aclrtDeviceCanAccessPeer", "canAccessPeer");
-	if (!VALID_DEVICE(deviceId))
+		return aclmem_arg_null("aclrtDeviceCanAccessPeer", "canAccessPeer");
+	if (!aclmem_device_valid(deviceId))
 		return bad_device("aclrtDeviceCanAccessPeer", deviceId);
-	if (!VALID_DEVICE(peerDeviceId))
+	if (!aclmem_device_valid(peerDeviceId))
 		return bad_device("aclrtDeviceCanAccessPeer", peerDeviceId);
 	/* CANN: the two ids must differ; with one device they never can. */
 	return aclmem_fail(ACL_ERROR_INVALID_PARAM,
@@ -461,7 +456,7 @@ static int peer_change(const char *fn, int32_t peerDeviceId)
 	if (ret)
 		return aclmem_fail(ret, "%s: no current device on this thread",
 				   fn);
-	if (!VALID_DEVICE(peerDeviceId))
+	if (!aclmem_device_valid(peerDeviceId))
 		return bad_device(fn, peerDeviceId);
 	return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 			   "%s: device %d is the current device, not a peer", fn,
@@ -486,10 +481,10 @@ aclError aclrtDevicePeerAccessStatus(int32_t deviceId, int32_t peerDeviceId,
 				     int32_t *status)
 {
 	if (!status)
-		return null_arg("aclrtDevicePeerAccessStatus", "status");
-	if (!VALID_DEVICE(deviceId))
+		return aclmem_arg_null("aclrtDevicePeerAccessStatus", "status");
+	if (!aclmem_device_valid(deviceId))
 		return bad_device("aclrtDevicePeerAccessStatus", deviceId);
-	if (!VALID_DEVICE(peerDeviceId))
+	if (!aclmem_device_valid(peerDeviceId))
 		return bad_device("aclrtDevicePeerAccessStatus", peerDeviceId);
 	*status = 0;
 	return ACL_SUCCESS;
@@ -501,7 +496,7 @@ aclError aclrtDevicePeerAccessStatus(int32_t deviceId, int32_t peerDeviceId,
 aclError aclrtDeviceGetBareTgid(int32_t *pid)
 {
 	if (!pid)
-		return null_arg("aclrtDeviceGetBareTgid", "pid");
+		return aclmem_arg_null("aclrtDeviceGetBareTgid", "pid");
 	*pid = (int32_t)getpid();
 	return ACL_SUCCESS;
 }
@@ -519,8 +514,8 @@ aclError aclrtDeviceGetUuid(int32_t deviceId, aclrtUuid *uuid)
 	int i;
 
 	if (!uuid)
-		return null_arg("aclrtDeviceGetUuid", "uuid");
-	if (!VALID_DEVICE(deviceId))
+		return aclmem_arg_null("aclrtDeviceGetUuid", "uuid");
+	if (!aclmem_device_valid(deviceId))
 		return bad_device("aclrtDeviceGetUuid", deviceId);
 	f = fopen("/etc/machine-id", "re");
 	if (!f || !fgets(hex, sizeof(hex), f) || strspn(hex, "0123456789abcdef") < 32) {
@@ -548,8 +543,8 @@ aclError aclrtDeviceGetUuid(int32_t deviceId, aclrtUuid *uuid)
 static aclError map_id(const char *fn, int32_t from, int32_t *to)
 {
 	if (!to)
-		return null_arg(fn, "output id");
-	if (!VALID_DEVICE(from))
+		return aclmem_arg_null(fn, "output id");
+	if (!aclmem_device_valid(from))
 		return bad_device(fn, from);
 	*to = from;
 	return ACL_SUCCESS;
@@ -596,10 +591,10 @@ aclError aclrtGetDevicesTopo(uint32_t deviceId, uint32_t otherDeviceId,
 			     uint64_t *value)
 {
 	if (!value)
-		return null_arg("aclrtGetDevicesTopo", "value");
-	if (!VALID_DEVICE((int32_t)deviceId))
+		return aclmem_arg_null("aclrtGetDevicesTopo", "value");
+	if (!aclmem_device_valid((int32_t)deviceId))
 		return bad_device("aclrtGetDevicesTopo", (int32_t)deviceId);
-	if (!VALID_DEVICE((int32_t)otherDeviceId))
+	if (!aclmem_device_valid((int32_t)otherDeviceId))
 		return bad_device("aclrtGetDevicesTopo", (int32_t)otherDeviceId);
 	return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 			   "aclrtGetDevicesTopo: device %u with itself is no pair",

@@ -54,6 +54,7 @@
 #include "acl/acl_rt.h"
 #include "aclmem/aclmem.h"
 #include "addrtree.h"
+#include "args.h"
 #include "context.h"
 #include "device.h"
 #include "log.h"
@@ -175,6 +176,13 @@ static struct phys *phys_find(aclrtDrvMemHandle h)
 	return n && to_phys(n)->refs ? to_phys(n) : NULL;
 }
 
+/* The failure of a call whose handle is not a live one. */
+static int not_phys(const char *fn, aclrtDrvMemHandle h)
+{
+	return aclmem_fail(ACL_ERROR_RT_PARAM_INVALID,
+			   "%s(%p): not a live physical handle", fn, h);
+}
+
 static void phys_unlink(struct phys *p)
 {
 	struct phys **pp;
@@ -232,6 +240,25 @@ static struct piece *piece_at(struct resv *r, const void *p)
 	if (!n || (uintptr_t)p - n->key >= to_piece(n)->size)
 		return NULL;
 	return to_piece(n);
+}
+
+/* Under the lock: the piece that starts at p, and its reservation. */
+static struct piece *piece_start(const void *p, struct resv **rp)
+{
+	struct resv *r = resv_at(p);
+	struct addrtree_node *n;
+
+	n = r ? addrtree_find(&r->pieces, (uintptr_t)p) : NULL;
+	if (rp)
+		*rp = r;
+	return n ? to_piece(n) : NULL;
+}
+
+/* The failure of a call whose p is not the start of a mapped piece. */
+static int not_piece(const char *fn, const void *p)
+{
+	return aclmem_fail(ACL_ERROR_RT_PARAM_INVALID,
+			   "%s(%p): not the start of a mapped piece", fn, p);
 }
 
 static bool pow2(size_t v)
@@ -375,8 +402,7 @@ aclError aclrtReleaseMemAddress(void *virPtr)
 	int ret = ACL_SUCCESS;
 
 	if (!virPtr)
-		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: virPtr is NULL",
-				   fn);
+		return aclmem_arg_null(fn, "virPtr");
 	pthread_rwlock_wrlock(&vmm_lock);
 	n = addrtree_find(&resvs, (uintptr_t)virPtr);
 	if (!n)
@@ -506,15 +532,12 @@ aclError aclrtFreePhysical(aclrtDrvMemHandle handle)
 	int ret;
 
 	if (!handle)
-		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: handle is NULL",
-				   fn);
+		return aclmem_arg_null(fn, "handle");
 	pthread_rwlock_wrlock(&vmm_lock);
 	p = phys_find(handle);
 	if (!p) {
 		pthread_rwlock_unlock(&vmm_lock);
-		return aclmem_fail(ACL_ERROR_RT_PARAM_INVALID,
-				   "%s(%p): not a live physical handle", fn,
-				   handle);
+		return not_phys(fn, handle);
 	}
 	if (!--p->refs && p->exported) {
 		ret = ipc_revoke(p->key);
@@ -534,17 +557,14 @@ aclError aclrtMemGetAllocationPropertiesFromHandle(aclrtDrvMemHandle handle,
 	struct phys *p;
 
 	if (!handle || !prop)
-		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: %s is NULL", fn,
-				   !handle ? "handle" : "prop");
+		return aclmem_arg_null(fn, !handle ? "handle" : "prop");
 	pthread_rwlock_rdlock(&vmm_lock);
 	p = phys_find(handle);
 	if (p)
 		*prop = p->prop;
 	pthread_rwlock_unlock(&vmm_lock);
 	if (!p)
-		return aclmem_fail(ACL_ERROR_RT_PARAM_INVALID,
-				   "%s(%p): not a live physical handle", fn,
-				   handle);
+		return not_phys(fn, handle);
 	return ACL_SUCCESS;
 }
 
@@ -657,32 +677,25 @@ aclError aclrtMapMem(void *virPtr, size_t size, size_t offset,
 aclError aclrtUnmapMem(void *virPtr)
 {
 	static const char fn[] = "aclrtUnmapMem";
-	struct addrtree_node *n = NULL;
 	struct piece *pc;
 	struct resv *r;
 	void *m;
 
 	if (!virPtr)
-		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: virPtr is NULL",
-				   fn);
+		return aclmem_arg_null(fn, "virPtr");
 	pthread_rwlock_wrlock(&vmm_lock);
-	r = resv_at(virPtr);
-	if (r)
-		n = addrtree_find(&r->pieces, (uintptr_t)virPtr);
-	if (!n) {
+	pc = piece_start(virPtr, &r);
+	if (!pc) {
 		pthread_rwlock_unlock(&vmm_lock);
-		return aclmem_fail(ACL_ERROR_RT_PARAM_INVALID,
-				   "%s(%p): not the start of a mapped piece", fn,
-				   virPtr);
+		return not_piece(fn, virPtr);
 	}
-	pc = to_piece(n);
 	/* The range stays reserved: anonymous PROT_NONE memory over it. */
 	m = mmap(virPtr, pc->size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
 		 MAP_NORESERVE | MAP_FIXED, -1, 0);
 	if (m == MAP_FAILED)
 		aclmem_warn("%s: re-reserving [%p, +%zu): %s", fn, virPtr,
 			    pc->size, strerror(errno));
-	addrtree_remove(&r->pieces, n->key);
+	addrtree_remove(&r->pieces, pc->node.key);
 	pc->phys->maps--;
 	phys_put(pc->phys);
 	pthread_rwlock_unlock(&vmm_lock);
@@ -693,25 +706,19 @@ aclError aclrtUnmapMem(void *virPtr)
 aclError aclrtMemRetainAllocationHandle(void *virPtr, aclrtDrvMemHandle *handle)
 {
 	static const char fn[] = "aclrtMemRetainAllocationHandle";
-	struct addrtree_node *n = NULL;
-	struct resv *r;
+	struct piece *pc;
 
 	if (!virPtr || !handle)
-		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: %s is NULL", fn,
-				   !virPtr ? "virPtr" : "handle");
+		return aclmem_arg_null(fn, !virPtr ? "virPtr" : "handle");
 	pthread_rwlock_wrlock(&vmm_lock);
-	r = resv_at(virPtr);
-	if (r)
-		n = addrtree_find(&r->pieces, (uintptr_t)virPtr);
-	if (n) {
-		to_piece(n)->phys->refs++;
-		*handle = to_piece(n)->phys;
+	pc = piece_start(virPtr, NULL);
+	if (pc) {
+		pc->phys->refs++;
+		*handle = pc->phys;
 	}
 	pthread_rwlock_unlock(&vmm_lock);
-	if (!n)
-		return aclmem_fail(ACL_ERROR_RT_PARAM_INVALID,
-				   "%s(%p): not the start of a mapped piece", fn,
-				   virPtr);
+	if (!pc)
+		return not_piece(fn, virPtr);
 	return ACL_SUCCESS;
 }
 
@@ -738,10 +745,8 @@ static int location_check(const char *fn, const aclrtMemLocation *loc)
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "%s: location type %d (host or device)", fn,
 				   (int)loc->type);
-	if (loc->type == ACL_MEM_LOCATION_TYPE_DEVICE && loc->id != 0)
-		return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
-				   "%s: no device %u (device 0 only)", fn,
-				   loc->id);
+	if (loc->type == ACL_MEM_LOCATION_TYPE_DEVICE)
+		return aclmem_arg_device(fn, loc->id);
 	return ACL_SUCCESS;
 }
 
@@ -817,7 +822,7 @@ aclError aclrtMemSetAccess(void *virPtr, size_t size, aclrtMemAccessDesc *desc,
 					   (unsigned int)desc[i].flags);
 		flags = desc[i].flags;
 	}
-	if (size > UINTPTR_MAX - a)
+	if (aclmem_range_wraps(virPtr, size))
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "%s: range overflows", fn);
 	end = a + size;
@@ -847,28 +852,22 @@ aclError aclrtMemGetAccess(void *virPtr, aclrtMemLocation *location,
 			   uint64_t *flag)
 {
 	static const char fn[] = "aclrtMemGetAccess";
-	struct addrtree_node *n = NULL;
-	struct resv *r;
+	struct piece *pc;
 	int ret;
 
 	if (!virPtr || !location || !flag)
-		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: %s is NULL", fn,
-				   !virPtr ? "virPtr" : !location ? "location" :
-				   "flag");
+		return aclmem_arg_null(fn, !virPtr ? "virPtr" :
+				       !location ? "location" : "flag");
 	ret = location_check(fn, location);
 	if (ret)
 		return ret;
 	pthread_rwlock_rdlock(&vmm_lock);
-	r = resv_at(virPtr);
-	if (r)
-		n = addrtree_find(&r->pieces, (uintptr_t)virPtr);
-	if (n)
-		*flag = to_piece(n)->access;
+	pc = piece_start(virPtr, NULL);
+	if (pc)
+		*flag = pc->access;
 	pthread_rwlock_unlock(&vmm_lock);
-	if (!n)
-		return aclmem_fail(ACL_ERROR_RT_PARAM_INVALID,
-				   "%s(%p): not the start of a mapped piece", fn,
-				   virPtr);
+	if (!pc)
+		return not_piece(fn, virPtr);
 	return ACL_SUCCESS;
 }
 
@@ -902,7 +901,7 @@ static enum aclmem_lookup vmm_lookup(const void *p, size_t len,
 	ret = ACLMEM_RANGE_OVERRUN;
 	first = piece_at(r, p);
 	if (!first || first->access == ACL_RT_MEM_ACCESS_FLAGS_NONE ||
-	    len > UINTPTR_MAX - (uintptr_t)p)
+	    aclmem_range_wraps(p, len))
 		goto out;
 	end = (uintptr_t)p + len;
 	ro = first->access == ACL_RT_MEM_ACCESS_FLAGS_READ;
@@ -1026,8 +1025,8 @@ aclError aclrtMemExportToShareableHandle(aclrtDrvMemHandle handle,
 	static const char fn[] = "aclrtMemExportToShareableHandle";
 
 	if (!handle || !shareableHandle)
-		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: %s is NULL", fn,
-				   !handle ? "handle" : "shareableHandle");
+		return aclmem_arg_null(fn, !handle ? "handle" :
+				       "shareableHandle");
 	if (handleType != ACL_MEM_HANDLE_TYPE_NONE ||
 	    flags > ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION)
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
@@ -1048,8 +1047,8 @@ aclError aclrtMemExportToShareableHandleV2(aclrtDrvMemHandle handle,
 	int ret;
 
 	if (!handle || !shareableHandle)
-		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: %s is NULL", fn,
-				   !handle ? "handle" : "shareableHandle");
+		return aclmem_arg_null(fn, !handle ? "handle" :
+				       "shareableHandle");
 	if (flags > ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION ||
 	    (shareType != ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT &&
 	     shareType != ACL_MEM_SHARE_HANDLE_TYPE_FABRIC))
@@ -1116,8 +1115,7 @@ static int v2_key(const char *fn, const void *sh,
 		  aclrtMemSharedHandleType type, uint64_t key[2])
 {
 	if (!sh)
-		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
-				   "%s: shareableHandle is NULL", fn);
+		return aclmem_arg_null(fn, "shareableHandle");
 	if (type == ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT) {
 		memcpy(&key[0], sh, sizeof(uint64_t));
 		key[1] = 0;
@@ -1227,15 +1225,12 @@ aclError aclrtMemImportFromShareableHandle(uint64_t shareableHandle,
 {
 	static const char fn[] = "aclrtMemImportFromShareableHandle";
 	uint64_t key[2] = { shareableHandle, 0 };
+	int ret;
 
 	if (!handle)
-		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: handle is NULL",
-				   fn);
-	if (deviceId != 0)
-		return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
-				   "%s: no device %d (device 0 only)", fn,
-				   (int)deviceId);
-	return do_import(fn, key, handle);
+		return aclmem_arg_null(fn, "handle");
+	ret = aclmem_arg_device(fn, deviceId);
+	return ret ? ret : do_import(fn, key, handle);
 }
 
 aclError aclrtMemImportFromShareableHandleV2(void *shareableHandle,
