@@ -16,12 +16,16 @@
 namespace AscendC {
 namespace aclmem {
 
-template <typename T>
-inline void CopyCount(uint32_t count)
+/* Any pair of tensors: both views checked, then the bytes moved. */
+template <typename T, typename D, typename S>
+inline void Copy(const D &dst, const S &src, uint32_t count)
 {
 	if (((uint64_t)count * sizeof(T)) % UB_ALIGN)
 		Trap("DataCopy: %u elements of %zu bytes are not a multiple of "
 		     "32 bytes", count, sizeof(T));
+	dst.Check(0, count, "DataCopy");
+	src.Check(0, count, "DataCopy");
+	std::memmove(dst.GetPhyAddr(), src.GetPhyAddr(), (size_t)count * sizeof(T));
 }
 
 } /* namespace aclmem */
@@ -30,30 +34,21 @@ template <typename T>
 inline void DataCopy(const LocalTensor<T> &dst, const GlobalTensor<T> &src,
 		     const uint32_t count)
 {
-	aclmem::CopyCount<T>(count);
-	dst.Check(0, count, "DataCopy");
-	src.Check(0, count, "DataCopy");
-	std::memmove(dst.GetPhyAddr(), src.GetPhyAddr(), (size_t)count * sizeof(T));
+	aclmem::Copy<T>(dst, src, count);
 }
 
 template <typename T>
 inline void DataCopy(const GlobalTensor<T> &dst, const LocalTensor<T> &src,
 		     const uint32_t count)
 {
-	aclmem::CopyCount<T>(count);
-	dst.Check(0, count, "DataCopy");
-	src.Check(0, count, "DataCopy");
-	std::memmove(dst.GetPhyAddr(), src.GetPhyAddr(), (size_t)count * sizeof(T));
+	aclmem::Copy<T>(dst, src, count);
 }
 
 template <typename T>
 inline void DataCopy(const LocalTensor<T> &dst, const LocalTensor<T> &src,
 		     const uint32_t count)
 {
-	aclmem::CopyCount<T>(count);
-	dst.Check(0, count, "DataCopy");
-	src.Check(0, count, "DataCopy");
-	std::memmove(dst.GetPhyAddr(), src.GetPhyAddr(), (size_t)count * sizeof(T));
+	aclmem::Copy<T>(dst, src, count);
 }
 
 } /* namespace AscendC */

@@ -102,39 +102,28 @@ inline void Exp(const LocalTensor<T> &dst, const LocalTensor<T> &src,
 	aclmem::Unary(dst, src, calCount, "Exp", [](float a) { return std::exp(a); });
 }
 
-template <typename T>
-inline void Adds(const LocalTensor<T> &dst, const LocalTensor<T> &src,
-		 const typename aclmem::Same<T>::type &scalarValue,
-		 const int32_t &calCount)
-{
-	static_assert(aclmem::Numeric<T>,
-		      "AscendC::Adds: type outside libaclmem's AscendC subset");
-	aclmem::Calc<T> s = scalarValue;
+/* Adds and Muls: the tensor and a scalar, elementwise. */
+#define ACLMEM_ASCENDC_SCALAR(name, op)                                           \
+	template <typename T>                                                   \
+	inline void name(const LocalTensor<T> &dst, const LocalTensor<T> &src,  \
+			 const typename aclmem::Same<T>::type &scalarValue,     \
+			 const int32_t &calCount)                               \
+	{                                                                       \
+		static_assert(aclmem::Numeric<T>, "AscendC::" #name ": type "  \
+				  "outside libaclmem's AscendC subset");       \
+		aclmem::Calc<T> s = scalarValue;                                \
+		aclmem::Unary(dst, src, calCount, #name, [s](aclmem::Calc<T> a) { \
+			if constexpr (std::is_same_v<T, int32_t>)               \
+				return aclmem::Wrap((uint32_t)a op (uint32_t)s); \
+			else                                                    \
+				return a op s;                                  \
+		});                                                             \
+	}
 
-	aclmem::Unary(dst, src, calCount, "Adds", [s](aclmem::Calc<T> a) {
-		if constexpr (std::is_same_v<T, int32_t>)
-			return aclmem::Wrap((uint32_t)a + (uint32_t)s);
-		else
-			return a + s;
-	});
-}
+ACLMEM_ASCENDC_SCALAR(Adds, +)
+ACLMEM_ASCENDC_SCALAR(Muls, *)
 
-template <typename T>
-inline void Muls(const LocalTensor<T> &dst, const LocalTensor<T> &src,
-		 const typename aclmem::Same<T>::type &scalarValue,
-		 const int32_t &calCount)
-{
-	static_assert(aclmem::Numeric<T>,
-		      "AscendC::Muls: type outside libaclmem's AscendC subset");
-	aclmem::Calc<T> s = scalarValue;
-
-	aclmem::Unary(dst, src, calCount, "Muls", [s](aclmem::Calc<T> a) {
-		if constexpr (std::is_same_v<T, int32_t>)
-			return aclmem::Wrap((uint32_t)a * (uint32_t)s);
-		else
-			return a * s;
-	});
-}
+#undef ACLMEM_ASCENDC_SCALAR
 
 template <typename T>
 inline void Duplicate(const LocalTensor<T> &dst,
