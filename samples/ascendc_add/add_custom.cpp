@@ -3,6 +3,8 @@
  * z = x + y over half-precision vectors: each block adds its own slice,
  * tile by tile, through VECIN and VECOUT queues of two buffers each, so
  * that on an AI Core the copy of one tile overlaps the sum of the other.
+ * Launched by aclrtlaunch_add_custom (ACLRT_LAUNCH_KERNEL) or, as older
+ * samples do, by add_custom_do with the kernel-launch operator.
  */
 #include "kernel_operator.h"
 
@@ -87,4 +89,11 @@ extern "C" __global__ __aicore__ void add_custom(GM_ADDR x, GM_ADDR y, GM_ADDR z
 
 	op.Init(x, y, z);
 	op.Process();
+}
+
+/* The older samples' launch: the kernel-launch operator, from host code. */
+void add_custom_do(uint32_t blockDim, void *l2ctrl, void *stream, uint8_t *x,
+		   uint8_t *y, uint8_t *z)
+{
+	add_custom<<<blockDim, l2ctrl, stream>>>(x, y, z);
 }
