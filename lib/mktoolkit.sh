@@ -8,7 +8,7 @@
 # relative symbolic link to the real files, so the build tree's toolkit
 # follows every rebuild and an installed one follows every upgrade.
 #
-#   mktoolkit.sh [-d DESTDIR] TOOLKIT INCDIR NPU_MEM_H LIBSO [PYMOD]
+#   mktoolkit.sh [-d DESTDIR] [-a ASCENDC] TOOLKIT INCDIR NPU_MEM_H LIBSO [PYMOD]
 #   mktoolkit.sh -r [-d DESTDIR] TOOLKIT
 #
 #   TOOLKIT    the toolkit's final path (written into set_env.sh)
@@ -17,15 +17,20 @@
 #   LIBSO      libaclmem.so.1 (the SONAME: a program linked with -lascendcl
 #              records it, so lib64 holds it too for LD_LIBRARY_PATH)
 #   PYMOD      the CPython module acl*.so, linked into python/site-packages
+#   -a ASCENDC the AscendC kernel files (lib/ascendc: include/ and cmake/),
+#              linked where CANN keeps its own (compiler/tikcpp/tikcfw and
+#              .../ascendc_kernel_cmake, also under tools/), with
+#              ASCENDC_CMAKE_DIR in set_env.sh (doc/ascendc.md)
 #   -d DESTDIR write under DESTDIR (a package's staging root); every path
 #              above is the final one, without DESTDIR
 #   -r         remove what this script lays out, and the directories once
 #              empty (never anything else)
 set -eu
 
-dest="" remove=0
-while getopts d:r opt; do
+dest="" remove=0 asc=""
+while getopts a:d:r opt; do
 	case $opt in
+	a) asc=$OPTARG ;;
 	d) dest=$OPTARG ;;
 	r) remove=1 ;;
 	*) exit 2 ;;
@@ -41,13 +46,15 @@ T=$dest$tk
 LIBNAMES="libascendcl.so libacl_rt.so libaclmem.so"
 
 if [ "$remove" = 1 ]; then
-	rm -f "$T/set_env.sh" "$T/include/acl" "$T/include/aclmem" \
+	rm -f "$T/set_env.sh" "$T/bin/setenv.bash" "$T/include/acl" "$T/include/aclmem" \
+	      "$T/compiler/tikcpp/tikcfw" "$T/compiler/tikcpp/ascendc_kernel_cmake" \
+	      "$T/tools/tikcpp" \
 	      "$T/include/linux/npu_mem.h" "$T/runtime/include" "$T/runtime/lib64" \
 	      "$T/lib64/libaclmem.so.1"
 	for n in $LIBNAMES; do rm -f "$T/lib64/$n" "$T/lib64/stub/$n"; done
 	rm -f "$T"/python/site-packages/acl*.so
 	for d in include/linux include lib64/stub lib64 runtime \
-		 python/site-packages python ""; do
+		 python/site-packages python compiler/tikcpp compiler tools bin ""; do
 		rmdir "$T/$d" 2>/dev/null || true
 	done
 	exit 0
@@ -75,6 +82,13 @@ done
 # Older samples use DDK_PATH/runtime/include and DDK_PATH/runtime/lib64.
 link "$tk/include" runtime/include
 link "$tk/lib64" runtime/lib64
+if [ -n "$asc" ]; then
+	mkdir -p "$T/compiler/tikcpp" "$T/tools"
+	link "$asc/include" compiler/tikcpp/tikcfw
+	link "$asc/cmake" compiler/tikcpp/ascendc_kernel_cmake
+	# Build files look in tools/tikcpp or compiler/tikcpp, by CANN version.
+	link "$tk/compiler/tikcpp" tools/tikcpp
+fi
 if [ -n "$py" ]; then
 	mkdir -p "$T/python/site-packages"
 	rm -f "$T"/python/site-packages/acl*.so
@@ -101,5 +115,23 @@ export ASCEND_OPP_PATH="\${ASCEND_TOOLKIT_HOME}/opp"
 export LD_LIBRARY_PATH="\${ASCEND_TOOLKIT_HOME}/lib64\${LD_LIBRARY_PATH:+:\${LD_LIBRARY_PATH}}"
 export PYTHONPATH="\${ASCEND_TOOLKIT_HOME}/python/site-packages\${PYTHONPATH:+:\${PYTHONPATH}}"
 EOF
+if [ -n "$asc" ]; then
+	cat >>"$T/set_env.sh.tmp" <<EOF
+# AscendC kernels: include(\${ASCENDC_CMAKE_DIR}/ascendc.cmake) finds
+# ascendc_library(), which builds them to run on the CPU.
+export ASCENDC_CMAKE_DIR="\${ASCEND_TOOLKIT_HOME}/compiler/tikcpp/ascendc_kernel_cmake"
+EOF
+fi
 mv -f "$T/set_env.sh.tmp" "$T/set_env.sh"
 chmod 0644 "$T/set_env.sh"
+
+# bin/setenv.bash: what CANN's toolkit-level script is to its samples'
+# run.sh ("source \$ASCEND_HOME_PATH/bin/setenv.bash"): the same
+# environment as set_env.sh.
+mkdir -p "$T/bin"
+cat >"$T/bin/setenv.bash.tmp" <<EOF
+# libaclmem's toolkit environment, as CANN's bin/setenv.bash (doc/toolkit.md).
+. "$tk/set_env.sh"
+EOF
+mv -f "$T/bin/setenv.bash.tmp" "$T/bin/setenv.bash"
+chmod 0644 "$T/bin/setenv.bash"

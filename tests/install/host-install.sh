@@ -52,6 +52,12 @@ expected() {
 		echo "$p/lib/aclmem/toolkit/lib64/$f"
 		echo "$p/lib/aclmem/toolkit/lib64/stub/$f"
 	done
+	# AscendC (lib/ascendc): its files, and the toolkit's links to them.
+	(cd lib/ascendc && find include cmake -type f) | sed "s|^|$p/lib/aclmem/ascendc/|"
+	for f in bin/setenv.bash compiler/tikcpp/tikcfw \
+		compiler/tikcpp/ascendc_kernel_cmake tools/tikcpp; do
+		echo "$p/lib/aclmem/toolkit/$f"
+	done
 }
 list_files() { (cd "$1" && find . \( -type f -o -type l \) | sed 's|^\.||' | LC_ALL=C sort); }
 
@@ -90,7 +96,9 @@ toolkit_links() {
 	local t=$D/usr/lib/aclmem/toolkit
 	[ "$(readlink -f "$t/lib64/libascendcl.so")" = "$D/usr/lib/libaclmem.so.1.0.0" ] &&
 		[ -f "$t/include/acl/acl.h" ] && [ -f "$t/include/linux/npu_mem.h" ] &&
-		[ -f "$t/python/site-packages/acl$PYEXT" ]
+		[ -f "$t/python/site-packages/acl$PYEXT" ] &&
+		[ -f "$t/tools/tikcpp/tikcfw/kernel_operator.h" ] &&
+		[ -f "$t/compiler/tikcpp/ascendc_kernel_cmake/ascendc.cmake" ]
 }
 check "toolkit links resolve inside DESTDIR" toolkit_links
 check "sysusers entry creates group npu" grep -Eq '^g[[:space:]]+npu[[:space:]]' "$D/usr/lib/sysusers.d/npu-mem.conf"

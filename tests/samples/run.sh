@@ -39,7 +39,7 @@ PY=/usr/bin/python3
 clean_env() {
 	env -u LD_LIBRARY_PATH -u PYTHONPATH -u ASCEND_TOOLKIT_HOME \
 		-u ASCEND_HOME_PATH -u ASCEND_OPP_PATH -u ASCEND_AICPU_PATH \
-		-u ASCEND_CANN_PACKAGE_PATH "$@"
+		-u ASCEND_CANN_PACKAGE_PATH -u ASCENDC_CMAKE_DIR "$@"
 }
 
 # ---- run (in a guest) --------------------------------------------------------------
@@ -49,7 +49,8 @@ if [ "${1:-}" = run ]; then
 	shift 3
 	[ -c /dev/npu-mem ] || { echo "no /dev/npu-mem: the module is not loaded"; exit 77; }
 	unset LD_LIBRARY_PATH PYTHONPATH ASCEND_TOOLKIT_HOME ASCEND_HOME_PATH \
-		ASCEND_OPP_PATH ASCEND_AICPU_PATH ASCEND_CANN_PACKAGE_PATH
+		ASCEND_OPP_PATH ASCEND_AICPU_PATH ASCEND_CANN_PACKAGE_PATH \
+		ASCENDC_CMAKE_DIR
 	# shellcheck disable=SC1091
 	. "$tk/set_env.sh" || exit 1
 	if [[ $1 == *.py ]]; then
@@ -133,6 +134,18 @@ appended() { # set_env.sh keeps what was there, after its own entries
 	[ "$got" = "$TREE_TK/lib64:/x $TREE_TK/python/site-packages:/y" ]
 }
 check "set_env.sh prepends to LD_LIBRARY_PATH and PYTHONPATH" appended
+# CANN's samples' run.sh source bin/setenv.bash; AscendC build files find
+# ascendc.cmake through ASCENDC_CMAKE_DIR or the toolkit's tikcpp dirs.
+setenvbash() { # TOOLKIT
+	local got want
+	want="$1|$1/lib64|$1/compiler/tikcpp/ascendc_kernel_cmake"
+	# shellcheck disable=SC2016 # expanded by that bash
+	got=$(cd / && clean_env bash -c '. "$1/bin/setenv.bash" && echo "$ASCEND_HOME_PATH|$LD_LIBRARY_PATH|$ASCENDC_CMAKE_DIR"' _ "$1" 2>&1)
+	[ "$got" = "$want" ] || { echo "    got:  $got"; echo "    want: $want"; return 1; }
+	[ -f "$1/tools/tikcpp/ascendc_kernel_cmake/ascendc.cmake" ] &&
+		[ -f "$1/compiler/tikcpp/tikcfw/kernel_operator.h" ]
+}
+check "build/toolkit/bin/setenv.bash, ASCENDC_CMAKE_DIR and tikcpp" setenvbash "$TREE_TK"
 
 # pkg-config from the build tree: aclmem-uninstalled.pc, found by itself.
 pcflags=$(PKG_CONFIG_PATH=$TOP/build/lib pkg-config --cflags --libs aclmem 2>&1)
@@ -158,6 +171,7 @@ INST_TK=$PREFIX_DIR/lib/aclmem/toolkit
 check "make install-files PREFIX=build/samples/prefix" [ "$rc" = 0 ]
 [ "$rc" = 0 ] || tail -n 20 "$LOGS/install.log"
 check "installed set_env.sh sourced by dash" envcheck dash "$INST_TK"
+check "installed bin/setenv.bash, ASCENDC_CMAKE_DIR and tikcpp" setenvbash "$INST_TK"
 
 # Every acl* function a sample calls must be declared by the toolkit's
 # headers, or the sample waits for the library to catch up.
@@ -185,8 +199,11 @@ build() {
 
 for cm in samples/*/CMakeLists.txt; do
 	name=$(basename "$(dirname "$cm")")
-	src=samples/$name/src/main.cpp
-	[ -f "$src" ] || src=samples/$name/src/main.c
+	# CANN's AscendC samples keep main.cpp beside their kernels.
+	for src in samples/$name/src/main.cpp samples/$name/src/main.c \
+		samples/$name/main.cpp; do
+		[ -f "$src" ] && break
+	done
 	missing=$(undeclared "$src" "$TREE_TK")
 	if [ -n "$missing" ]; then
 		skipped "samples/$name: include/acl does not declare $missing yet"

@@ -1,0 +1,684 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libaclmem's AscendC subset (lib/ascendc/include), on the host: every
+ * vector operation and Cast, for each of its types, run as kernels over
+ * several blocks (AscendC::aclmem::RunBlocks, no device) and compared with
+ * plain loops, whose half arithmetic goes through libaclmem's own
+ * aclFloat16 conversions (lib/float16.c) and, for Cast's round modes, a
+ * search of every half; SyncAll; each queue-discipline misuse and bound
+ * traps, without hanging the other blocks; and code outside the subset
+ * fails to compile, naming what it uses.
+ */
+#include "kernel_operator.h"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include "acltest.h"
+#include "acl/acl.h"
+}
+
+#ifndef ACLTEST_TOP
+#error "build with -DACLTEST_TOP=..."
+#endif
+
+using namespace AscendC;
+
+static constexpr uint32_t BLOCKS = 4;
+static constexpr uint32_t PER_BLOCK = 256;	/* elements */
+static constexpr uint32_t N = BLOCKS * PER_BLOCK;
+static constexpr uint32_t TILE = 64;
+
+enum Op { ADD, SUB, MUL, DIV, MAX, MIN, ADDS, MULS, DUP, ABS, EXP, NOPS };
+static const char *const op_name[NOPS] = { "Add", "Sub", "Mul", "Div", "Max", "Min",
+					   "Adds", "Muls", "Duplicate", "Abs", "Exp" };
+
+/* The scalar of Adds, Muls and Duplicate. */
+static constexpr float SCALAR = 3;
+
+/*
+ * One operation over each block's slice, tile by tile, through a VECIN
+ * queue of two buffers and a VECOUT one: the shape of a real kernel.
+ */
+template <typename T>
+static void op_kernel(GM_ADDR x, GM_ADDR y, GM_ADDR z, int32_t op)
+{
+	TPipe pipe;
+	TQue<QuePosition::VECIN, 2> qx, qy;
+	TQue<QuePosition::VECOUT, 2> qz;
+	GlobalTensor<T> xg, yg, zg;
+	uint64_t start = PER_BLOCK * GetBlockIdx();
+
+	xg.SetGlobalBuffer((__gm__ T *)x + start, PER_BLOCK);
+	yg.SetGlobalBuffer((__gm__ T *)y + start, PER_BLOCK);
+	zg.SetGlobalBuffer((__gm__ T *)z + start, PER_BLOCK);
+	pipe.InitBuffer(qx, 2, TILE * sizeof(T));
+	pipe.InitBuffer(qy, 2, TILE * sizeof(T));
+	pipe.InitBuffer(qz, 2, TILE * sizeof(T));
+	for (uint32_t t = 0; t < PER_BLOCK / TILE; t++) {
+		LocalTensor<T> a = qx.AllocTensor<T>(), b = qy.AllocTensor<T>();
+
+		DataCopy(a, xg[t * TILE], TILE);
+		DataCopy(b, yg[t * TILE], TILE);
+		qx.EnQue(a);
+		qy.EnQue(b);
+		a = qx.DeQue<T>();
+		b = qy.DeQue<T>();
+		LocalTensor<T> c = qz.AllocTensor<T>();
+		switch (op) {
+		case ADD: Add(c, a, b, TILE); break;
+		case SUB: Sub(c, a, b, TILE); break;
+		case MUL: Mul(c, a, b, TILE); break;
+		case MAX: Max(c, a, b, TILE); break;
+		case MIN: Min(c, a, b, TILE); break;
+		case ADDS: Adds(c, a, (T)SCALAR, TILE); break;
+		case MULS: Muls(c, a, (T)SCALAR, TILE); break;
+		case DUP: Duplicate(c, (T)SCALAR, TILE); break;
+		default:
+			if constexpr (aclmem::Floating<T>) {
+				if (op == DIV)
+					Div(c, a, b, TILE);
+				else if (op == ABS)
+					Abs(c, a, TILE);
+				else
+					Exp(c, a, TILE);
+			}
+		}
+		PipeBarrier<PIPE_ALL>();
+		qz.EnQue(c);
+		qx.FreeTensor(a);
+		qy.FreeTensor(b);
+		c = qz.DeQue<T>();
+		DataCopy(zg[t * TILE], c, TILE);
+		qz.FreeTensor(c);
+	}
+}
+
+/* ---- the reference loops, in C terms ---- */
+
+static uint16_t h_of(float f) { return aclFloatToFloat16(f); }
+static float f_of(uint16_t h) { return aclFloat16ToFloat(h); }
+
+static float ref_f(int op, float a, float b)
+{
+	switch (op) {
+	case ADD: return a + b;
+	case SUB: return a - b;
+	case MUL: return a * b;
+	case DIV: return a / b;
+	case MAX: return a > b ? a : b;
+	case MIN: return a < b ? a : b;
+	case ADDS: return a + SCALAR;
+	case MULS: return a * SCALAR;
+	case DUP: return SCALAR;
+	case ABS: return fabsf(a);
+	default: return expf(a);
+	}
+}
+
+static int32_t ref_i(int op, int32_t a, int32_t b)
+{
+	uint32_t ua = (uint32_t)a, ub = (uint32_t)b;
+
+	switch (op) {
+	case ADD: return (int32_t)(ua + ub);
+	case SUB: return (int32_t)(ua - ub);
+	case MUL: return (int32_t)(ua * ub);
+	case MAX: return a > b ? a : b;
+	case MIN: return a < b ? a : b;
+	case ADDS: return (int32_t)(ua + 3u);
+	case MULS: return (int32_t)(ua * 3u);
+	default: return 3;
+	}
+}
+
+/* Inputs: both signs, fractions for the floating types, no zero divisor. */
+static float in_x(uint32_t i) { return ((float)(i % 61) - 30.0f) / 4.0f; }
+static float in_y(uint32_t i) { return ((float)(i % 17) + 1.0f) / ((i & 1) ? -2.0f : 2.0f); }
+static int32_t in_xi(uint32_t i)
+{
+	return (i % 5 == 0) ? INT32_MAX - (int32_t)(i % 3) : (int32_t)(i * 2654435761u);
+}
+static int32_t in_yi(uint32_t i) { return (i % 7 == 0) ? INT32_MIN + 1 : (int32_t)(i * 40503u) - 7000000; }
+
+START_TEST(vector_ops_float)
+{
+	std::vector<float> x(N), y(N), z(N);
+	int op;
+
+	for (uint32_t i = 0; i < N; i++) {
+		x[i] = in_x(i);
+		y[i] = in_y(i);
+	}
+	for (op = 0; op < NOPS; op++) {
+		ck_assert_int_eq(aclmem::RunBlocks(BLOCKS, op_kernel<float>, x.data(),
+						   y.data(), z.data(), op), 0);
+		for (uint32_t i = 0; i < N; i++)
+			ck_assert_msg(z[i] == ref_f(op, x[i], y[i]),
+				      "%s float [%u]: %g, want %g", op_name[op], i,
+				      (double)z[i], (double)ref_f(op, x[i], y[i]));
+	}
+}
+END_TEST
+
+START_TEST(vector_ops_half)
+{
+	std::vector<half> x(N), y(N), z(N);
+	int op;
+
+	for (uint32_t i = 0; i < N; i++) {
+		x[i] = half::FromBits(h_of(in_x(i)));
+		y[i] = half::FromBits(h_of(in_y(i)));
+	}
+	for (op = 0; op < NOPS; op++) {
+		ck_assert_int_eq(aclmem::RunBlocks(BLOCKS, op_kernel<half>, x.data(),
+						   y.data(), z.data(), op), 0);
+		for (uint32_t i = 0; i < N; i++) {
+			uint16_t want = h_of(ref_f(op, f_of(x[i].Bits()),
+						   f_of(y[i].Bits())));
+
+			ck_assert_msg(z[i].Bits() == want,
+				      "%s half [%u]: %#x, want %#x", op_name[op], i,
+				      z[i].Bits(), want);
+		}
+	}
+}
+END_TEST
+
+START_TEST(vector_ops_int32)
+{
+	std::vector<int32_t> x(N), y(N), z(N);
+	int op;
+
+	for (uint32_t i = 0; i < N; i++) {
+		x[i] = in_xi(i);
+		y[i] = in_yi(i);
+	}
+	for (op = 0; op < NOPS; op++) {
+		if (op == DIV || op == ABS || op == EXP)
+			continue;	/* not int32_t operations (compile_errors) */
+		ck_assert_int_eq(aclmem::RunBlocks(BLOCKS, op_kernel<int32_t>, x.data(),
+						   y.data(), z.data(), op), 0);
+		for (uint32_t i = 0; i < N; i++)
+			ck_assert_msg(z[i] == ref_i(op, x[i], y[i]),
+				      "%s int32 [%u]: %d, want %d", op_name[op], i,
+				      z[i], ref_i(op, x[i], y[i]));
+	}
+}
+END_TEST
+
+/* ---- Cast ---- */
+
+template <typename D, typename S>
+static void cast_kernel(GM_ADDR src, GM_ADDR dst, int32_t mode)
+{
+	TPipe pipe;
+	TBuf<QuePosition::VECCALC> bs, bd;
+	GlobalTensor<S> sg;
+	GlobalTensor<D> dg;
+	uint64_t start = PER_BLOCK * GetBlockIdx();
+
+	sg.SetGlobalBuffer((__gm__ S *)src + start, PER_BLOCK);
+	dg.SetGlobalBuffer((__gm__ D *)dst + start, PER_BLOCK);
+	pipe.InitBuffer(bs, PER_BLOCK * sizeof(S));
+	pipe.InitBuffer(bd, PER_BLOCK * sizeof(D));
+	LocalTensor<S> s = bs.Get<S>();
+	LocalTensor<D> d = bd.Get<D>();
+	DataCopy(s, sg, PER_BLOCK);
+	Cast(d, s, (RoundMode)mode, PER_BLOCK);
+	DataCopy(dg, d, PER_BLOCK);
+}
+
+static const RoundMode modes[] = { RoundMode::CAST_NONE, RoundMode::CAST_RINT,
+				   RoundMode::CAST_FLOOR, RoundMode::CAST_CEIL,
+				   RoundMode::CAST_ROUND, RoundMode::CAST_TRUNC,
+				   RoundMode::CAST_ODD };
+
+/* Every finite half but -0, by value, as libaclmem decodes it. */
+static const std::vector<std::pair<double, uint16_t>> &all_halves()
+{
+	static const std::vector<std::pair<double, uint16_t>> t = [] {
+		std::vector<std::pair<double, uint16_t>> v;
+
+		for (uint32_t b = 0; b < 0x10000; b++)
+			if (((b >> 10) & 0x1F) != 0x1F && b != 0x8000)
+				v.emplace_back(f_of((uint16_t)b), (uint16_t)b);
+		std::sort(v.begin(), v.end());
+		return v;
+	}();
+	return t;
+}
+
+/*
+ * The reference rounding to half, |v| <= 65504: the finite halves just
+ * below and above v, found in the table of them all, then the mode.
+ */
+static uint16_t ref_half(double v, RoundMode m)
+{
+	const auto &t = all_halves();
+	uint16_t lo, hi;
+	double dl, dh;
+
+	if (v == 0)
+		return std::signbit(v) ? 0x8000 : 0;
+	auto it = std::lower_bound(t.begin(), t.end(), std::make_pair(v, (uint16_t)0));
+	if (it->first == v)
+		return it->second;
+	hi = it->second;
+	lo = std::prev(it)->second;
+	dl = v - f_of(lo);
+	dh = f_of(hi) - v;
+	switch (m) {
+	case RoundMode::CAST_FLOOR: return lo;
+	case RoundMode::CAST_CEIL: return hi;
+	case RoundMode::CAST_TRUNC: return v < 0 ? hi : lo;
+	case RoundMode::CAST_ROUND: return dh < dl || (dh == dl && v > 0) ? hi : lo;
+	case RoundMode::CAST_ODD: return (lo & 1) ? lo : hi;
+	default: return dh < dl || (dh == dl && (lo & 1)) ? hi : lo;
+	}
+}
+
+static float ref_float(double v, RoundMode m)
+{
+	float n = (float)v, lo = n, hi = n;
+
+	if ((double)n == v)
+		return n;
+	if ((double)n < v)
+		hi = nextafterf(n, INFINITY);
+	else
+		lo = nextafterf(n, -INFINITY);
+	switch (m) {
+	case RoundMode::CAST_FLOOR: return lo;
+	case RoundMode::CAST_CEIL: return hi;
+	case RoundMode::CAST_TRUNC: return v < 0 ? hi : lo;
+	case RoundMode::CAST_ROUND: return (hi - v < v - lo || (hi - v == v - lo && v > 0)) ? hi : lo;
+	case RoundMode::CAST_ODD: {
+		uint32_t b;
+
+		memcpy(&b, &lo, sizeof(b));
+		return (b & 1) ? lo : hi;
+	}
+	default: return n;
+	}
+}
+
+static int32_t ref_int(double v, RoundMode m)
+{
+	double r;
+
+	switch (m) {
+	case RoundMode::CAST_FLOOR: r = floor(v); break;
+	case RoundMode::CAST_CEIL: r = ceil(v); break;
+	case RoundMode::CAST_TRUNC: r = trunc(v); break;
+	case RoundMode::CAST_ROUND: r = round(v); break;
+	default: r = rint(v); break;
+	}
+	if (r > 2147483647.0)
+		return INT32_MAX;
+	if (r < -2147483648.0)
+		return INT32_MIN;
+	return (int32_t)r;
+}
+
+/* Values with every kind of rounding question: ties, near-ties, signs. */
+static double cast_in(uint32_t i, bool integral)
+{
+	static const double special[] = { 0.0, -0.0, 0.5, 1.5, 2.5, -0.5, -1.5, -2.5,
+					  2049.0, 2051.0, -2049.0, 4097.0, 65504.0,
+					  -65504.0, 1.0009765625, 3e9, -3e9,
+					  2147483520.0, 33554435.0, -33554435.0 };
+	const uint32_t ns = sizeof(special) / sizeof(special[0]);
+	double v;
+
+	if (i < ns)
+		v = special[i];
+	else
+		v = ((double)((i * 2654435761u) % 200001) - 100000.0) / (integral ? 1.0 : 7.0);
+	return integral ? trunc(v) : v;
+}
+
+template <typename D, typename S>
+static void cast_check(const char *what)
+{
+	std::vector<S> src(N);
+	std::vector<D> dst(N);
+	bool integral = std::is_same_v<S, int32_t>;
+
+	for (uint32_t i = 0; i < N; i++) {
+		double v = cast_in(i, integral);
+
+		if constexpr (std::is_same_v<S, half>) {
+			if (fabs(v) > 65504)
+				v = 0;
+			src[i] = half::FromBits(h_of((float)v));
+		} else if constexpr (std::is_same_v<S, float>) {
+			src[i] = (float)v;
+		} else {
+			src[i] = (int32_t)std::max(std::min(v, 2147483647.0), -2147483648.0);
+		}
+	}
+	for (RoundMode m : modes) {
+		if (std::is_same_v<D, int32_t> && m == RoundMode::CAST_ODD)
+			continue;	/* traps: cast_odd_to_int_traps */
+		ck_assert_int_eq(aclmem::RunBlocks(BLOCKS, cast_kernel<D, S>, src.data(),
+						   dst.data(), (int32_t)m), 0);
+		for (uint32_t i = 0; i < N; i++) {
+			double v;
+
+			if constexpr (std::is_same_v<S, half>)
+				v = f_of(src[i].Bits());
+			else
+				v = (double)src[i];
+			if constexpr (std::is_same_v<D, half>) {
+				/* beyond the finite halves: overflow_to_half */
+				if (fabs(v) > 65504)
+					continue;
+				ck_assert_msg(dst[i].Bits() == ref_half(v, m),
+					      "%s mode %d [%u] %.17g: %#x, want %#x", what,
+					      (int)m, i, v, dst[i].Bits(), ref_half(v, m));
+			} else if constexpr (std::is_same_v<D, float>) {
+				ck_assert_msg(dst[i] == ref_float(v, m),
+					      "%s mode %d [%u] %.17g: %.9g, want %.9g", what,
+					      (int)m, i, v, (double)dst[i], (double)ref_float(v, m));
+			} else {
+				ck_assert_msg(dst[i] == ref_int(v, m),
+					      "%s mode %d [%u] %.17g: %d, want %d", what,
+					      (int)m, i, v, dst[i], ref_int(v, m));
+			}
+		}
+	}
+}
+
+START_TEST(cast_float_half)
+{
+	cast_check<half, float>("float->half");
+	cast_check<float, half>("half->float");
+}
+END_TEST
+
+START_TEST(cast_float_int32)
+{
+	cast_check<int32_t, float>("float->int32");
+	cast_check<float, int32_t>("int32->float");
+}
+END_TEST
+
+START_TEST(cast_half_int32)
+{
+	cast_check<int32_t, half>("half->int32");
+	cast_check<half, int32_t>("int32->half");
+}
+END_TEST
+
+START_TEST(overflow_to_half)
+{
+	/* IEEE 754: nearest goes to infinity, toward zero stays finite. */
+	std::vector<float> src(N, 1e6f);
+	std::vector<half> dst(N);
+
+	for (uint32_t i = 0; i < N; i += 2)
+		src[i] = -1e6f;
+	struct { RoundMode m; uint16_t pos, neg; } want[] = {
+		{ RoundMode::CAST_RINT, 0x7C00, 0xFC00 },
+		{ RoundMode::CAST_FLOOR, 0x7BFF, 0xFC00 },
+		{ RoundMode::CAST_CEIL, 0x7C00, 0xFBFF },
+		{ RoundMode::CAST_TRUNC, 0x7BFF, 0xFBFF },
+	};
+	for (auto &w : want) {
+		ck_assert_int_eq(aclmem::RunBlocks(BLOCKS, cast_kernel<half, float>,
+						   src.data(), dst.data(), (int32_t)w.m), 0);
+		ck_assert_uint_eq(dst[1].Bits(), w.pos);
+		ck_assert_uint_eq(dst[0].Bits(), w.neg);
+	}
+}
+END_TEST
+
+START_TEST(cast_odd_to_int_traps)
+{
+	std::vector<float> src(N, 1.5f);
+	std::vector<int32_t> dst(N);
+
+	ck_assert_int_eq(aclmem::RunBlocks(BLOCKS, cast_kernel<int32_t, float>, src.data(),
+					   dst.data(), (int32_t)RoundMode::CAST_ODD),
+			 ACL_ERROR_RT_AICORE_TRAP_EXCEPTION);
+}
+END_TEST
+
+/* ---- blocks together ---- */
+
+static void sync_kernel(GM_ADDR out)
+{
+	GlobalTensor<int32_t> g;
+	int64_t me = GetBlockIdx(), n = GetBlockNum();
+
+	g.SetGlobalBuffer((__gm__ int32_t *)out, 2 * n);
+	for (int round = 0; round < 3; round++) {
+		g.SetValue(me, (int32_t)(me * 10 + round));
+		SyncAll();
+		/* every block's write is visible to every block */
+		g.SetValue(n + me, g.GetValue((me + 1) % n));
+		SyncAll();
+	}
+}
+
+START_TEST(sync_all)
+{
+	std::vector<int32_t> out(2 * 8);
+
+	ck_assert_int_eq(aclmem::RunBlocks(8, sync_kernel, out.data()), 0);
+	for (int i = 0; i < 8; i++)
+		ck_assert_int_eq(out[8 + i], ((i + 1) % 8) * 10 + 2);
+}
+END_TEST
+
+/* ---- misuse traps ---- */
+
+enum Misuse {
+	DEQUE_EMPTY, ALLOC_TOO_MANY, ENQUE_BEYOND_DEPTH, FREE_TWICE, ENQUE_FOREIGN,
+	UB_OVERFLOW, COPY_UNALIGNED, LOCAL_OUT_OF_RANGE, GLOBAL_OUT_OF_RANGE,
+	VEC_OUT_OF_RANGE, TRAP, ASSERT, TWO_PIPES, NMISUSE
+};
+
+static void misuse_kernel(GM_ADDR gm, int32_t what)
+{
+	TPipe pipe;
+	TQue<QuePosition::VECIN, 1> q, other;
+	GlobalTensor<float> g;
+	LocalTensor<float> a, b;
+
+	g.SetGlobalBuffer((__gm__ float *)gm, 64);
+	pipe.InitBuffer(q, 2, 64 * sizeof(float));
+	pipe.InitBuffer(other, 1, 64 * sizeof(float));
+	/* Only block 1 misbehaves: the others end normally. */
+	if (GetBlockIdx() != 1)
+		return;
+	switch (what) {
+	case DEQUE_EMPTY:
+		(void)q.DeQue<float>();
+		break;
+	case ALLOC_TOO_MANY:
+		a = q.AllocTensor<float>();
+		b = q.AllocTensor<float>();
+		(void)q.AllocTensor<float>();
+		break;
+	case ENQUE_BEYOND_DEPTH:
+		a = q.AllocTensor<float>();
+		b = q.AllocTensor<float>();
+		q.EnQue(a);
+		q.EnQue(b);
+		break;
+	case FREE_TWICE:
+		a = q.AllocTensor<float>();
+		q.FreeTensor(a);
+		q.FreeTensor(a);
+		break;
+	case ENQUE_FOREIGN:
+		a = other.AllocTensor<float>();
+		q.EnQue(a);
+		break;
+	case UB_OVERFLOW: {
+		TBuf<QuePosition::VECCALC> big;
+
+		pipe.InitBuffer(big, 192 * 1024);
+		break;
+	}
+	case COPY_UNALIGNED:
+		a = q.AllocTensor<float>();
+		DataCopy(a, g, 7);
+		break;
+	case LOCAL_OUT_OF_RANGE:
+		a = q.AllocTensor<float>();
+		a.SetValue(64, 1.0f);
+		break;
+	case GLOBAL_OUT_OF_RANGE:
+		a = q.AllocTensor<float>();
+		DataCopy(a, g[8], 64);
+		break;
+	case VEC_OUT_OF_RANGE:
+		a = q.AllocTensor<float>();
+		Adds(a, a, 1.0f, 65);
+		break;
+	case TRAP:
+		trap();
+	case ASSERT:
+		assert(GetBlockIdx() == 0);
+		break;
+	case TWO_PIPES: {
+		TPipe second;
+		break;
+	}
+	}
+}
+
+START_TEST(misuse_traps)
+{
+	std::vector<float> gm(64);
+
+	ck_assert_int_eq(aclmem::RunBlocks(BLOCKS, misuse_kernel, gm.data(), (int32_t)_i),
+			 ACL_ERROR_RT_AICORE_TRAP_EXCEPTION);
+}
+END_TEST
+
+/* A trapping block, or one that never reaches SyncAll, frees the others. */
+static void sync_trap_kernel(int32_t how)
+{
+	if (GetBlockIdx() == 2) {
+		if (how)
+			return;
+		trap();
+	}
+	SyncAll();
+}
+
+START_TEST(sync_all_never_hangs)
+{
+	ck_assert_int_eq(aclmem::RunBlocks(BLOCKS, sync_trap_kernel, (int32_t)0),
+			 ACL_ERROR_RT_AICORE_TRAP_EXCEPTION);
+	ck_assert_int_eq(aclmem::RunBlocks(BLOCKS, sync_trap_kernel, (int32_t)1),
+			 ACL_ERROR_RT_AICORE_TRAP_EXCEPTION);
+}
+END_TEST
+
+static void print_kernel()
+{
+	AscendC::printf("block %ld of %ld\n", (long)GetBlockIdx(), (long)GetBlockNum());
+}
+
+START_TEST(kernel_printf)
+{
+	ck_assert_int_eq(aclmem::RunBlocks(2, print_kernel), 0);
+}
+END_TEST
+
+/* ---- outside the subset: compile errors that say what ---- */
+
+static const struct {
+	const char *code, *says;
+} outside[] = {
+	{ "void k(LocalTensor<float> a) { Relu(a, a, 8); }", "Relu" },
+	{ "void k(LocalTensor<float> a) { AscendC::Ln(a, a, 8); }", "Ln" },
+	{ "void k(LocalTensor<int8_t> a) { Add(a, a, a, 8); }", "AscendC::Add: type outside" },
+	{ "void k(LocalTensor<int32_t> a) { Div(a, a, a, 8); }", "AscendC::Div: type outside" },
+	{ "void k(LocalTensor<int32_t> a) { Exp(a, a, 8); }", "AscendC::Exp: type outside" },
+	{ "void k(LocalTensor<int8_t> d, LocalTensor<float> s) { Cast(d, s, RoundMode::CAST_RINT, 8); }",
+	  "AscendC::Cast: pair of types" },
+	{ "TQue<QuePosition::A1, 1> q;", "AscendC::TQue: libaclmem's subset" },
+	{ "void k(LocalTensor<float> a, GlobalTensor<float> g) { DataCopyParams p; DataCopy(a, g, p); }",
+	  "DataCopyParams" },
+	{ "void k(LocalTensor<float> a) { uint64_t m = 0; Add(a, a, a, m, 1, {}); }", "Add" },
+	{ "void k(LocalTensor<bfloat16_t> a) { }", "bfloat16_t" },
+};
+
+START_TEST(outside_subset_fails_to_compile)
+{
+	char dir[] = "/tmp/acl_ascendc.XXXXXX", cmd[1024], line[512];
+	std::string out;
+	FILE *f, *p;
+	int status;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd), "%s/k.cpp", dir);
+	f = fopen(cmd, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "#include \"kernel_operator.h\"\nusing namespace AscendC;\n%s\n",
+		outside[_i].code);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd),
+		 "%s -std=c++17 -fsyntax-only -I%s/lib/ascendc/include -I%s/include %s/k.cpp 2>&1",
+		 NMTEST_CXX, ACLTEST_TOP, ACLTEST_TOP, dir);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	while (fgets(line, sizeof(line), p))
+		out += line;
+	status = pclose(p);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_msg(status != 0, "compiled: %s", outside[_i].code);
+	ck_assert_msg(out.find(outside[_i].says) != std::string::npos,
+		      "%s: the errors do not say \"%s\":\n%s", outside[_i].code,
+		      outside[_i].says, out.c_str());
+}
+END_TEST
+
+/* The same header compiles as a whole with every warning as an error. */
+START_TEST(inside_subset_compiles_cleanly)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd),
+		 "echo '#include \"kernel_operator.h\"' | %s -std=c++17 -Wall -Wextra "
+		 "-Wpedantic -Werror -fsyntax-only -I%s/lib/ascendc/include -I%s/include "
+		 "-x c++ -",
+		 NMTEST_CXX, ACLTEST_TOP, ACLTEST_TOP);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("acl_ascendc");
+
+	nm_add(s, vector_ops_float, 60);
+	nm_add(s, vector_ops_half, 60);
+	nm_add(s, vector_ops_int32, 60);
+	nm_add(s, cast_float_half, 300);
+	nm_add(s, cast_float_int32, 60);
+	nm_add(s, cast_half_int32, 300);
+	nm_add(s, overflow_to_half, 30);
+	nm_add(s, cast_odd_to_int_traps, 30);
+	nm_add(s, sync_all, 30);
+	nm_add(s, sync_all_never_hangs, 30);
+	nm_add(s, kernel_printf, 30);
+	nm_add(s, inside_subset_compiles_cleanly, 120);
+	nm_add_loop(s, misuse_traps, NMISUSE, 30, NULL);
+	nm_add_loop(s, outside_subset_fails_to_compile,
+		    (int)(sizeof(outside) / sizeof(outside[0])), 120, NULL);
+	return acltest_run(s);
+}
