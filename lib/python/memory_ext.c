@@ -23,15 +23,6 @@
 #include "acl/acl.h"
 #include "aclpy.h"
 
-static int need_dict(PyObject *o, const char *what)
-{
-	if (PyDict_Check(o))
-		return 1;
-	PyErr_Format(PyExc_TypeError, "%s must be dict, not %.200s", what,
-		     Py_TYPE(o)->tp_name);
-	return 0;
-}
-
 /* ---- configured allocations ---- */
 
 /*
@@ -106,37 +97,60 @@ static int parse_rsv(PyObject *item, aclrtMallocAttrValue *v)
 	return 1;
 }
 
+static int read_value(PyObject *d, void *out);
+
+static const struct aclpy_field value_fields[] = {
+	ACLPY_FIELD(aclrtMallocAttrValue, moduleId, UINT16_MAX, true),
+	ACLPY_FIELD(aclrtMallocAttrValue, deviceId, UINT32_MAX, true),
+	ACLPY_FIELD(aclrtMallocAttrValue, vaFlag, UINT32_MAX, true),
+};
+
+static const struct aclpy_struct value_desc = {
+	&aclpy_named, "aclrtMallocAttrValue", "aclrtMallocAttrValue",
+	value_fields, 3, NULL, read_value,
+};
+
 /*
  * One aclrtMallocAttrValue from its dict.  The C type is a union, so the
  * dict names the one member it sets: "moduleId", "deviceId", "vaFlag" or
  * "rsv" (a list of at most 8 bytes), whichever the attribute reads.
  */
-static int parse_attr_value(PyObject *d, aclrtMallocAttrValue *v)
+static int read_value(PyObject *d, void *out)
 {
 	static const char *const keys[] = { "moduleId", "deviceId", "vaFlag",
 					    "rsv" };
-	static const struct aclpy_field ints[] = {
-		ACLPY_FIELD(aclrtMallocAttrValue, moduleId, UINT16_MAX, true),
-		ACLPY_FIELD(aclrtMallocAttrValue, deviceId, UINT32_MAX, true),
-		ACLPY_FIELD(aclrtMallocAttrValue, vaFlag, UINT32_MAX, true),
-	};
 	int found;
 
-	if (!need_dict(d, "aclrtMallocAttrValue"))
-		return 0;
 	if (!attr_value_member(d, keys, sizeof(keys) / sizeof(keys[0]),
 			       &found))
 		return 0;
-	memset(v, 0, sizeof(*v));
 	if (found == 3)
-		return parse_rsv(PyDict_GetItemString(d, "rsv"), v);
+		return parse_rsv(PyDict_GetItemString(d, "rsv"), out);
 	if (found >= 0)
-		return aclpy_dict_struct(d, "aclrtMallocAttrValue",
-					 &ints[found], 1, v);
+		return aclpy_read_field(d, &value_desc, &value_fields[found],
+					out);
 	PyErr_SetString(PyExc_KeyError,
 			"aclrtMallocAttrValue needs one of \"moduleId\", \"deviceId\", \"vaFlag\", \"rsv\"");
 	return 0;
 }
+
+/* One {"attr": int, "value": dict}. */
+static const struct aclpy_field attr_fields[] = {
+	ACLPY_FIELD(aclrtMallocAttribute, attr, INT32_MAX, true),
+	ACLPY_SUB(aclrtMallocAttribute, value, true),
+};
+
+static const struct aclpy_struct attr_desc = {
+	&aclpy_named, "aclrtMallocAttribute", "aclrtMallocAttribute",
+	attr_fields, 2, &value_desc, NULL,
+};
+
+/* numAttrs, read alone into an unsigned long long. */
+static const struct aclpy_field num_attrs = { "numAttrs", 0, 8, SIZE_MAX,
+					      true };
+static const struct aclpy_struct cfg_desc = {
+	&aclpy_named, "cfg", "aclrtMallocConfig", NULL, 0, NULL, NULL,
+};
 
 /*
  * cfg["attrs"] (a list or tuple) into *list and its length into *n, with
@@ -160,8 +174,7 @@ static int cfg_attrs_list(PyObject *cfg, PyObject **list, Py_ssize_t *n)
 	}
 	*n = PySequence_Fast_GET_SIZE(*list);
 	if (PyDict_GetItemString(cfg, "numAttrs")) {
-		if (!aclpy_dict_uint(cfg, "aclrtMallocConfig", "numAttrs",
-				     SIZE_MAX, true, &x))
+		if (!aclpy_read_field(cfg, &cfg_desc, &num_attrs, &x))
 			return 0;
 		if (x != (unsigned long long)*n) {
 			PyErr_SetString(PyExc_ValueError,
@@ -170,25 +183,6 @@ static int cfg_attrs_list(PyObject *cfg, PyObject **list, Py_ssize_t *n)
 		}
 	}
 	return 1;
-}
-
-/* One {"attr": int, "value": dict}.  0 with an exception set on failure. */
-static int parse_attr(PyObject *a, aclrtMallocAttribute *out)
-{
-	static const struct aclpy_field attr =
-		ACLPY_FIELD(aclrtMallocAttribute, attr, INT32_MAX, true);
-	PyObject *v;
-
-	if (!need_dict(a, "aclrtMallocAttribute") ||
-	    !aclpy_dict_struct(a, "aclrtMallocAttribute", &attr, 1, out))
-		return 0;
-	v = PyDict_GetItemString(a, "value");
-	if (!v) {
-		PyErr_SetString(PyExc_KeyError,
-				"aclrtMallocAttribute needs \"value\"");
-		return 0;
-	}
-	return parse_attr_value(v, &out->value);
 }
 
 /*
@@ -206,7 +200,7 @@ static int conv_malloc_cfg(PyObject *cfg, union aclpy_val *slot)
 
 	if (cfg == Py_None)
 		return 1;
-	if (!need_dict(cfg, "cfg"))
+	if (!aclpy_read_struct(cfg, &cfg_desc, NULL))
 		return 0;
 	if (PyDict_Size(cfg) == 0)
 		return 1;
@@ -219,8 +213,8 @@ static int conv_malloc_cfg(PyObject *cfg, union aclpy_val *slot)
 	out->numAttrs = (size_t)n;
 	out->attrs = n ? (aclrtMallocAttribute *)(out + 1) : NULL;
 	for (i = 0; i < n; i++)
-		if (!parse_attr(PySequence_Fast_GET_ITEM(list, i),
-				&out->attrs[i]))
+		if (!aclpy_read_struct(PySequence_Fast_GET_ITEM(list, i),
+				       &attr_desc, &out->attrs[i]))
 			return 0;
 	return 1;
 }
@@ -312,24 +306,21 @@ static int conv_addrs(PyObject *seq, union aclpy_val *slot)
  * obj converter (calls.h): aclrtPhysicalMemProp from pyACL's dict, in
  * which "location" is required too (aclpy_prop_fields).
  */
+static const struct aclpy_struct location_desc = {
+	&aclpy_named, "aclrtPhysicalMemProp[\"location\"]", "aclrtMemLocation",
+	aclpy_location_fields, 2, NULL, NULL,
+};
+
+static const struct aclpy_struct prop_desc = {
+	&aclpy_named, "prop", "aclrtPhysicalMemProp", aclpy_prop_fields, 5,
+	&location_desc, NULL,
+};
+
 static int conv_phys_prop(PyObject *d, union aclpy_val *slot)
 {
 	aclrtPhysicalMemProp *p = aclpy_slot_alloc(slot, 1, sizeof(*p));
-	PyObject *loc;
 
-	if (!p || !need_dict(d, "prop") ||
-	    !aclpy_dict_struct(d, "aclrtPhysicalMemProp", aclpy_prop_fields,
-			       4, p))
-		return 0;
-	loc = PyDict_GetItemString(d, "location");
-	if (!loc) {
-		PyErr_SetString(PyExc_KeyError,
-				"aclrtPhysicalMemProp needs \"location\"");
-		return 0;
-	}
-	return need_dict(loc, "aclrtPhysicalMemProp[\"location\"]") &&
-	       aclpy_dict_struct(loc, "aclrtMemLocation",
-				 aclpy_location_fields, 2, &p->location);
+	return p && aclpy_read_struct(d, &prop_desc, p);
 }
 
 #define MEMORY_EXT_CALLS(CALL, HAND)					\
