@@ -118,6 +118,13 @@ struct aclpy_struct {
 	int (*read)(PyObject *d, void *out);
 };
 
+/* A struct's description var, of the fields array f. */
+#define ACLPY_STRUCT(var, dl, name, what, f, sub, read)		\
+	static const struct aclpy_struct var = {			\
+		&aclpy_##dl, name, what, f, sizeof(f) / sizeof(*(f)),	\
+		sub, read						\
+	}
+
 int aclpy_read_field(PyObject *d, const struct aclpy_struct *s,
 		     const struct aclpy_field *f, void *out);
 int aclpy_read_struct(PyObject *d, const struct aclpy_struct *s, void *out);

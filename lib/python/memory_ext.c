@@ -105,10 +105,8 @@ static const struct aclpy_field value_fields[] = {
 	ACLPY_FIELD(aclrtMallocAttrValue, vaFlag, UINT32_MAX, true),
 };
 
-static const struct aclpy_struct value_desc = {
-	&aclpy_named, "aclrtMallocAttrValue", "aclrtMallocAttrValue",
-	value_fields, 3, NULL, read_value,
-};
+ACLPY_STRUCT(value_desc, named, "aclrtMallocAttrValue",
+	     "aclrtMallocAttrValue", value_fields, NULL, read_value);
 
 /*
  * One aclrtMallocAttrValue from its dict.  The C type is a union, so the
@@ -140,17 +138,15 @@ static const struct aclpy_field attr_fields[] = {
 	ACLPY_SUB(aclrtMallocAttribute, value, true),
 };
 
-static const struct aclpy_struct attr_desc = {
-	&aclpy_named, "aclrtMallocAttribute", "aclrtMallocAttribute",
-	attr_fields, 2, &value_desc, NULL,
-};
+ACLPY_STRUCT(attr_desc, named, "aclrtMallocAttribute",
+	     "aclrtMallocAttribute", attr_fields, &value_desc, NULL);
 
-/* numAttrs, read alone into an unsigned long long. */
-static const struct aclpy_field num_attrs = { "numAttrs", 0, 8, SIZE_MAX,
-					      true };
-static const struct aclpy_struct cfg_desc = {
-	&aclpy_named, "cfg", "aclrtMallocConfig", NULL, 0, NULL, NULL,
+/* A dict whose one int is numAttrs, read alone into an unsigned long long. */
+static const struct aclpy_field num_attrs[] = {
+	{ "numAttrs", 0, sizeof(unsigned long long), SIZE_MAX, true },
 };
+ACLPY_STRUCT(cfg_desc, named, "cfg", "aclrtMallocConfig", num_attrs, NULL,
+	     NULL);
 
 /*
  * cfg["attrs"] (a list or tuple) into *list and its length into *n, with
@@ -174,7 +170,7 @@ static int cfg_attrs_list(PyObject *cfg, PyObject **list, Py_ssize_t *n)
 	}
 	*n = PySequence_Fast_GET_SIZE(*list);
 	if (PyDict_GetItemString(cfg, "numAttrs")) {
-		if (!aclpy_read_field(cfg, &cfg_desc, &num_attrs, &x))
+		if (!aclpy_read_struct(cfg, &cfg_desc, &x))
 			return 0;
 		if (x != (unsigned long long)*n) {
 			PyErr_SetString(PyExc_ValueError,
@@ -200,8 +196,8 @@ static int conv_malloc_cfg(PyObject *cfg, union aclpy_val *slot)
 
 	if (cfg == Py_None)
 		return 1;
-	if (!aclpy_read_struct(cfg, &cfg_desc, NULL))
-		return 0;
+	if (!PyDict_Check(cfg))
+		return aclpy_read_struct(cfg, &cfg_desc, NULL);
 	if (PyDict_Size(cfg) == 0)
 		return 1;
 	if (!cfg_attrs_list(cfg, &list, &n))
@@ -306,15 +302,10 @@ static int conv_addrs(PyObject *seq, union aclpy_val *slot)
  * obj converter (calls.h): aclrtPhysicalMemProp from pyACL's dict, in
  * which "location" is required too (aclpy_prop_fields).
  */
-static const struct aclpy_struct location_desc = {
-	&aclpy_named, "aclrtPhysicalMemProp[\"location\"]", "aclrtMemLocation",
-	aclpy_location_fields, 2, NULL, NULL,
-};
-
-static const struct aclpy_struct prop_desc = {
-	&aclpy_named, "prop", "aclrtPhysicalMemProp", aclpy_prop_fields, 5,
-	&location_desc, NULL,
-};
+ACLPY_STRUCT(location_desc, named, "aclrtPhysicalMemProp[\"location\"]",
+	     "aclrtMemLocation", aclpy_location_fields, NULL, NULL);
+ACLPY_STRUCT(prop_desc, named, "prop", "aclrtPhysicalMemProp",
+	     aclpy_prop_fields, &location_desc, NULL);
 
 static int conv_phys_prop(PyObject *d, union aclpy_val *slot)
 {

@@ -35,28 +35,23 @@ static const struct aclpy_field loc_fields[] = {
 	ACLPY_FIELD(aclrtMemLocation, type, UINT32_MAX, true),
 };
 
-static const struct aclpy_struct loc_desc = {
-	&aclpy_plain, "expected a dict", "", loc_fields, 2, NULL, NULL,
-};
+ACLPY_STRUCT(loc_desc, plain, "expected a dict", "", loc_fields, NULL, NULL);
 
 static const struct aclpy_field attr_fields[] = {
 	ACLPY_SUB(aclrtMemcpyBatchAttr, dstLoc, true),
 	ACLPY_SUB(aclrtMemcpyBatchAttr, srcLoc, true),
 };
 
-static const struct aclpy_struct attr_desc = {
-	&aclpy_plain, "attribute must be a dict", "", attr_fields, 2,
-	&loc_desc, NULL,
-};
+ACLPY_STRUCT(attr_desc, plain, "attribute must be a dict", "", attr_fields,
+	     &loc_desc, NULL);
 
 static const struct aclpy_field task_fields[] = {
 	ACLPY_FIELD(aclrtBarrierCmoInfo, cmoType, UINT32_MAX, true),
 	ACLPY_FIELD(aclrtBarrierCmoInfo, barrierId, UINT32_MAX, true),
 };
 
-static const struct aclpy_struct task_desc = {
-	&aclpy_plain, "expected a dict", "", task_fields, 2, NULL, NULL,
-};
+ACLPY_STRUCT(task_desc, plain, "expected a dict", "", task_fields, NULL,
+	     NULL);
 
 /* One aclrtMemcpyBatchAttr, for aclpy_seq. */
 static int batch_attr(PyObject *o, void *out)

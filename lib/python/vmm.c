@@ -20,25 +20,18 @@
  * Every key of this file's structs is optional (0), and messages name the
  * key alone: the keyed dialect.
  */
-static const struct aclpy_struct location_desc = {
-	&aclpy_keyed, "location must be a dict", "", aclpy_location_fields, 2,
-	NULL, NULL,
-};
-
-static const struct aclpy_struct prop_desc = {
-	&aclpy_keyed, "prop must be a dict", "", aclpy_prop_fields, 5,
-	&location_desc, NULL,
-};
+ACLPY_STRUCT(location_desc, keyed, "location must be a dict", "",
+	     aclpy_location_fields, NULL, NULL);
+ACLPY_STRUCT(prop_desc, keyed, "prop must be a dict", "", aclpy_prop_fields,
+	     &location_desc, NULL);
 
 static const struct aclpy_field desc_fields[] = {
 	ACLPY_FIELD(aclrtMemAccessDesc, flags, INT32_MAX, false),
 	ACLPY_SUB(aclrtMemAccessDesc, location, false),
 };
 
-static const struct aclpy_struct access_desc = {
-	&aclpy_keyed, "desc must be a dict", "", desc_fields, 2,
-	&location_desc, NULL,
-};
+ACLPY_STRUCT(access_desc, keyed, "desc must be a dict", "", desc_fields,
+	     &location_desc, NULL);
 
 /* obj converters (calls.h) for a prop and a location */
 static int conv_prop(PyObject *o, union aclpy_val *slot)
