@@ -249,30 +249,31 @@ static PyObject *usage_dict(const aclrtMemUsageInfo *u)
 	return d;
 }
 
-static PyObject *py_get_mem_usage_info(PyObject *self, PyObject *args)
+/* objn (calls.h): input_num, the room the C call is given. */
+static int conv_usage(PyObject *o, union aclpy_val *slot)
 {
-	aclrtMemUsageInfo *info;
-	size_t want, n, out = 0, i;
-	PyObject *list = NULL;
-	int32_t dev;
-	aclError ret;
+	size_t want;
 
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&:get_mem_usage_info", conv_i32, &dev,
-			      conv_size, &want))
-		return NULL;
-	n = want < MEM_USAGE_MAX ? want : MEM_USAGE_MAX;
+	if (!conv_size(o, &want))
+		return 0;
+	slot->a.n = want < MEM_USAGE_MAX ? want : MEM_USAGE_MAX;
 	/* At least one entry: input_num 0 is the library's to judge. */
-	info = PyMem_Calloc(n ? n : 1, sizeof(*info));
-	if (!info)
-		return PyErr_NoMemory();
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtGetMemUsageInfo(dev, info, n, &out);
-	Py_END_ALLOW_THREADS
-	if (ret || out > n)
-		out = 0;
-	list = PyList_New((Py_ssize_t)out);
-	for (i = 0; list && i < out; i++) {
+	return aclpy_slot_alloc(slot, slot->a.n ? slot->a.n : 1,
+				sizeof(aclrtMemUsageInfo)) != NULL;
+}
+
+/* outsv (calls.h): the entries the call filled of args[1]'s, a list. */
+static PyObject *usage_list(const void *out, const union aclpy_val *args,
+			    aclError ret)
+{
+	const aclrtMemUsageInfo *info = args[1].a.p;
+	size_t i, n = *(const size_t *)out;
+	PyObject *list;
+
+	if (ret || n > args[1].a.n)
+		n = 0;
+	list = PyList_New((Py_ssize_t)n);
+	for (i = 0; list && i < n; i++) {
 		PyObject *d = usage_dict(&info[i]);
 
 		if (!d)
@@ -280,10 +281,7 @@ static PyObject *py_get_mem_usage_info(PyObject *self, PyObject *args)
 		else
 			PyList_SET_ITEM(list, (Py_ssize_t)i, d);
 	}
-	PyMem_Free(info);
-	if (!list)
-		return NULL;
-	return Py_BuildValue("(Ni)", list, ret);
+	return list;
 }
 
 /* objn converter (calls.h): check_mem_type's list of addresses. */
@@ -337,7 +335,8 @@ static int conv_phys_prop(PyObject *d, union aclpy_val *slot)
 	CALL(mem_get_address_range, aclrtMemGetAddressRange,		\
 	     (p, out_p, out_z), (),					\
 	     "base, size, ret = mem_get_address_range(ptr)")		\
-	HAND(get_mem_usage_info, METH_VARARGS,				\
+	CALL(get_mem_usage_info, aclrtGetMemUsageInfo,			\
+	     (i32, objn(conv_usage), outsv(size_t, usage_list)), (),	\
 	     "infos, ret = get_mem_usage_info(device_id, input_num)")	\
 	CALL(check_mem_type, aclrtCheckMemType,				\
 	     (objn(conv_addrs), u32, out_u32, opt, u32), (),		\

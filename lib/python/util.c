@@ -304,23 +304,18 @@ static PyObject *py_start_thread(PyObject *self, PyObject *args)
 			     ACL_SUCCESS);
 }
 
+ACLPY_CONV(thread_id, uint64_t, "thread_id", unsigned long long,
+	   PyLong_AsUnsignedLongLong, 1, "")
+
 static PyObject *py_stop_thread(PyObject *self, PyObject *args)
 {
 	struct pythread **pt, *t;
 	uint64_t id;
-	unsigned long long v;
-	PyObject *o;
 	int err;
 
 	(void)self;
-	if (!PyArg_ParseTuple(args, "O:stop_thread", &o))
+	if (!PyArg_ParseTuple(args, "O&:stop_thread", conv_thread_id, &id))
 		return NULL;
-	if (!need_int(o, "thread_id"))
-		return NULL;
-	v = PyLong_AsUnsignedLongLong(o);
-	if (v == (unsigned long long)-1 && PyErr_Occurred())
-		return NULL;
-	id = v;
 	pthread_mutex_lock(&threads_lock);
 	for (pt = &threads; (t = *pt); pt = &t->next) {
 		if ((uint64_t)t->th != id)
