@@ -196,7 +196,7 @@ static int conv_malloc_cfg(PyObject *cfg, union aclpy_val *slot)
 
 	if (cfg == Py_None)
 		return 1;
-	if (!PyDict_Check(cfg))
+	if (!PyDict_Check(cfg))	/* the reader's TypeError */
 		return aclpy_read_struct(cfg, &cfg_desc, NULL);
 	if (PyDict_Size(cfg) == 0)
 		return 1;
