@@ -62,10 +62,12 @@ static int attr_value_member(PyObject *d, const char *const *keys,
 	return 1;
 }
 
+ACLPY_CONV(rsv_byte, uint8_t, "rsv byte", unsigned long long,
+	   PyLong_AsUnsignedLongLong, v <= UINT8_MAX, "rsv byte out of range")
+
 /* The "rsv" member: a list of at most 8 bytes.  0 with an exception set. */
 static int parse_rsv(PyObject *item, aclrtMallocAttrValue *v)
 {
-	unsigned long long x;
 	Py_ssize_t i, n;
 
 	if (!PyList_Check(item) && !PyTuple_Check(item)) {
@@ -79,21 +81,10 @@ static int parse_rsv(PyObject *item, aclrtMallocAttrValue *v)
 				"aclrtMallocAttrValue[\"rsv\"] has at most 8 bytes");
 		return 0;
 	}
-	for (i = 0; i < n; i++) {
-		PyObject *b = PySequence_Fast_GET_ITEM(item, i);
-
-		if (!need_int(b, "rsv byte"))
+	for (i = 0; i < n; i++)
+		if (!conv_rsv_byte(PySequence_Fast_GET_ITEM(item, i),
+				   &v->rsv[i]))
 			return 0;
-		x = PyLong_AsUnsignedLongLong(b);
-		if (x == (unsigned long long)-1 && PyErr_Occurred())
-			return 0;
-		if (x > UINT8_MAX) {
-			PyErr_SetString(PyExc_OverflowError,
-					"rsv byte out of range");
-			return 0;
-		}
-		v->rsv[i] = (uint8_t)x;
-	}
 	return 1;
 }
 

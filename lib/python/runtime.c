@@ -47,7 +47,7 @@ struct pycb {
 };
 
 static pthread_mutex_t cb_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct pycb *cb_head, **cb_tail = &cb_head;
+static struct pycb *cb_head;	/* newest first */
 static uint64_t cb_next_id = 1;
 
 /* Contexts made by create_context and not destroyed: the others are the
@@ -74,19 +74,9 @@ static void cb_insert(struct pycb *r)
 	pthread_mutex_lock(&cb_lock);
 	r->id = cb_next_id++;
 	r->primary = !made_ctx_locked(r->ctx);
-	r->next = NULL;
-	*cb_tail = r;
-	cb_tail = &r->next;
+	r->next = cb_head;
+	cb_head = r;
 	pthread_mutex_unlock(&cb_lock);
-}
-
-static void cb_fix_tail_locked(void)
-{
-	struct pycb **pp;
-
-	for (pp = &cb_head; *pp; pp = &(*pp)->next)
-		;
-	cb_tail = pp;
 }
 
 /* Unlink the record with this id; NULL if it is gone (run or dropped). */
@@ -98,8 +88,6 @@ static struct pycb *cb_take(uint64_t id)
 	for (pp = &cb_head; (r = *pp); pp = &r->next) {
 		if (r->id == id) {
 			*pp = r->next;
-			if (!r->next)
-				cb_tail = pp;
 			break;
 		}
 	}
@@ -136,7 +124,6 @@ static void cb_drop(enum cb_match how, void *stream, void *ctx)
 			pp = &r->next;
 		}
 	}
-	cb_fix_tail_locked();
 	pthread_mutex_unlock(&cb_lock);
 	while ((r = dead)) {
 		dead = r->next;
