@@ -75,7 +75,10 @@ void *aclpy_slot_alloc(union aclpy_val *slot, size_t n, size_t size);
 int aclpy_key_buf(union aclpy_val *slot);
 PyObject *aclpy_ptr_ret(const void *p, aclError ret);
 
-/* An unsigned member of a struct read from a dict by aclpy_dict_struct. */
+/*
+ * A member of a struct read from a dict by aclpy_read_struct: an unsigned
+ * integer of size bytes, or with size 0 a struct, the struct's sub.
+ */
 struct aclpy_field {
 	const char *key;
 	size_t off;
@@ -87,13 +90,45 @@ struct aclpy_field {
 #define ACLPY_FIELD(type, member, max, required)			\
 	{ #member, offsetof(type, member), sizeof(((type *)0)->member),	\
 	  max, required }
+#define ACLPY_SUB(type, member, required)				\
+	{ #member, offsetof(type, member), 0, 0, required }
 
-int aclpy_dict_uint(PyObject *d, const char *what, const char *key,
-		    unsigned long long max, bool required,
-		    unsigned long long *out);
-int aclpy_dict_struct(PyObject *d, const char *what,
-		      const struct aclpy_field *f, size_t n, void *out);
-extern const struct aclpy_field aclpy_prop_fields[4];
+/* The formats of a struct's errors (convert.c). */
+struct aclpy_dialect {
+	const char *not_dict;
+	const char *missing;
+	const char *not_int;
+	const char *range;
+};
+
+extern const struct aclpy_dialect aclpy_named, aclpy_keyed, aclpy_plain;
+
+/*
+ * A struct read from a dict: name words a non-dict's TypeError, what the
+ * struct in the other messages; read, when given, reads the dict instead
+ * of the n members at f.
+ */
+struct aclpy_struct {
+	const struct aclpy_dialect *dl;
+	const char *name;
+	const char *what;
+	const struct aclpy_field *f;
+	size_t n;
+	const struct aclpy_struct *sub;
+	int (*read)(PyObject *d, void *out);
+};
+
+/* A struct's description var, of the fields array f. */
+#define ACLPY_STRUCT(var, dl, name, what, f, sub, read)		\
+	static const struct aclpy_struct var = {			\
+		&aclpy_##dl, name, what, f, sizeof(f) / sizeof(*(f)),	\
+		sub, read						\
+	}
+
+int aclpy_read_field(PyObject *d, const struct aclpy_struct *s,
+		     const struct aclpy_field *f, void *out);
+int aclpy_read_struct(PyObject *d, const struct aclpy_struct *s, void *out);
+extern const struct aclpy_field aclpy_prop_fields[5];
 extern const struct aclpy_field aclpy_location_fields[2];
 
 /*

@@ -174,39 +174,23 @@ struct aclpy_opts {
 #define ACLPY_PICK5(a, b, c, d, e, ...)		e
 #define ACLPY_PICK6(a, b, c, d, e, f)		f
 
-/* r applied to each kind of args, (k1, k2, ...), with its index. */
+/*
+ * r applied to each kind of args, (k1, k2, ...), with its index: padded
+ * to ACLPY_ARGS_MAX kinds with the empty kind, which makes nothing.
+ */
 #define ACLPY_EACH(r, args)		ACLPY_EACH_(r, ACLPY_UNPAREN args)
 #define ACLPY_EACH_(r, ...)						\
-	ACLPY_CAT(ACLPY_EACH, ACLPY_NARGS(__VA_ARGS__))(r, 0, __VA_ARGS__)
-#define ACLPY_NARGS(...)						\
-	ACLPY_NARGS_(__VA_ARGS__, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1)
-#define ACLPY_NARGS_(a, b, c, d, e, f, g, h, i, j, n, ...)	n
-#define ACLPY_EACH1(r, i, a)	ACLPY_ROLE(r, i, a)
-#define ACLPY_EACH2(r, i, a, ...)					\
-	ACLPY_ROLE(r, i, a) ACLPY_EACH1(r, i + 1, __VA_ARGS__)
-#define ACLPY_EACH3(r, i, a, ...)					\
-	ACLPY_ROLE(r, i, a) ACLPY_EACH2(r, i + 1, __VA_ARGS__)
-#define ACLPY_EACH4(r, i, a, ...)					\
-	ACLPY_ROLE(r, i, a) ACLPY_EACH3(r, i + 1, __VA_ARGS__)
-#define ACLPY_EACH5(r, i, a, ...)					\
-	ACLPY_ROLE(r, i, a) ACLPY_EACH4(r, i + 1, __VA_ARGS__)
-#define ACLPY_EACH6(r, i, a, ...)					\
-	ACLPY_ROLE(r, i, a) ACLPY_EACH5(r, i + 1, __VA_ARGS__)
-#define ACLPY_EACH7(r, i, a, ...)					\
-	ACLPY_ROLE(r, i, a) ACLPY_EACH6(r, i + 1, __VA_ARGS__)
-#define ACLPY_EACH8(r, i, a, ...)					\
-	ACLPY_ROLE(r, i, a) ACLPY_EACH7(r, i + 1, __VA_ARGS__)
-#define ACLPY_EACH9(r, i, a, ...)					\
-	ACLPY_ROLE(r, i, a) ACLPY_EACH8(r, i + 1, __VA_ARGS__)
-#define ACLPY_EACH10(r, i, a, ...)					\
-	ACLPY_ROLE(r, i, a) ACLPY_EACH9(r, i + 1, __VA_ARGS__)
+	ACLPY_EACH10(r, __VA_ARGS__, , , , , , , , , , )
+#define ACLPY_EACH10(r, a, b, c, d, e, f, g, h, i, j, ...)		\
+	ACLPY_ROLE(r, 0, a) ACLPY_ROLE(r, 1, b) ACLPY_ROLE(r, 2, c)	\
+	ACLPY_ROLE(r, 3, d) ACLPY_ROLE(r, 4, e) ACLPY_ROLE(r, 5, f)	\
+	ACLPY_ROLE(r, 6, g) ACLPY_ROLE(r, 7, h) ACLPY_ROLE(r, 8, i)	\
+	ACLPY_ROLE(r, 9, j)
 #define ACLPY_ROLE(r, i, k)		ACLPY_ROLE1(r, i, ACLPY_K_##k)
 #define ACLPY_ROLE1(r, i, tuple)	ACLPY_ROLE2(r, i, ACLPY_UNPAREN tuple)
 #define ACLPY_ROLE2(r, i, ...)		ACLPY_ROLE3(r, i, __VA_ARGS__)
 #define ACLPY_ROLE3(r, i, k, ...)	r(k, i, __VA_ARGS__)
 #define ACLPY_UNPAREN(...)		__VA_ARGS__
-#define ACLPY_CAT(a, b)			ACLPY_CAT_(a, b)
-#define ACLPY_CAT_(a, b)		a##b
 #define ACLPY_TAIL(...)			ACLPY_TAIL_(__VA_ARGS__)
 #define ACLPY_TAIL_(first, ...)		__VA_ARGS__
 

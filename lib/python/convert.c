@@ -79,83 +79,103 @@ PyObject *aclpy_ptr_ret(const void *p, aclError ret)
 }
 
 /*
- * d[key] as an unsigned integer no larger than max, into *out (0 when the
- * key is missing and not required: a KeyError when it is).  Messages name
- * what["key"], or the key alone where what is NULL.  Returns 0 with an
- * exception set on failure.
+ * The three ways the module's structs word their errors, as they always
+ * have.  Each format is given, in this order, the struct's name or what
+ * and the key, and the offending object's type: "%.0s" skips one.
+ * Without a missing format no key is required.
  */
-int aclpy_dict_uint(PyObject *d, const char *what, const char *key,
-		    unsigned long long max, bool required,
-		    unsigned long long *out)
-{
-	PyObject *v = PyDict_GetItemString(d, key);	/* borrowed */
+const struct aclpy_dialect aclpy_named = {
+	"%s must be dict, not %.200s", "%s needs \"%s\"",
+	"%s[\"%s\"] must be int, not %.200s", "%s[\"%s\"] out of range",
+};
 
-	*out = 0;
-	if (!v) {
-		if (!required)
-			return 1;
-		PyErr_Format(PyExc_KeyError, "%s needs \"%s\"", what, key);
+const struct aclpy_dialect aclpy_keyed = {
+	"%s", NULL, "%.0s%s must be int, not %.200s", "%.0s%s out of range",
+};
+
+const struct aclpy_dialect aclpy_plain = {
+	"%s, not %.200s", "%.0s%s",
+	"%.0s%.0sargument must be int, not %.200s",
+	"%.0s%.0sargument out of uint32 range",
+};
+
+/*
+ * d[f->key] into the member f describes of the struct at out, which the
+ * caller zeroed: an unsigned integer no larger than f->max, or a struct
+ * s->sub describes.  0 with an exception set on failure.
+ */
+int aclpy_read_field(PyObject *d, const struct aclpy_struct *s,
+		     const struct aclpy_field *f, void *out)
+{
+	PyObject *v = PyDict_GetItemString(d, f->key);	/* borrowed */
+	char *m = (char *)out + f->off;
+	unsigned long long x;
+
+	if (!v && f->required && s->dl->missing) {
+		PyErr_Format(PyExc_KeyError, s->dl->missing, s->what, f->key);
 		return 0;
 	}
-	if (!what && !need_int(v, key))
-		return 0;
+	if (!v)
+		return 1;
+	if (!f->size)
+		return aclpy_read_struct(v, s->sub, m);
 	if (!PyLong_Check(v)) {
-		PyErr_Format(PyExc_TypeError,
-			     "%s[\"%s\"] must be int, not %.200s", what, key,
+		PyErr_Format(PyExc_TypeError, s->dl->not_int, s->what, f->key,
 			     Py_TYPE(v)->tp_name);
 		return 0;
 	}
-	*out = PyLong_AsUnsignedLongLong(v);
-	if (*out == (unsigned long long)-1 && PyErr_Occurred())
+	x = PyLong_AsUnsignedLongLong(v);
+	if (x == (unsigned long long)-1 && PyErr_Occurred())
 		return 0;
-	if (*out <= max)
-		return 1;
-	if (what)
-		PyErr_Format(PyExc_OverflowError, "%s[\"%s\"] out of range",
-			     what, key);
+	if (x > f->max) {
+		PyErr_Format(PyExc_OverflowError, s->dl->range, s->what,
+			     f->key);
+		return 0;
+	}
+	/* An enum is an int here, as the library's headers assume. */
+	if (f->size == sizeof(uint16_t))
+		*(uint16_t *)m = (uint16_t)x;
+	else if (f->size == sizeof(uint32_t))
+		*(uint32_t *)m = (uint32_t)x;
 	else
-		PyErr_Format(PyExc_OverflowError, "%s out of range", key);
-	return 0;
+		*(uint64_t *)m = (uint64_t)x;
+	return 1;
 }
 
 /*
- * The n members f describes of the struct at out, from the dict d in the
- * order given, by aclpy_dict_uint: with what NULL, every key is optional.
+ * The struct s describes at out, zeroed by the caller, from the dict d:
+ * its members in the order given, or what s->read makes of d.
  */
-int aclpy_dict_struct(PyObject *d, const char *what,
-		      const struct aclpy_field *f, size_t n, void *out)
+int aclpy_read_struct(PyObject *d, const struct aclpy_struct *s, void *out)
 {
-	unsigned long long x;
-	char *m;
 	size_t i;
 
-	for (i = 0; i < n; i++) {
-		if (!aclpy_dict_uint(d, what, f[i].key, f[i].max,
-				     what && f[i].required, &x))
-			return 0;
-		m = (char *)out + f[i].off;
-		/* An enum is an int here, as the library's headers assume. */
-		if (f[i].size == sizeof(uint16_t))
-			*(uint16_t *)m = (uint16_t)x;
-		else if (f[i].size == sizeof(uint32_t))
-			*(uint32_t *)m = (uint32_t)x;
-		else
-			*(uint64_t *)m = (uint64_t)x;
+	if (!PyDict_Check(d)) {
+		PyErr_Format(PyExc_TypeError, s->dl->not_dict, s->name,
+			     Py_TYPE(d)->tp_name);
+		return 0;
 	}
+	if (s->read)
+		return s->read(d, out);
+	for (i = 0; i < s->n; i++)
+		if (!aclpy_read_field(d, s, &s->f[i], out))
+			return 0;
 	return 1;
 }
 
 /*
  * aclrtPhysicalMemProp and its aclrtMemLocation, the members in the order
- * they are read.  "memAttr", "id" and "type" decide the answer and are
- * required where a what names the struct; "handleType",
- * "allocationType" and "reserve" default to 0, the only values CANN takes.
+ * they are read.  "memAttr", "location", "id" and "type" decide the
+ * answer and are required where the dialect requires keys;
+ * "handleType", "allocationType" and "reserve" default to 0, the only
+ * values CANN takes.
  */
-const struct aclpy_field aclpy_prop_fields[4] = {
+const struct aclpy_field aclpy_prop_fields[5] = {
 	ACLPY_FIELD(aclrtPhysicalMemProp, handleType, INT32_MAX, false),
 	ACLPY_FIELD(aclrtPhysicalMemProp, allocationType, INT32_MAX, false),
 	ACLPY_FIELD(aclrtPhysicalMemProp, memAttr, INT32_MAX, true),
 	ACLPY_FIELD(aclrtPhysicalMemProp, reserve, UINT64_MAX, false),
+	ACLPY_SUB(aclrtPhysicalMemProp, location, true),
 };
 
 const struct aclpy_field aclpy_location_fields[2] = {

@@ -23,15 +23,6 @@
 #include "acl/acl.h"
 #include "aclpy.h"
 
-static int need_dict(PyObject *o, const char *what)
-{
-	if (PyDict_Check(o))
-		return 1;
-	PyErr_Format(PyExc_TypeError, "%s must be dict, not %.200s", what,
-		     Py_TYPE(o)->tp_name);
-	return 0;
-}
-
 /* ---- configured allocations ---- */
 
 /*
@@ -71,10 +62,12 @@ static int attr_value_member(PyObject *d, const char *const *keys,
 	return 1;
 }
 
+ACLPY_CONV(rsv_byte, uint8_t, "rsv byte", unsigned long long,
+	   PyLong_AsUnsignedLongLong, v <= UINT8_MAX, "rsv byte out of range")
+
 /* The "rsv" member: a list of at most 8 bytes.  0 with an exception set. */
 static int parse_rsv(PyObject *item, aclrtMallocAttrValue *v)
 {
-	unsigned long long x;
 	Py_ssize_t i, n;
 
 	if (!PyList_Check(item) && !PyTuple_Check(item)) {
@@ -88,55 +81,63 @@ static int parse_rsv(PyObject *item, aclrtMallocAttrValue *v)
 				"aclrtMallocAttrValue[\"rsv\"] has at most 8 bytes");
 		return 0;
 	}
-	for (i = 0; i < n; i++) {
-		PyObject *b = PySequence_Fast_GET_ITEM(item, i);
-
-		if (!need_int(b, "rsv byte"))
+	for (i = 0; i < n; i++)
+		if (!conv_rsv_byte(PySequence_Fast_GET_ITEM(item, i),
+				   &v->rsv[i]))
 			return 0;
-		x = PyLong_AsUnsignedLongLong(b);
-		if (x == (unsigned long long)-1 && PyErr_Occurred())
-			return 0;
-		if (x > UINT8_MAX) {
-			PyErr_SetString(PyExc_OverflowError,
-					"rsv byte out of range");
-			return 0;
-		}
-		v->rsv[i] = (uint8_t)x;
-	}
 	return 1;
 }
+
+static int read_value(PyObject *d, void *out);
+
+static const struct aclpy_field value_fields[] = {
+	ACLPY_FIELD(aclrtMallocAttrValue, moduleId, UINT16_MAX, true),
+	ACLPY_FIELD(aclrtMallocAttrValue, deviceId, UINT32_MAX, true),
+	ACLPY_FIELD(aclrtMallocAttrValue, vaFlag, UINT32_MAX, true),
+};
+
+ACLPY_STRUCT(value_desc, named, "aclrtMallocAttrValue",
+	     "aclrtMallocAttrValue", value_fields, NULL, read_value);
 
 /*
  * One aclrtMallocAttrValue from its dict.  The C type is a union, so the
  * dict names the one member it sets: "moduleId", "deviceId", "vaFlag" or
  * "rsv" (a list of at most 8 bytes), whichever the attribute reads.
  */
-static int parse_attr_value(PyObject *d, aclrtMallocAttrValue *v)
+static int read_value(PyObject *d, void *out)
 {
 	static const char *const keys[] = { "moduleId", "deviceId", "vaFlag",
 					    "rsv" };
-	static const struct aclpy_field ints[] = {
-		ACLPY_FIELD(aclrtMallocAttrValue, moduleId, UINT16_MAX, true),
-		ACLPY_FIELD(aclrtMallocAttrValue, deviceId, UINT32_MAX, true),
-		ACLPY_FIELD(aclrtMallocAttrValue, vaFlag, UINT32_MAX, true),
-	};
 	int found;
 
-	if (!need_dict(d, "aclrtMallocAttrValue"))
-		return 0;
 	if (!attr_value_member(d, keys, sizeof(keys) / sizeof(keys[0]),
 			       &found))
 		return 0;
-	memset(v, 0, sizeof(*v));
 	if (found == 3)
-		return parse_rsv(PyDict_GetItemString(d, "rsv"), v);
+		return parse_rsv(PyDict_GetItemString(d, "rsv"), out);
 	if (found >= 0)
-		return aclpy_dict_struct(d, "aclrtMallocAttrValue",
-					 &ints[found], 1, v);
+		return aclpy_read_field(d, &value_desc, &value_fields[found],
+					out);
 	PyErr_SetString(PyExc_KeyError,
 			"aclrtMallocAttrValue needs one of \"moduleId\", \"deviceId\", \"vaFlag\", \"rsv\"");
 	return 0;
 }
+
+/* One {"attr": int, "value": dict}. */
+static const struct aclpy_field attr_fields[] = {
+	ACLPY_FIELD(aclrtMallocAttribute, attr, INT32_MAX, true),
+	ACLPY_SUB(aclrtMallocAttribute, value, true),
+};
+
+ACLPY_STRUCT(attr_desc, named, "aclrtMallocAttribute",
+	     "aclrtMallocAttribute", attr_fields, &value_desc, NULL);
+
+/* A dict whose one int is numAttrs, read alone into an unsigned long long. */
+static const struct aclpy_field num_attrs[] = {
+	{ "numAttrs", 0, sizeof(unsigned long long), SIZE_MAX, true },
+};
+ACLPY_STRUCT(cfg_desc, named, "cfg", "aclrtMallocConfig", num_attrs, NULL,
+	     NULL);
 
 /*
  * cfg["attrs"] (a list or tuple) into *list and its length into *n, with
@@ -160,8 +161,7 @@ static int cfg_attrs_list(PyObject *cfg, PyObject **list, Py_ssize_t *n)
 	}
 	*n = PySequence_Fast_GET_SIZE(*list);
 	if (PyDict_GetItemString(cfg, "numAttrs")) {
-		if (!aclpy_dict_uint(cfg, "aclrtMallocConfig", "numAttrs",
-				     SIZE_MAX, true, &x))
+		if (!aclpy_read_struct(cfg, &cfg_desc, &x))
 			return 0;
 		if (x != (unsigned long long)*n) {
 			PyErr_SetString(PyExc_ValueError,
@@ -170,25 +170,6 @@ static int cfg_attrs_list(PyObject *cfg, PyObject **list, Py_ssize_t *n)
 		}
 	}
 	return 1;
-}
-
-/* One {"attr": int, "value": dict}.  0 with an exception set on failure. */
-static int parse_attr(PyObject *a, aclrtMallocAttribute *out)
-{
-	static const struct aclpy_field attr =
-		ACLPY_FIELD(aclrtMallocAttribute, attr, INT32_MAX, true);
-	PyObject *v;
-
-	if (!need_dict(a, "aclrtMallocAttribute") ||
-	    !aclpy_dict_struct(a, "aclrtMallocAttribute", &attr, 1, out))
-		return 0;
-	v = PyDict_GetItemString(a, "value");
-	if (!v) {
-		PyErr_SetString(PyExc_KeyError,
-				"aclrtMallocAttribute needs \"value\"");
-		return 0;
-	}
-	return parse_attr_value(v, &out->value);
 }
 
 /*
@@ -206,8 +187,8 @@ static int conv_malloc_cfg(PyObject *cfg, union aclpy_val *slot)
 
 	if (cfg == Py_None)
 		return 1;
-	if (!need_dict(cfg, "cfg"))
-		return 0;
+	if (!PyDict_Check(cfg))	/* the reader's TypeError */
+		return aclpy_read_struct(cfg, &cfg_desc, NULL);
 	if (PyDict_Size(cfg) == 0)
 		return 1;
 	if (!cfg_attrs_list(cfg, &list, &n))
@@ -219,8 +200,8 @@ static int conv_malloc_cfg(PyObject *cfg, union aclpy_val *slot)
 	out->numAttrs = (size_t)n;
 	out->attrs = n ? (aclrtMallocAttribute *)(out + 1) : NULL;
 	for (i = 0; i < n; i++)
-		if (!parse_attr(PySequence_Fast_GET_ITEM(list, i),
-				&out->attrs[i]))
+		if (!aclpy_read_struct(PySequence_Fast_GET_ITEM(list, i),
+				       &attr_desc, &out->attrs[i]))
 			return 0;
 	return 1;
 }
@@ -259,30 +240,31 @@ static PyObject *usage_dict(const aclrtMemUsageInfo *u)
 	return d;
 }
 
-static PyObject *py_get_mem_usage_info(PyObject *self, PyObject *args)
+/* objn (calls.h): input_num, the room the C call is given. */
+static int conv_usage(PyObject *o, union aclpy_val *slot)
 {
-	aclrtMemUsageInfo *info;
-	size_t want, n, out = 0, i;
-	PyObject *list = NULL;
-	int32_t dev;
-	aclError ret;
+	size_t want;
 
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&:get_mem_usage_info", conv_i32, &dev,
-			      conv_size, &want))
-		return NULL;
-	n = want < MEM_USAGE_MAX ? want : MEM_USAGE_MAX;
+	if (!conv_size(o, &want))
+		return 0;
+	slot->a.n = want < MEM_USAGE_MAX ? want : MEM_USAGE_MAX;
 	/* At least one entry: input_num 0 is the library's to judge. */
-	info = PyMem_Calloc(n ? n : 1, sizeof(*info));
-	if (!info)
-		return PyErr_NoMemory();
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtGetMemUsageInfo(dev, info, n, &out);
-	Py_END_ALLOW_THREADS
-	if (ret || out > n)
-		out = 0;
-	list = PyList_New((Py_ssize_t)out);
-	for (i = 0; list && i < out; i++) {
+	return aclpy_slot_alloc(slot, slot->a.n ? slot->a.n : 1,
+				sizeof(aclrtMemUsageInfo)) != NULL;
+}
+
+/* outsv (calls.h): the entries the call filled of args[1]'s, a list. */
+static PyObject *usage_list(const void *out, const union aclpy_val *args,
+			    aclError ret)
+{
+	const aclrtMemUsageInfo *info = args[1].a.p;
+	size_t i, n = *(const size_t *)out;
+	PyObject *list;
+
+	if (ret || n > args[1].a.n)
+		n = 0;
+	list = PyList_New((Py_ssize_t)n);
+	for (i = 0; list && i < n; i++) {
 		PyObject *d = usage_dict(&info[i]);
 
 		if (!d)
@@ -290,10 +272,7 @@ static PyObject *py_get_mem_usage_info(PyObject *self, PyObject *args)
 		else
 			PyList_SET_ITEM(list, (Py_ssize_t)i, d);
 	}
-	PyMem_Free(info);
-	if (!list)
-		return NULL;
-	return Py_BuildValue("(Ni)", list, ret);
+	return list;
 }
 
 /* objn converter (calls.h): check_mem_type's list of addresses. */
@@ -312,24 +291,16 @@ static int conv_addrs(PyObject *seq, union aclpy_val *slot)
  * obj converter (calls.h): aclrtPhysicalMemProp from pyACL's dict, in
  * which "location" is required too (aclpy_prop_fields).
  */
+ACLPY_STRUCT(location_desc, named, "aclrtPhysicalMemProp[\"location\"]",
+	     "aclrtMemLocation", aclpy_location_fields, NULL, NULL);
+ACLPY_STRUCT(prop_desc, named, "prop", "aclrtPhysicalMemProp",
+	     aclpy_prop_fields, &location_desc, NULL);
+
 static int conv_phys_prop(PyObject *d, union aclpy_val *slot)
 {
 	aclrtPhysicalMemProp *p = aclpy_slot_alloc(slot, 1, sizeof(*p));
-	PyObject *loc;
 
-	if (!p || !need_dict(d, "prop") ||
-	    !aclpy_dict_struct(d, "aclrtPhysicalMemProp", aclpy_prop_fields,
-			       4, p))
-		return 0;
-	loc = PyDict_GetItemString(d, "location");
-	if (!loc) {
-		PyErr_SetString(PyExc_KeyError,
-				"aclrtPhysicalMemProp needs \"location\"");
-		return 0;
-	}
-	return need_dict(loc, "aclrtPhysicalMemProp[\"location\"]") &&
-	       aclpy_dict_struct(loc, "aclrtMemLocation",
-				 aclpy_location_fields, 2, &p->location);
+	return p && aclpy_read_struct(d, &prop_desc, p);
 }
 
 #define MEMORY_EXT_CALLS(CALL, HAND)					\
@@ -355,7 +326,8 @@ static int conv_phys_prop(PyObject *d, union aclpy_val *slot)
 	CALL(mem_get_address_range, aclrtMemGetAddressRange,		\
 	     (p, out_p, out_z), (),					\
 	     "base, size, ret = mem_get_address_range(ptr)")		\
-	HAND(get_mem_usage_info, METH_VARARGS,				\
+	CALL(get_mem_usage_info, aclrtGetMemUsageInfo,			\
+	     (i32, objn(conv_usage), outsv(size_t, usage_list)), (),	\
 	     "infos, ret = get_mem_usage_info(device_id, input_num)")	\
 	CALL(check_mem_type, aclrtCheckMemType,				\
 	     (objn(conv_addrs), u32, out_u32, opt, u32), (),		\

@@ -25,57 +25,38 @@
 #include "acl/acl.h"
 #include "aclpy.h"
 
-static int dict_u32(PyObject *d, const char *key, bool required,
-		    uint32_t *out)
-{
-	PyObject *v;
+/*
+ * This file's structs: the plain dialect, whose ints are uint32_t.  An
+ * attribute {"dstLoc": {...}, "srcLoc": {...}}, each a location of an
+ * optional "id" and a "type"; a task {"cmoType": t, "barrierId": id}.
+ */
+static const struct aclpy_field loc_fields[] = {
+	ACLPY_FIELD(aclrtMemLocation, id, UINT32_MAX, false),
+	ACLPY_FIELD(aclrtMemLocation, type, UINT32_MAX, true),
+};
 
-	if (!PyDict_Check(d)) {
-		PyErr_Format(PyExc_TypeError, "expected a dict, not %.200s",
-			     Py_TYPE(d)->tp_name);
-		return 0;
-	}
-	v = PyDict_GetItemString(d, key);	/* borrowed */
-	if (!v) {
-		if (required) {
-			PyErr_SetString(PyExc_KeyError, key);
-			return 0;
-		}
-		*out = 0;
-		return 1;
-	}
-	return conv_u32(v, out);
-}
+ACLPY_STRUCT(loc_desc, plain, "expected a dict", "", loc_fields, NULL, NULL);
 
-static int loc_from(PyObject *attr, const char *key, aclrtMemLocation *l)
-{
-	PyObject *d;
-	uint32_t type;
+static const struct aclpy_field attr_fields[] = {
+	ACLPY_SUB(aclrtMemcpyBatchAttr, dstLoc, true),
+	ACLPY_SUB(aclrtMemcpyBatchAttr, srcLoc, true),
+};
 
-	if (!PyDict_Check(attr)) {
-		PyErr_Format(PyExc_TypeError, "attribute must be a dict, not "
-			     "%.200s", Py_TYPE(attr)->tp_name);
-		return 0;
-	}
-	d = PyDict_GetItemString(attr, key);
-	if (!d) {
-		PyErr_SetString(PyExc_KeyError, key);
-		return 0;
-	}
-	if (!dict_u32(d, "id", false, &l->id) ||
-	    !dict_u32(d, "type", true, &type))
-		return 0;
-	l->type = (aclrtMemLocationType)type;
-	return 1;
-}
+ACLPY_STRUCT(attr_desc, plain, "attribute must be a dict", "", attr_fields,
+	     &loc_desc, NULL);
+
+static const struct aclpy_field task_fields[] = {
+	ACLPY_FIELD(aclrtBarrierCmoInfo, cmoType, UINT32_MAX, true),
+	ACLPY_FIELD(aclrtBarrierCmoInfo, barrierId, UINT32_MAX, true),
+};
+
+ACLPY_STRUCT(task_desc, plain, "expected a dict", "", task_fields, NULL,
+	     NULL);
 
 /* One aclrtMemcpyBatchAttr, for aclpy_seq. */
 static int batch_attr(PyObject *o, void *out)
 {
-	aclrtMemcpyBatchAttr *a = out;
-
-	return loc_from(o, "dstLoc", &a->dstLoc) &&
-	       loc_from(o, "srcLoc", &a->srcLoc);
+	return aclpy_read_struct(o, &attr_desc, out);
 }
 
 /*
@@ -127,7 +108,6 @@ static int conv_task_info(PyObject *info, union aclpy_val *slot)
 {
 	aclrtBarrierTaskInfo *ti;
 	PyObject *fast;
-	uint32_t type;
 	Py_ssize_t i, len;
 	int ok = 1;
 
@@ -143,14 +123,9 @@ static int conv_task_info(PyObject *info, union aclpy_val *slot)
 	ti = aclpy_slot_alloc(slot, 1, sizeof(*ti));
 	if (ti)
 		ti->barrierNum = (size_t)len;
-	for (i = 0; ti && ok && i < len; i++) {
-		PyObject *o = PySequence_Fast_GET_ITEM(fast, i);
-
-		ok = dict_u32(o, "cmoType", true, &type) &&
-		     dict_u32(o, "barrierId", true, &ti->cmoInfo[i].barrierId);
-		if (ok)
-			ti->cmoInfo[i].cmoType = (aclrtCmoType)type;
-	}
+	for (i = 0; ti && ok && i < len; i++)
+		ok = aclpy_read_struct(PySequence_Fast_GET_ITEM(fast, i),
+				       &task_desc, &ti->cmoInfo[i]);
 	Py_DECREF(fast);
 	return ti && ok;
 }

@@ -47,7 +47,7 @@ struct pycb {
 };
 
 static pthread_mutex_t cb_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct pycb *cb_head, **cb_tail = &cb_head;
+static struct pycb *cb_head;	/* newest first */
 static uint64_t cb_next_id = 1;
 
 /* Contexts made by create_context and not destroyed: the others are the
@@ -74,19 +74,9 @@ static void cb_insert(struct pycb *r)
 	pthread_mutex_lock(&cb_lock);
 	r->id = cb_next_id++;
 	r->primary = !made_ctx_locked(r->ctx);
-	r->next = NULL;
-	*cb_tail = r;
-	cb_tail = &r->next;
+	r->next = cb_head;
+	cb_head = r;
 	pthread_mutex_unlock(&cb_lock);
-}
-
-static void cb_fix_tail_locked(void)
-{
-	struct pycb **pp;
-
-	for (pp = &cb_head; *pp; pp = &(*pp)->next)
-		;
-	cb_tail = pp;
 }
 
 /* Unlink the record with this id; NULL if it is gone (run or dropped). */
@@ -98,8 +88,6 @@ static struct pycb *cb_take(uint64_t id)
 	for (pp = &cb_head; (r = *pp); pp = &r->next) {
 		if (r->id == id) {
 			*pp = r->next;
-			if (!r->next)
-				cb_tail = pp;
 			break;
 		}
 	}
@@ -125,19 +113,9 @@ static void cb_drop(enum cb_match how, void *stream, void *ctx)
 
 	pthread_mutex_lock(&cb_lock);
 	for (pp = &cb_head; (r = *pp);) {
-		switch (how) {
-		case BY_STREAM:
-			m = r->stream == stream && r->ctx == ctx;
-			break;
-		case BY_CTX:
-			m = r->ctx == ctx;
-			break;
-		case BY_PRIMARY:
-			m = r->primary;
-			break;
-		default:
-			m = true;
-		}
+		m = how == ALL || (how == BY_PRIMARY && r->primary) ||
+		    (how == BY_CTX && r->ctx == ctx) ||
+		    (how == BY_STREAM && r->stream == stream && r->ctx == ctx);
 		if (m) {
 			*pp = r->next;
 			r->next = dead;
@@ -146,7 +124,6 @@ static void cb_drop(enum cb_match how, void *stream, void *ctx)
 			pp = &r->next;
 		}
 	}
-	cb_fix_tail_locked();
 	pthread_mutex_unlock(&cb_lock);
 	while ((r = dead)) {
 		dead = r->next;
@@ -250,15 +227,6 @@ static struct pycb *cb_new(PyObject *func, PyObject *data, void *stream)
 	return r;
 }
 
-/* The launch failed: the library will never call the trampoline. */
-static void cb_unlaunch(uint64_t id)
-{
-	struct pycb *r = cb_take(id);
-
-	if (r)
-		cb_free(r);
-}
-
 /* ---- contexts ---- */
 
 static PyObject *py_create_context(PyObject *self, PyObject *args)
@@ -306,77 +274,68 @@ static void ctx_destroyed(const union aclpy_val *args)
 	cb_drop(BY_CTX, NULL, args[0].p);
 }
 
-/* pyACL: active, flags, ret = get_primary_ctx_state(device_id) */
-static PyObject *py_get_primary_ctx_state(PyObject *self, PyObject *args)
+/* get_primary_ctx_state's outputs in pyACL's order: active, flags. */
+static aclError primary_ctx_state(int32_t dev, int32_t *active,
+				  uint32_t *flags)
 {
-	uint32_t flags = 0;
-	int32_t dev, active = 0;
-	aclError ret;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&:get_primary_ctx_state", conv_i32, &dev))
-		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtGetPrimaryCtxState(dev, &flags, &active);
-	Py_END_ALLOW_THREADS
-	if (ret)
-		flags = 0, active = 0;
-	return Py_BuildValue("(iIi)", (int)active, (unsigned int)flags,
-			     (int)ret);
+	return aclrtGetPrimaryCtxState(dev, flags, active);
 }
 
 /* ---- host callbacks ---- */
+
+/*
+ * func(data) through the trampoline on the stream s: launch_host_func's
+ * when host, else launch_callback's with the block type block.
+ */
+static PyObject *launch(PyObject *func, PyObject *data, void *s,
+			int32_t block, bool host)
+{
+	struct pycb *r = cb_new(func, data, s);
+	uint64_t id;
+	aclError ret;
+
+	if (!r)
+		return NULL;
+	id = r->id;	/* r may be run and freed once launched */
+	Py_BEGIN_ALLOW_THREADS
+	if (host)
+		ret = aclrtLaunchHostFunc(s, trampoline, (void *)(uintptr_t)id);
+	else
+		ret = aclrtLaunchCallback(trampoline, (void *)(uintptr_t)id,
+					  (aclrtCallbackBlockType)block, s);
+	Py_END_ALLOW_THREADS
+	/* The library will never call the trampoline: drop the record. */
+	r = ret ? cb_take(id) : NULL;
+	if (r)
+		cb_free(r);
+	return PyLong_FromLong(ret);
+}
 
 /* ret = launch_callback(func, user_data, block_type, stream) */
 static PyObject *py_launch_callback(PyObject *self, PyObject *args)
 {
 	PyObject *func, *data;
-	struct pycb *r;
 	int32_t block;
-	uint64_t id;
 	void *s;
-	aclError ret;
 
 	(void)self;
 	if (!PyArg_ParseTuple(args, "OOO&O&:launch_callback", &func, &data,
 			      conv_i32, &block, conv_ptr, &s))
 		return NULL;
-	r = cb_new(func, data, s);
-	if (!r)
-		return NULL;
-	id = r->id;	/* r may be run and freed once launched */
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtLaunchCallback(trampoline, (void *)(uintptr_t)id,
-				  (aclrtCallbackBlockType)block, s);
-	Py_END_ALLOW_THREADS
-	if (ret)
-		cb_unlaunch(id);
-	return PyLong_FromLong(ret);
+	return launch(func, data, s, block, false);
 }
 
 /* ret = launch_host_func(stream, func, args): the C call's order */
 static PyObject *py_launch_host_func(PyObject *self, PyObject *args)
 {
 	PyObject *func, *data;
-	struct pycb *r;
-	uint64_t id;
 	void *s;
-	aclError ret;
 
 	(void)self;
 	if (!PyArg_ParseTuple(args, "O&OO:launch_host_func", conv_ptr, &s,
 			      &func, &data))
 		return NULL;
-	r = cb_new(func, data, s);
-	if (!r)
-		return NULL;
-	id = r->id;
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtLaunchHostFunc(s, trampoline, (void *)(uintptr_t)id);
-	Py_END_ALLOW_THREADS
-	if (ret)
-		cb_unlaunch(id);
-	return PyLong_FromLong(ret);
+	return launch(func, data, s, 0, true);
 }
 
 /* ---- table ---- */
@@ -393,7 +352,8 @@ static PyObject *py_launch_host_func(PyObject *self, PyObject *args)
 	CALL(ctx_get_current_default_stream,				\
 	     aclrtCtxGetCurrentDefaultStream, (out_p), (),		\
 	     "stream, ret = ctx_get_current_default_stream()")		\
-	HAND(get_primary_ctx_state, METH_VARARGS,			\
+	CALL(get_primary_ctx_state, primary_ctx_state,			\
+	     (i32, out_i32, out_u32), (),				\
 	     "active, flags, ret = get_primary_ctx_state(device_id)")	\
 	CALL(create_stream_with_config, aclrtCreateStreamWithConfig,	\
 	     (out_p, u32, u32), (),					\

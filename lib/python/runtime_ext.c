@@ -76,21 +76,20 @@ static PyObject *py_ipc_open_event_handle(PyObject *self, PyObject *args)
  * takes a plain int for it.  An attribute CANN does not name has no
  * member: the union goes as zeros and the library refuses it.
  */
+static const char *const attr_members[] = {
+	[ACL_STREAM_ATTR_FAILURE_MODE] = "failureMode",
+	[ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK] = "overflowSwitch",
+	[ACL_STREAM_ATTR_USER_CUSTOM_TAG] = "userCustomTag",
+	[ACL_STREAM_ATTR_CACHE_OP_INFO] = "cacheOpInfoSwitch",
+	[ACL_STREAM_ATTR_PRIORITY] = "streamPriority",
+};
+
 static const char *attr_member(int32_t attr)
 {
-	switch (attr) {
-	case ACL_STREAM_ATTR_FAILURE_MODE:
-		return "failureMode";
-	case ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK:
-		return "overflowSwitch";
-	case ACL_STREAM_ATTR_USER_CUSTOM_TAG:
-		return "userCustomTag";
-	case ACL_STREAM_ATTR_CACHE_OP_INFO:
-		return "cacheOpInfoSwitch";
-	case ACL_STREAM_ATTR_PRIORITY:
-		return "streamPriority";
-	}
-	return NULL;
+	if (attr < 0 || (size_t)attr >= sizeof(attr_members) /
+					 sizeof(*attr_members))
+		return NULL;
+	return attr_members[attr];
 }
 
 /* objv (calls.h): set's value for the attribute args[1]. */

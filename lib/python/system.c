@@ -34,35 +34,32 @@ static PyObject *py_get_soc_name(PyObject *self, PyObject *args)
 	return PyUnicode_FromString(s);
 }
 
-static PyObject *version_call(PyObject *args, int num)
-{
-	char v[ACL_PKG_VERSION_MAX_SIZE] = "";
-	const char *pkg;
-	char name[ACL_PKG_VERSION_MAX_SIZE];
-	int32_t n = 0;
-	aclError ret;
+/*
+ * sys_get_version_str and _num: the C calls take the package name as a
+ * char *, so they are given a copy, at most ACL_PKG_VERSION_MAX_SIZE long.
+ */
+typedef char version_buf[ACL_PKG_VERSION_MAX_SIZE];
 
-	if (!PyArg_ParseTuple(args, num ? "s:sys_get_version_num" :
-				    "s:sys_get_version_str", &pkg))
-		return NULL;
+static aclError version_str(const char *pkg, char *v)
+{
+	version_buf name;
+
 	snprintf(name, sizeof(name), "%s", pkg);
-	ret = num ? aclsysGetVersionNum(name, &n) :
-		    aclsysGetVersionStr(name, v);
-	if (num)
-		return Py_BuildValue("(ii)", (int)n, (int)ret);
-	return Py_BuildValue("(si)", v, (int)ret);
+	return aclsysGetVersionStr(name, v);
 }
 
-static PyObject *py_sys_get_version_str(PyObject *self, PyObject *args)
+static aclError version_num(const char *pkg, int32_t *n)
 {
-	(void)self;
-	return version_call(args, 0);
+	version_buf name;
+
+	snprintf(name, sizeof(name), "%s", pkg);
+	return aclsysGetVersionNum(name, n);
 }
 
-static PyObject *py_sys_get_version_num(PyObject *self, PyObject *args)
+/* outs (calls.h): the version, as the library left it ("" to start). */
+static PyObject *version_out(const void *out)
 {
-	(void)self;
-	return version_call(args, 1);
+	return Py_BuildValue("s", (const char *)out);
 }
 
 static PyObject *py_get_cann_attribute_list(PyObject *self, PyObject *args)
@@ -101,23 +98,17 @@ static PyObject *py_data_type_size(PyObject *self, PyObject *args)
 	return PyLong_FromSize_t(aclDataTypeSize((aclDataType)t));
 }
 
+ACLPY_CONV(f16, aclFloat16, "value", unsigned long, PyLong_AsUnsignedLong,
+	   v <= 0xFFFF, "value out of float16 range")
+
 static PyObject *py_float16_to_float(PyObject *self, PyObject *args)
 {
-	unsigned long h;
-	PyObject *o;
+	aclFloat16 h;
 
 	(void)self;
-	if (!PyArg_ParseTuple(args, "O:float16_to_float", &o) ||
-	    !need_int(o, "value"))
+	if (!PyArg_ParseTuple(args, "O&:float16_to_float", conv_f16, &h))
 		return NULL;
-	h = PyLong_AsUnsignedLong(o);
-	if (h == (unsigned long)-1 && PyErr_Occurred())
-		return NULL;
-	if (h > 0xFFFF) {
-		PyErr_SetString(PyExc_OverflowError, "value out of float16 range");
-		return NULL;
-	}
-	return PyFloat_FromDouble(aclFloat16ToFloat((aclFloat16)h));
+	return PyFloat_FromDouble(aclFloat16ToFloat(h));
 }
 
 static PyObject *py_float_to_float16(PyObject *self, PyObject *args)
@@ -157,8 +148,10 @@ static PyObject *uuid(const void *out)
 #define ACL_SYSTEM_CALLS(CALL, HAND)					\
 	HAND(get_recent_err_msg, METH_NOARGS, NULL)			\
 	HAND(get_soc_name, METH_NOARGS, NULL)				\
-	HAND(sys_get_version_str, METH_VARARGS, NULL)			\
-	HAND(sys_get_version_num, METH_VARARGS, NULL)			\
+	CALL(sys_get_version_str, version_str,				\
+	     (s, outs(version_buf, version_out)), (.hold_gil = true), NULL) \
+	CALL(sys_get_version_num, version_num, (s, out_i32),		\
+	     (.hold_gil = true, .raw = true), NULL)			\
 	CALL(get_cann_attribute, aclGetCannAttribute, (i32, out_i32),	\
 	     (.hold_gil = true, .raw = true), NULL)			\
 	HAND(get_cann_attribute_list, METH_NOARGS, NULL)		\

@@ -61,29 +61,21 @@ static PyObject *py_numpy_to_ptr(PyObject *self, PyObject *args)
 				PyBUF_RECORDS_RO);
 }
 
-static PyObject *call_numpy(const char *fn, PyObject *arg)
-{
-	PyObject *np, *res;
-
-	np = PyImport_ImportModule("numpy");
-	if (!np)
-		return NULL;
-	res = PyObject_CallMethod(np, fn, "O", arg);
-	Py_DECREF(np);
-	return res;
-}
-
 static PyObject *py_numpy_contiguous_to_ptr(PyObject *self, PyObject *args)
 {
-	PyObject *obj, *out;
+	PyObject *obj, *np, *out;
 	Py_buffer view;
 	void *p;
 
 	(void)self;
 	if (!PyArg_ParseTuple(args, "O:numpy_contiguous_to_ptr", &obj))
 		return NULL;
+	np = PyImport_ImportModule("numpy");
+	if (!np)
+		return NULL;
 	/* The same array when it is already row-contiguous. */
-	out = call_numpy("ascontiguousarray", obj);
+	out = PyObject_CallMethod(np, "ascontiguousarray", "O", obj);
+	Py_DECREF(np);
 	if (!out)
 		return NULL;
 	if (PyObject_GetBuffer(out, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT)) {
@@ -304,23 +296,18 @@ static PyObject *py_start_thread(PyObject *self, PyObject *args)
 			     ACL_SUCCESS);
 }
 
+ACLPY_CONV(thread_id, uint64_t, "thread_id", unsigned long long,
+	   PyLong_AsUnsignedLongLong, 1, "")
+
 static PyObject *py_stop_thread(PyObject *self, PyObject *args)
 {
 	struct pythread **pt, *t;
 	uint64_t id;
-	unsigned long long v;
-	PyObject *o;
 	int err;
 
 	(void)self;
-	if (!PyArg_ParseTuple(args, "O:stop_thread", &o))
+	if (!PyArg_ParseTuple(args, "O&:stop_thread", conv_thread_id, &id))
 		return NULL;
-	if (!need_int(o, "thread_id"))
-		return NULL;
-	v = PyLong_AsUnsignedLongLong(o);
-	if (v == (unsigned long long)-1 && PyErr_Occurred())
-		return NULL;
-	id = v;
 	pthread_mutex_lock(&threads_lock);
 	for (pt = &threads; (t = *pt); pt = &t->next) {
 		if ((uint64_t)t->th != id)

@@ -18,65 +18,47 @@
 
 /*
  * Every key of this file's structs is optional (0), and messages name the
- * key alone: aclpy_dict_struct with no what.
+ * key alone: the keyed dialect.
  */
-static int parse_location(PyObject *o, aclrtMemLocation *loc)
-{
-	if (!PyDict_Check(o)) {
-		PyErr_SetString(PyExc_TypeError, "location must be a dict");
-		return 0;
-	}
-	return aclpy_dict_struct(o, NULL, aclpy_location_fields, 2, loc);
-}
+ACLPY_STRUCT(location_desc, keyed, "location must be a dict", "",
+	     aclpy_location_fields, NULL, NULL);
+ACLPY_STRUCT(prop_desc, keyed, "prop must be a dict", "", aclpy_prop_fields,
+	     &location_desc, NULL);
+
+static const struct aclpy_field desc_fields[] = {
+	ACLPY_FIELD(aclrtMemAccessDesc, flags, INT32_MAX, false),
+	ACLPY_SUB(aclrtMemAccessDesc, location, false),
+};
+
+ACLPY_STRUCT(access_desc, keyed, "desc must be a dict", "", desc_fields,
+	     &location_desc, NULL);
 
 /* obj converters (calls.h) for a prop and a location */
 static int conv_prop(PyObject *o, union aclpy_val *slot)
 {
 	aclrtPhysicalMemProp *prop = aclpy_slot_alloc(slot, 1, sizeof(*prop));
-	PyObject *loc;
 
-	if (!prop)
-		return 0;
-	if (!PyDict_Check(o)) {
-		PyErr_SetString(PyExc_TypeError, "prop must be a dict");
-		return 0;
-	}
-	if (!aclpy_dict_struct(o, NULL, aclpy_prop_fields, 4, prop))
-		return 0;
-	loc = PyDict_GetItemString(o, "location");
-	return !loc || parse_location(loc, &prop->location);
+	return prop && aclpy_read_struct(o, &prop_desc, prop);
 }
 
 static int conv_location(PyObject *o, union aclpy_val *slot)
 {
 	aclrtMemLocation *loc = aclpy_slot_alloc(slot, 1, sizeof(*loc));
 
-	return loc && parse_location(o, loc);
+	return loc && aclpy_read_struct(o, &location_desc, loc);
 }
 
 /* One aclrtMemAccessDesc, for aclpy_seq. */
-static int access_desc(PyObject *d, void *out)
+static int read_access(PyObject *d, void *out)
 {
-	aclrtMemAccessDesc *desc = out;
-	unsigned long long fl;
-	PyObject *loc;
-
-	if (!PyDict_Check(d)) {
-		PyErr_SetString(PyExc_TypeError, "desc must be a dict");
-		return 0;
-	}
-	if (!aclpy_dict_uint(d, NULL, "flags", INT32_MAX, false, &fl))
-		return 0;
-	desc->flags = (aclrtMemAccessFlags)fl;
-	loc = PyDict_GetItemString(d, "location");
-	return !loc || parse_location(loc, &desc->location);
+	return aclpy_read_struct(d, &access_desc, out);
 }
 
 /* objn converter (calls.h): mem_set_access's list of descriptors. */
 static int conv_access(PyObject *list, union aclpy_val *slot)
 {
 	return aclpy_seq(list, slot, "desc must be a list of dicts", false,
-			 access_desc, sizeof(aclrtMemAccessDesc));
+			 read_access, sizeof(aclrtMemAccessDesc));
 }
 
 /* outs (calls.h): the prop dict, as the library left it. */
