@@ -383,29 +383,37 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
 			      aclmem_stream_submit(stream, &c->task));
 }
 
-aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value,
-			  size_t count, aclrtStream stream)
+int aclmem_fill_async(void *dst, size_t maxCount, int32_t value, size_t count,
+		      void *stream)
 {
 	struct copy_task *c;
 	int ret;
 
-	if (!count)
-		return ACL_SUCCESS;
-	ret = set_check(devPtr, maxCount, count);
+	ret = set_check(dst, maxCount, count);
 	if (ret)
-		return aclmem_api_ret("aclrtMemsetAsync", ret);
+		return ret;
 	c = calloc(1, sizeof(*c));
-	if (!c)
-		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
-				   "aclrtMemsetAsync: out of memory for the task");
+	if (!c) {
+		aclmem_err("out of memory for the task");
+		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+	}
 	c->task.ops = &copy_ops;
 	c->fill = true;
-	c->dst = devPtr;
+	c->dst = dst;
 	c->max = maxCount;
 	c->count = count;
 	c->value = value;
+	return aclmem_stream_submit(stream, &c->task);
+}
+
+aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value,
+			  size_t count, aclrtStream stream)
+{
+	if (!count)
+		return ACL_SUCCESS;
 	return aclmem_api_ret("aclrtMemsetAsync",
-			      aclmem_stream_submit(stream, &c->task));
+			      aclmem_fill_async(devPtr, maxCount, value, count,
+						stream));
 }
 
 /* ---- 2D copies ---- */
