@@ -125,10 +125,3 @@ uint32_t aclmem_buffer_page_size(const struct npu_mem_buffer *buf)
 		return 2u << 20;
 	return 4096;
 }
-
-uint32_t aclmem_vector_cores(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	return n < 1 ? 1 : n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
-}

@@ -31,16 +31,4 @@ int aclmem_mmap_errno_to_acl(int err);
 /* What the ACL API calls need to describe a buffer after mapping it. */
 uint32_t aclmem_buffer_page_size(const struct npu_mem_buffer *buf);
 
-/*
- * The device's vector cores: the CPUs online, those a CPU path for vector
- * kernels would run on (at least 1).  It has no cube or AI CPU cores.
- */
-uint32_t aclmem_vector_cores(void);
-
-/*
- * The process's vector core limit (aclrtSetDeviceResLimit), the core count
- * until one is set or after aclrtResetDeviceResLimit.
- */
-uint32_t aclmem_vector_limit(void);
-
 #endif /* ACLMEM_DEVICE_H */

@@ -69,10 +69,9 @@ int aclmem_policy_resolve(enum aclmem_api api, size_t size, uint32_t policy,
 			return ACL_ERROR_INVALID_PARAM;
 		req->size = (size + ALIGN_PAD - 1 + PAD_BYTES) / ALIGN_PAD *
 			    ALIGN_PAD;
-		req->kpolicy = req->size <= ACLMEM_SZ_1M ?
-			       NPU_MEM_POLICY_NORMAL_ONLY :
-			       NPU_MEM_POLICY_HUGE_FIRST;
-		return ACL_SUCCESS;
+		known = 1;
+		base = ACL_MEM_MALLOC_HUGE_FIRST;
+		goto place;
 	}
 	if (!size)
 		return ACL_ERROR_INVALID_PARAM;
@@ -100,6 +99,7 @@ int aclmem_policy_resolve(enum aclmem_api api, size_t size, uint32_t policy,
 	    base != ACL_MEM_MALLOC_HUGE1G_ONLY)
 		known = 0;
 
+place:
 	switch (known ? base : 0xff) {
 	case ACL_MEM_MALLOC_HUGE_FIRST:
 	case ACL_MEM_MALLOC_HUGE_FIRST_P2P:

@@ -22,10 +22,10 @@
 #include "acl/acl_rt.h"
 #include "context.h"
 #include "copy.h"
-#include "device.h"
 #include "log.h"
 #include "memory.h"
 #include "stream.h"
+#include "system.h"
 
 #define NR_OPTS	(ACL_OPT_ENABLE_DEBUG_KERNEL + 1)
 

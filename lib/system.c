@@ -21,6 +21,7 @@
 #include "context.h"
 #include "device.h"
 #include "log.h"
+#include "system.h"
 
 #ifndef ACLMEM_VERSION
 #error "ACLMEM_VERSION (dkms.conf's PACKAGE_VERSION) must be defined"
@@ -399,6 +400,13 @@ aclError aclrtGetDeviceUtilizationRate(int32_t deviceId,
  * aclrtResetDeviceResLimit, more is 100000 as in CANN.  There are no cube
  * cores: their limit is 0, and 0 is all that may be set.
  */
+uint32_t aclmem_vector_cores(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
+
 #define NO_LIMIT	UINT32_MAX
 static _Atomic uint32_t vector_limit = NO_LIMIT;
 
