@@ -383,27 +383,35 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
 	return aclmem_task_queue(fn, stream, &c->task);
 }
 
-aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value,
-			  size_t count, aclrtStream stream)
+int aclmem_fill_async(const char *fn, void *dst, size_t maxCount,
+		      int32_t value, size_t count, void *stream)
 {
-	static const char fn[] = "aclrtMemsetAsync";
 	struct copy_task *c;
 	int ret;
 
-	if (!count)
-		return ACL_SUCCESS;
-	ret = set_check(devPtr, maxCount, count);
+	ret = set_check(dst, maxCount, count);
 	if (ret)
-		return aclmem_api_ret(fn, ret);
+		return ret;
 	c = aclmem_task_new(fn, sizeof(*c), &copy_ops);
 	if (!c)
 		return ACL_ERROR_RT_MEMORY_ALLOCATION;
 	c->fill = true;
-	c->dst = devPtr;
+	c->dst = dst;
 	c->max = maxCount;
 	c->count = count;
 	c->value = value;
-	return aclmem_task_queue(fn, stream, &c->task);
+	return aclmem_stream_submit(stream, &c->task);
+}
+
+aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value,
+			  size_t count, aclrtStream stream)
+{
+	static const char fn[] = "aclrtMemsetAsync";
+
+	if (!count)
+		return ACL_SUCCESS;
+	return aclmem_api_ret(fn, aclmem_fill_async(fn, devPtr, maxCount,
+						    value, count, stream));
 }
 
 /* ---- 2D copies ---- */

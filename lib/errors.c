@@ -3,6 +3,13 @@
  * The calling thread's errors (aclGetRecentErrMsg, aclrtGetLastError,
  * aclrtPeekAtLastError; the state itself lives in log.c, where failures
  * are recorded) and the exception callbacks with their aclrtExceptionInfo.
+ *
+ * The tasks that fail here are copies, fills, waits and host functions:
+ * none is a kernel, so an exception never has kernel arguments or a kernel
+ * handle.  CANN's getters of those refuse such an exception: the arguments
+ * with ACL_ERROR_INVALID_EXCEPTION_INFO (0xFFFFFFFF, what CANN's getters
+ * also give for a NULL info), the handle with the runtime's refusal, which
+ * reaches the caller as ACL_ERROR_RT_PARAM_INVALID.
  */
 #include <pthread.h>
 #include <string.h>
@@ -176,4 +183,40 @@ uint32_t aclrtGetDeviceIdFromExceptionInfo(const aclrtExceptionInfo *info)
 uint32_t aclrtGetErrorCodeFromExceptionInfo(const aclrtExceptionInfo *info)
 {
 	return info ? info->error_code : 0xFFFFFFFFU;
+}
+
+/* CANN's acl layer: 0xFFFFFFFF, an aclError of -1, not in its headers. */
+#define EXC_INFO_INVALID	((aclError)0xFFFFFFFFU)
+
+aclError aclrtGetArgsFromExceptionInfo(const aclrtExceptionInfo *info,
+				       void **devArgsPtr, uint32_t *devArgsLen)
+{
+	if (!info)
+		return aclmem_fail(EXC_INFO_INVALID,
+				   "aclrtGetArgsFromExceptionInfo: info is NULL");
+	if (!devArgsPtr || !devArgsLen)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtGetArgsFromExceptionInfo: %s is NULL",
+				   !devArgsPtr ? "devArgsPtr" : "devArgsLen");
+	return aclmem_fail(EXC_INFO_INVALID,
+			   "aclrtGetArgsFromExceptionInfo: task %u of stream "
+			   "%u ran no kernel, so it has no arguments",
+			   info->task_id, info->stream_id);
+}
+
+aclError aclrtGetFuncHandleFromExceptionInfo(const aclrtExceptionInfo *info,
+					     aclrtFuncHandle *func)
+{
+	if (!info)
+		return aclmem_fail(EXC_INFO_INVALID,
+				   "aclrtGetFuncHandleFromExceptionInfo: info "
+				   "is NULL");
+	if (!func)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtGetFuncHandleFromExceptionInfo: func "
+				   "is NULL");
+	return aclmem_fail(ACL_ERROR_RT_PARAM_INVALID,
+			   "aclrtGetFuncHandleFromExceptionInfo: task %u of "
+			   "stream %u ran no kernel", info->task_id,
+			   info->stream_id);
 }

@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 
 #include "acl/acl_rt.h"
+#include "acl/ops/acl_dvpp.h"
 #include "aclmem/aclmem.h"
 #include "args.h"
 #include "context.h"
@@ -259,6 +260,7 @@ int aclmem_mem_alloc(enum aclmem_api api, void **ptr, size_t size,
 		b->pool_class = cls;
 	}
 	b->size = req.size;
+	b->dvpp = api == ACLMEM_API_DVPP_MALLOC;
 
 	pthread_rwlock_wrlock(&table_lock);
 	addrtree_remove(&parked, b->node.key);
@@ -282,7 +284,7 @@ int aclmem_mem_alloc(enum aclmem_api api, void **ptr, size_t size,
  * back to the driver instead of into the pool, which the device's last
  * reset has emptied and which nothing would empty again before aclFinalize.
  */
-int aclmem_mem_free(void *ptr, enum aclmem_buf_kind kind)
+static int mem_free(void *ptr, enum aclmem_buf_kind kind, bool dvpp)
 {
 	struct addrtree_node *n;
 	struct aclmem_buf *b = NULL;
@@ -296,7 +298,7 @@ int aclmem_mem_free(void *ptr, enum aclmem_buf_kind kind)
 	pthread_rwlock_wrlock(&table_lock);
 	n = addrtree_find(&table, (uintptr_t)ptr);
 	/* Imported memory is another process's: aclrtIpcMemClose frees it. */
-	if (n && to_buf(n)->kind == kind &&
+	if (n && to_buf(n)->kind == kind && to_buf(n)->dvpp == dvpp &&
 	    !(to_buf(n)->share & ACLMEM_SHARE_IMPORTED)) {
 		addrtree_remove(&table, n->key);
 		b = to_buf(n);
@@ -304,7 +306,8 @@ int aclmem_mem_free(void *ptr, enum aclmem_buf_kind kind)
 	pthread_rwlock_unlock(&table_lock);
 	if (!b) {
 		aclmem_err("%p is not the start of a live %s buffer", ptr,
-			   kind == ACLMEM_BUF_HOST ? "host" : "device");
+			   kind == ACLMEM_BUF_HOST ? "host" :
+			   dvpp ? "acldvppMalloc" : "device");
 		return ACL_ERROR_RT_PARAM_INVALID;
 	}
 	usage_sub(b);
@@ -323,6 +326,16 @@ int aclmem_mem_free(void *ptr, enum aclmem_buf_kind kind)
 	else
 		pool_usage_sample();
 	return ACL_SUCCESS;
+}
+
+int aclmem_mem_free(void *ptr, enum aclmem_buf_kind kind)
+{
+	return mem_free(ptr, kind, false);
+}
+
+int aclmem_mem_free_dvpp(void *ptr)
+{
+	return mem_free(ptr, ACLMEM_BUF_DEVICE, true);
 }
 
 /* Is ptr the start of a live buffer of this kind? */
@@ -363,6 +376,7 @@ enum aclmem_lookup aclmem_mem_lookup(const void *p, size_t len,
 				out->page_size = b->page_size;
 				out->kind = b->kind;
 				out->readonly = b->kflags & NPU_MEM_ALLOC_READONLY;
+				out->dvpp = b->dvpp;
 			}
 			ret = ACLMEM_RANGE_INSIDE;
 		}
@@ -574,6 +588,26 @@ aclError aclrtFreeHost(void *hostPtr)
 {
 	return aclmem_api_ret("aclrtFreeHost",
 			      aclmem_mem_free(hostPtr, ACLMEM_BUF_HOST));
+}
+
+/*
+ * Media memory (acl/ops/acl_dvpp.h; CANN exports it from libacl_dvpp.so,
+ * the toolkit links that name here): device memory with acldvppMalloc's
+ * rounding (policy.c), usable wherever device memory is, freed by
+ * acldvppFree only.  aclrtFree refuses it and acldvppFree refuses
+ * aclrtMalloc's memory, 107000 both (CANN says only that each must be
+ * freed by its own call).
+ */
+aclError acldvppMalloc(void **devPtr, size_t size)
+{
+	return aclmem_api_ret("acldvppMalloc",
+			      aclmem_mem_alloc(ACLMEM_API_DVPP_MALLOC, devPtr,
+					       size, 0));
+}
+
+aclError acldvppFree(void *devPtr)
+{
+	return aclmem_api_ret("acldvppFree", aclmem_mem_free_dvpp(devPtr));
 }
 
 /*
@@ -814,14 +848,17 @@ aclError aclrtCheckMemType(void **addrList, uint32_t size, uint32_t memType,
 					   "aclrtCheckMemType: addrList[%u] is "
 					   "NULL", i);
 	/*
-	 * Device memory here is all ordinary device memory (aclrtMalloc*):
-	 * there is no DVPP pool and no reserved address range.
+	 * Device memory is ordinary (aclrtMalloc*, DEV) or media memory
+	 * (acldvppMalloc, DVPP); there is no reserved address range.
 	 */
-	for (i = 0; i < size && match; i++)
-		if (!(memType & ACL_RT_MEM_TYPE_DEV) ||
-		    aclmem_mem_lookup(addrList[i], 0, &r) != ACLMEM_RANGE_INSIDE ||
-		    r.kind != ACLMEM_BUF_DEVICE)
+	for (i = 0; i < size && match; i++) {
+		memset(&r, 0, sizeof(r));
+		if (aclmem_mem_lookup(addrList[i], 0, &r) != ACLMEM_RANGE_INSIDE ||
+		    r.kind != ACLMEM_BUF_DEVICE ||
+		    !(memType & (r.dvpp ? ACL_RT_MEM_TYPE_DVPP :
+					  ACL_RT_MEM_TYPE_DEV)))
 			match = 0;
+	}
 	*checkResult = match;
 	return ACL_SUCCESS;
 }

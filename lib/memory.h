@@ -39,6 +39,7 @@ struct aclmem_buf {
 	uint32_t page_size;		/* finest page size backing it */
 	uint8_t kind;			/* enum aclmem_buf_kind */
 	uint8_t share;			/* ACLMEM_SHARE_*: IPC keys (ipcmem.c) */
+	bool dvpp;			/* from acldvppMalloc: acldvppFree's only */
 	/* pool bookkeeping (pool.c), meaningless while in the table */
 	size_t pool_class;		/* size class it was allocated for */
 	struct aclmem_buf *cls_prev, *cls_next;
@@ -61,14 +62,20 @@ struct aclmem_range {
 	uint32_t page_size;
 	uint8_t kind;
 	bool readonly;
+	bool dvpp;			/* media memory (acldvppMalloc) */
 };
 
 /* Allocate for an ACL call; ACL code.  The current device is checked. */
 int aclmem_mem_alloc(enum aclmem_api api, void **ptr, size_t size,
 		     uint32_t policy);
 
-/* Free a buffer of this kind by its start address; ACL code. */
+/*
+ * Free a buffer of this kind by its start address; ACL code.  Media memory
+ * (acldvppMalloc) is freed only by aclmem_mem_free_dvpp, and that frees
+ * nothing else.
+ */
 int aclmem_mem_free(void *ptr, enum aclmem_buf_kind kind);
+int aclmem_mem_free_dvpp(void *ptr);
 
 enum aclmem_lookup {
 	ACLMEM_RANGE_INSIDE,	/* [p, p + len) lies inside one live buffer */

@@ -42,8 +42,9 @@ tk=$1
 case $tk in /*) ;; *) echo "mktoolkit.sh: $tk: not absolute" >&2; exit 2 ;; esac
 T=$dest$tk
 
-# The names CANN's build files link (libascendcl, libacl_rt) and ours.
-LIBNAMES="libascendcl.so libacl_rt.so libaclmem.so"
+# The names CANN's build files link (libascendcl, libacl_rt, and libacl_dvpp
+# for acldvppMalloc/acldvppFree) and ours.
+LIBNAMES="libascendcl.so libacl_rt.so libacl_dvpp.so libaclmem.so"
 
 if [ "$remove" = 1 ]; then
 	rm -f "$T/set_env.sh" "$T/bin/setenv.bash" "$T/include/acl" "$T/include/aclmem" \

@@ -17,6 +17,11 @@
  *  - Out of range: huge pages when size >= 2 MiB, otherwise normal pages.
  *    Huge pages are then asked for "huge first", so such a call does not
  *    fail merely for lack of 2 MiB pages.
+ *  - acldvppMalloc (CANN's acl_dvpp GetAlignedSize) reserves
+ *    ALIGN_UP(size, 32) + 32 and checks only that this does not overflow:
+ *    size 0 is taken and reserves 32 bytes.  CANN gives media memory huge
+ *    pages; here it is placed as HUGE_FIRST places it.  Its start is page
+ *    aligned, past the 128 bytes CANN's media engine needs.
  */
 #include "acl/acl_rt.h"
 #include "policy.h"
@@ -58,10 +63,19 @@ int aclmem_policy_resolve(enum aclmem_api api, size_t size, uint32_t policy,
 	int huge1g, pad;
 	size_t add;
 
+	req->kflags = 0;
+	if (api == ACLMEM_API_DVPP_MALLOC) {
+		if (size > SIZE_MAX - (ALIGN_PAD - 1 + PAD_BYTES))
+			return ACL_ERROR_INVALID_PARAM;
+		req->size = (size + ALIGN_PAD - 1 + PAD_BYTES) / ALIGN_PAD *
+			    ALIGN_PAD;
+		known = 1;
+		base = ACL_MEM_MALLOC_HUGE_FIRST;
+		goto place;
+	}
 	if (!size)
 		return ACL_ERROR_INVALID_PARAM;
 
-	req->kflags = 0;
 	if (api == ACLMEM_API_MALLOC_HOST) {
 		req->size = size;
 		req->kpolicy = out_of_range(size);
@@ -85,6 +99,7 @@ int aclmem_policy_resolve(enum aclmem_api api, size_t size, uint32_t policy,
 	    base != ACL_MEM_MALLOC_HUGE1G_ONLY)
 		known = 0;
 
+place:
 	switch (known ? base : 0xff) {
 	case ACL_MEM_MALLOC_HUGE_FIRST:
 	case ACL_MEM_MALLOC_HUGE_FIRST_P2P:

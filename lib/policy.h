@@ -15,6 +15,7 @@ enum aclmem_api {
 	ACLMEM_API_MALLOC_ALIGN32,	/* aclrtMallocAlign32 */
 	ACLMEM_API_MALLOC_CACHED,	/* aclrtMallocCached */
 	ACLMEM_API_MALLOC_HOST,		/* aclrtMallocHost (policy ignored) */
+	ACLMEM_API_DVPP_MALLOC,		/* acldvppMalloc (policy ignored) */
 };
 
 #define ACLMEM_SZ_2M	((size_t)2 << 20)

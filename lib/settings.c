@@ -4,14 +4,16 @@
  * computes with them: system parameter options (aclrtSetSysParamOpt for the
  * process, aclrtCtxSetSysParamOpt for the current context), the device's
  * float saturation mode, the task scheduler a thread uses
- * (aclrtSetTsDevice) and the SIMT/SIMD limits (aclrtDeviceSetLimit).
+ * (aclrtSetTsDevice), the SIMT/SIMD limits (aclrtDeviceSetLimit) and the
+ * float overflow status (always zero).
  *
  * What programs rely on is CANN's bookkeeping: a value set is the value
  * read; an option never set reads as ACL_ERROR_RT_SYSPARAMOPT_NOT_SET
  * (107021), so callers fall back to their default as they do on CANN; a
  * context's options go with the context.  There are no SIMT or SIMD cores,
- * so their stack and FIFO limits are ACL_ERROR_RT_FEATURE_NOT_SUPPORT, and
- * the core limits of streams and threads are 0.
+ * so their stack and FIFO limits are ACL_ERROR_RT_FEATURE_NOT_SUPPORT; the
+ * cube core limits of streams and threads are 0, the vector ones the
+ * device's.
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -19,8 +21,11 @@
 
 #include "acl/acl_rt.h"
 #include "context.h"
+#include "copy.h"
 #include "log.h"
+#include "memory.h"
 #include "stream.h"
+#include "system.h"
 
 #define NR_OPTS	(ACL_OPT_ENABLE_DEBUG_KERNEL + 1)
 
@@ -221,9 +226,10 @@ aclError aclrtDeviceGetLimit(aclrtDeviceLimit limit, size_t *value)
 
 /*
  * CANN lets a stream, or a thread using a stream's limits, run on fewer AI
- * cores than the device has.  There are no AI cores here: every limit is 0
- * (the cores there are), 0 may be set and anything more is refused, as for
- * the device (aclrtSetDeviceResLimit).
+ * cores than the device has.  There are no cube cores here: that limit is
+ * 0, 0 may be set and anything more is refused, as for the device
+ * (aclrtSetDeviceResLimit).  The vector limit is the device's
+ * (aclmem_vector_limit): limits up to it are accepted.
  */
 static __thread bool thread_uses_stream;
 
@@ -254,7 +260,8 @@ aclError aclrtGetStreamResLimit(aclrtStream stream, aclrtDevResLimitType type,
 				   "aclrtGetStreamResLimit: value is NULL");
 	ret = res_check("aclrtGetStreamResLimit", stream, type);
 	if (!ret)
-		*value = 0;
+		*value = type == ACL_RT_DEV_RES_VECTOR_CORE ?
+			 aclmem_vector_limit() : 0;
 	return ret;
 }
 
@@ -262,11 +269,13 @@ aclError aclrtSetStreamResLimit(aclrtStream stream, aclrtDevResLimitType type,
 				uint32_t value)
 {
 	int ret = res_check("aclrtSetStreamResLimit", stream, type);
+	uint32_t max = type == ACL_RT_DEV_RES_VECTOR_CORE ?
+		       aclmem_vector_limit() : 0;
 
-	if (!ret && value)
+	if (!ret && value > max)
 		ret = aclmem_fail(ACL_ERROR_INVALID_PARAM,
-				  "aclrtSetStreamResLimit: %u cores, there are "
-				  "none", value);
+				  "aclrtSetStreamResLimit: %u cores, the "
+				  "limit is %u", value, max);
 	return ret;
 }
 
@@ -310,10 +319,84 @@ aclError aclrtGetResInCurrentThread(aclrtDevResLimitType type, uint32_t *value)
 	ret = aclmem_ctx_require();
 	if (ret)
 		return aclmem_api_ret("aclrtGetResInCurrentThread", ret);
-	/* The stream's limit or the device's: 0 either way. */
+	/* The stream's limit or the device's: the same here. */
 	(void)thread_uses_stream;
-	*value = 0;
+	*value = type == ACL_RT_DEV_RES_VECTOR_CORE ? aclmem_vector_limit() : 0;
 	return ACL_SUCCESS;
+}
+
+/* ---- float overflow status ---- */
+
+/*
+ * CANN copies the device's overflow status, 64 bytes, into the caller's
+ * device memory in stream order, and clears it in stream order too.  Only
+ * AI cores overflow, and there are none: the status is always zero, so
+ * aclrtGetOverflowStatus queues a fill of 64 zero bytes and
+ * aclrtResetOverflowStatus a task with nothing to clear.  Both are
+ * asynchronous, as CANN's: the zeroes are there once the stream gets
+ * there.  CANN's acl layer checks outputAddr; its runtime then wants a
+ * context (107002) and the documented fixed size, 64 bytes, into device
+ * memory (107000 otherwise).
+ */
+#define OVERFLOW_STATUS_SIZE	64
+
+aclError aclrtGetOverflowStatus(void *outputAddr, size_t outputSize,
+				aclrtStream stream)
+{
+	static const char fn[] = "aclrtGetOverflowStatus";
+	struct aclmem_range r;
+	int ret;
+
+	if (!outputAddr)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "%s: outputAddr is NULL", fn);
+	ret = aclmem_ctx_require();
+	if (ret)
+		return aclmem_api_ret(fn, ret);
+	if (outputSize != OVERFLOW_STATUS_SIZE)
+		return aclmem_fail(ACL_ERROR_RT_PARAM_INVALID,
+				   "%s: outputSize %zu, the status is %d bytes",
+				   fn, outputSize, OVERFLOW_STATUS_SIZE);
+	if (aclmem_mem_range(outputAddr, outputSize, ACLMEM_BUF_DEVICE, &r) ||
+	    r.readonly)
+		return aclmem_fail(ACL_ERROR_RT_PARAM_INVALID,
+				   "%s: [%p, +%zu) is not writable device "
+				   "memory", fn, outputAddr, outputSize);
+	return aclmem_api_ret(fn, aclmem_fill_async(fn, outputAddr, outputSize,
+						    0, outputSize, stream));
+}
+
+static int nothing_run(struct aclmem_task *t, struct aclmem_stream *s)
+{
+	(void)t;
+	(void)s;
+	return ACL_SUCCESS;
+}
+
+static void nothing_release(struct aclmem_task *t, bool ran)
+{
+	(void)ran;
+	free(t);
+}
+
+static const struct aclmem_task_ops nothing_ops = {
+	.run = nothing_run,
+	.release = nothing_release,
+};
+
+aclError aclrtResetOverflowStatus(aclrtStream stream)
+{
+	static const char fn[] = "aclrtResetOverflowStatus";
+	struct aclmem_task *t;
+	int ret;
+
+	ret = aclmem_ctx_require();
+	if (ret)
+		return aclmem_api_ret(fn, ret);
+	t = aclmem_task_new(fn, sizeof(*t), &nothing_ops);
+	if (!t)
+		return ACL_ERROR_RT_MEMORY_ALLOCATION;
+	return aclmem_task_queue(fn, stream, t);
 }
 
 /* ---- what needs a model or AI cores ---- */

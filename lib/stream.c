@@ -381,6 +381,13 @@ bool aclmem_stream_cancelled(struct aclmem_stream *s)
 	return atomic_load(&s->cancel);
 }
 
+/*
+ * The number of the last task this thread queued on a stream the program
+ * created (aclrtGetThreadLastTaskId): CANN counts those, not the default
+ * stream's; 0 until there is one.
+ */
+static __thread uint32_t thread_last_task_id;
+
 int aclmem_stream_submit(aclrtStream handle, struct aclmem_task *t)
 {
 	struct aclmem_stream *s;
@@ -401,6 +408,8 @@ int aclmem_stream_submit(aclrtStream handle, struct aclmem_task *t)
 	} else {
 		t->next = NULL;
 		t->id = s->next_task_id++;
+		if (!s->is_default)
+			thread_last_task_id = t->id;
 		if (s->tail)
 			s->tail->next = t;
 		else
@@ -633,6 +642,15 @@ aclError aclrtStreamGetId(aclrtStream stream, int32_t *streamId)
 		return aclmem_api_ret("aclrtStreamGetId", ret);
 	*streamId = s->id;
 	aclmem_stream_put(s);
+	return ACL_SUCCESS;
+}
+
+aclError aclrtGetThreadLastTaskId(uint32_t *taskId)
+{
+	if (!taskId)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtGetThreadLastTaskId: taskId is NULL");
+	*taskId = thread_last_task_id;
 	return ACL_SUCCESS;
 }
 

@@ -10,6 +10,7 @@
  * figures come from the driver's GET_INFO.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include "context.h"
 #include "device.h"
 #include "log.h"
+#include "system.h"
 
 #ifndef ACLMEM_VERSION
 #error "ACLMEM_VERSION (dkms.conf's PACKAGE_VERSION) must be defined"
@@ -228,8 +230,10 @@ aclError aclGetDeviceCapability(uint32_t deviceId, aclDeviceInfo deviceInfo,
 	if (!aclmem_device_valid(deviceId))
 		return bad_device("aclGetDeviceCapability", deviceId);
 	switch (deviceInfo) {
-	case ACL_DEVICE_INFO_AI_CORE_NUM:
 	case ACL_DEVICE_INFO_VECTOR_CORE_NUM:
+		*value = aclmem_vector_cores();
+		return ACL_SUCCESS;
+	case ACL_DEVICE_INFO_AI_CORE_NUM:
 	case ACL_DEVICE_INFO_L2_SIZE:
 		*value = 0;
 		return ACL_SUCCESS;
@@ -261,11 +265,14 @@ aclError aclrtGetDeviceInfo(uint32_t deviceId, aclrtDevAttr attr,
 		*value = info.limit_bytes > INT64_MAX ? INT64_MAX :
 			 (int64_t)info.limit_bytes;
 		return ACL_SUCCESS;
+	/* Vector work would run on the CPUs (aclmem_vector_cores). */
+	case ACL_DEV_ATTR_VECTOR_CORE_NUM:
+		*value = aclmem_vector_cores();
+		return ACL_SUCCESS;
 	/* Compute: no cores, threads, grids or local memory of any kind. */
 	case ACL_DEV_ATTR_AICPU_CORE_NUM:
 	case ACL_DEV_ATTR_AICORE_CORE_NUM:
 	case ACL_DEV_ATTR_CUBE_CORE_NUM:
-	case ACL_DEV_ATTR_VECTOR_CORE_NUM:
 	case ACL_DEV_ATTR_WARP_SIZE:
 	case ACL_DEV_ATTR_MAX_THREAD_PER_VECTOR_CORE:
 	case ACL_DEV_ATTR_UBUF_PER_VECTOR_CORE:
@@ -379,7 +386,31 @@ aclError aclrtGetDeviceUtilizationRate(int32_t deviceId,
 	return ACL_SUCCESS;
 }
 
-/* ---- resource limits: of zero cube and zero vector cores ---- */
+/*
+ * ---- resource limits: no cube cores; vector cores are the CPUs online ----
+ *
+ * CANN lets a process run the device's kernels on fewer cores than it has.
+ * A CPU path for vector kernels would use the CPUs online, so that is the
+ * vector core count; a limit from 0 up to it is kept (and read back) until
+ * aclrtResetDeviceResLimit, more is 100000 as in CANN.  There are no cube
+ * cores: their limit is 0, and 0 is all that may be set.
+ */
+uint32_t aclmem_vector_cores(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
+
+#define NO_LIMIT	UINT32_MAX
+static _Atomic uint32_t vector_limit = NO_LIMIT;
+
+uint32_t aclmem_vector_limit(void)
+{
+	uint32_t v = atomic_load(&vector_limit);
+
+	return v == NO_LIMIT ? aclmem_vector_cores() : v;
+}
 
 static int res_type_ok(const char *fn, aclrtDevResLimitType type)
 {
@@ -402,14 +433,14 @@ aclError aclrtGetDeviceResLimit(int32_t deviceId, aclrtDevResLimitType type,
 	ret = res_type_ok("aclrtGetDeviceResLimit", type);
 	if (ret)
 		return ret;
-	/* The limit is all the cores there are: none. */
-	*value = 0;
+	*value = type == ACL_RT_DEV_RES_VECTOR_CORE ? aclmem_vector_limit() : 0;
 	return ACL_SUCCESS;
 }
 
 aclError aclrtSetDeviceResLimit(int32_t deviceId, aclrtDevResLimitType type,
 				uint32_t value)
 {
+	uint32_t cores;
 	int ret;
 
 	if (!aclmem_device_valid(deviceId))
@@ -417,10 +448,14 @@ aclError aclrtSetDeviceResLimit(int32_t deviceId, aclrtDevResLimitType type,
 	ret = res_type_ok("aclrtSetDeviceResLimit", type);
 	if (ret)
 		return ret;
-	if (value > 0)
+	cores = type == ACL_RT_DEV_RES_VECTOR_CORE ? aclmem_vector_cores() : 0;
+	if (value > cores)
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
-				   "aclrtSetDeviceResLimit: %u cores asked, the device has 0",
-				   value);
+				   "aclrtSetDeviceResLimit: %u %s cores asked, "
+				   "the device has %u", value,
+				   cores ? "vector" : "cube", cores);
+	if (type == ACL_RT_DEV_RES_VECTOR_CORE)
+		atomic_store(&vector_limit, value);
 	return ACL_SUCCESS;
 }
 
@@ -428,6 +463,7 @@ aclError aclrtResetDeviceResLimit(int32_t deviceId)
 {
 	if (!aclmem_device_valid(deviceId))
 		return bad_device("aclrtResetDeviceResLimit", deviceId);
+	atomic_store(&vector_limit, NO_LIMIT);
 	return ACL_SUCCESS;
 }
 

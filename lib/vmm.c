@@ -36,6 +36,19 @@
  * driver's full 128-bit key (in data[0..15], the rest zero), which may be
  * exported without pid validation (any process of the exporter's user).
  *
+ * What a 64-bit key without a list would risk under the 128-bit keys'
+ * same-user rule: there are 2^64 (1.8e19) keys; a guess is one IPC_IMPORT
+ * ioctl, about 1 us, so 1e6 guesses a second per CPU.  Finding one live key
+ * takes 2^63 guesses on average, 9.2e12 s or about 290,000 years on one
+ * CPU; with 64 CPUs and a file's 4096 live keys (NPU_MEM_IPC_MAX_KEYS), 2^63
+ * / 4096 / 6.4e7 per second = 35,000 s, about 10 hours.  Only processes of
+ * the exporter's own user could try (they could ptrace the exporter too,
+ * where Yama allows it), so the same-user rule would be a fair answer for
+ * DISABLE_PID_VALIDATION.  It is refused all the same because the driver
+ * refuses it: a KEY64 key admits listed pids only and KEY64 | ANY_PID is
+ * -EINVAL (kernel/ipc.c may_import, kernel/ioctl.c), and the library cannot
+ * widen what the kernel decides.
+ *
  * Pieces are device memory for memcpy, memset, attributes and the like:
  * memory.c's lookups ask here (aclmem_mem_ext) for addresses outside its
  * own buffers.  One read-write lock covers every table; those lookups

@@ -475,6 +475,11 @@ ACL_FUNC_VISIBILITY aclError aclrtSetStreamOverflowSwitch(aclrtStream stream,
 							  uint32_t flag);
 ACL_FUNC_VISIBILITY aclError aclrtGetStreamOverflowSwitch(aclrtStream stream,
 							  uint32_t *flag);
+ACL_FUNC_VISIBILITY aclError aclrtGetOverflowStatus(void *outputAddr,
+						    size_t outputSize,
+						    aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtResetOverflowStatus(aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtGetThreadLastTaskId(uint32_t *taskId);
 ACL_FUNC_VISIBILITY aclError aclrtGetStreamAvailableNum(uint32_t *streamCount);
 ACL_FUNC_VISIBILITY aclError aclrtRegStreamStateCallback(const char *regName,
 							 aclrtStreamStateCallback callback,
@@ -837,6 +842,8 @@ typedef enum aclrtLastErrLevel {
 /* Opaque: read it with the aclrtGet*FromExceptionInfo calls. */
 typedef struct rtExceptionInfo aclrtExceptionInfo;
 typedef void (*aclrtExceptionInfoCallback)(aclrtExceptionInfo *exceptionInfo);
+/* A kernel's handle; no kernels run here (aclrtGetFuncHandleFromExceptionInfo). */
+typedef void *aclrtFuncHandle;
 
 typedef enum aclrtDeviceStatus {
 	ACL_RT_DEVICE_STATUS_NORMAL = 0,
@@ -962,6 +969,11 @@ ACL_FUNC_VISIBILITY uint32_t aclrtGetStreamIdFromExceptionInfo(const aclrtExcept
 ACL_FUNC_VISIBILITY uint32_t aclrtGetThreadIdFromExceptionInfo(const aclrtExceptionInfo *info);
 ACL_FUNC_VISIBILITY uint32_t aclrtGetDeviceIdFromExceptionInfo(const aclrtExceptionInfo *info);
 ACL_FUNC_VISIBILITY uint32_t aclrtGetErrorCodeFromExceptionInfo(const aclrtExceptionInfo *info);
+ACL_FUNC_VISIBILITY aclError aclrtGetArgsFromExceptionInfo(const aclrtExceptionInfo *info,
+							   void **devArgsPtr,
+							   uint32_t *devArgsLen);
+ACL_FUNC_VISIBILITY aclError aclrtGetFuncHandleFromExceptionInfo(const aclrtExceptionInfo *info,
+								 aclrtFuncHandle *func);
 
 /* Versions: pkgName "runtime" (libaclmem) or "driver" (npu_mem.ko). */
 ACL_FUNC_VISIBILITY aclError aclsysGetVersionStr(char *pkgName, char *versionStr);

@@ -14,6 +14,7 @@
  * can take long, and other Python threads should run meanwhile.
  */
 #include "acl/acl.h"
+#include "acl/ops/acl_dvpp.h"
 #include "aclpy.h"
 
 /* outs (calls.h): pyACL's dict, as the library left it (zeroed: HOST). */
@@ -111,8 +112,15 @@ static PyObject *py_ptr_to_bytes(PyObject *self, PyObject *args)
 	CALL(memcpy_async, aclrtMemcpyAsync, (p, z, p, z, i32, p), (),	\
 	     "ret = memcpy_async(dst, dest_max, src, count, kind, stream)")
 
+/* acl.media: only the media memory (acl/ops/acl_dvpp.h). */
+#define MEDIA_CALLS(CALL, HAND)						\
+	CALL(dvpp_malloc, acldvppMalloc, (out_p, z), (),		\
+	     "dev_ptr, ret = dvpp_malloc(size)")			\
+	CALL(dvpp_free, acldvppFree, (p), (), "ret = dvpp_free(dev_ptr)")
+
 ACLPY_TABLE(aclpy_acl_methods, ACL_CALLS)
 ACLPY_TABLE(aclpy_rt_methods, RT_CALLS)
+ACLPY_TABLE(aclpy_media_methods, MEDIA_CALLS)
 
 static PyMethodDef util_methods[] = {
 	{ "bytes_to_ptr", py_bytes_to_ptr, METH_VARARGS,
@@ -131,6 +139,11 @@ static struct PyModuleDef acl_module = {
 static struct PyModuleDef rt_module = {
 	PyModuleDef_HEAD_INIT, "acl.rt", "ACL runtime: devices and memory", -1,
 	aclpy_rt_methods, NULL, NULL, NULL, NULL,
+};
+
+static struct PyModuleDef media_module = {
+	PyModuleDef_HEAD_INIT, "acl.media", "media memory (acldvpp*)", -1,
+	aclpy_media_methods, NULL, NULL, NULL, NULL,
 };
 
 static struct PyModuleDef util_module = {
@@ -329,6 +342,10 @@ static PyMethodDef *const rt_tables[] = {
 	NULL,
 };
 
+static PyMethodDef *const media_tables[] = {
+	NULL,
+};
+
 static PyMethodDef *const util_tables[] = {
 	aclpy_util_numpy_methods,
 	NULL,
@@ -366,6 +383,7 @@ PyMODINIT_FUNC PyInit_acl(void)
 		return NULL;
 	if (add_constants(m) || PyModule_AddFunctions(m, aclpy_system_methods) ||
 	    add_submodule(m, &rt_module, "rt", rt_tables) ||
+	    add_submodule(m, &media_module, "media", media_tables) ||
 	    add_submodule(m, &util_module, "util", util_tables)) {
 		Py_DECREF(m);
 		return NULL;

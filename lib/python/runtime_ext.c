@@ -318,6 +318,12 @@ static int conv_notifies(PyObject *list, union aclpy_val *slot)
 	CALL(get_stream_overflow_switch, aclrtGetStreamOverflowSwitch,	\
 	     (p, out_u32), (),						\
 	     "flag, ret = get_stream_overflow_switch(stream)")		\
+	CALL(get_overflow_status, aclrtGetOverflowStatus, (p, z, p), (),	\
+	     "ret = get_overflow_status(output_addr, output_size, stream)") \
+	CALL(reset_overflow_status, aclrtResetOverflowStatus, (p), (),	\
+	     "ret = reset_overflow_status(stream)")			\
+	CALL(get_thread_last_task_id, aclrtGetThreadLastTaskId, (out_u32), \
+	     (.hold_gil = true), "task_id, ret = get_thread_last_task_id()") \
 	CALL(set_stream_attribute, aclrtSetStreamAttribute,		\
 	     (p, i32, objv(attr_value_in)), (),				\
 	     "ret = set_stream_attribute(stream, stm_attr_type, value): value a " \

@@ -71,6 +71,34 @@ START_TEST(rounding_huge1g_no_pad)
 }
 END_TEST
 
+/*
+ * acldvppMalloc: CANN's ALIGN_UP(size, 32) + 32, size 0 included (CANN's
+ * acl layer checks only the overflow), placed as HUGE_FIRST; the policy
+ * word is not its to give.
+ */
+START_TEST(rounding_dvpp)
+{
+	struct aclmem_alloc_req r;
+
+	ck_assert_uint_eq(resolve_ok(ACLMEM_API_DVPP_MALLOC, 0, 0).size, 32);
+	ck_assert_uint_eq(resolve_ok(ACLMEM_API_DVPP_MALLOC, 1, 0).size, 64);
+	ck_assert_uint_eq(resolve_ok(ACLMEM_API_DVPP_MALLOC, 100, 0).size, 160);
+	ck_assert_uint_eq(resolve_ok(ACLMEM_API_DVPP_MALLOC, 4064, 0).size, 4096);
+	r = resolve_ok(ACLMEM_API_DVPP_MALLOC, MiB, ACL_MEM_MALLOC_HUGE_ONLY);
+	ck_assert_uint_eq(r.kpolicy, NPU_MEM_POLICY_HUGE_FIRST);
+	ck_assert_uint_eq(r.kflags, 0);
+	r = resolve_ok(ACLMEM_API_DVPP_MALLOC, 4096,
+		       ACL_MEM_ACCESS_USER_SPACE_READONLY);
+	ck_assert_uint_eq(r.kpolicy, NPU_MEM_POLICY_NORMAL_ONLY);
+	ck_assert_uint_eq(r.kflags, 0);
+	ck_assert_int_eq(aclmem_policy_resolve(ACLMEM_API_DVPP_MALLOC,
+					       SIZE_MAX - 62, 0, &r),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_uint_eq(resolve_ok(ACLMEM_API_DVPP_MALLOC, SIZE_MAX - 63,
+				     0).size, SIZE_MAX - 31);
+}
+END_TEST
+
 START_TEST(size_zero_and_overflow)
 {
 	struct aclmem_alloc_req r;
@@ -466,6 +494,7 @@ int main(void)
 	nm_add(s, rounding_malloc_pads, 10);
 	nm_add(s, rounding_align32_no_pad, 10);
 	nm_add(s, rounding_huge1g_no_pad, 10);
+	nm_add(s, rounding_dvpp, 10);
 	nm_add(s, size_zero_and_overflow, 10);
 	nm_add(s, policy_huge_first_threshold, 10);
 	nm_add(s, policy_exact_values, 10);

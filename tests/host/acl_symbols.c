@@ -82,6 +82,7 @@ static char *slurp_headers(void)
 	size_t cap = 1 << 20, len = 0, got;
 	char *buf = malloc(cap);
 	FILE *p = popen("cat " ACLTEST_TOP "/include/acl/*.h "
+			ACLTEST_TOP "/include/acl/ops/*.h "
 			ACLTEST_TOP "/include/aclmem/*.h", "r");
 
 	ck_assert_ptr_nonnull(buf);

@@ -48,7 +48,7 @@ expected() {
 		python/site-packages/acl$PYEXT; do
 		echo "$p/lib/aclmem/toolkit/$f"
 	done
-	for f in libascendcl.so libacl_rt.so libaclmem.so; do
+	for f in libascendcl.so libacl_rt.so libacl_dvpp.so libaclmem.so; do
 		echo "$p/lib/aclmem/toolkit/lib64/$f"
 		echo "$p/lib/aclmem/toolkit/lib64/stub/$f"
 	done

@@ -6,6 +6,8 @@
  * aclrtSetTsDevice, the SIMT/SIMD limits there is no hardware for, and the
  * device id mappings and topology of a one-device system.
  */
+#include <unistd.h>
+
 #include "acltest_device.h"
 #include "acl/acl.h"
 
@@ -114,6 +116,7 @@ END_TEST
 
 START_TEST(stream_and_thread_core_limits)
 {
+	uint32_t ncpu = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
 	aclrtStream s;
 	uint32_t v = 9;
 	void *addr;
@@ -124,7 +127,16 @@ START_TEST(stream_and_thread_core_limits)
 	ck_assert_uint_eq(v, 0);
 	ck_assert_int_eq(aclrtSetStreamResLimit(s, ACL_RT_DEV_RES_VECTOR_CORE, 0),
 			 0);
-	ck_assert_int_eq(aclrtSetStreamResLimit(s, ACL_RT_DEV_RES_VECTOR_CORE, 4),
+	/* Vector cores: the device's, the CPUs online. */
+	ck_assert_int_eq(aclrtGetStreamResLimit(s, ACL_RT_DEV_RES_VECTOR_CORE, &v),
+			 0);
+	ck_assert_uint_eq(v, ncpu);
+	ck_assert_int_eq(aclrtSetStreamResLimit(s, ACL_RT_DEV_RES_VECTOR_CORE,
+						ncpu), 0);
+	ck_assert_int_eq(aclrtSetStreamResLimit(s, ACL_RT_DEV_RES_VECTOR_CORE,
+						ncpu + 1),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtSetStreamResLimit(s, ACL_RT_DEV_RES_CUBE_CORE, 1),
 			 ACL_ERROR_INVALID_PARAM);
 	ck_assert_int_eq(aclrtGetStreamResLimit(s, (aclrtDevResLimitType)5, &v),
 			 ACL_ERROR_INVALID_PARAM);
@@ -134,6 +146,9 @@ START_TEST(stream_and_thread_core_limits)
 	ck_assert_int_eq(aclrtGetResInCurrentThread(ACL_RT_DEV_RES_CUBE_CORE,
 						    &v), 0);
 	ck_assert_uint_eq(v, 0);
+	ck_assert_int_eq(aclrtGetResInCurrentThread(ACL_RT_DEV_RES_VECTOR_CORE,
+						    &v), 0);
+	ck_assert_uint_eq(v, ncpu);
 	ck_assert_int_eq(aclrtUnuseStreamResInCurrentThread(s), 0);
 	ck_assert_int_eq(aclrtDestroyStream(s), 0);
 	ck_assert_int_eq(aclrtUseStreamResInCurrentThread(s),

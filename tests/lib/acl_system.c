@@ -116,6 +116,9 @@ START_TEST(soc_and_cann_attributes)
 	ck_assert_int_eq(aclGetDeviceCapability(0, ACL_DEVICE_INFO_AI_CORE_NUM,
 						&v64), ACL_SUCCESS);
 	ck_assert_int_eq(v64, 0);
+	ck_assert_int_eq(aclGetDeviceCapability(0, ACL_DEVICE_INFO_VECTOR_CORE_NUM,
+						&v64), ACL_SUCCESS);
+	ck_assert_int_eq(v64, sysconf(_SC_NPROCESSORS_ONLN));
 	ck_fail(aclGetDeviceCapability(1, ACL_DEVICE_INFO_L2_SIZE, &v64),
 		ACL_ERROR_RT_INVALID_DEVICEID);
 	ck_fail(aclGetDeviceCapability(0, (aclDeviceInfo)3, &v64),
@@ -141,7 +144,7 @@ START_TEST(device_info)
 {
 	static const aclrtDevAttr zero[] = {
 		ACL_DEV_ATTR_AICPU_CORE_NUM, ACL_DEV_ATTR_AICORE_CORE_NUM,
-		ACL_DEV_ATTR_CUBE_CORE_NUM, ACL_DEV_ATTR_VECTOR_CORE_NUM,
+		ACL_DEV_ATTR_CUBE_CORE_NUM,
 		ACL_DEV_ATTR_WARP_SIZE, ACL_DEV_ATTR_L2_CACHE_SIZE,
 		ACL_DEV_ATTR_MAX_BLOCK_DIM_Z, ACL_DEV_ATTR_SMP_ID,
 		ACL_DEV_ATTR_PHY_CHIP_ID, ACL_DEV_ATTR_IS_VIRTUAL,
@@ -164,6 +167,10 @@ START_TEST(device_info)
 		ck_assert_int_eq(aclrtGetDeviceInfo(0, zero[i], &v), ACL_SUCCESS);
 		ck_assert_int_eq(v, 0);
 	}
+	/* Vector cores: the CPUs a CPU path for vector kernels would use. */
+	ck_assert_int_eq(aclrtGetDeviceInfo(0, ACL_DEV_ATTR_VECTOR_CORE_NUM, &v),
+			 ACL_SUCCESS);
+	ck_assert_int_eq(v, sysconf(_SC_NPROCESSORS_ONLN));
 	ck_fail(aclrtGetDeviceInfo(0, ACL_DEV_ATTR_SUPER_POD_ID, &v),
 		ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
 	ck_fail(aclrtGetDeviceInfo(0, ACL_DEV_ATTR_NPU_ARCH, &v),
@@ -237,27 +244,51 @@ START_TEST(capability_status_utilization)
 }
 END_TEST
 
+/*
+ * No cube cores; the vector cores are the CPUs online, and a vector limit
+ * up to them is kept until the reset: a program that limits its vector
+ * cores (CANN's samples do) is not refused.
+ */
 START_TEST(resource_limits)
 {
-	uint32_t v = 7;
+	uint32_t n = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN), v = 7;
 
 	clear_errors();
 	ck_assert_int_eq(aclrtGetDeviceResLimit(0, ACL_RT_DEV_RES_CUBE_CORE, &v),
 			 ACL_SUCCESS);
 	ck_assert_uint_eq(v, 0);
+	ck_assert_int_eq(aclrtGetDeviceResLimit(0, ACL_RT_DEV_RES_VECTOR_CORE, &v),
+			 ACL_SUCCESS);
+	ck_assert_uint_eq(v, n);
+	ck_assert_int_eq(aclrtSetDeviceResLimit(0, ACL_RT_DEV_RES_VECTOR_CORE, 1),
+			 ACL_SUCCESS);
+	ck_assert_int_eq(aclrtGetDeviceResLimit(0, ACL_RT_DEV_RES_VECTOR_CORE, &v),
+			 ACL_SUCCESS);
+	ck_assert_uint_eq(v, 1);
+	ck_assert_int_eq(aclrtSetDeviceResLimit(0, ACL_RT_DEV_RES_VECTOR_CORE, n),
+			 ACL_SUCCESS);
 	ck_assert_int_eq(aclrtSetDeviceResLimit(0, ACL_RT_DEV_RES_VECTOR_CORE, 0),
 			 ACL_SUCCESS);
-	ck_fail(aclrtSetDeviceResLimit(0, ACL_RT_DEV_RES_VECTOR_CORE, 1),
+	ck_fail(aclrtSetDeviceResLimit(0, ACL_RT_DEV_RES_VECTOR_CORE, n + 1),
+		ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtSetDeviceResLimit(0, ACL_RT_DEV_RES_CUBE_CORE, 0),
+			 ACL_SUCCESS);
+	ck_fail(aclrtSetDeviceResLimit(0, ACL_RT_DEV_RES_CUBE_CORE, 1),
 		ACL_ERROR_INVALID_PARAM);
 	ck_fail(aclrtGetDeviceResLimit(0, (aclrtDevResLimitType)2, &v),
+		ACL_ERROR_INVALID_PARAM);
+	ck_fail(aclrtSetDeviceResLimit(0, (aclrtDevResLimitType)2, 0),
 		ACL_ERROR_INVALID_PARAM);
 	ck_fail(aclrtGetDeviceResLimit(0, ACL_RT_DEV_RES_CUBE_CORE, NULL),
 		ACL_ERROR_INVALID_PARAM);
 	ck_fail(aclrtGetDeviceResLimit(1, ACL_RT_DEV_RES_CUBE_CORE, &v),
 		ACL_ERROR_RT_INVALID_DEVICEID);
-	ck_fail(aclrtSetDeviceResLimit(1, ACL_RT_DEV_RES_CUBE_CORE, 0),
+	ck_fail(aclrtSetDeviceResLimit(1, ACL_RT_DEV_RES_VECTOR_CORE, 1),
 		ACL_ERROR_RT_INVALID_DEVICEID);
 	ck_assert_int_eq(aclrtResetDeviceResLimit(0), ACL_SUCCESS);
+	ck_assert_int_eq(aclrtGetDeviceResLimit(0, ACL_RT_DEV_RES_VECTOR_CORE, &v),
+			 ACL_SUCCESS);
+	ck_assert_uint_eq(v, n);
 	ck_fail(aclrtResetDeviceResLimit(1), ACL_ERROR_RT_INVALID_DEVICEID);
 }
 END_TEST

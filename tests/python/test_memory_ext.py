@@ -413,7 +413,7 @@ class WithDevice(unittest.TestCase):
         self.assertEqual(rt.check_mem_type([dev, dev2 + 8], DEV), (1, OK))
         self.assertEqual(rt.check_mem_type((dev,), DEV, 0), (1, OK))
         self.assertEqual(rt.check_mem_type([dev, host], DEV), (0, OK))
-        # No DVPP pool exists here.
+        # aclrtMalloc's memory is not DVPP memory (acldvppMalloc's is).
         self.assertEqual(rt.check_mem_type([dev], acl.ACL_RT_MEM_TYPE_DVPP),
                          (0, OK))
         # Documented: reserve must be 0, memType only the known bits.

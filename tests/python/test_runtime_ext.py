@@ -621,9 +621,13 @@ class WithDevice(unittest.TestCase):
     def test_core_limits(self):
         s = self.stream()
         cube, vector = acl.ACL_RT_DEV_RES_CUBE_CORE, acl.ACL_RT_DEV_RES_VECTOR_CORE
-        # No AI cores: every limit is 0, 0 may be set, more is refused.
+        # No cube cores: that limit is 0, 0 may be set, more is refused.
+        # Vector cores are the CPUs online.
+        ncpu = os.sysconf("SC_NPROCESSORS_ONLN")
         self.assertEqual(acl.rt.get_stream_res_limit(s, cube), (0, 0))
-        self.assertEqual(acl.rt.get_stream_res_limit(0, vector), (0, 0))
+        self.assertEqual(acl.rt.get_stream_res_limit(0, vector), (ncpu, 0))
+        self.assertEqual(acl.rt.set_stream_res_limit(s, vector, ncpu + 1),
+                         acl.ACL_ERROR_INVALID_PARAM)
         self.assertEqual(acl.rt.set_stream_res_limit(s, vector, 0), 0)
         self.assertEqual(acl.rt.set_stream_res_limit(s, cube, 1),
                          acl.ACL_ERROR_INVALID_PARAM)
@@ -632,7 +636,7 @@ class WithDevice(unittest.TestCase):
         self.assertEqual(acl.rt.use_stream_res_in_current_thread(s), 0)
         self.assertEqual(acl.rt.get_res_in_current_thread(cube), (0, 0))
         self.assertEqual(acl.rt.unuse_stream_res_in_current_thread(s), 0)
-        self.assertEqual(acl.rt.get_res_in_current_thread(vector), (0, 0))
+        self.assertEqual(acl.rt.get_res_in_current_thread(vector), (ncpu, 0))
         self.assertEqual(acl.rt.get_res_in_current_thread(2),
                          (0, acl.ACL_ERROR_INVALID_PARAM))
         dead = self.dead_stream()

@@ -7,6 +7,7 @@
  * what programs expect breaks the build.
  */
 #include "acl/acl.h"
+#include "acl/ops/acl_dvpp.h"
 
 #ifdef __cplusplus
 #include <cstdio>
@@ -74,6 +75,8 @@ int main(int argc, char **argv)
 	ret |= aclrtPointerGetAttributes(dev, &attr);
 	ret |= aclrtFree(dev);
 	ret |= aclrtFreeHost(host);
+	ret |= acldvppMalloc(&dev, 64);
+	ret |= acldvppFree(dev);
 	ret |= aclrtDestroyStream(stream);
 	ret |= aclrtDestroyStreamForce(stream);
 	ret |= aclrtResetDevice(id);
