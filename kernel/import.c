@@ -20,7 +20,7 @@
  * Imports are kept on a list of their own, under imports_mutex, for
  * device removal and for the test DMA engine's address checks.  That lock
  * is taken inside npu_mem_bufs_lock (edu.c's range checks, with its
- * edu_lock inside both), inside npu_dev_lock (removal) and the mmap lock
+ * edu_lock inside both), inside an NPU's lock (removal) and the mmap lock
  * (mmap may drop an import's last reference), and around the exporter's
  * unmap and detach (release and device removal), which take the dma-buf's
  * reservation lock; attach and map run with none of the module's locks

@@ -21,18 +21,18 @@
  * lock (debugfs), never after it.  npu_mem_ipc_lock (ipc.c: the key
  * registry) is taken inside a client's lock, never around it.  import.c's
  * imports_mutex is taken inside npu_mem_bufs_lock (the test engine's range
- * checks), inside npu_dev_lock (removal) and inside the mm's mmap lock
+ * checks), inside an NPU's lock (device.c: removal) and inside the mm's mmap lock
  * (mmap dropping a foreign import's last reference), and around a foreign
  * dma-buf's unmap and detach, which take its reservation lock; attach and
  * map run with none of the module's locks held.
  * npu_mem_bufs_lock (the live-buffer registry, and every buffer's DMA
  * mapping state) nests inside the device's
- * removal (device.c: npu_dev_lock, then the revoke callback takes it) and
+ * removal (device.c: the NPU's lock, then the revoke callback takes it) and
  * inside the mm's mmap lock, where a VMA's ->close (munmap, exit) or a
  * failed mmap drops a buffer's last reference; of the module's locks only
- * imports_mutex and, inside both, edu.c's edu_lock are taken under it.  The device's SRCU read section
+ * imports_mutex and, inside both, edu.c's edu_lock are taken under it.  An NPU's SRCU read section
  * (npu_mem_dev_enter) may be held around any of them; removal waits for it
- * with no lock held but npu_dev_lock, which no section ever takes.  A
+ * with no lock held but that NPU's lock, which no section ever takes.  A
  * buffer's imports_lock is taken inside the dma-buf's reservation lock
  * (importers map with it held), never around it.  buffer.c's
  * npu_mem_retained_lock (chunks kept after their buffer went) is taken
