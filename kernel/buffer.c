@@ -451,16 +451,17 @@ static void unmap_for_device(struct npu_mem_buf *buf)
 }
 
 /*
- * Map for the device and register the buffer, in one device read section:
- * a removal either comes before (-ENODEV) or finds the buffer registered
- * and unmaps it.
+ * Map for @npu's device and register the buffer, in one device read
+ * section: a removal either comes before (-ENODEV) or finds the buffer
+ * registered and unmaps it.
  */
-int npu_mem_buf_map(struct npu_mem_buf *buf)
+int npu_mem_buf_map(struct npu_mem_buf *buf, struct npu_mem_npu *npu)
 {
 	struct device *dev;
 	int idx, ret = -ENODEV;
 
-	dev = npu_mem_dev_enter(&idx);
+	buf->npu = npu;
+	dev = npu_mem_dev_enter(npu, &idx);
 	if (dev)
 		ret = map_for_device(buf, dev);
 	if (!ret) {
@@ -469,23 +470,23 @@ int npu_mem_buf_map(struct npu_mem_buf *buf)
 		list_add(&buf->node, &npu_mem_bufs);
 		mutex_unlock(&npu_mem_bufs_lock);
 	}
-	npu_mem_dev_exit(idx);
+	npu_mem_dev_exit(npu, idx);
 	return ret;
 }
 
 /**
- * npu_mem_bufs_revoke() - tear down every DMA mapping made for @dev
- * @dev: the device being removed; no one can reach it any more
+ * npu_mem_bufs_revoke() - tear down every DMA mapping made for @npu
+ * @npu: the NPU whose device is being removed; no one can reach it any more
  *
  * The buffers stay, with their pages, handles and CPU mappings.
  */
-void npu_mem_bufs_revoke(struct device *dev)
+void npu_mem_bufs_revoke(struct npu_mem_npu *npu)
 {
 	struct npu_mem_buf *buf;
 
 	mutex_lock(&npu_mem_bufs_lock);
 	list_for_each_entry(buf, &npu_mem_bufs, node) {
-		if (buf->mapped && buf->dev == dev)
+		if (buf->mapped && buf->npu == npu)
 			unmap_for_device(buf);
 		cond_resched();
 	}
@@ -795,6 +796,7 @@ void npu_mem_buf_discard(struct npu_mem_buf *buf)
 
 /**
  * npu_mem_buf_alloc() - allocate, zero, pin and DMA-map a buffer
+ * @npu: the NPU to map it for
  * @size: bytes wanted, non-zero
  * @policy: enum npu_mem_policy, already validated
  * @flags: NPU_MEM_ALLOC_*, already validated
@@ -803,7 +805,8 @@ void npu_mem_buf_discard(struct npu_mem_buf *buf)
  *
  * Return: the buffer with one reference, or an ERR_PTR (see the UAPI header).
  */
-struct npu_mem_buf *npu_mem_buf_alloc(u64 size, u32 policy, u32 flags,
+struct npu_mem_buf *npu_mem_buf_alloc(struct npu_mem_npu *npu, u64 size,
+				      u32 policy, u32 flags,
 				      const struct cred *payer, bool unlimited)
 {
 	u64 align = policy == NPU_MEM_POLICY_HUGE_ONLY ? NPU_MEM_HUGE_SIZE : PAGE_SIZE;
@@ -823,7 +826,7 @@ struct npu_mem_buf *npu_mem_buf_alloc(u64 size, u32 policy, u32 flags,
 	 * or for want of 2 MiB blocks, and hide why.  A removal after this
 	 * check is caught by npu_mem_buf_map().
 	 */
-	if (npu_mem_dev_flags() & NPU_MEM_DEV_REMOVED)
+	if (npu_mem_dev_flags(npu) & NPU_MEM_DEV_REMOVED)
 		return ERR_PTR(-ENODEV);
 
 	buf = npu_mem_buf_new(size, policy,
@@ -838,7 +841,7 @@ struct npu_mem_buf *npu_mem_buf_alloc(u64 size, u32 policy, u32 flags,
 	end_in_flight(size);
 	if (ret)
 		goto err_uncharge_global;
-	ret = npu_mem_buf_map(buf);
+	ret = npu_mem_buf_map(buf, npu);
 	if (ret)
 		goto err_unfill;
 
@@ -909,7 +912,7 @@ void npu_mem_buf_describe(const struct npu_mem_buf *buf, bool sees_phys,
 {
 	bool mapped = npu_mem_buf_mapped(buf);
 	bool hide = mapped && !sees_phys &&
-		    !(npu_mem_dev_flags() & NPU_MEM_DEV_IOMMU);
+		    !(npu_mem_dev_flags(buf->npu) & NPU_MEM_DEV_IOMMU);
 	u32 flags = READ_ONCE(buf->flags);
 
 	memset(out, 0, sizeof(*out));
@@ -1041,10 +1044,10 @@ int npu_mem_buf_sync(struct npu_mem_buf *buf, u64 offset, u64 len,
 		dir = DMA_TO_DEVICE;
 
 	/* Mapped for this device: a buffer of an older one was unmapped. */
-	dev = npu_mem_dev_enter(&idx);
+	dev = npu_mem_dev_enter(buf->npu, &idx);
 	if (dev && npu_mem_buf_mapped(buf))
 		ret = sync_pieces(buf, dev, offset, offset + len, dir, for_cpu);
-	npu_mem_dev_exit(idx);
+	npu_mem_dev_exit(buf->npu, idx);
 	return ret;
 }
 

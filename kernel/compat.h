@@ -14,7 +14,6 @@
 #include <linux/module.h>
 #include <linux/rbtree.h>
 #include <linux/shmem_fs.h>
-#include <linux/srcu.h>
 #include <uapi/linux/magic.h>
 
 /* vm_flags became write-protected behind helpers in 6.3. */
@@ -214,21 +213,6 @@ static inline bool npu_shmem_mapping(struct address_space *mapping)
 	return mapping->host && mapping->host->i_sb->s_magic == TMPFS_MAGIC;
 }
 #define shmem_mapping(mapping)	npu_shmem_mapping(mapping)
-#endif
-
-/*
- * Before 5.11 a module's DEFINE_STATIC_SRCU() left its pointer for the
- * SRCU section undeclared, which sparse reports ("should it be static?"):
- * the later definition, which declares it first.
- */
-#if LINUX_VERSION_CODE < KERNEL_VERSION(5, 11, 0) && defined(MODULE) && \
-	defined(CONFIG_TREE_SRCU)
-#undef __DEFINE_SRCU
-#define __DEFINE_SRCU(name, is_static)					\
-	is_static struct srcu_struct name;				\
-	extern struct srcu_struct * const __srcu_struct_##name;		\
-	struct srcu_struct * const __srcu_struct_##name			\
-		__section("___srcu_struct_ptrs") = &name
 #endif
 
 /*

@@ -27,7 +27,7 @@ DEFINE_SHOW_ATTRIBUTE(usage);
 
 static int device_show(struct seq_file *m, void *unused)
 {
-	npu_mem_device_show(m);
+	npu_mem_device_show(m, npu_mem_npu_default());
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(device);

@@ -20,7 +20,7 @@
  * Imports are kept on a list of their own, under imports_mutex, for
  * device removal and for the test DMA engine's address checks.  That lock
  * is taken inside npu_mem_bufs_lock (edu.c's range checks, with its
- * edu_lock inside both), inside npu_dev_lock (removal) and the mmap lock
+ * edu_lock inside both), inside an NPU's lock (removal) and the mmap lock
  * (mmap may drop an import's last reference), and around the exporter's
  * unmap and detach (release and device removal), which take the dma-buf's
  * reservation lock; attach and map run with none of the module's locks
@@ -65,7 +65,7 @@ static u32 count_ranges(struct sg_table *sgt)
  * Attach and map in one device read section, and list the import there: a
  * removal either comes first (-ENODEV) or finds it listed and detaches it.
  */
-static int attach_and_map(struct npu_mem_buf *buf)
+static int attach_and_map(struct npu_mem_buf *buf, struct npu_mem_npu *npu)
 {
 	struct npu_mem_import *imp = buf->foreign;
 	struct dma_buf_attachment *attach;
@@ -73,7 +73,8 @@ static int attach_and_map(struct npu_mem_buf *buf)
 	struct device *dev;
 	int idx, ret = 0;
 
-	dev = npu_mem_dev_enter(&idx);
+	buf->npu = npu;
+	dev = npu_mem_dev_enter(npu, &idx);
 	if (!dev) {
 		ret = -ENODEV;
 		goto out;
@@ -102,7 +103,7 @@ static int attach_and_map(struct npu_mem_buf *buf)
 	list_add(&imp->node, &npu_mem_imports);
 	mutex_unlock(&imports_mutex);
 out:
-	npu_mem_dev_exit(idx);
+	npu_mem_dev_exit(npu, idx);
 	return ret;
 }
 
@@ -127,10 +128,13 @@ static void unmap_import(struct npu_mem_buf *buf)
  * has the same pages mapped twice (which the DMA API does not support: two
  * mappings of a cache line the device may write).  Only an import of the
  * same access: a read-only import must not lend write access, nor a
- * read-write importer get a mapping the device may not write.  A buffer on
- * its way out (no references left) is not taken: the caller attaches anew.
+ * read-write importer get a mapping the device may not write.  Only an
+ * import for the same NPU: another NPU's mapping holds addresses of
+ * another device.  A buffer on its way out (no references left) is not
+ * taken: the caller attaches anew.
  */
-static struct npu_mem_buf *find_import(struct dma_buf *dmabuf,
+static struct npu_mem_buf *find_import(struct npu_mem_npu *npu,
+				       struct dma_buf *dmabuf,
 				       enum dma_data_direction dir)
 {
 	struct npu_mem_import *imp;
@@ -139,7 +143,7 @@ static struct npu_mem_buf *find_import(struct dma_buf *dmabuf,
 	mutex_lock(&imports_mutex);
 	list_for_each_entry(imp, &npu_mem_imports, node) {
 		if (imp->dmabuf == dmabuf && imp->dir == dir &&
-		    imp->buf->mapped &&
+		    imp->buf->npu == npu && imp->buf->mapped &&
 		    kref_get_unless_zero(&imp->buf->ref)) {
 			buf = imp->buf;
 			break;
@@ -175,6 +179,7 @@ static const struct npu_mem_foreign_ops import_ops = {
 
 /**
  * npu_mem_import_dmabuf() - a buffer for the dma-buf behind @fd
+ * @npu: the NPU to map it for
  * @fd: the caller's file descriptor
  * @hflags: out: the flags the new handle gets
  *
@@ -182,7 +187,8 @@ static const struct npu_mem_foreign_ops import_ops = {
  * one of ours, the earlier import's when it was imported already), or an
  * ERR_PTR.
  */
-struct npu_mem_buf *npu_mem_import_dmabuf(int fd, u32 *hflags)
+struct npu_mem_buf *npu_mem_import_dmabuf(struct npu_mem_npu *npu, int fd,
+					  u32 *hflags)
 {
 	enum dma_data_direction dir;
 	struct npu_mem_import *imp;
@@ -211,7 +217,7 @@ struct npu_mem_buf *npu_mem_import_dmabuf(int fd, u32 *hflags)
 		return buf;
 	}
 
-	buf = find_import(dmabuf, dir);
+	buf = find_import(npu, dmabuf, dir);
 	if (buf) {
 		dma_buf_put(dmabuf);
 		return buf;
@@ -237,7 +243,7 @@ struct npu_mem_buf *npu_mem_import_dmabuf(int fd, u32 *hflags)
 	imp->dmabuf = dmabuf;
 	imp->dir = dir;
 
-	ret = attach_and_map(buf);
+	ret = attach_and_map(buf, npu);
 	if (ret)
 		goto err_free_buf;
 	return buf;
@@ -251,14 +257,14 @@ err_put:
 	return ERR_PTR(ret);
 }
 
-/* Device removal: every import lets go of @dev; the dma-bufs stay. */
-void npu_mem_imports_revoke(struct device *dev)
+/* Device removal: every import lets go of @npu's device; the dma-bufs stay. */
+void npu_mem_imports_revoke(struct npu_mem_npu *npu)
 {
 	struct npu_mem_import *imp;
 
 	mutex_lock(&imports_mutex);
 	list_for_each_entry(imp, &npu_mem_imports, node) {
-		if (imp->buf->mapped && imp->buf->dev == dev)
+		if (imp->buf->mapped && imp->buf->npu == npu)
 			unmap_import(imp->buf);
 		cond_resched();
 	}

@@ -28,6 +28,12 @@ struct npu_mem_pending {
 	const u64 *key;		/* undo: revoke the IPC key it points to */
 };
 
+/* The NPU a file's buffers are mapped for: the module has one. */
+static struct npu_mem_npu *client_npu(struct npu_mem_client *client)
+{
+	return npu_mem_npu_default();
+}
+
 union npu_mem_ioctl_arg {
 	struct npu_mem_info info;
 	struct npu_mem_alloc alloc;
@@ -59,7 +65,7 @@ static int npu_mem_get_info(struct npu_mem_client *client, void *data,
 	memset(info, 0, sizeof(*info));
 	info->abi_major = NPU_MEM_ABI_MAJOR;
 	info->abi_minor = NPU_MEM_ABI_MINOR;
-	info->dev_flags = npu_mem_dev_flags();
+	info->dev_flags = npu_mem_dev_flags(client_npu(client));
 	info->page_sizes = NPU_MEM_PAGE_4K | NPU_MEM_PAGE_2M;
 	info->total_ram = (u64)totalram_pages() << PAGE_SHIFT;
 	info->free_ram = (u64)global_zone_page_state(NR_FREE_PAGES) << PAGE_SHIFT;
@@ -111,8 +117,8 @@ static int npu_mem_alloc_ioctl(struct npu_mem_client *client, void *data,
 	    (args->flags & ~NPU_MEM_ALLOC_VALID) || args->pad)
 		return -EINVAL;
 
-	buf = npu_mem_buf_alloc(args->size, args->policy, args->flags,
-				client->cred, client->unlimited);
+	buf = npu_mem_buf_alloc(client_npu(client), args->size, args->policy,
+				args->flags, client->cred, client->unlimited);
 	if (IS_ERR(buf))
 		return PTR_ERR(buf);
 	return add_pending(client, buf, 0, &args->handle, &args->buf, p);
@@ -279,8 +285,8 @@ static int npu_mem_host_register_ioctl(struct npu_mem_client *client,
 
 	if (args->flags & ~NPU_MEM_HOST_VALID)
 		return -EINVAL;
-	buf = npu_mem_buf_register(args->addr, args->size, args->flags,
-				   client->cred, client->unlimited);
+	buf = npu_mem_buf_register(client_npu(client), args->addr, args->size,
+				   args->flags, client->cred, client->unlimited);
 	if (IS_ERR(buf))
 		return PTR_ERR(buf);
 	return add_pending(client, buf, 0, &args->handle, &args->buf, p);
@@ -295,7 +301,7 @@ static int npu_mem_dmabuf_import_ioctl(struct npu_mem_client *client,
 
 	if (args->flags || args->pad)
 		return -EINVAL;
-	buf = npu_mem_import_dmabuf(args->fd, &hflags);
+	buf = npu_mem_import_dmabuf(client_npu(client), args->fd, &hflags);
 	if (IS_ERR(buf))
 		return PTR_ERR(buf);
 	return add_pending(client, buf, hflags, &args->handle, &args->buf, p);

@@ -59,11 +59,11 @@ static struct miscdevice npu_mem_misc = {
 	.fops = &npu_mem_fops,
 };
 
-/* The NPU device is going: nothing may stay mapped for it. */
-static void npu_mem_revoke(struct device *dev)
+/* An NPU's device is going: nothing may stay mapped for it. */
+static void npu_mem_revoke(struct npu_mem_npu *npu)
 {
-	npu_mem_imports_revoke(dev);
-	npu_mem_bufs_revoke(dev);
+	npu_mem_imports_revoke(npu);
+	npu_mem_bufs_revoke(npu);
 }
 
 static const struct npu_mem_device_ops npu_mem_device_ops = {
@@ -76,9 +76,12 @@ static int __init npu_mem_init(void)
 {
 	int ret;
 
-	ret = npu_mem_ipc_init();
+	ret = npu_mem_npu_init();
 	if (ret)
 		return ret;
+	ret = npu_mem_ipc_init();
+	if (ret)
+		goto err_npu;
 	ret = npu_mem_mapping_init();
 	if (ret)
 		goto err_ipc;
@@ -100,6 +103,8 @@ err_debugfs:
 	npu_mem_mapping_exit();
 err_ipc:
 	npu_mem_ipc_exit();
+err_npu:
+	npu_mem_npu_exit();
 	return ret;
 }
 
@@ -111,6 +116,7 @@ static void __exit npu_mem_exit(void)
 	npu_mem_debugfs_exit();
 	npu_mem_mapping_exit();
 	npu_mem_ipc_exit();
+	npu_mem_npu_exit();
 }
 
 module_init(npu_mem_init);

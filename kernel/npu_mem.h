@@ -21,18 +21,18 @@
  * lock (debugfs), never after it.  npu_mem_ipc_lock (ipc.c: the key
  * registry) is taken inside a client's lock, never around it.  import.c's
  * imports_mutex is taken inside npu_mem_bufs_lock (the test engine's range
- * checks), inside npu_dev_lock (removal) and inside the mm's mmap lock
+ * checks), inside an NPU's lock (device.c: removal) and inside the mm's mmap lock
  * (mmap dropping a foreign import's last reference), and around a foreign
  * dma-buf's unmap and detach, which take its reservation lock; attach and
  * map run with none of the module's locks held.
  * npu_mem_bufs_lock (the live-buffer registry, and every buffer's DMA
  * mapping state) nests inside the device's
- * removal (device.c: npu_dev_lock, then the revoke callback takes it) and
+ * removal (device.c: the NPU's lock, then the revoke callback takes it) and
  * inside the mm's mmap lock, where a VMA's ->close (munmap, exit) or a
  * failed mmap drops a buffer's last reference; of the module's locks only
- * imports_mutex and, inside both, edu.c's edu_lock are taken under it.  The device's SRCU read section
+ * imports_mutex and, inside both, edu.c's edu_lock are taken under it.  An NPU's SRCU read section
  * (npu_mem_dev_enter) may be held around any of them; removal waits for it
- * with no lock held but npu_dev_lock, which no section ever takes.  A
+ * with no lock held but that NPU's lock, which no section ever takes.  A
  * buffer's imports_lock is taken inside the dma-buf's reservation lock
  * (importers map with it held), never around it.  buffer.c's
  * npu_mem_retained_lock (chunks kept after their buffer went) is taken
@@ -58,6 +58,7 @@
 struct cred;
 struct dentry;
 struct device;
+struct npu_mem_npu;
 struct seq_file;
 struct cred;
 
@@ -80,7 +81,8 @@ struct npu_mem_buf {
 	u32 dev_ranges;			/* contiguous device address ranges */
 	struct npu_mem_chunk *chunks;
 	struct sg_table sgt;		/* DMA-mapped for @dev while @mapped */
-	struct device *dev;
+	struct npu_mem_npu *npu;	/* the NPU it is (or was) mapped for */
+	struct device *dev;		/* @npu's device it was mapped with */
 	bool mapped;			/* under npu_mem_bufs_lock; cleared on removal */
 	u64 dev_addr;			/* first device address, as mapped */
 	struct mm_struct *mm;		/* charged in pinned_vm (VmPin) */
@@ -199,33 +201,40 @@ u64 npu_mem_reserve_bytes(void);
 u64 npu_mem_max_alloc(void);
 
 /*
- * device.c: the device that stands for the NPU in the DMA API.  It calls
- * the layers above it only through these, which main.c passes in.
+ * device.c: an NPU (struct npu_mem_npu, opaque), the device that stands for
+ * it in the DMA API.  It calls the layers above it only through these,
+ * which main.c passes in.
  */
 struct pci_dev;
 struct npu_mem_device_ops {
 	/*
-	 * A device goes away, after no user can reach it any more: tear
-	 * down every DMA mapping made for it.
+	 * An NPU's device goes away, after no user can reach it any more:
+	 * tear down every DMA mapping made for that NPU.
 	 */
-	void (*revoke)(struct device *dev);
+	void (*revoke)(struct npu_mem_npu *npu);
 	/* A PCI function became the NPU device (the test DMA engine's cue). */
 	void (*pci_bound)(struct pci_dev *pdev);
 	/* It stops being the NPU device; called before the revoke. */
 	void (*pci_unbinding)(struct pci_dev *pdev);
 };
+int npu_mem_npu_init(void);
+void npu_mem_npu_exit(void);
 int npu_mem_device_init(const struct npu_mem_device_ops *ops);
 void npu_mem_device_exit(void);
-struct device *npu_mem_dev_enter(int *idx) __acquires(npu_dev_srcu);
-void npu_mem_dev_exit(int idx) __releases(npu_dev_srcu);
-u32 npu_mem_dev_flags(void);
+struct npu_mem_npu *npu_mem_npu_default(void);
+struct device *npu_mem_dev_enter(struct npu_mem_npu *npu, int *idx)
+	__acquires(&npu->srcu);
+void npu_mem_dev_exit(struct npu_mem_npu *npu, int idx)
+	__releases(&npu->srcu);
+u32 npu_mem_dev_flags(struct npu_mem_npu *npu);
 bool npu_mem_dev_translated(struct device *dev);
-void npu_mem_device_show(struct seq_file *m);
+void npu_mem_device_show(struct seq_file *m, struct npu_mem_npu *npu);
 
 /* buffer.c */
-struct npu_mem_buf *npu_mem_buf_alloc(u64 size, u32 policy, u32 flags,
+struct npu_mem_buf *npu_mem_buf_alloc(struct npu_mem_npu *npu, u64 size,
+				      u32 policy, u32 flags,
 				      const struct cred *payer, bool unlimited);
-void npu_mem_bufs_revoke(struct device *dev);
+void npu_mem_bufs_revoke(struct npu_mem_npu *npu);
 void npu_mem_buf_put(struct npu_mem_buf *buf);
 static inline void npu_mem_buf_get(struct npu_mem_buf *buf)
 {
@@ -254,14 +263,15 @@ int npu_mem_claim_pages(struct npu_mem_buf *buf);
 void npu_mem_unclaim_pages(struct npu_mem_buf *buf);
 
 /* userptr.c: registered host memory */
-struct npu_mem_buf *npu_mem_buf_register(u64 addr, u64 size, u32 flags,
+struct npu_mem_buf *npu_mem_buf_register(struct npu_mem_npu *npu, u64 addr,
+					 u64 size, u32 flags,
 					 const struct cred *payer,
 					 bool unlimited);
 /* buffer.c, for userptr.c and import.c: the pieces of a buffer's life */
 struct npu_mem_buf *npu_mem_buf_new(u64 size, u32 policy, u32 flags);
 int npu_mem_buf_charge(struct npu_mem_buf *buf, const struct cred *payer,
 		       bool unlimited);
-int npu_mem_buf_map(struct npu_mem_buf *buf);
+int npu_mem_buf_map(struct npu_mem_buf *buf, struct npu_mem_npu *npu);
 void npu_mem_buf_discard(struct npu_mem_buf *buf);
 
 /* client.c */
@@ -310,8 +320,9 @@ struct dma_buf *npu_mem_dmabuf_export(struct npu_mem_buf *buf, u32 flags);
 struct npu_mem_buf *npu_mem_dmabuf_buf(struct dma_buf *dmabuf);
 
 /* import.c: other drivers' dma-bufs */
-struct npu_mem_buf *npu_mem_import_dmabuf(int fd, u32 *hflags);
-void npu_mem_imports_revoke(struct device *dev);
+struct npu_mem_buf *npu_mem_import_dmabuf(struct npu_mem_npu *npu, int fd,
+					  u32 *hflags);
+void npu_mem_imports_revoke(struct npu_mem_npu *npu);
 void npu_mem_imports_lock(void);
 void npu_mem_imports_unlock(void);
 bool npu_mem_imports_range_live(u64 addr, u64 len, bool write);

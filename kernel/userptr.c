@@ -216,6 +216,7 @@ static int pin_all(struct npu_mem_buf *buf, unsigned long addr, bool write,
 
 /**
  * npu_mem_buf_register() - pin and DMA-map a range of the caller's memory
+ * @npu: the NPU to map it for
  * @addr: start, page-aligned
  * @size: bytes, a non-zero multiple of the page size
  * @flags: NPU_MEM_HOST_*, already validated
@@ -227,7 +228,8 @@ static int pin_all(struct npu_mem_buf *buf, unsigned long addr, bool write,
  * mappings; a page another writable registration claimed), -ENOMEM,
  * -ENODEV, -EINTR (see the UAPI header).
  */
-struct npu_mem_buf *npu_mem_buf_register(u64 addr, u64 size, u32 flags,
+struct npu_mem_buf *npu_mem_buf_register(struct npu_mem_npu *npu, u64 addr,
+					 u64 size, u32 flags,
 					 const struct cred *payer,
 					 bool unlimited)
 {
@@ -270,7 +272,7 @@ struct npu_mem_buf *npu_mem_buf_register(u64 addr, u64 size, u32 flags,
 		ret = npu_mem_claim_pages(buf);
 	if (ret)
 		goto err;
-	ret = npu_mem_buf_map(buf);
+	ret = npu_mem_buf_map(buf, npu);
 	if (ret)
 		goto err;
 	return buf;
