@@ -48,7 +48,7 @@ expected() {
 		python/site-packages/acl$PYEXT; do
 		echo "$p/lib/aclmem/toolkit/$f"
 	done
-	for f in libascendcl.so libacl_rt.so libacl_dvpp.so libaclmem.so; do
+	for f in libascendcl.so libacl_rt.so libacl_rt_impl.so libacl_dvpp.so libaclmem.so; do
 		echo "$p/lib/aclmem/toolkit/lib64/$f"
 		echo "$p/lib/aclmem/toolkit/lib64/stub/$f"
 	done
@@ -93,9 +93,13 @@ check "aclmem.pc says prefix=/usr" grep -qx 'prefix=/usr' "$D/usr/lib/pkgconfig/
 check "set_env.sh names the final toolkit path" \
 	grep -qx 'export ASCEND_TOOLKIT_HOME="/usr/lib/aclmem/toolkit"' "$D/usr/lib/aclmem/toolkit/set_env.sh"
 toolkit_links() {
-	local t=$D/usr/lib/aclmem/toolkit
-	[ "$(readlink -f "$t/lib64/libascendcl.so")" = "$D/usr/lib/libaclmem.so.1.0.0" ] &&
-		[ -f "$t/include/acl/acl.h" ] && [ -f "$t/include/linux/npu_mem.h" ] &&
+	local t=$D/usr/lib/aclmem/toolkit f
+	# Every library name CANN's build files link is the one library.
+	for f in libascendcl.so libacl_rt.so libacl_rt_impl.so libacl_dvpp.so libaclmem.so; do
+		[ "$(readlink -f "$t/lib64/$f")" = "$D/usr/lib/libaclmem.so.1.0.0" ] || return 1
+		[ "$(readlink -f "$t/lib64/stub/$f")" = "$D/usr/lib/libaclmem.so.1.0.0" ] || return 1
+	done
+	[ -f "$t/include/acl/acl.h" ] && [ -f "$t/include/linux/npu_mem.h" ] &&
 		[ -f "$t/python/site-packages/acl$PYEXT" ] &&
 		[ -f "$t/tools/tikcpp/tikcfw/kernel_operator.h" ] &&
 		[ -f "$t/compiler/tikcpp/ascendc_kernel_cmake/ascendc.cmake" ]
