@@ -130,31 +130,29 @@ aclError aclmem_kernel_launch(const char *name, uint32_t block_dim,
 			      aclrtStream stream, aclmem_kernel_block_fn block,
 			      aclmem_kernel_release_fn release, void *launch)
 {
+	static const char fn[] = "aclmem_kernel_launch";
 	struct launch_task *t;
 
 	if (!release)
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
-				   "aclmem_kernel_launch: release is NULL");
+				   "%s: release is NULL", fn);
 	if (!block || !block_dim || block_dim > ACLMEM_KERNEL_MAX_BLOCKS) {
 		release(launch);
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
-				   "aclmem_kernel_launch: %s: blockDim %u (1 to %u)%s",
+				   "%s: %s: blockDim %u (1 to %u)%s", fn,
 				   name ? name : "kernel", block_dim,
 				   ACLMEM_KERNEL_MAX_BLOCKS,
 				   block ? "" : ", no block function");
 	}
-	t = calloc(1, sizeof(*t));
+	t = aclmem_task_new(fn, sizeof(*t), &launch_ops);
 	if (!t) {
 		release(launch);
-		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
-				   "aclmem_kernel_launch: out of memory");
+		return ACL_ERROR_RT_MEMORY_ALLOCATION;
 	}
-	t->task.ops = &launch_ops;
 	snprintf(t->name, sizeof(t->name), "%s", name ? name : "kernel");
 	t->dim = block_dim;
 	t->block = block;
 	t->release = release;
 	t->launch = launch;
-	return aclmem_api_ret("aclmem_kernel_launch",
-			      aclmem_stream_submit(stream, &t->task));
+	return aclmem_task_queue(fn, stream, &t->task);
 }
