@@ -8,7 +8,8 @@
 #      catalogue, the module's W=1 + sparse builds, the installation tests
 #      (DKMS on every kernel, with guests booted from what it installed);
 #      and the self-tests proving that vm-run really fails on a kernel
-#      WARNING and on a module that cannot be unloaded;
+#      WARNING and on a module that cannot be unloaded, and that a guest
+#      reads its module tree as the host changes it;
 #   2. one QEMU guest per row and kernel of the matrix below, which runs
 #      tests/guest/run-suites.sh with the driver loaded, and fails on kernel
 #      reports, rmmod failure or timeout (tests/vm/vm-run); then libaclmem's
@@ -318,14 +319,44 @@ guest() {
 # /dev/npu-mem, so vm-run must report the dmesg line and a failed rmmod.
 # fd 3 is opened before the background child forks, so the reference is
 # held by the time the command returns.
+# First the same guest reads a file in its kernel's module tree, which this
+# host then replaces (as depmod replaces modules.dep.bin when the
+# installation tests run DKMS beside the guests); the guest must read the
+# new file, not a mix of its cached old pages and the new ones.
 step_selftest() {
-	local out=$RES/selftest log=$RES/selftest.log result
+	local out=$RES/selftest log=$RES/selftest.log result r probe watcher
+	r=$(bash "$TOP/scripts/kernels.sh" --root "$newest") || r=""
+	probe=$r/lib/modules/$newest/npu-mem-selftest
+	head -c 12288 /dev/zero | tr '\0' a >"$probe"
+	rm -rf "$out"
+	(
+		until [ -e "$out/ready" ]; do sleep 0.2; done
+		head -c 16384 /dev/zero | tr '\0' b >"$probe.new" && mv -f "$probe.new" "$probe"
+		: >"$out/go"
+	) &
+	watcher=$!
+	# shellcheck disable=SC2016 # expanded in the guest
 	guest "$out" -k "$newest" -- sh -c '
+		f=/lib/modules/$VM_KVER/npu-mem-selftest n=0
+		if head -c 4096 "$f" >/dev/null && : >"$VM_OUTDIR/ready"; then
+			until [ -e "$VM_OUTDIR/go" ] || [ $n -ge 3000 ]; do n=$((n + 1)); sleep 0.2; done
+			md5sum <"$f" >"$VM_OUTDIR/seen"
+		fi
 		echo "<4>WARNING: npu-mem scanner self-test" >/dev/kmsg
 		[ -c /dev/npu-mem ] || { echo "no /dev/npu-mem"; exit 77; }
 		exec 3<>/dev/npu-mem
 		sleep 600 <&3 &
 		exit 0' 2>"$log"
+	kill "$watcher" 2>/dev/null
+	wait "$watcher" 2>/dev/null
+	if [ -e "$out/go" ] && [ "$(cut -d' ' -f1 "$out/seen" 2>/dev/null)" = \
+		"$(md5sum <"$probe" | cut -d' ' -f1)" ]; then
+		add "self-test: the guest sees its module tree change" 1 0 0
+	else
+		add "self-test: the guest sees its module tree change" 0 1 0 \
+			"stale or no read of $probe (see $out/seen)"
+	fi
+	rm -f "$probe" "$probe.new"
 	result=$(cat "$out/.vm-run/result" 2>/dev/null)
 	echo "vm-run exit $rc: $result"
 	if [ "$rc" = 245 ] && grep -q 'WARNING: npu-mem scanner self-test' "$log"; then
@@ -391,7 +422,8 @@ printf '==== run-all: profile %s, up to %s jobs side by side, kernels: %s ====\n
 # waits for it), the two longest guests (the matrix lists them first), the
 # installation tests, the other guests, the steps of seconds.  The
 # installation tests run beside the guests (what DKMS installs into
-# /lib/modules is the host's npu_mem, which no guest loads from there), but
+# /lib/modules is the host's npu_mem, which no guest loads from there, and
+# guests read lib/modules uncached, so depmod's new files reach them), but
 # after the samples' build: both "make install" with their own PREFIX, which
 # remakes build/lib/aclmem.pc, so side by side one installs the other's.
 [ -z "$newest" ] || job "$newest-valgrind" step_valgrind

@@ -60,8 +60,9 @@ ST=/share/.vm-run/status
 status() { echo "$1=$2" >>"$ST"; }
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
 
-# The host root is read-only and does not change under us, so cache it
-# aggressively: python imports and dynamic linking over 9p are the slow part.
+# The host root is read-only and does not change under us (lib/modules
+# does: it is mounted apart, below), so cache it aggressively: python
+# imports and dynamic linking over 9p are the slow part.
 mount9p hostroot "$R" "ro,cache=loose"
 
 # Inside the chroot the host's /proc, /sys, /dev, /tmp, /run would be the
@@ -78,9 +79,10 @@ case ${VM_CWD:-} in
 	fi
 	;;
 esac
-# A kernel from another Debian release's root: its modules, for modprobe.
+# The kernel's modules, for modprobe: uncached, as the host changes them
+# (vm-run says why).
 if [ "${VM_KMODS:-0}" = 1 ]; then
-	mount9p kmods "$R/lib/modules" "ro,cache=loose"
+	mount9p kmods "$R/lib/modules" "ro,cache=none"
 fi
 mount -t proc proc "$R/proc" || die "mount chroot /proc"
 mount -t sysfs sysfs "$R/sys" || die "mount chroot /sys"
