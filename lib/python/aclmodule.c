@@ -31,20 +31,18 @@ static PyObject *ptr_attrs(const void *out)
 /* ---- acl.util ---- */
 
 /* PyBUF_SIMPLE: always contiguous, never warned about. */
-static PyObject *py_bytes_to_ptr(PyObject *self, PyObject *args)
+ACLPY_FN(bytes_to_ptr)
 {
-	(void)self;
 	return aclpy_buffer_ptr(args, "O:bytes_to_ptr",
 				"bytes_to_ptr needs bytes, bytearray or a buffer",
 				PyBUF_SIMPLE);
 }
 
-static PyObject *py_ptr_to_bytes(PyObject *self, PyObject *args)
+ACLPY_FN(ptr_to_bytes)
 {
 	void *p;
 	size_t size;
 
-	(void)self;
 	if (!PyArg_ParseTuple(args, "O&O&:ptr_to_bytes", conv_ptr, &p,
 			      conv_size, &size))
 		return NULL;

@@ -67,6 +67,11 @@ ACLPY_CONV(size64, uint64_t, "size", unsigned long long,
 
 #include "calls.h"
 
+/* A hand-written function py_name of the module; args unused by some. */
+#define ACLPY_FN(name)							\
+	static PyObject *py_##name(PyObject *Py_UNUSED(self),		\
+				   PyObject *args __attribute__((unused)))
+
 /* lib/python/convert.c: lists, obj converters' helpers, results. */
 int aclpy_seq(PyObject *list, union aclpy_val *slot, const char *what,
 	      bool strict, int (*item)(PyObject *, void *), size_t size);

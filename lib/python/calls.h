@@ -206,14 +206,13 @@ struct aclpy_opts {
 
 /* The parse, call and result of one CALL entry, as py_c_function. */
 #define ACLPY_STUB(pyname, cfn, args, opts, doc)			\
-static PyObject *py_##cfn(PyObject *self, PyObject *pyargs)		\
+static PyObject *py_##cfn(PyObject *Py_UNUSED(self), PyObject *pyargs) \
 {									\
 	static const struct aclpy_opts o = { ACLPY_UNPAREN opts };	\
 	union aclpy_val v[ACLPY_ARGS_MAX];				\
 	PyObject *res;							\
 	aclError ret;							\
 									\
-	(void)self;							\
 	memset(v, 0, sizeof(v));					\
 	ACLPY_EACH(ACLPY_R_INIT, args)					\
 	if (ACLPY_METH(args) == METH_VARARGS &&				\

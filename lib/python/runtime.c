@@ -229,14 +229,13 @@ static struct pycb *cb_new(PyObject *func, PyObject *data, void *stream)
 
 /* ---- contexts ---- */
 
-static PyObject *py_create_context(PyObject *self, PyObject *args)
+ACLPY_FN(create_context)
 {
 	aclrtContext c = NULL;
 	struct made_ctx *m;
 	int32_t dev;
 	aclError ret;
 
-	(void)self;
 	if (!PyArg_ParseTuple(args, "O&:create_context", conv_i32, &dev))
 		return NULL;
 	m = PyMem_RawMalloc(sizeof(*m));
@@ -312,13 +311,12 @@ static PyObject *launch(PyObject *func, PyObject *data, void *s,
 }
 
 /* ret = launch_callback(func, user_data, block_type, stream) */
-static PyObject *py_launch_callback(PyObject *self, PyObject *args)
+ACLPY_FN(launch_callback)
 {
 	PyObject *func, *data;
 	int32_t block;
 	void *s;
 
-	(void)self;
 	if (!PyArg_ParseTuple(args, "OOO&O&:launch_callback", &func, &data,
 			      conv_i32, &block, conv_ptr, &s))
 		return NULL;
@@ -326,12 +324,11 @@ static PyObject *py_launch_callback(PyObject *self, PyObject *args)
 }
 
 /* ret = launch_host_func(stream, func, args): the C call's order */
-static PyObject *py_launch_host_func(PyObject *self, PyObject *args)
+ACLPY_FN(launch_host_func)
 {
 	PyObject *func, *data;
 	void *s;
 
-	(void)self;
 	if (!PyArg_ParseTuple(args, "O&OO:launch_host_func", conv_ptr, &s,
 			      &func, &data))
 		return NULL;

@@ -10,24 +10,20 @@
 
 /* ---- acl ---- */
 
-static PyObject *py_get_recent_err_msg(PyObject *self, PyObject *args)
+ACLPY_FN(get_recent_err_msg)
 {
 	const char *m;
 
-	(void)self;
-	(void)args;
 	m = aclGetRecentErrMsg();
 	if (!m)
 		Py_RETURN_NONE;
 	return PyUnicode_DecodeUTF8(m, (Py_ssize_t)strlen(m), "replace");
 }
 
-static PyObject *py_get_soc_name(PyObject *self, PyObject *args)
+ACLPY_FN(get_soc_name)
 {
 	const char *s;
 
-	(void)self;
-	(void)args;
 	s = aclrtGetSocName();
 	if (!s)
 		Py_RETURN_NONE;
@@ -62,15 +58,13 @@ static PyObject *version_out(const void *out)
 	return Py_BuildValue("s", (const char *)out);
 }
 
-static PyObject *py_get_cann_attribute_list(PyObject *self, PyObject *args)
+ACLPY_FN(get_cann_attribute_list)
 {
 	const aclCannAttr *list = NULL;
 	size_t n = 0, i;
 	PyObject *l;
 	aclError ret;
 
-	(void)self;
-	(void)args;
 	ret = aclGetCannAttributeList(&list, &n);
 	l = PyList_New(0);
 	if (!l)
@@ -88,11 +82,10 @@ static PyObject *py_get_cann_attribute_list(PyObject *self, PyObject *args)
 	return Py_BuildValue("(Ni)", l, (int)ret);
 }
 
-static PyObject *py_data_type_size(PyObject *self, PyObject *args)
+ACLPY_FN(data_type_size)
 {
 	int32_t t;
 
-	(void)self;
 	if (!PyArg_ParseTuple(args, "O&:data_type_size", conv_i32, &t))
 		return NULL;
 	return PyLong_FromSize_t(aclDataTypeSize((aclDataType)t));
@@ -101,21 +94,19 @@ static PyObject *py_data_type_size(PyObject *self, PyObject *args)
 ACLPY_CONV(f16, aclFloat16, "value", unsigned long, PyLong_AsUnsignedLong,
 	   v <= 0xFFFF, "value out of float16 range")
 
-static PyObject *py_float16_to_float(PyObject *self, PyObject *args)
+ACLPY_FN(float16_to_float)
 {
 	aclFloat16 h;
 
-	(void)self;
 	if (!PyArg_ParseTuple(args, "O&:float16_to_float", conv_f16, &h))
 		return NULL;
 	return PyFloat_FromDouble(aclFloat16ToFloat(h));
 }
 
-static PyObject *py_float_to_float16(PyObject *self, PyObject *args)
+ACLPY_FN(float_to_float16)
 {
 	float f;
 
-	(void)self;
 	if (!PyArg_ParseTuple(args, "f:float_to_float16", &f))
 		return NULL;
 	return PyLong_FromLong(aclFloatToFloat16(f));

@@ -53,21 +53,19 @@ PyObject *aclpy_buffer_ptr(PyObject *args, const char *fmt, const char *need,
 	return PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)p);
 }
 
-static PyObject *py_numpy_to_ptr(PyObject *self, PyObject *args)
+ACLPY_FN(numpy_to_ptr)
 {
-	(void)self;
 	return aclpy_buffer_ptr(args, "O:numpy_to_ptr",
 				"numpy_to_ptr needs a numpy.ndarray",
 				PyBUF_RECORDS_RO);
 }
 
-static PyObject *py_numpy_contiguous_to_ptr(PyObject *self, PyObject *args)
+ACLPY_FN(numpy_contiguous_to_ptr)
 {
 	PyObject *obj, *np, *out;
 	Py_buffer view;
 	void *p;
 
-	(void)self;
 	if (!PyArg_ParseTuple(args, "O:numpy_contiguous_to_ptr", &obj))
 		return NULL;
 	np = PyImport_ImportModule("numpy");
@@ -190,14 +188,13 @@ static PyObject *view_array(PyObject *np, PyObject *dtype, void *p,
 	return res;
 }
 
-static PyObject *py_ptr_to_numpy(PyObject *self, PyObject *args)
+ACLPY_FN(ptr_to_numpy)
 {
 	PyObject *shape, *seq, *np = NULL, *dtype = NULL, *res = NULL;
 	size_t count, bytes;
 	int32_t type;
 	void *p;
 
-	(void)self;
 	if (!PyArg_ParseTuple(args, "O&OO&:ptr_to_numpy", conv_ptr, &p,
 			      &shape, conv_i32, &type))
 		return NULL;
@@ -256,13 +253,12 @@ static void *thread_main(void *arg)
 	return NULL;
 }
 
-static PyObject *py_start_thread(PyObject *self, PyObject *args)
+ACLPY_FN(start_thread)
 {
 	PyObject *func, *fargs;
 	struct pythread *t;
 	int err;
 
-	(void)self;
 	if (!PyArg_ParseTuple(args, "OO:start_thread", &func, &fargs))
 		return NULL;
 	if (!PyCallable_Check(func)) {
@@ -299,13 +295,12 @@ static PyObject *py_start_thread(PyObject *self, PyObject *args)
 ACLPY_CONV(thread_id, uint64_t, "thread_id", unsigned long long,
 	   PyLong_AsUnsignedLongLong, 1, "")
 
-static PyObject *py_stop_thread(PyObject *self, PyObject *args)
+ACLPY_FN(stop_thread)
 {
 	struct pythread **pt, *t;
 	uint64_t id;
 	int err;
 
-	(void)self;
 	if (!PyArg_ParseTuple(args, "O&:stop_thread", conv_thread_id, &id))
 		return NULL;
 	pthread_mutex_lock(&threads_lock);
