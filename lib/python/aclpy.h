@@ -143,7 +143,7 @@ extern const struct aclpy_field aclpy_location_fields[2];
  * host callbacks; memory_ext.c and memory_more.c: the memory calls beyond
  * malloc/memcpy; runtime_ext.c: notifies, IPC events, settings, device
  * id mappings; vmm.c: virtual memory; ipcmem.c: IPC memory and registered
- * host memory; util.c: numpy helpers and threads.
+ * host memory; util.c: acl.util, pointers, numpy and threads.
  */
 extern PyMethodDef aclpy_system_methods[];
 extern PyMethodDef aclpy_system_rt_methods[];
@@ -153,9 +153,7 @@ extern PyMethodDef aclpy_rt_memory_more_methods[];
 extern PyMethodDef aclpy_rt_runtime_ext_methods[];
 extern PyMethodDef aclpy_rt_vmm_methods[];
 extern PyMethodDef aclpy_rt_ipcmem_methods[];
-extern PyMethodDef aclpy_util_numpy_methods[];
-PyObject *aclpy_buffer_ptr(PyObject *args, const char *fmt, const char *need,
-			   int flags);
+extern PyMethodDef aclpy_util_methods[];
 
 /*
  * runtime.c's hooks drop the Python callbacks a destroyed stream
