@@ -133,6 +133,15 @@ struct aclpy_struct {
 int aclpy_read_field(PyObject *d, const struct aclpy_struct *s,
 		     const struct aclpy_field *f, void *out);
 int aclpy_read_struct(PyObject *d, const struct aclpy_struct *s, void *out);
+
+/* An obj converter (calls.h) conv_name: the type desc describes. */
+#define ACLPY_STRUCT_CONV(name, type, desc)				\
+static int conv_##name(PyObject *o, union aclpy_val *slot)		\
+{									\
+	type *p = aclpy_slot_alloc(slot, 1, sizeof(*p));		\
+									\
+	return p && aclpy_read_struct(o, &(desc), p);			\
+}
 extern const struct aclpy_field aclpy_prop_fields[5];
 extern const struct aclpy_field aclpy_location_fields[2];
 

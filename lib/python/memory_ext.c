@@ -295,13 +295,7 @@ ACLPY_STRUCT(location_desc, named, "aclrtPhysicalMemProp[\"location\"]",
 	     "aclrtMemLocation", aclpy_location_fields, NULL, NULL);
 ACLPY_STRUCT(prop_desc, named, "prop", "aclrtPhysicalMemProp",
 	     aclpy_prop_fields, &location_desc, NULL);
-
-static int conv_phys_prop(PyObject *d, union aclpy_val *slot)
-{
-	aclrtPhysicalMemProp *p = aclpy_slot_alloc(slot, 1, sizeof(*p));
-
-	return p && aclpy_read_struct(d, &prop_desc, p);
-}
+ACLPY_STRUCT_CONV(phys_prop, aclrtPhysicalMemProp, prop_desc)
 
 #define MEMORY_EXT_CALLS(CALL, HAND)					\
 	CALL(memcpy2d, aclrtMemcpy2d, (p, z, p, z, z, z, i32), (),	\
