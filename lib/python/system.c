@@ -10,24 +10,23 @@
 
 /* ---- acl ---- */
 
-ACLPY_FN(get_recent_err_msg)
+/* A string the library keeps, decoded with errors; None for NULL. */
+static PyObject *str_or_none(const char *s, const char *errors)
 {
-	const char *m;
-
-	m = aclGetRecentErrMsg();
-	if (!m)
-		Py_RETURN_NONE;
-	return PyUnicode_DecodeUTF8(m, (Py_ssize_t)strlen(m), "replace");
-}
-
-ACLPY_FN(get_soc_name)
-{
-	const char *s;
-
-	s = aclrtGetSocName();
 	if (!s)
 		Py_RETURN_NONE;
-	return PyUnicode_FromString(s);
+	return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), errors);
+}
+
+ACLPY_FN(get_recent_err_msg)
+{
+	return str_or_none(aclGetRecentErrMsg(), "replace");
+}
+
+/* PyUnicode_FromString's strict decoding. */
+ACLPY_FN(get_soc_name)
+{
+	return str_or_none(aclrtGetSocName(), NULL);
 }
 
 /*
