@@ -42,14 +42,13 @@ static PyObject *event_handle(const void *out, const union aclpy_val *args,
  * most ACL_IPC_EVENT_HANDLE_SIZE bytes, zero-padded to the struct, so a
  * handle whose trailing zero bytes were lost in transit still opens.
  */
-static PyObject *py_ipc_open_event_handle(PyObject *self, PyObject *args)
+ACLPY_FN(ipc_open_event_handle)
 {
 	aclrtIpcEventHandle h;
 	aclrtEvent e = NULL;
 	Py_buffer view;
 	aclError ret;
 
-	(void)self;
 	if (!PyArg_ParseTuple(args, "y*:ipc_open_event_handle", &view))
 		return NULL;
 	if (view.len > (Py_ssize_t)sizeof(h.reserved)) {
@@ -172,7 +171,7 @@ static int set_opt(aclrtStreamConfigHandle *h, PyObject *config,
 	return 1;
 }
 
-static PyObject *py_create_stream_v2(PyObject *self, PyObject *args)
+ACLPY_FN(create_stream_v2)
 {
 	aclrtStreamConfigHandle *h = NULL;
 	PyObject *config, *key;
@@ -180,7 +179,6 @@ static PyObject *py_create_stream_v2(PyObject *self, PyObject *args)
 	aclError ret = ACL_SUCCESS;
 	Py_ssize_t pos = 0;
 
-	(void)self;
 	if (!PyArg_ParseTuple(args, "O:create_stream_v2", &config))
 		return NULL;
 	if (config != Py_None) {
