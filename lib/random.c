@@ -44,6 +44,7 @@
 #include "args.h"
 #include "context.h"
 #include "copy.h"
+#include "float16.h"
 #include "log.h"
 #include "stream.h"
 
@@ -83,26 +84,6 @@ static size_t type_size(int type)
 static bool type_float(int type)
 {
 	return type == ACL_BF16 || type == ACL_FLOAT16 || type == ACL_FLOAT;
-}
-
-static double bf16_get(uint16_t h)
-{
-	uint32_t bits = (uint32_t)h << 16;
-	float f;
-
-	memcpy(&f, &bits, sizeof(f));
-	return f;
-}
-
-static uint16_t bf16_put(float f)
-{
-	uint32_t bits;
-
-	memcpy(&bits, &f, sizeof(bits));
-	if (isnan(f))
-		return (uint16_t)((bits >> 16) | 0x40);
-	bits += 0x7fff + ((bits >> 16) & 1);
-	return (uint16_t)(bits >> 16);
 }
 
 /*
@@ -168,7 +149,7 @@ static int param_value(const aclrtRandomParaInfo *p, int type, double *d,
 		break;
 	case ACL_BF16:
 		memcpy(&h, at, 2);
-		*d = bf16_get(h);
+		*d = aclmem_bf16_to_float(h);
 		break;
 	case ACL_FLOAT:
 		memcpy(&f, at, 4);
@@ -345,7 +326,7 @@ static void store(void *out, uint64_t i, int type, double d, int64_t v)
 		memcpy(o + i * 2, &h, 2);
 		break;
 	case ACL_BF16:
-		h = bf16_put((float)d);
+		h = aclmem_float_to_bf16((float)d);
 		memcpy(o + i * 2, &h, 2);
 		break;
 	case ACL_FLOAT:

@@ -16,6 +16,10 @@
  * Both addresses must be aligned to the element (CANN's runtime checks
  * that too) and count must be whole elements; both ranges must lie in
  * live device memory, looked up again when the task runs.
+ *
+ * Integer sums wrap around; fp16 and bf16 are computed in float and
+ * rounded once, fp16 as aclFloatToFloat16 rounds (CANN's saturation mode:
+ * what would overflow becomes +-65504), bf16 to nearest even.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -27,6 +31,7 @@
 #include "args.h"
 #include "context.h"
 #include "copy.h"
+#include "float16.h"
 #include "log.h"
 #include "stream.h"
 
@@ -72,27 +77,6 @@ static bool kind_supported(int kind)
 	return kind == ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM ||
 	       kind == ACL_RT_MEMCPY_SDMA_AUTOMATIC_MAX ||
 	       kind == ACL_RT_MEMCPY_SDMA_AUTOMATIC_MIN;
-}
-
-static float bf16_to_float(uint16_t h)
-{
-	uint32_t bits = (uint32_t)h << 16;
-	float f;
-
-	memcpy(&f, &bits, sizeof(f));
-	return f;
-}
-
-/* Round to nearest even; a NaN stays a (quiet) NaN. */
-static uint16_t float_to_bf16(float f)
-{
-	uint32_t bits;
-
-	memcpy(&bits, &f, sizeof(bits));
-	if (isnan(f))
-		return (uint16_t)((bits >> 16) | 0x40);
-	bits += 0x7fff + ((bits >> 16) & 1);
-	return (uint16_t)(bits >> 16);
 }
 
 /* One float operation; a NaN operand makes MAX and MIN NaN too. */
@@ -168,8 +152,9 @@ static void reduce_one(int kind, int type, unsigned char *d,
 	case ACL_BF16:
 		memcpy(h, d, 2);
 		memcpy(&h[1], s, 2);
-		h[0] = float_to_bf16(op_float(kind, bf16_to_float(h[0]),
-					      bf16_to_float(h[1])));
+		f[0] = op_float(kind, aclmem_bf16_to_float(h[0]),
+				aclmem_bf16_to_float(h[1]));
+		h[0] = aclmem_float_to_bf16(f[0]);
 		memcpy(d, &h[0], 2);
 		break;
 	}
