@@ -413,12 +413,13 @@ static const struct aclmem_task_ops random_ops = {
 	.release = random_release,
 };
 
+/* Not read from device memory: judged at the call (isAddr 2 included). */
 static bool immediate(const aclrtRandomParaInfo *p)
 {
-	return !p->isAddr;
+	return p->isAddr != 1;
 }
 
-/* Whether every value the task takes is in the structure itself. */
+/* Whether every value the task takes can be checked at the call. */
 static bool all_immediate(const aclrtRandomNumTaskInfo *t)
 {
 	const aclrtRandomNumFuncParaInfo *f = &t->randomNumFuncParaInfo;
