@@ -310,6 +310,21 @@ START_TEST(refusals)
 	val(&bad.randomNumFuncParaInfo.paramInfo.uniformDisInfo.max, &lo, 4);
 	ck_assert_int_eq(aclrtRandomNumAsync(&bad, stream, NULL),
 			 ACL_ERROR_RT_PARAM_INVALID);
+	bad = task(ACL_RT_RANDOM_NUM_FUNC_TYPE_NORMAL_DIS, ACL_FLOAT, 1, 16);
+	val(&bad.randomNumFuncParaInfo.paramInfo.normalDisInfo.mean, &lo, 4);
+	val(&bad.randomNumFuncParaInfo.paramInfo.normalDisInfo.stddev,
+	    &(float){ -1.0f }, 4);
+	ck_assert_int_eq(aclrtRandomNumAsync(&bad, stream, NULL),
+			 ACL_ERROR_RT_PARAM_INVALID);
+	bad = task(ACL_RT_RANDOM_NUM_FUNC_TYPE_DROPOUT_BITMASK, ACL_FLOAT, 1,
+		   16);
+	val(&bad.randomNumFuncParaInfo.paramInfo.dropoutBitmaskInfo.dropoutRation,
+	    &(float){ 1.5f }, 4);
+	ck_assert_int_eq(aclrtRandomNumAsync(&bad, stream, NULL),
+			 ACL_ERROR_RT_PARAM_INVALID);
+	bad.dataType = ACL_INT32;	/* the ratio is a float */
+	ck_assert_int_eq(aclrtRandomNumAsync(&bad, stream, NULL),
+			 ACL_ERROR_RT_PARAM_INVALID);
 	bad = t;
 	bad.randomResultAddr = host;
 	ck_assert_int_eq(aclrtRandomNumAsync(&bad, stream, NULL),
