@@ -264,6 +264,9 @@ static int conv_notifies(PyObject *list, union aclpy_val *slot)
 	     "ret = value_write(dev_addr, value, flag, stream)")	\
 	CALL(value_wait, aclrtValueWait, (p, u64, u32, p), (),		\
 	     "ret = value_wait(dev_addr, value, flag, stream)")		\
+	CALL(reduce_async, aclrtReduceAsync, (p, p, u64, i32, i32, p, p), \
+	     (), "ret = reduce_async(dst, src, count, kind, type, stream, "	\
+	     "reserve)")						\
 	CALL(set_sys_param_opt, aclrtSetSysParamOpt, (i32, i64), (),	\
 	     "ret = set_sys_param_opt(opt, value)")			\
 	CALL(get_sys_param_opt, aclrtGetSysParamOpt, (i32, out_i64), (), \
