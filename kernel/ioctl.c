@@ -227,8 +227,7 @@ static int npu_mem_ipc_export_ioctl(struct npu_mem_client *client, void *data,
 	struct npu_mem_ipc_export *args = data;
 	int ret;
 
-	if ((args->flags & ~NPU_MEM_IPC_EXPORT_VALID) ||
-	    (args->flags & NPU_MEM_IPC_ANY_PID && args->flags & NPU_MEM_IPC_KEY64))
+	if (args->flags & ~NPU_MEM_IPC_EXPORT_VALID)
 		return -EINVAL;
 	ret = npu_mem_ipc_export(client, args->handle, args->flags, args->key);
 	if (!ret)

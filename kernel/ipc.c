@@ -7,7 +7,8 @@
  * thing that crosses between the processes: whoever holds it and passes
  * the checks below gets a handle to the memory, so the checks must be made
  * by someone the importer cannot lie to.  A key is 128 random bits (64 for
- * NPU_MEM_IPC_KEY64, which therefore demands an allow-list).  It belongs to
+ * NPU_MEM_IPC_KEY64, which admits only listed processes unless exported
+ * with NPU_MEM_IPC_ANY_PID: the UAPI header says why).  It belongs to
  * the file that exported it and holds one buffer reference; it dies with
  * that file, with the handle it was made from, or on IPC_REVOKE.  Imports
  * are ordinary handles holding their own references, so they outlive it.
@@ -237,11 +238,11 @@ static bool same_user(const struct cred *exporter)
 
 static bool may_import(const struct npu_mem_ipc_key *k)
 {
-	if (k->flags & NPU_MEM_IPC_KEY64)
-		return listed(k);
-	if ((k->flags & NPU_MEM_IPC_ANY_PID) || !k->nr_pids)
+	if (k->flags & NPU_MEM_IPC_ANY_PID)
 		return same_user(k->cred);
-	return listed(k);
+	if ((k->flags & NPU_MEM_IPC_KEY64) || k->nr_pids)
+		return listed(k);
+	return same_user(k->cred);
 }
 
 /*

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * aclFloat16 <-> float and aclDataTypeSize: pure functions.
+ * aclFloat16 <-> float, bfloat16 <-> float (float16.h) and aclDataTypeSize:
+ * pure functions.
  *
  * The conversions are CANN's, which its headers document as a saturation
  * mode fixed on every product: float -> half rounds finite values to
@@ -10,9 +11,11 @@
  * ordinary one, so Inf/NaN halves become finite floats.  Programs that
  * round-trip values through these calls get CANN's numbers bit for bit.
  */
+#include <math.h>
 #include <string.h>
 
 #include "acl/acl_base.h"
+#include "float16.h"
 
 #define HALF_MAX_BITS	0x7BFFU		/* 65504 */
 
@@ -88,6 +91,26 @@ aclFloat16 aclFloatToFloat16(float value)
 	if (r >= 0x7C00U)
 		return sign | HALF_MAX_BITS;
 	return sign | (uint16_t)r;
+}
+
+float aclmem_bf16_to_float(uint16_t h)
+{
+	uint32_t bits = (uint32_t)h << 16;
+	float f;
+
+	memcpy(&f, &bits, sizeof(f));
+	return f;
+}
+
+uint16_t aclmem_float_to_bf16(float f)
+{
+	uint32_t bits;
+
+	memcpy(&bits, &f, sizeof(bits));
+	if (isnan(f))
+		return (uint16_t)((bits >> 16) | 0x40);
+	bits += 0x7fff + ((bits >> 16) & 1);
+	return (uint16_t)(bits >> 16);
 }
 
 size_t aclDataTypeSize(aclDataType dataType)

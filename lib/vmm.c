@@ -29,25 +29,14 @@
  *
  * Shareable handles are the driver's IPC keys.  The 64-bit handles of
  * aclrtMemExportToShareableHandle (and V2's DEFAULT type) are
- * NPU_MEM_IPC_KEY64 keys: 64 random bits are too few to be the only
- * secret, so such a key admits only the pids given to
- * aclrtMemSetPidToShareableHandle, and disabling pid validation is refused
- * (ACL_ERROR_RT_FEATURE_NOT_SUPPORT).  V2's FABRIC type has room for the
- * driver's full 128-bit key (in data[0..15], the rest zero), which may be
- * exported without pid validation (any process of the exporter's user).
- *
- * What a 64-bit key without a list would risk under the 128-bit keys'
- * same-user rule: there are 2^64 (1.8e19) keys; a guess is one IPC_IMPORT
- * ioctl, about 1 us, so 1e6 guesses a second per CPU.  Finding one live key
- * takes 2^63 guesses on average, 9.2e12 s or about 290,000 years on one
- * CPU; with 64 CPUs and a file's 4096 live keys (NPU_MEM_IPC_MAX_KEYS), 2^63
- * / 4096 / 6.4e7 per second = 35,000 s, about 10 hours.  Only processes of
- * the exporter's own user could try (they could ptrace the exporter too,
- * where Yama allows it), so the same-user rule would be a fair answer for
- * DISABLE_PID_VALIDATION.  It is refused all the same because the driver
- * refuses it: a KEY64 key admits listed pids only and KEY64 | ANY_PID is
- * -EINVAL (kernel/ipc.c may_import, kernel/ioctl.c), and the library cannot
- * widen what the kernel decides.
+ * NPU_MEM_IPC_KEY64 keys, which admit only the pids given to
+ * aclrtMemSetPidToShareableHandle, or, with pid validation disabled
+ * (NPU_MEM_IPC_ANY_PID), any process of the exporter's user, as CANN's
+ * DISABLE_PID_VALIDATION asks; the UAPI header says why 64 random bits
+ * suffice for that.  V2's FABRIC type holds the driver's full 128-bit key
+ * (in data[0..15], the rest zero), with the same two choices.  A module
+ * older than that rule refuses KEY64 | ANY_PID (-EINVAL): then disabling
+ * the validation of a 64-bit handle is ACL_ERROR_RT_FEATURE_NOT_SUPPORT.
  *
  * Pieces are device memory for memcpy, memset, attributes and the like:
  * memory.c's lookups ask here (aclmem_mem_ext) for addresses outside its
@@ -995,7 +984,8 @@ static int do_export(const char *fn, aclrtDrvMemHandle handle, bool key64,
 	}
 	memset(&e, 0, sizeof(e));
 	e.handle = p->handle;
-	e.flags = key64 ? NPU_MEM_IPC_KEY64 : any_pid ? NPU_MEM_IPC_ANY_PID : 0;
+	e.flags = (key64 ? NPU_MEM_IPC_KEY64 : 0) |
+		  (any_pid ? NPU_MEM_IPC_ANY_PID : 0);
 	ret = aclmem_do_ioctl(vfd, NPU_MEM_IOCTL_IPC_EXPORT, &e);
 	if (!ret) {
 		p->exported = true;
@@ -1003,6 +993,10 @@ static int do_export(const char *fn, aclrtDrvMemHandle handle, bool key64,
 		p->key[1] = key[1] = e.key[1];
 	}
 	pthread_rwlock_unlock(&vmm_lock);
+	if (ret == -EINVAL && key64 && any_pid)
+		return aclmem_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+				   "%s: this npu-mem module refuses a 64-bit "
+				   "handle without pid validation", fn);
 	if (ret)
 		return aclmem_fail(aclmem_ioctl_errno_to_acl(-ret),
 				   "%s: IPC_EXPORT: %s", fn, strerror(-ret));
@@ -1010,21 +1004,17 @@ static int do_export(const char *fn, aclrtDrvMemHandle handle, bool key64,
 }
 
 /*
- * A 64-bit shareable handle (V1's, V2's DEFAULT type) into *sh: its key
- * admits only listed pids, so flags may not disable that.  hint ends the
- * message that refuses it.  ACL code, logged.
+ * A 64-bit shareable handle (V1's, V2's DEFAULT type) into *sh; flags
+ * (DISABLE_PID_VALIDATION or 0) choose between the pid list and the
+ * exporter's user.  ACL code, logged.
  */
 static int export_key64(const char *fn, aclrtDrvMemHandle handle,
-			uint64_t flags, const char *hint, void *sh)
+			uint64_t flags, void *sh)
 {
 	uint64_t key[2];
 	int ret;
 
-	if (flags)
-		return aclmem_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
-				   "%s: a 64-bit shareable handle always needs "
-				   "a pid list%s", fn, hint);
-	ret = do_export(fn, handle, true, false, key);
+	ret = do_export(fn, handle, true, flags != 0, key);
 	if (!ret)
 		*(uint64_t *)sh = key[0];
 	return ret;
@@ -1045,8 +1035,7 @@ aclError aclrtMemExportToShareableHandle(aclrtDrvMemHandle handle,
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "%s: handleType %d, flags 0x%llx", fn,
 				   (int)handleType, (unsigned long long)flags);
-	return export_key64(fn, handle, flags,
-			    " (the V2 FABRIC type does not)", shareableHandle);
+	return export_key64(fn, handle, flags, shareableHandle);
 }
 
 aclError aclrtMemExportToShareableHandleV2(aclrtDrvMemHandle handle,
@@ -1069,7 +1058,7 @@ aclError aclrtMemExportToShareableHandleV2(aclrtDrvMemHandle handle,
 				   "%s: flags 0x%llx, shareType %d", fn,
 				   (unsigned long long)flags, (int)shareType);
 	if (shareType == ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT)
-		return export_key64(fn, handle, flags, "", shareableHandle);
+		return export_key64(fn, handle, flags, shareableHandle);
 	ret = do_export(fn, handle, false, flags != 0, key);
 	if (ret)
 		return ret;

@@ -39,7 +39,7 @@ arm64-lib:
 		CC="$(ARM64_BIN)/$(ARM64_CROSS)gcc -static" \
 		AR=$(ARM64_CROSS)ar EXAMPLE_LIB=$(ARM64_LIB)/libaclmem.a \
 		JSONC_CFLAGS=-I$(ARM64_SYSROOT)/usr/include/json-c \
-		EXAMPLE_LIBS="-L$(ARM64_SYSROOT)/usr/lib/aarch64-linux-gnu -ljson-c" \
+		EXAMPLE_LIBS="-L$(ARM64_SYSROOT)/usr/lib/aarch64-linux-gnu -ljson-c -lm" \
 		$(ARM64_LIB)/libaclmem.a $(TOP)/build/examples-arm64/acl_demo
 
 # tests/Makefile unchanged but for the library and the 32-bit compiler of

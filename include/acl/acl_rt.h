@@ -1072,6 +1072,81 @@ ACL_FUNC_VISIBILITY aclError aclrtHostMemMapCapabilities(
 	uint32_t deviceId, aclrtHacType hacType,
 	aclrtHostMemMapCapability *capabilities);
 
+/*
+ * Reduce copies (lib/reduce.c): dst[i] = dst[i] op src[i] over count bytes
+ * of device memory, in stream order.
+ */
+typedef enum {
+	ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM = 10,
+	ACL_RT_MEMCPY_SDMA_AUTOMATIC_MAX = 11,
+	ACL_RT_MEMCPY_SDMA_AUTOMATIC_MIN = 12,
+	ACL_RT_MEMCPY_SDMA_AUTOMATIC_EQUAL = 13,
+} aclrtReduceKind;
+
+ACL_FUNC_VISIBILITY aclError aclrtReduceAsync(void *dst, const void *src,
+					      uint64_t count,
+					      aclrtReduceKind kind,
+					      aclDataType type,
+					      aclrtStream stream,
+					      void *reserve);
+
+/*
+ * Random numbers in stream order (lib/random.c).  A parameter is either
+ * its value (isAddr 0: size bytes of valueOrAddr) or the address of its
+ * value in device memory (isAddr 1: valueOrAddr holds the pointer).
+ */
+typedef struct {
+	uint8_t isAddr;
+	uint8_t valueOrAddr[8];
+	uint8_t size;
+	uint8_t rsv[6];
+} aclrtRandomParaInfo;
+
+typedef struct {
+	aclrtRandomParaInfo dropoutRation;
+} aclrtDropoutBitmaskInfo;
+
+typedef struct {
+	aclrtRandomParaInfo min;
+	aclrtRandomParaInfo max;
+} aclrtUniformDisInfo;
+
+typedef struct {
+	aclrtRandomParaInfo mean;
+	aclrtRandomParaInfo stddev;
+} aclrtNormalDisInfo;
+
+typedef enum {
+	ACL_RT_RANDOM_NUM_FUNC_TYPE_DROPOUT_BITMASK = 0,
+	ACL_RT_RANDOM_NUM_FUNC_TYPE_UNIFORM_DIS,
+	ACL_RT_RANDOM_NUM_FUNC_TYPE_NORMAL_DIS,
+	ACL_RT_RANDOM_NUM_FUNC_TYPE_TRUNCATED_NORMAL_DIS,
+} aclrtRandomNumFuncType;
+
+typedef struct {
+	aclrtRandomNumFuncType funcType;
+	union {
+		aclrtDropoutBitmaskInfo dropoutBitmaskInfo;
+		aclrtUniformDisInfo uniformDisInfo;
+		aclrtNormalDisInfo normalDisInfo;
+	} paramInfo;
+} aclrtRandomNumFuncParaInfo;
+
+typedef struct {
+	aclDataType dataType;
+	aclrtRandomNumFuncParaInfo randomNumFuncParaInfo;
+	void *randomParaAddr;
+	void *randomResultAddr;
+	void *randomCounterAddr;
+	aclrtRandomParaInfo randomSeed;
+	aclrtRandomParaInfo randomNum;
+	uint8_t rsv[8];
+} aclrtRandomNumTaskInfo;
+
+ACL_FUNC_VISIBILITY aclError aclrtRandomNumAsync(
+	const aclrtRandomNumTaskInfo *taskInfo, const aclrtStream stream,
+	void *reserve);
+
 #ifdef __cplusplus
 }
 #endif

@@ -28,37 +28,6 @@ static PyObject *ptr_attrs(const void *out)
 			     (unsigned int)a->pageSize);
 }
 
-/* ---- acl.util ---- */
-
-/* PyBUF_SIMPLE: always contiguous, never warned about. */
-static PyObject *py_bytes_to_ptr(PyObject *self, PyObject *args)
-{
-	(void)self;
-	return aclpy_buffer_ptr(args, "O:bytes_to_ptr",
-				"bytes_to_ptr needs bytes, bytearray or a buffer",
-				PyBUF_SIMPLE);
-}
-
-static PyObject *py_ptr_to_bytes(PyObject *self, PyObject *args)
-{
-	void *p;
-	size_t size;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&O&:ptr_to_bytes", conv_ptr, &p,
-			      conv_size, &size))
-		return NULL;
-	if (size > PY_SSIZE_T_MAX) {
-		PyErr_SetString(PyExc_OverflowError, "size too large");
-		return NULL;
-	}
-	if (!p && size) {
-		PyErr_SetString(PyExc_ValueError, "NULL pointer");
-		return NULL;
-	}
-	return PyBytes_FromStringAndSize(p, (Py_ssize_t)size);
-}
-
 /* ---- tables ---- */
 
 #define ACL_CALLS(CALL, HAND)						\
@@ -122,14 +91,6 @@ ACLPY_TABLE(aclpy_acl_methods, ACL_CALLS)
 ACLPY_TABLE(aclpy_rt_methods, RT_CALLS)
 ACLPY_TABLE(aclpy_media_methods, MEDIA_CALLS)
 
-static PyMethodDef util_methods[] = {
-	{ "bytes_to_ptr", py_bytes_to_ptr, METH_VARARGS,
-	  "ptr = bytes_to_ptr(data): address of the object's buffer" },
-	{ "ptr_to_bytes", py_ptr_to_bytes, METH_VARARGS,
-	  "data = ptr_to_bytes(ptr, size): a copy of size bytes at ptr" },
-	{ NULL, NULL, 0, NULL },
-};
-
 static struct PyModuleDef acl_module = {
 	PyModuleDef_HEAD_INIT, "acl",
 	"ACL device memory API (libaclmem), pyACL conventions", -1,
@@ -148,7 +109,7 @@ static struct PyModuleDef media_module = {
 
 static struct PyModuleDef util_module = {
 	PyModuleDef_HEAD_INIT, "acl.util", "pointer helpers", -1,
-	util_methods, NULL, NULL, NULL, NULL,
+	aclpy_util_methods, NULL, NULL, NULL, NULL,
 };
 
 #define C(name) { #name, (long)(name) }
@@ -329,7 +290,7 @@ static int add_constants(PyObject *m)
 
 /*
  * The other files' tables, one per concern (declared in aclpy.h), added to
- * acl.rt and acl.util after this file's own.
+ * acl.rt after this file's own.
  */
 static PyMethodDef *const rt_tables[] = {
 	aclpy_system_rt_methods,
@@ -342,16 +303,10 @@ static PyMethodDef *const rt_tables[] = {
 	NULL,
 };
 
-static PyMethodDef *const media_tables[] = {
-	NULL,
-};
-
-static PyMethodDef *const util_tables[] = {
-	aclpy_util_numpy_methods,
-	NULL,
-};
-
-/* Make "import acl.rt" and "from acl import rt" work for a single .so. */
+/*
+ * Make "import acl.rt" and "from acl import rt" work for a single .so;
+ * tables, when given, adds the other files' functions.
+ */
 static int add_submodule(PyObject *parent, struct PyModuleDef *def,
 			 const char *attr, PyMethodDef *const *tables)
 {
@@ -361,7 +316,7 @@ static int add_submodule(PyObject *parent, struct PyModuleDef *def,
 		return -1;
 	if (add_constants(m))
 		goto err;
-	for (; *tables; tables++)
+	for (; tables && *tables; tables++)
 		if (PyModule_AddFunctions(m, *tables))
 			goto err;
 	modules = PyImport_GetModuleDict();
@@ -383,8 +338,8 @@ PyMODINIT_FUNC PyInit_acl(void)
 		return NULL;
 	if (add_constants(m) || PyModule_AddFunctions(m, aclpy_system_methods) ||
 	    add_submodule(m, &rt_module, "rt", rt_tables) ||
-	    add_submodule(m, &media_module, "media", media_tables) ||
-	    add_submodule(m, &util_module, "util", util_tables)) {
+	    add_submodule(m, &media_module, "media", NULL) ||
+	    add_submodule(m, &util_module, "util", NULL)) {
 		Py_DECREF(m);
 		return NULL;
 	}

@@ -67,6 +67,11 @@ ACLPY_CONV(size64, uint64_t, "size", unsigned long long,
 
 #include "calls.h"
 
+/* A hand-written function py_name of the module; args unused by some. */
+#define ACLPY_FN(name)							\
+	static PyObject *py_##name(PyObject *Py_UNUSED(self),		\
+				   PyObject *args __attribute__((unused)))
+
 /* lib/python/convert.c: lists, obj converters' helpers, results. */
 int aclpy_seq(PyObject *list, union aclpy_val *slot, const char *what,
 	      bool strict, int (*item)(PyObject *, void *), size_t size);
@@ -128,6 +133,15 @@ struct aclpy_struct {
 int aclpy_read_field(PyObject *d, const struct aclpy_struct *s,
 		     const struct aclpy_field *f, void *out);
 int aclpy_read_struct(PyObject *d, const struct aclpy_struct *s, void *out);
+
+/* An obj converter (calls.h) conv_name: the type desc describes. */
+#define ACLPY_STRUCT_CONV(name, type, desc)				\
+static int conv_##name(PyObject *o, union aclpy_val *slot)		\
+{									\
+	type *p = aclpy_slot_alloc(slot, 1, sizeof(*p));		\
+									\
+	return p && aclpy_read_struct(o, &(desc), p);			\
+}
 extern const struct aclpy_field aclpy_prop_fields[5];
 extern const struct aclpy_field aclpy_location_fields[2];
 
@@ -138,7 +152,7 @@ extern const struct aclpy_field aclpy_location_fields[2];
  * host callbacks; memory_ext.c and memory_more.c: the memory calls beyond
  * malloc/memcpy; runtime_ext.c: notifies, IPC events, settings, device
  * id mappings; vmm.c: virtual memory; ipcmem.c: IPC memory and registered
- * host memory; util.c: numpy helpers and threads.
+ * host memory; util.c: acl.util, pointers, numpy and threads.
  */
 extern PyMethodDef aclpy_system_methods[];
 extern PyMethodDef aclpy_system_rt_methods[];
@@ -148,9 +162,7 @@ extern PyMethodDef aclpy_rt_memory_more_methods[];
 extern PyMethodDef aclpy_rt_runtime_ext_methods[];
 extern PyMethodDef aclpy_rt_vmm_methods[];
 extern PyMethodDef aclpy_rt_ipcmem_methods[];
-extern PyMethodDef aclpy_util_numpy_methods[];
-PyObject *aclpy_buffer_ptr(PyObject *args, const char *fmt, const char *need,
-			   int flags);
+extern PyMethodDef aclpy_util_methods[];
 
 /*
  * runtime.c's hooks drop the Python callbacks a destroyed stream

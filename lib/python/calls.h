@@ -123,7 +123,9 @@ struct aclpy_opts {
  * What each class makes of argument v[i] in each role, in this order:
  * parse (PyArg_ParseTuple's arguments), init (before parsing), call (the
  * C arguments), value (Py_BuildValue's arguments), post (once every
- * argument is parsed: && a test) and free (after the call).
+ * argument is parsed: && a test) and free (after the call, or in place
+ * of it where parsing failed: ret is then ACL_ERROR_FAILURE).  A file may
+ * add kinds and classes of its own.
  */
 #define ACLPY_C_conv(i, c, m, x) (, c, &v[i].m), (), (, v[i].m), (), (), ()
 #define ACLPY_C_fmt(i, c, m, x)		(, &v[i].m), (), (, v[i].m), (), (), ()
@@ -206,14 +208,13 @@ struct aclpy_opts {
 
 /* The parse, call and result of one CALL entry, as py_c_function. */
 #define ACLPY_STUB(pyname, cfn, args, opts, doc)			\
-static PyObject *py_##cfn(PyObject *self, PyObject *pyargs)		\
+static PyObject *py_##cfn(PyObject *Py_UNUSED(self), PyObject *pyargs) \
 {									\
 	static const struct aclpy_opts o = { ACLPY_UNPAREN opts };	\
 	union aclpy_val v[ACLPY_ARGS_MAX];				\
 	PyObject *res;							\
-	aclError ret;							\
+	aclError ret = ACL_ERROR_FAILURE;				\
 									\
-	(void)self;							\
 	memset(v, 0, sizeof(v));					\
 	ACLPY_EACH(ACLPY_R_INIT, args)					\
 	if (ACLPY_METH(args) == METH_VARARGS &&				\

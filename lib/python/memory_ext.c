@@ -217,27 +217,16 @@ static int conv_malloc_cfg(PyObject *cfg, union aclpy_val *slot)
 
 static PyObject *usage_dict(const aclrtMemUsageInfo *u)
 {
-	PyObject *d, *rsv;
-	size_t i, nr = sizeof(u->reserved) / sizeof(u->reserved[0]);
+	const size_t *r = u->reserved;
 
-	rsv = PyList_New((Py_ssize_t)nr);
-	if (!rsv)
-		return NULL;
-	for (i = 0; i < nr; i++) {
-		PyObject *x = PyLong_FromSize_t(u->reserved[i]);
-
-		if (!x) {
-			Py_DECREF(rsv);
-			return NULL;
-		}
-		PyList_SET_ITEM(rsv, (Py_ssize_t)i, x);
-	}
-	d = Py_BuildValue("{s:s#,s:K,s:K,s:N}", "name", u->name,
-			  (Py_ssize_t)strnlen(u->name, sizeof(u->name)),
-			  "curMemSize", (unsigned long long)u->curMemSize,
-			  "memPeakSize", (unsigned long long)u->memPeakSize,
-			  "reserved", rsv);
-	return d;
+	/* size_t is an unsigned long ("k") wherever Linux runs. */
+	_Static_assert(sizeof(u->reserved) == 8 * sizeof(*r), "reserved[8]");
+	return Py_BuildValue("{s:s#,s:K,s:K,s:[kkkkkkkk]}", "name", u->name,
+			     (Py_ssize_t)strnlen(u->name, sizeof(u->name)),
+			     "curMemSize", (unsigned long long)u->curMemSize,
+			     "memPeakSize", (unsigned long long)u->memPeakSize,
+			     "reserved", r[0], r[1], r[2], r[3], r[4], r[5],
+			     r[6], r[7]);
 }
 
 /* objn (calls.h): input_num, the room the C call is given. */
@@ -295,13 +284,7 @@ ACLPY_STRUCT(location_desc, named, "aclrtPhysicalMemProp[\"location\"]",
 	     "aclrtMemLocation", aclpy_location_fields, NULL, NULL);
 ACLPY_STRUCT(prop_desc, named, "prop", "aclrtPhysicalMemProp",
 	     aclpy_prop_fields, &location_desc, NULL);
-
-static int conv_phys_prop(PyObject *d, union aclpy_val *slot)
-{
-	aclrtPhysicalMemProp *p = aclpy_slot_alloc(slot, 1, sizeof(*p));
-
-	return p && aclpy_read_struct(d, &prop_desc, p);
-}
+ACLPY_STRUCT_CONV(phys_prop, aclrtPhysicalMemProp, prop_desc)
 
 #define MEMORY_EXT_CALLS(CALL, HAND)					\
 	CALL(memcpy2d, aclrtMemcpy2d, (p, z, p, z, z, z, i32), (),	\

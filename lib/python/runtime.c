@@ -203,19 +203,33 @@ static void trampoline(void *arg)
 	PyGILState_Release(g);
 }
 
-static struct pycb *cb_new(PyObject *func, PyObject *data, void *stream)
+/*
+ * A kind of this file (calls.h): cb(j), a callable and its argument
+ * ("OO") that the library calls back through the trampoline, on the stream
+ * v[j]; the C arguments are the trampoline and the id of the record made
+ * once every argument is parsed.  A failed call will never run it: the
+ * record goes then.
+ */
+#define ACLPY_K_cb(j)	(cb, "OO", "", , j, )
+#define ACLPY_C_cb(i, c, m, x)						\
+	(, &v[i].a.o, &v[i].a.p), (),					\
+	(, trampoline, (void *)(uintptr_t)v[i].a.n), (),		\
+	(&& cb_new(&v[i], v[m].p)), (cb_end(&v[i], ret);)
+
+static int cb_new(union aclpy_val *slot, void *stream)
 {
+	PyObject *func = slot->a.o, *data = slot->a.p;
 	struct pycb *r;
 
 	if (!PyCallable_Check(func)) {
 		PyErr_Format(PyExc_TypeError, "callback must be callable, not %.200s",
 			     Py_TYPE(func)->tp_name);
-		return NULL;
+		return 0;
 	}
 	r = PyMem_RawCalloc(1, sizeof(*r));
 	if (!r) {
 		PyErr_NoMemory();
-		return NULL;
+		return 0;
 	}
 	Py_INCREF(func);
 	Py_INCREF(data);
@@ -224,37 +238,50 @@ static struct pycb *cb_new(PyObject *func, PyObject *data, void *stream)
 	r->stream = stream;
 	r->ctx = current_ctx();
 	cb_insert(r);
-	return r;
+	slot->a.n = r->id;	/* r may be run and freed once launched */
+	return 1;
+}
+
+static void cb_end(const union aclpy_val *slot, aclError ret)
+{
+	struct pycb *r = ret && slot->a.n ? cb_take(slot->a.n) : NULL;
+
+	if (r)
+		cb_free(r);
 }
 
 /* ---- contexts ---- */
 
-static PyObject *py_create_context(PyObject *self, PyObject *args)
-{
-	aclrtContext c = NULL;
-	struct made_ctx *m;
-	int32_t dev;
-	aclError ret;
+/*
+ * A kind of this file: made(j), no argument, the record of the context
+ * v[j] that the call makes, allocated once every argument is parsed and
+ * kept where the call succeeds.
+ */
+#define ACLPY_K_made(j)	(made, "", "", , j, )
+#define ACLPY_C_made(i, c, m, x)					\
+	(), (), (), (), (&& made_new(&v[i])), (made_end(&v[i], v[m].p, ret);)
 
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&:create_context", conv_i32, &dev))
-		return NULL;
-	m = PyMem_RawMalloc(sizeof(*m));
-	if (!m)
-		return PyErr_NoMemory();
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtCreateContext(&c, dev);
-	Py_END_ALLOW_THREADS
+static int made_new(union aclpy_val *slot)
+{
+	slot->a.p = PyMem_RawMalloc(sizeof(struct made_ctx));
+	if (!slot->a.p)
+		PyErr_NoMemory();
+	return slot->a.p != NULL;
+}
+
+static void made_end(const union aclpy_val *slot, void *ctx, aclError ret)
+{
+	struct made_ctx *m = slot->a.p;
+
 	if (ret) {
 		PyMem_RawFree(m);
-	} else {
-		pthread_mutex_lock(&cb_lock);
-		m->ctx = c;
-		m->next = made_ctxs;
-		made_ctxs = m;
-		pthread_mutex_unlock(&cb_lock);
+		return;
 	}
-	return aclpy_ptr_ret(c, ret);
+	pthread_mutex_lock(&cb_lock);
+	m->ctx = ctx;
+	m->next = made_ctxs;
+	made_ctxs = m;
+	pthread_mutex_unlock(&cb_lock);
 }
 
 /* The .after of destroy_context: the context args[0].p is gone. */
@@ -281,67 +308,10 @@ static aclError primary_ctx_state(int32_t dev, int32_t *active,
 	return aclrtGetPrimaryCtxState(dev, flags, active);
 }
 
-/* ---- host callbacks ---- */
-
-/*
- * func(data) through the trampoline on the stream s: launch_host_func's
- * when host, else launch_callback's with the block type block.
- */
-static PyObject *launch(PyObject *func, PyObject *data, void *s,
-			int32_t block, bool host)
-{
-	struct pycb *r = cb_new(func, data, s);
-	uint64_t id;
-	aclError ret;
-
-	if (!r)
-		return NULL;
-	id = r->id;	/* r may be run and freed once launched */
-	Py_BEGIN_ALLOW_THREADS
-	if (host)
-		ret = aclrtLaunchHostFunc(s, trampoline, (void *)(uintptr_t)id);
-	else
-		ret = aclrtLaunchCallback(trampoline, (void *)(uintptr_t)id,
-					  (aclrtCallbackBlockType)block, s);
-	Py_END_ALLOW_THREADS
-	/* The library will never call the trampoline: drop the record. */
-	r = ret ? cb_take(id) : NULL;
-	if (r)
-		cb_free(r);
-	return PyLong_FromLong(ret);
-}
-
-/* ret = launch_callback(func, user_data, block_type, stream) */
-static PyObject *py_launch_callback(PyObject *self, PyObject *args)
-{
-	PyObject *func, *data;
-	int32_t block;
-	void *s;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "OOO&O&:launch_callback", &func, &data,
-			      conv_i32, &block, conv_ptr, &s))
-		return NULL;
-	return launch(func, data, s, block, false);
-}
-
-/* ret = launch_host_func(stream, func, args): the C call's order */
-static PyObject *py_launch_host_func(PyObject *self, PyObject *args)
-{
-	PyObject *func, *data;
-	void *s;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "O&OO:launch_host_func", conv_ptr, &s,
-			      &func, &data))
-		return NULL;
-	return launch(func, data, s, 0, true);
-}
-
 /* ---- table ---- */
 
 #define RUNTIME_CALLS(CALL, HAND)					\
-	HAND(create_context, METH_VARARGS,				\
+	CALL(create_context, aclrtCreateContext, (out_p, i32, made(0)), (), \
 	     "context, ret = create_context(device_id)")		\
 	CALL(destroy_context, aclrtDestroyContext, (p),			\
 	     (.after = ctx_destroyed), "ret = destroy_context(context)") \
@@ -427,12 +397,12 @@ static PyObject *py_launch_host_func(PyObject *self, PyObject *args)
 	     "ret = subscribe_report(thread_id, stream)")		\
 	CALL(unsubscribe_report, aclrtUnSubscribeReport, (u64, p), (),	\
 	     "ret = unsubscribe_report(thread_id, stream)")		\
-	HAND(launch_callback, METH_VARARGS,				\
+	CALL(launch_callback, aclrtLaunchCallback, (cb(2), i32, p), (),	\
 	     "ret = launch_callback(func, user_data, block_type, stream): " \
 	     "func(user_data) runs on the thread subscribed to the stream") \
 	CALL(process_report, aclrtProcessReport, (i32), (),		\
 	     "ret = process_report(timeout_ms)")			\
-	HAND(launch_host_func, METH_VARARGS,				\
+	CALL(launch_host_func, aclrtLaunchHostFunc, (p, cb(0)), (),	\
 	     "ret = launch_host_func(stream, func, args): func(args) in stream order") \
 	CALL(subscribe_host_func, aclrtSubscribeHostFunc, (u64, p), (),	\
 	     "ret = subscribe_host_func(thread_id, stream)")		\

@@ -42,14 +42,13 @@ static PyObject *event_handle(const void *out, const union aclpy_val *args,
  * most ACL_IPC_EVENT_HANDLE_SIZE bytes, zero-padded to the struct, so a
  * handle whose trailing zero bytes were lost in transit still opens.
  */
-static PyObject *py_ipc_open_event_handle(PyObject *self, PyObject *args)
+ACLPY_FN(ipc_open_event_handle)
 {
 	aclrtIpcEventHandle h;
 	aclrtEvent e = NULL;
 	Py_buffer view;
 	aclError ret;
 
-	(void)self;
 	if (!PyArg_ParseTuple(args, "y*:ipc_open_event_handle", &view))
 		return NULL;
 	if (view.len > (Py_ssize_t)sizeof(h.reserved)) {
@@ -172,7 +171,7 @@ static int set_opt(aclrtStreamConfigHandle *h, PyObject *config,
 	return 1;
 }
 
-static PyObject *py_create_stream_v2(PyObject *self, PyObject *args)
+ACLPY_FN(create_stream_v2)
 {
 	aclrtStreamConfigHandle *h = NULL;
 	PyObject *config, *key;
@@ -180,7 +179,6 @@ static PyObject *py_create_stream_v2(PyObject *self, PyObject *args)
 	aclError ret = ACL_SUCCESS;
 	Py_ssize_t pos = 0;
 
-	(void)self;
 	if (!PyArg_ParseTuple(args, "O:create_stream_v2", &config))
 		return NULL;
 	if (config != Py_None) {
@@ -266,6 +264,9 @@ static int conv_notifies(PyObject *list, union aclpy_val *slot)
 	     "ret = value_write(dev_addr, value, flag, stream)")	\
 	CALL(value_wait, aclrtValueWait, (p, u64, u32, p), (),		\
 	     "ret = value_wait(dev_addr, value, flag, stream)")		\
+	CALL(reduce_async, aclrtReduceAsync, (p, p, u64, i32, i32, p, p), \
+	     (), "ret = reduce_async(dst, src, count, kind, type, stream, "	\
+	     "reserve)")						\
 	CALL(set_sys_param_opt, aclrtSetSysParamOpt, (i32, i64), (),	\
 	     "ret = set_sys_param_opt(opt, value)")			\
 	CALL(get_sys_param_opt, aclrtGetSysParamOpt, (i32, out_i64), (), \

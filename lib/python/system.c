@@ -10,28 +10,23 @@
 
 /* ---- acl ---- */
 
-static PyObject *py_get_recent_err_msg(PyObject *self, PyObject *args)
+/* A string the library keeps, decoded with errors; None for NULL. */
+static PyObject *str_or_none(const char *s, const char *errors)
 {
-	const char *m;
-
-	(void)self;
-	(void)args;
-	m = aclGetRecentErrMsg();
-	if (!m)
-		Py_RETURN_NONE;
-	return PyUnicode_DecodeUTF8(m, (Py_ssize_t)strlen(m), "replace");
-}
-
-static PyObject *py_get_soc_name(PyObject *self, PyObject *args)
-{
-	const char *s;
-
-	(void)self;
-	(void)args;
-	s = aclrtGetSocName();
 	if (!s)
 		Py_RETURN_NONE;
-	return PyUnicode_FromString(s);
+	return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), errors);
+}
+
+ACLPY_FN(get_recent_err_msg)
+{
+	return str_or_none(aclGetRecentErrMsg(), "replace");
+}
+
+/* PyUnicode_FromString's strict decoding. */
+ACLPY_FN(get_soc_name)
+{
+	return str_or_none(aclrtGetSocName(), NULL);
 }
 
 /*
@@ -62,15 +57,13 @@ static PyObject *version_out(const void *out)
 	return Py_BuildValue("s", (const char *)out);
 }
 
-static PyObject *py_get_cann_attribute_list(PyObject *self, PyObject *args)
+ACLPY_FN(get_cann_attribute_list)
 {
 	const aclCannAttr *list = NULL;
 	size_t n = 0, i;
 	PyObject *l;
 	aclError ret;
 
-	(void)self;
-	(void)args;
 	ret = aclGetCannAttributeList(&list, &n);
 	l = PyList_New(0);
 	if (!l)
@@ -88,11 +81,10 @@ static PyObject *py_get_cann_attribute_list(PyObject *self, PyObject *args)
 	return Py_BuildValue("(Ni)", l, (int)ret);
 }
 
-static PyObject *py_data_type_size(PyObject *self, PyObject *args)
+ACLPY_FN(data_type_size)
 {
 	int32_t t;
 
-	(void)self;
 	if (!PyArg_ParseTuple(args, "O&:data_type_size", conv_i32, &t))
 		return NULL;
 	return PyLong_FromSize_t(aclDataTypeSize((aclDataType)t));
@@ -101,21 +93,19 @@ static PyObject *py_data_type_size(PyObject *self, PyObject *args)
 ACLPY_CONV(f16, aclFloat16, "value", unsigned long, PyLong_AsUnsignedLong,
 	   v <= 0xFFFF, "value out of float16 range")
 
-static PyObject *py_float16_to_float(PyObject *self, PyObject *args)
+ACLPY_FN(float16_to_float)
 {
 	aclFloat16 h;
 
-	(void)self;
 	if (!PyArg_ParseTuple(args, "O&:float16_to_float", conv_f16, &h))
 		return NULL;
 	return PyFloat_FromDouble(aclFloat16ToFloat(h));
 }
 
-static PyObject *py_float_to_float16(PyObject *self, PyObject *args)
+ACLPY_FN(float_to_float16)
 {
 	float f;
 
-	(void)self;
 	if (!PyArg_ParseTuple(args, "f:float_to_float16", &f))
 		return NULL;
 	return PyLong_FromLong(aclFloatToFloat16(f));

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * acl.util: numpy helpers and threads, as pyACL documents them.
+ * acl.util: pointer and numpy helpers and threads, as pyACL documents them.
  *
  * numpy is imported only by the calls that need it (Debian's
  * python3-numpy); numpy_to_ptr works on anything with the buffer protocol.
@@ -19,7 +19,7 @@
 #include "acl/acl.h"
 #include "aclpy.h"
 
-/* ---- numpy ---- */
+/* ---- pointers and numpy ---- */
 
 /*
  * The address of the buffer of args' one object (fmt), for bytes_to_ptr
@@ -28,8 +28,8 @@
  * keeps it, as in pyACL.  A strided view (numpy_to_ptr's flags) is given
  * with pyACL's warning.
  */
-PyObject *aclpy_buffer_ptr(PyObject *args, const char *fmt, const char *need,
-			   int flags)
+static PyObject *buffer_ptr(PyObject *args, const char *fmt, const char *need,
+			    int flags)
 {
 	Py_buffer view;
 	PyObject *obj;
@@ -53,21 +53,45 @@ PyObject *aclpy_buffer_ptr(PyObject *args, const char *fmt, const char *need,
 	return PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)p);
 }
 
-static PyObject *py_numpy_to_ptr(PyObject *self, PyObject *args)
+/* PyBUF_SIMPLE: always contiguous, never warned about. */
+ACLPY_FN(bytes_to_ptr)
 {
-	(void)self;
-	return aclpy_buffer_ptr(args, "O:numpy_to_ptr",
-				"numpy_to_ptr needs a numpy.ndarray",
-				PyBUF_RECORDS_RO);
+	return buffer_ptr(args, "O:bytes_to_ptr",
+			  "bytes_to_ptr needs bytes, bytearray or a buffer",
+			  PyBUF_SIMPLE);
 }
 
-static PyObject *py_numpy_contiguous_to_ptr(PyObject *self, PyObject *args)
+ACLPY_FN(ptr_to_bytes)
+{
+	void *p;
+	size_t size;
+
+	if (!PyArg_ParseTuple(args, "O&O&:ptr_to_bytes", conv_ptr, &p,
+			      conv_size, &size))
+		return NULL;
+	if (size > PY_SSIZE_T_MAX) {
+		PyErr_SetString(PyExc_OverflowError, "size too large");
+		return NULL;
+	}
+	if (!p && size) {
+		PyErr_SetString(PyExc_ValueError, "NULL pointer");
+		return NULL;
+	}
+	return PyBytes_FromStringAndSize(p, (Py_ssize_t)size);
+}
+
+ACLPY_FN(numpy_to_ptr)
+{
+	return buffer_ptr(args, "O:numpy_to_ptr",
+			  "numpy_to_ptr needs a numpy.ndarray", PyBUF_RECORDS_RO);
+}
+
+ACLPY_FN(numpy_contiguous_to_ptr)
 {
 	PyObject *obj, *np, *out;
 	Py_buffer view;
 	void *p;
 
-	(void)self;
 	if (!PyArg_ParseTuple(args, "O:numpy_contiguous_to_ptr", &obj))
 		return NULL;
 	np = PyImport_ImportModule("numpy");
@@ -190,14 +214,13 @@ static PyObject *view_array(PyObject *np, PyObject *dtype, void *p,
 	return res;
 }
 
-static PyObject *py_ptr_to_numpy(PyObject *self, PyObject *args)
+ACLPY_FN(ptr_to_numpy)
 {
 	PyObject *shape, *seq, *np = NULL, *dtype = NULL, *res = NULL;
 	size_t count, bytes;
 	int32_t type;
 	void *p;
 
-	(void)self;
 	if (!PyArg_ParseTuple(args, "O&OO&:ptr_to_numpy", conv_ptr, &p,
 			      &shape, conv_i32, &type))
 		return NULL;
@@ -256,13 +279,12 @@ static void *thread_main(void *arg)
 	return NULL;
 }
 
-static PyObject *py_start_thread(PyObject *self, PyObject *args)
+ACLPY_FN(start_thread)
 {
 	PyObject *func, *fargs;
 	struct pythread *t;
 	int err;
 
-	(void)self;
 	if (!PyArg_ParseTuple(args, "OO:start_thread", &func, &fargs))
 		return NULL;
 	if (!PyCallable_Check(func)) {
@@ -299,13 +321,12 @@ static PyObject *py_start_thread(PyObject *self, PyObject *args)
 ACLPY_CONV(thread_id, uint64_t, "thread_id", unsigned long long,
 	   PyLong_AsUnsignedLongLong, 1, "")
 
-static PyObject *py_stop_thread(PyObject *self, PyObject *args)
+ACLPY_FN(stop_thread)
 {
 	struct pythread **pt, *t;
 	uint64_t id;
 	int err;
 
-	(void)self;
 	if (!PyArg_ParseTuple(args, "O&:stop_thread", conv_thread_id, &id))
 		return NULL;
 	pthread_mutex_lock(&threads_lock);
@@ -329,7 +350,11 @@ static PyObject *py_stop_thread(PyObject *self, PyObject *args)
 	return PyLong_FromLong(err ? ACL_ERROR_FAILURE : ACL_SUCCESS);
 }
 
-PyMethodDef aclpy_util_numpy_methods[] = {
+PyMethodDef aclpy_util_methods[] = {
+	{ "bytes_to_ptr", py_bytes_to_ptr, METH_VARARGS,
+	  "ptr = bytes_to_ptr(data): address of the object's buffer" },
+	{ "ptr_to_bytes", py_ptr_to_bytes, METH_VARARGS,
+	  "data = ptr_to_bytes(ptr, size): a copy of size bytes at ptr" },
 	{ "numpy_to_ptr", py_numpy_to_ptr, METH_VARARGS,
 	  "ptr = numpy_to_ptr(array): address of the array's data" },
 	{ "numpy_contiguous_to_ptr", py_numpy_contiguous_to_ptr, METH_VARARGS,

@@ -34,19 +34,8 @@ ACLPY_STRUCT(access_desc, keyed, "desc must be a dict", "", desc_fields,
 	     &location_desc, NULL);
 
 /* obj converters (calls.h) for a prop and a location */
-static int conv_prop(PyObject *o, union aclpy_val *slot)
-{
-	aclrtPhysicalMemProp *prop = aclpy_slot_alloc(slot, 1, sizeof(*prop));
-
-	return prop && aclpy_read_struct(o, &prop_desc, prop);
-}
-
-static int conv_location(PyObject *o, union aclpy_val *slot)
-{
-	aclrtMemLocation *loc = aclpy_slot_alloc(slot, 1, sizeof(*loc));
-
-	return loc && aclpy_read_struct(o, &location_desc, loc);
-}
+ACLPY_STRUCT_CONV(prop, aclrtPhysicalMemProp, prop_desc)
+ACLPY_STRUCT_CONV(location, aclrtMemLocation, location_desc)
 
 /* One aclrtMemAccessDesc, for aclpy_seq. */
 static int read_access(PyObject *d, void *out)

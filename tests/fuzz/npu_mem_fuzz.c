@@ -2554,8 +2554,7 @@ static void op_ipc_export(struct thr *t)
 		     errno, "fd %d handle %u flags %#x", fd, e->handle, e->flags);
 	if (ret)
 		return;
-	if ((e->flags & ~NPU_MEM_IPC_EXPORT_VALID) ||
-	    ((e->flags & NPU_MEM_IPC_ANY_PID) && (e->flags & NPU_MEM_IPC_KEY64)))
+	if (e->flags & ~NPU_MEM_IPC_EXPORT_VALID)
 		finding("IPC_EXPORT accepted flags %#x", e->flags);
 	if ((!e->key[0] && !e->key[1]) ||
 	    ((e->flags & NPU_MEM_IPC_KEY64) && e->key[1]))

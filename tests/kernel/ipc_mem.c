@@ -29,8 +29,9 @@
  *    differs, and a process in another user namespace (root mapped to
  *    root) are refused without a list, even with ANY_PID, and admitted
  *    when listed; an unprivileged importer sees no physical address;
- *  - NPU_MEM_IPC_KEY64: 64 bits in key[0], only listed processes, never
- *    with ANY_PID;
+ *  - NPU_MEM_IPC_KEY64: 64 bits in key[0], only listed processes; with
+ *    ANY_PID any process of the same user, whatever the list, and no
+ *    other user;
  *  - -ENOENT for random keys, a key one bit off, and keys revoked, of a
  *    freed handle (also one still mapped), of a closed file or of an exited
  *    exporter; imports already made live on;
@@ -1324,12 +1325,14 @@ START_TEST(other_users_need_a_list)
 	nm_alloc_ok(fd, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY, 0, &a);
 	for (size_t i = 0; i < NM_ARRAY_SIZE(kinds); i++) {
 		struct npu_mem_buffer b;
-		uint64_t klist[2], kany[2], k2[2];
+		uint64_t klist[2], kany[2], k64any[2], k2[2];
 		struct probe p;
 		int r;
 
 		ipc_export_ok(fd, a.handle, 0, klist);
 		ipc_export_ok(fd, a.handle, NPU_MEM_IPC_ANY_PID, kany);
+		ipc_export_ok(fd, a.handle, NPU_MEM_IPC_ANY_PID |
+			      NPU_MEM_IPC_KEY64, k64any);
 		ipc_export_ok(fd, a.handle, 0, k2);
 		r = probe_start(&p, kinds[i].kind);
 		if (r && kinds[i].kind == PROBE_USERNS) {
@@ -1344,6 +1347,7 @@ START_TEST(other_users_need_a_list)
 			      nm_retname(r));
 		probe_expect(&p, klist, -EACCES, kinds[i].what);
 		probe_expect(&p, kany, -EACCES, kinds[i].what);
+		probe_expect(&p, k64any, -EACCES, kinds[i].what);
 		nm_assert_ok(ipc_set_pids(fd, klist, &p.pid, 1));
 		r = probe_try(&p, klist, &b);
 		ck_assert_msg(r == 0, "IPC_IMPORT by %s, listed: %s",
@@ -1368,6 +1372,7 @@ START_TEST(other_users_need_a_list)
 		probe_stop(&p);
 		nm_assert_ok(ipc_revoke(fd, klist));
 		nm_assert_ok(ipc_revoke(fd, kany));
+		nm_assert_ok(ipc_revoke(fd, k64any));
 		nm_assert_ok(ipc_revoke(fd, k2));
 	}
 	nm_free_ok(fd, a.handle);
@@ -1381,7 +1386,7 @@ START_TEST(key64)
 {
 	struct npu_mem_alloc a;
 	struct probe p;
-	uint64_t k[2], k2[2], wrong[2];
+	uint64_t k[2], k2[2], kany[2], wrong[2];
 	int fd = nm_open(), fd2 = nm_open();
 
 	nm_alloc_ok(fd, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY, 0, &a);
@@ -1392,17 +1397,28 @@ START_TEST(key64)
 		      (unsigned long long)k2[1]);
 	ck_assert_msg(k[0] != k2[0], "two KEY64 exports gave the same key "
 		      "%#llx", (unsigned long long)k[0]);
-	nm_assert_ret(ipc_export(fd, a.handle, NPU_MEM_IPC_KEY64 |
-				 NPU_MEM_IPC_ANY_PID, wrong), -EINVAL);
+	ipc_export_ok(fd, a.handle, NPU_MEM_IPC_KEY64 | NPU_MEM_IPC_ANY_PID,
+		      kany);
+	ck_assert_msg(kany[1] == 0, "KEY64 | ANY_PID key with key[1] %#llx",
+		      (unsigned long long)kany[1]);
 	nm_assert_ok(probe_start(&p, PROBE_PLAIN));
 	/* no list yet: nobody, whatever the user */
 	probe_expect(&p, k, -EACCES, "a process of the same user, KEY64, no "
 		     "list");
 	nm_assert_ret(ipc_try(fd2, k), -EACCES);
+	/* ANY_PID: the exporter's user, as a 128-bit key without a list */
+	probe_expect(&p, kany, 0, "a process of the same user, KEY64 | "
+		     "ANY_PID");
+	nm_assert_ok(ipc_try(fd2, kany));
 	nm_assert_ok(ipc_set_pids(fd, k, &p.pid, 1));
 	probe_expect(&p, k, 0, "the listed process, KEY64");
 	probe_expect(&p, k2, -EACCES, "the process listed for another key");
 	nm_assert_ret(ipc_try(fd2, k), -EACCES);
+	/* ANY_PID ignores a list: the unlisted keep their access */
+	nm_assert_ok(ipc_set_pids(fd, kany, &p.pid, 1));
+	nm_assert_ok(ipc_try(fd2, kany));
+	nm_assert_ok(ipc_revoke(fd, kany));
+	nm_assert_ret(ipc_try(fd2, kany), -ENOENT);
 	/* the whole 128 bits are the key: key[1] set names nothing */
 	wrong[0] = k[0];
 	wrong[1] = 1;

@@ -694,11 +694,6 @@ START_TEST(shareable_v1)
 	ck_assert_int_eq(aclrtMemExportToShareableHandle(h,
 			 ACL_MEM_HANDLE_TYPE_NONE, 2, &sh),
 			 ACL_ERROR_INVALID_PARAM);
-	/* 64 bits are too few without a pid list. */
-	ck_assert_int_eq(aclrtMemExportToShareableHandle(h,
-			 ACL_MEM_HANDLE_TYPE_NONE,
-			 ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION, &sh),
-			 ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
 	ck_assert_int_eq(aclrtMemExportToShareableHandle(h,
 			 ACL_MEM_HANDLE_TYPE_NONE, 0, &sh), 0);
 	/* One shareable handle per handle. */
@@ -774,10 +769,6 @@ START_TEST(shareable_v2)
 	ck_assert_int_eq(aclrtMemExportToShareableHandleV2(h, 0,
 			 ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT, NULL),
 			 ACL_ERROR_INVALID_PARAM);
-	ck_assert_int_eq(aclrtMemExportToShareableHandleV2(h,
-			 ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION,
-			 ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT, &m.word),
-			 ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
 
 	/* DEFAULT: a 64-bit handle with a pid list, as V1. */
 	ck_assert_int_eq(aclrtMemExportToShareableHandleV2(h, 0,
@@ -812,6 +803,49 @@ START_TEST(shareable_v2)
 }
 END_TEST
 
+/*
+ * Pid validation disabled: a 64-bit handle (V1, V2 DEFAULT) admits any
+ * process of this user, listed or not, as the 128-bit FABRIC one does.
+ */
+START_TEST(shareable_no_validation)
+{
+	static const uint32_t types[] = {
+		0, ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT
+	};
+
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		aclrtDrvMemHandle h = phys(SZ_64K, ACL_MEM_NORMAL);
+		struct msg m;
+		char *v;
+		pid_t c;
+		int wfd;
+
+		ck_assert_int_eq(aclrtReserveMemAddress((void **)&v, SZ_64K, 0,
+							NULL, 0), 0);
+		ck_assert_int_eq(aclrtMapMem(v, SZ_64K, 0, h, 0), 0);
+		memcpy(v, "shared", 7);
+		memset(&m, 0, sizeof(m));
+		m.type = types[i];
+		if (!m.type)
+			ck_assert_int_eq(aclrtMemExportToShareableHandle(h,
+					 ACL_MEM_HANDLE_TYPE_NONE,
+					 ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION,
+					 &m.word), 0);
+		else
+			ck_assert_int_eq(aclrtMemExportToShareableHandleV2(h,
+					 ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION,
+					 ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT,
+					 &m.word), 0);
+		c = importer(&wfd);
+		ck_assert_int_eq(send_reap(c, wfd, &m), 0);
+		ck_assert_str_eq(v, "child");
+		ck_assert_int_eq(aclrtUnmapMem(v), 0);
+		ck_assert_int_eq(aclrtReleaseMemAddress(v), 0);
+		ck_assert_int_eq(aclrtFreePhysical(h), 0);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("acl_vmm");
@@ -827,5 +861,6 @@ int main(void)
 	nm_add_fx(s, free_while_mapped_and_retain, 30, &acltest_device);
 	nm_add_fx(s, shareable_v1, 60, &acltest_device);
 	nm_add_fx(s, shareable_v2, 60, &acltest_device);
+	nm_add_fx(s, shareable_no_validation, 60, &acltest_device);
 	return acltest_run(s);
 }

@@ -28,7 +28,6 @@ OK = acl.ACL_SUCCESS
 EINVAL = acl.ACL_ERROR_INVALID_PARAM            # 100000
 EPARAM = acl.ACL_ERROR_RT_PARAM_INVALID         # 107000
 ENOPERM = acl.ACL_ERROR_RT_NO_PERMISSION        # 207006
-ENOTSUP = acl.ACL_ERROR_RT_FEATURE_NOT_SUPPORT  # 207000
 DEV = {"id": 0, "type": acl.ACL_MEM_LOCATION_TYPE_DEVICE}
 
 
@@ -188,15 +187,15 @@ class WithDevice(unittest.TestCase):
     def test_share_v1_not_listed(self):
         self.share(allow_child=False, expect=91)
 
-    def test_share_v1_no_validation_refused(self):
-        h = self.phys()
-        self.assertEqual(rt.mem_export_to_shareable_handle(
-            h, acl.ACL_MEM_HANDLE_TYPE_NONE,
-            acl.ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION), (0, ENOTSUP))
-        self.assertEqual(rt.free_physical(h), OK)
+    def test_share_v1_no_validation(self):
+        self.share(disable=True, allow_child=False)
 
     def test_share_v2_default(self):
         self.share(v2_type=acl.ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT)
+
+    def test_share_v2_default_no_validation(self):
+        self.share(v2_type=acl.ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT,
+                   disable=True, allow_child=False)
 
     def test_share_v2_fabric_any_pid(self):
         self.share(v2_type=acl.ACL_MEM_SHARE_HANDLE_TYPE_FABRIC,

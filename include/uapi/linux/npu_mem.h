@@ -397,12 +397,21 @@ struct npu_mem_export {
  * pids in an allow-list each take a place in it.
  */
 #define NPU_MEM_IPC_ANY_PID	(1U << 0)	/* any process of the exporter's
-						 * user; the allow-list is ignored */
+						 * user; the allow-list is ignored
+						 * (old modules: -EINVAL with
+						 * NPU_MEM_IPC_KEY64) */
 /*
  * A key of 64 random bits in key[0] (key[1] is 0), for APIs whose handles
- * are 64-bit integers.  Too short to be the only secret: such a key admits
- * only the processes on its allow-list (none until IPC_SET_PIDS), and
- * cannot be combined with NPU_MEM_IPC_ANY_PID (-EINVAL).
+ * are 64-bit integers.  Such a key admits only the processes on its
+ * allow-list (none until IPC_SET_PIDS), or, exported with
+ * NPU_MEM_IPC_ANY_PID, any process of the exporter's user, as a 128-bit
+ * key without a list does.  64 bits suffice for that: a guess is one
+ * IPC_IMPORT, about 1 us, so finding one of a file's 4096 live keys
+ * (NPU_MEM_IPC_MAX_KEYS) takes 2^64 / 2 / 4096 guesses, 2.3e15: 71 years
+ * on one CPU, 13 months on 64.  Only processes of the exporter's own user
+ * get that far, and they may read the exporter's memory with ptrace
+ * wherever Yama allows it.  A key that other users or user namespaces
+ * import always needs a list.
  */
 #define NPU_MEM_IPC_KEY64	(1U << 1)
 #define NPU_MEM_IPC_EXPORT_VALID	(NPU_MEM_IPC_ANY_PID | NPU_MEM_IPC_KEY64)
