@@ -395,12 +395,6 @@ static int cb_run(struct aclmem_task *task, struct aclmem_stream *s)
 	return ret;
 }
 
-static void cb_release(struct aclmem_task *task, bool ran)
-{
-	(void)ran;
-	free(task);
-}
-
 /* The stream was cancelled: a blocking callback's wait gives up. */
 static void cb_cancel(struct aclmem_task *task)
 {
@@ -412,7 +406,7 @@ static void cb_cancel(struct aclmem_task *task)
 
 static const struct aclmem_task_ops cb_ops = {
 	.run = cb_run,
-	.release = cb_release,
+	.release = aclmem_task_free,
 	.cancel = cb_cancel,
 };
 

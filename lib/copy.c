@@ -326,12 +326,6 @@ struct copy_task {
 	int32_t value;
 };
 
-static void task_release(struct aclmem_task *t, bool ran)
-{
-	(void)ran;
-	free(t);
-}
-
 static int copy_run(struct aclmem_task *t, struct aclmem_stream *s)
 {
 	struct copy_task *c = (struct copy_task *)t;
@@ -356,7 +350,7 @@ static int copy_run(struct aclmem_task *t, struct aclmem_stream *s)
 
 static const struct aclmem_task_ops copy_ops = {
 	.run = copy_run,
-	.release = task_release,
+	.release = aclmem_task_free,
 };
 
 aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
@@ -541,7 +535,7 @@ static int copy2d_task_run(struct aclmem_task *t, struct aclmem_stream *s)
 
 static const struct aclmem_task_ops copy2d_ops = {
 	.run = copy2d_task_run,
-	.release = task_release,
+	.release = aclmem_task_free,
 };
 
 aclError aclrtMemcpy2dAsync(void *dst, size_t dpitch, const void *src,
@@ -649,7 +643,7 @@ static int d32_task_run(struct aclmem_task *t, struct aclmem_stream *s)
 
 static const struct aclmem_task_ops d32_ops = {
 	.run = d32_task_run,
-	.release = task_release,
+	.release = aclmem_task_free,
 };
 
 aclError aclrtMemsetD32Async(void *ptr, size_t memSize, uint32_t value,

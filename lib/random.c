@@ -402,15 +402,9 @@ static int random_run(struct aclmem_task *task, struct aclmem_stream *s)
 	return ACL_SUCCESS;
 }
 
-static void random_release(struct aclmem_task *task, bool ran)
-{
-	(void)ran;
-	free(task);
-}
-
 static const struct aclmem_task_ops random_ops = {
 	.run = random_run,
-	.release = random_release,
+	.release = aclmem_task_free,
 };
 
 /* Not read from device memory: judged at the call (isAddr 2 included). */

@@ -181,15 +181,9 @@ static int reduce_run(struct aclmem_task *task, struct aclmem_stream *s)
 	return ACL_SUCCESS;
 }
 
-static void reduce_release(struct aclmem_task *task, bool ran)
-{
-	(void)ran;
-	free(task);
-}
-
 static const struct aclmem_task_ops reduce_ops = {
 	.run = reduce_run,
-	.release = reduce_release,
+	.release = aclmem_task_free,
 };
 
 /* The runtime's checks, in its order: an ACL code. */

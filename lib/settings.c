@@ -373,15 +373,9 @@ static int nothing_run(struct aclmem_task *t, struct aclmem_stream *s)
 	return ACL_SUCCESS;
 }
 
-static void nothing_release(struct aclmem_task *t, bool ran)
-{
-	(void)ran;
-	free(t);
-}
-
 static const struct aclmem_task_ops nothing_ops = {
 	.run = nothing_run,
-	.release = nothing_release,
+	.release = aclmem_task_free,
 };
 
 aclError aclrtResetOverflowStatus(aclrtStream stream)

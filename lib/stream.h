@@ -50,6 +50,9 @@ struct aclmem_task {
 	const struct aclmem_task_ops *ops;
 };
 
+/* The release of a task that owns nothing but its own allocation. */
+void aclmem_task_free(struct aclmem_task *t, bool ran);
+
 /*
  * Queue a task on a stream (NULL: the current context's default stream).
  * On failure the task has been released unrun.  ACL_ERROR_RT_CONTEXT_NULL

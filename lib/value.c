@@ -95,15 +95,9 @@ static int value_run(struct aclmem_task *task, struct aclmem_stream *s)
 	return ACL_SUCCESS;
 }
 
-static void value_release(struct aclmem_task *task, bool ran)
-{
-	(void)ran;
-	free(task);
-}
-
 static const struct aclmem_task_ops value_ops = {
 	.run = value_run,
-	.release = value_release,
+	.release = aclmem_task_free,
 };
 
 static aclError queue(void *devAddr, uint64_t value, uint32_t flag,
