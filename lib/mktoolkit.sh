@@ -20,7 +20,9 @@
 #   -a ASCENDC the AscendC kernel files (lib/ascendc: include/ and cmake/),
 #              linked where CANN keeps its own (compiler/tikcpp/tikcfw and
 #              .../ascendc_kernel_cmake, also under tools/), with
-#              ASCENDC_CMAKE_DIR in set_env.sh (doc/ascendc.md)
+#              ASCENDC_CMAKE_DIR in set_env.sh, and the CPU debug package
+#              where CANN's is (tools/tikicpulib/lib/cmake/tikicpulib)
+#              (doc/ascendc.md)
 #   -d DESTDIR write under DESTDIR (a package's staging root); every path
 #              above is the final one, without DESTDIR
 #   -r         remove what this script lays out, and the directories once
@@ -51,13 +53,15 @@ LIBNAMES="libascendcl.so libacl_rt.so libacl_rt_impl.so libacl_dvpp.so libaclmem
 if [ "$remove" = 1 ]; then
 	rm -f "$T/set_env.sh" "$T/bin/setenv.bash" "$T/include/acl" "$T/include/aclmem" \
 	      "$T/compiler/tikcpp/tikcfw" "$T/compiler/tikcpp/ascendc_kernel_cmake" \
-	      "$T/tools/tikcpp" \
+	      "$T/tools/tikcpp" "$T/tools/tikicpulib/lib/cmake/tikicpulib" \
 	      "$T/include/linux/npu_mem.h" "$T/runtime/include" "$T/runtime/lib64" \
 	      "$T/lib64/libaclmem.so.1"
 	for n in $LIBNAMES; do rm -f "$T/lib64/$n" "$T/lib64/stub/$n"; done
 	rm -f "$T"/python/site-packages/acl*.so
 	for d in include/linux include lib64/stub lib64 runtime \
-		 python/site-packages python compiler/tikcpp compiler tools bin ""; do
+		 python/site-packages python compiler/tikcpp compiler \
+		 tools/tikicpulib/lib/cmake tools/tikicpulib/lib tools/tikicpulib \
+		 tools bin ""; do
 		rmdir "$T/$d" 2>/dev/null || true
 	done
 	exit 0
@@ -91,6 +95,8 @@ if [ -n "$asc" ]; then
 	link "$asc/cmake" compiler/tikcpp/ascendc_kernel_cmake
 	# Build files look in tools/tikcpp or compiler/tikcpp, by CANN version.
 	link "$tk/compiler/tikcpp" tools/tikcpp
+	mkdir -p "$T/tools/tikicpulib/lib/cmake"
+	link "$asc/cmake" tools/tikicpulib/lib/cmake/tikicpulib
 fi
 if [ -n "$py" ]; then
 	mkdir -p "$T/python/site-packages"

@@ -6,10 +6,12 @@
  * plain loops, whose half arithmetic goes through libaclmem's own
  * aclFloat16 conversions (lib/float16.c) and, for Cast's round modes, a
  * search of every half; SyncAll; each queue-discipline misuse and bound
- * traps, without hanging the other blocks; and code outside the subset
- * fails to compile, naming what it uses.
+ * traps, without hanging the other blocks; code outside the subset
+ * fails to compile, naming what it uses; and CANN's CPU debug entry points
+ * (tikicpulib.h: ICPU_RUN_KF, GmAlloc, GmFree).
  */
 #include "kernel_operator.h"
+#include "tikicpulib.h"
 
 #include <algorithm>
 #include <cfloat>
@@ -18,6 +20,9 @@
 #include <cstdlib>
 #include <string>
 #include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 extern "C" {
 #include "acltest.h"
@@ -597,6 +602,109 @@ START_TEST(kernel_printf)
 }
 END_TEST
 
+/* ---- CANN's CPU debug mode (tikicpulib.h) ---- */
+
+START_TEST(icpu_run_kf)
+{
+	const size_t bytes = N * sizeof(float);
+	uint8_t *gm[3];
+	auto lambda = [](GM_ADDR x, GM_ADDR y, GM_ADDR z, int32_t op) {
+		op_kernel<float>(x, y, z, op);
+	};
+
+	/* Zeroed, and aligned at least as the device's 32-byte blocks. */
+	for (auto &p : gm) {
+		p = (uint8_t *)AscendC::GmAlloc(bytes);
+		ck_assert_ptr_nonnull(p);
+		ck_assert_uint_eq((uintptr_t)p % 32, 0);
+		for (size_t i = 0; i < bytes; i++)
+			ck_assert_uint_eq(p[i], 0);
+	}
+	for (uint32_t i = 0; i < N; i++) {
+		((float *)gm[0])[i] = in_x(i);
+		((float *)gm[1])[i] = in_y(i);
+	}
+	AscendC::SetKernelMode(KernelMode::AIV_MODE);
+	/* A template's specialisation and a lambda are kernels too. */
+	for (int how = 0; how < 2; how++) {
+		std::fill((float *)gm[2], (float *)gm[2] + N, -1.0f);
+		if (how == 0)
+			ICPU_RUN_KF(op_kernel<float>, BLOCKS, gm[0], gm[1], gm[2],
+				    (int32_t)MUL);
+		else
+			ICPU_RUN_KF(lambda, BLOCKS, gm[0], gm[1], gm[2], (int32_t)MUL);
+		for (uint32_t i = 0; i < N; i++)
+			ck_assert_msg(((float *)gm[2])[i] == in_x(i) * in_y(i),
+				      "%d: z[%u] = %g", how, i, ((float *)gm[2])[i]);
+	}
+	for (auto &p : gm)
+		AscendC::GmFree(p);
+}
+END_TEST
+
+static void icpu_trap_kernel(GM_ADDR out)
+{
+	out[GetBlockIdx()] = 1;
+	if (GetBlockIdx() == 1)
+		trap();
+}
+
+/*
+ * ICPU_RUN_KF cannot return an error, and GmFree none either: a kernel
+ * that traps, a bad blockDim and a pointer GmAlloc did not give end the
+ * program with status 1 and a message, after every block ended.
+ */
+enum { ICPU_TRAP, ICPU_NO_BLOCKS, ICPU_FOREIGN_FREE, ICPU_DOUBLE_FREE, NICPU };
+static const char *const icpu_says[NICPU] = {
+	"the kernel trapped: icpu_trap_kernel", "blockDim must be 1 to 65535",
+	"GmFree: not a pointer from GmAlloc", "GmFree: not a pointer from GmAlloc",
+};
+
+START_TEST(icpu_failures_end_the_program)
+{
+	int fds[2], status;
+	char buf[4096];
+	std::string err;
+	ssize_t n;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		uint8_t *gm = (uint8_t *)AscendC::GmAlloc(64);
+		int local;
+
+		dup2(fds[1], 2);
+		switch (_i) {
+		case ICPU_TRAP:
+			ICPU_RUN_KF(icpu_trap_kernel, 4, gm);
+			break;
+		case ICPU_NO_BLOCKS:
+			ICPU_RUN_KF(icpu_trap_kernel, 0, gm);
+			break;
+		case ICPU_FOREIGN_FREE:
+			AscendC::GmFree(&local);
+			break;
+		default:
+			AscendC::GmFree(gm);
+			AscendC::GmFree(gm);
+		}
+		_exit(0);
+	}
+	close(fds[1]);
+	while ((n = read(fds[0], buf, sizeof(buf))) > 0)
+		err.append(buf, (size_t)n);
+	close(fds[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 1,
+		      "case %d: status %#x, stderr:\n%s", _i, status, err.c_str());
+	ck_assert_msg(err.find(icpu_says[_i]) != std::string::npos,
+		      "case %d: stderr does not say \"%s\":\n%s", _i, icpu_says[_i],
+		      err.c_str());
+}
+END_TEST
+
 /* ---- outside the subset: compile errors that say what ---- */
 
 static const struct {
@@ -647,13 +755,14 @@ START_TEST(outside_subset_fails_to_compile)
 }
 END_TEST
 
-/* The same header compiles as a whole with every warning as an error. */
+/* The headers compile as a whole with every warning as an error. */
 START_TEST(inside_subset_compiles_cleanly)
 {
 	char cmd[1024];
 
 	snprintf(cmd, sizeof(cmd),
-		 "echo '#include \"kernel_operator.h\"' | %s -std=c++17 -Wall -Wextra "
+		 "printf '#include \"kernel_operator.h\"\\n#include \"tikicpulib.h\"\\n' | "
+		 "%s -std=c++17 -Wall -Wextra "
 		 "-Wpedantic -Werror -fsyntax-only -I%s/lib/ascendc/include -I%s/include "
 		 "-x c++ -",
 		 NMTEST_CXX, ACLTEST_TOP, ACLTEST_TOP);
@@ -677,6 +786,8 @@ int main(void)
 	nm_add(s, sync_all_never_hangs, 30);
 	nm_add(s, kernel_printf, 30);
 	nm_add(s, inside_subset_compiles_cleanly, 120);
+	nm_add(s, icpu_run_kf, 60);
+	nm_add_loop(s, icpu_failures_end_the_program, NICPU, 60, NULL);
 	nm_add_loop(s, misuse_traps, NMISUSE, 30, NULL);
 	nm_add_loop(s, outside_subset_fails_to_compile,
 		    (int)(sizeof(outside) / sizeof(outside[0])), 120, NULL);

@@ -13,8 +13,10 @@
 #       On the host, after "make lib": the install, each sample against each
 #       toolkit (warnings are errors), the checks of the layout itself
 #       (set_env.sh under bash and dash, -lascendcl records libaclmem.so.1,
-#       pkg-config from the build tree), and for every sample that built a
-#       program in build/tests/samples/ for the guests' "samples" suite
+#       pkg-config from the build tree), each kernel-launch sample's
+#       RUN_MODE=cpu (CANN's CPU debug mode) built and run here, and for
+#       every sample that built a program in build/tests/samples/ for the
+#       guests' "samples" suite
 #       (tests/guest/run-suites.sh): NAME (tree), NAME-installed, and
 #       python-NAME[-installed] for samples/python/NAME.py.  A sample that
 #       calls a function the toolkit's headers do not declare yet is
@@ -183,18 +185,36 @@ undeclared() { # SOURCE TOOLKIT
 	echo "${out# }"
 }
 
-# build NAME TOOLKIT DIR LABEL: configure and build samples/NAME in DIR
-# against TOOLKIT; the log is LABEL.log.
+# build NAME TOOLKIT DIR LABEL [CMAKE-ARGS...]: configure and build
+# samples/NAME in DIR against TOOLKIT; the log is LABEL.log.
 build() {
 	local name=$1 tk=$2 dir=$3 log=$LOGS/$4.log
+	shift 4
 	# shellcheck disable=SC2016 # expanded by that bash
-	clean_env bash -c '. "$1/set_env.sh" && cmake -S "$2" -B "$3" -DCMAKE_CXX_FLAGS=-Werror &&
-		cmake --build "$3"' _ "$tk" "$TOP/samples/$name" "$dir" >"$log" 2>&1 ||
+	clean_env bash -c '. "$1/set_env.sh" && cmake -S "$2" -B "$3" -DCMAKE_CXX_FLAGS=-Werror "${@:4}" &&
+		cmake --build "$3"' _ "$tk" "$TOP/samples/$name" "$dir" "$@" >"$log" 2>&1 ||
 		{ tail -n 30 "$log"; return 1; }
-	# Linked with -lascendcl, the program must need libaclmem.so.1 (the
-	# SONAME), which set_env.sh's LD_LIBRARY_PATH finds in lib64.
-	readelf -d "$dir/$name" | grep -q 'NEEDED.*\[libaclmem\.so\.1\]' ||
-		{ echo "    $dir/$name does not need libaclmem.so.1"; return 1; }
+}
+
+# needs_aclmem PROGRAM: linked with -lascendcl, a program that calls ACL
+# must need libaclmem.so.1 (the SONAME), which set_env.sh's
+# LD_LIBRARY_PATH finds in lib64.
+needs_aclmem() {
+	readelf -d "$1" | grep -q 'NEEDED.*\[libaclmem\.so\.1\]' ||
+		{ echo "    $1 does not need libaclmem.so.1"; return 1; }
+}
+
+# cpu_debug NAME TOOLKIT DIR LABEL: a kernel-launch sample's RUN_MODE=cpu
+# (CANN's CPU debug mode: ICPU_RUN_KF, no device, no stream) runs here, on
+# the host, with nothing but TOOLKIT/set_env.sh's environment.
+cpu_debug() {
+	local name=$1 tk=$2 dir=$3 label=$4 out
+	build "$name" "$tk" "$dir" "$label" -DRUN_MODE=cpu || return 1
+	# shellcheck disable=SC2016 # expanded by that bash
+	out=$(cd / && clean_env bash -c '. "$1/set_env.sh" && "$2"' _ "$tk" "$dir/$name" 2>&1) ||
+		{ printf '%s\n' "$out" | tail -n 20; return 1; }
+	[ "$(printf '%s\n' "$out" | tail -n 1)" = "PASS $name" ] ||
+		{ printf '%s\n' "$out" | tail -n 20; return 1; }
 }
 
 for cm in samples/*/CMakeLists.txt; do
@@ -213,11 +233,17 @@ for cm in samples/*/CMakeLists.txt; do
 		tk=$TREE_TK label=$name
 		if [ "$variant" = installed ]; then tk=$INST_TK label=$name-installed; fi
 		dir=$W/$variant/$name
-		if build "$name" "$tk" "$dir" "$label"; then
+		if build "$name" "$tk" "$dir" "$label" && needs_aclmem "$dir/$name"; then
 			ok "samples/$name: cmake against the $variant toolkit"
 			wrapper "$label" "$tk" "$name" "$dir/$name"
 		else
 			nok "samples/$name: cmake against the $variant toolkit (see $LOGS/$label.log)"
+		fi
+		[ -f "samples/$name/cmake/cpu_lib.cmake" ] || continue
+		if cpu_debug "$name" "$tk" "$dir-cpu" "$label-cpu"; then
+			ok "samples/$name: RUN_MODE=cpu against the $variant toolkit, run on the host"
+		else
+			nok "samples/$name: RUN_MODE=cpu against the $variant toolkit (see $LOGS/$label-cpu.log)"
 		fi
 	done
 done
