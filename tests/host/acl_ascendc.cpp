@@ -488,7 +488,10 @@ END_TEST
 enum Misuse {
 	DEQUE_EMPTY, ALLOC_TOO_MANY, ENQUE_BEYOND_DEPTH, FREE_TWICE, ENQUE_FOREIGN,
 	UB_OVERFLOW, COPY_UNALIGNED, LOCAL_OUT_OF_RANGE, GLOBAL_OUT_OF_RANGE,
-	VEC_OUT_OF_RANGE, TRAP, ASSERT, TWO_PIPES, NMISUSE
+	VEC_OUT_OF_RANGE, TRAP, ASSERT, TWO_PIPES, STRIDED_NO_BLOCKS,
+	STRIDED_OUT_OF_RANGE, PAD_NO_RUNS, PAD_EMPTY_RUN, PAD_TOO_WIDE,
+	PAD_PART_ELEMENT, PAD_OUT_OF_RANGE, PAD_OUT_PAST_GLOBAL, DUMP_PAST_END,
+	NMISUSE
 };
 
 static void misuse_kernel(GM_ADDR gm, int32_t what)
@@ -559,6 +562,47 @@ static void misuse_kernel(GM_ADDR gm, int32_t what)
 		TPipe second;
 		break;
 	}
+	case STRIDED_NO_BLOCKS:
+		a = q.AllocTensor<float>();
+		DataCopy(a, g, DataCopyParams(0, 1, 0, 0));
+		break;
+	case STRIDED_OUT_OF_RANGE:	/* from 16, the 4th run ends at 64 + 8 */
+		a = q.AllocTensor<float>();
+		DataCopy(a, g, DataCopyParams(4, 1, 1, 0));
+		DataCopy(a, g[16], DataCopyParams(4, 1, 1, 0));
+		break;
+	case PAD_NO_RUNS:
+		a = q.AllocTensor<float>();
+		DataCopyPad(a, g, DataCopyExtParams(0, 4, 0, 0, 0),
+			    DataCopyPadExtParams<float>());
+		break;
+	case PAD_EMPTY_RUN:
+		a = q.AllocTensor<float>();
+		DataCopyPad(g, a, DataCopyExtParams(1, 0, 0, 0, 0));
+		break;
+	case PAD_TOO_WIDE:		/* 9 floats of padding: 36 bytes */
+		a = q.AllocTensor<float>();
+		DataCopyPad(a, g, DataCopyExtParams(1, 4, 0, 0, 0),
+			    DataCopyPadExtParams<float>(true, 9, 0, 0.0f));
+		break;
+	case PAD_PART_ELEMENT:
+		a = q.AllocTensor<float>();
+		DataCopyPad(a, g, DataCopyExtParams(2, 4, 3, 0, 0),
+			    DataCopyPadExtParams<float>());
+		break;
+	case PAD_OUT_OF_RANGE:		/* 5 rows of 16 floats in a 64-float UB */
+		a = q.AllocTensor<float>();
+		DataCopyPad(a, g, DataCopyExtParams(5, 4, 0, 1, 0),
+			    DataCopyPadExtParams<float>());
+		break;
+	case PAD_OUT_PAST_GLOBAL:
+		a = q.AllocTensor<float>();
+		DataCopyPad(g[60], a, DataCopyExtParams(1, 20, 0, 0, 0));
+		break;
+	case DUMP_PAST_END:
+		a = q.AllocTensor<float>();
+		DumpTensor(a, 1, 65);
+		break;
 	}
 }
 
@@ -599,6 +643,165 @@ static void print_kernel()
 START_TEST(kernel_printf)
 {
 	ck_assert_int_eq(aclmem::RunBlocks(2, print_kernel), 0);
+}
+END_TEST
+
+/* ---- DataCopy's strided form, DataCopyPad, DumpTensor ---- */
+
+static constexpr uint32_t COPY_N = 256;
+
+/*
+ * Block 0 gathers every other 32-byte block of x into the unified buffer,
+ * moves it within the buffer the same way and scatters it to every other
+ * block of z; elements that no run reaches keep their value.
+ */
+static void strided_kernel(GM_ADDR x, GM_ADDR z)
+{
+	TPipe pipe;
+	TBuf<QuePosition::VECCALC> buf;
+	GlobalTensor<float> xg, zg;
+	LocalTensor<float> a, b;
+
+	xg.SetGlobalBuffer((__gm__ float *)x, COPY_N);
+	zg.SetGlobalBuffer((__gm__ float *)z, COPY_N);
+	pipe.InitBuffer(buf, 128 * sizeof(float));
+	a = buf.Get<float>(64);
+	b = buf.Get<float>()[64];
+	DataCopy(a, xg, DataCopyParams(4, 1, 1, 0));	/* x blocks 0,2,4,6 */
+	DataCopy(b, a, DataCopyParams(2, 2, 0, 2));	/* b blocks 0,1,4,5 */
+	DataCopy(zg, b, DataCopyParams(2, 2, 2, 1));	/* z blocks 0,1,3,4 */
+}
+
+START_TEST(data_copy_strided)
+{
+	std::vector<float> x(COPY_N), z(COPY_N, -1.0f);
+	/* z's blocks 0,1,3,4 get x's blocks 0,2,4,6. */
+	const int from[8] = { 0, 2, -1, 4, 6, -1, -1, -1 };
+
+	for (uint32_t i = 0; i < COPY_N; i++)
+		x[i] = (float)i;
+	ck_assert_int_eq(aclmem::RunBlocks(1, strided_kernel, x.data(), z.data()), 0);
+	for (uint32_t i = 0; i < COPY_N; i++) {
+		int blk = i / 8 < 8 ? from[i / 8] : -1;
+		float want = blk < 0 ? -1.0f : x[blk * 8 + i % 8];
+
+		ck_assert_msg(z[i] == want, "z[%u] = %g, want %g", i, z[i], want);
+	}
+}
+END_TEST
+
+/*
+ * DataCopyPad both ways.  In: 3 runs of 5 floats, 3 floats apart in x, each
+ * after 1 element of padding and followed by 2 and the rest of its 32-byte
+ * block, runs 2 blocks apart in the buffer (one block of dstStride).  Out:
+ * the 5 floats of each run to z, 4 bytes apart.  how: 0 with isPad (value
+ * 7), 1 without (the buffer's -5 stays), 2 DataCopyParams with the value's
+ * bits in DataCopyPadParams.
+ */
+static void pad_kernel(GM_ADDR x, GM_ADDR z, GM_ADDR ub, int32_t how)
+{
+	TPipe pipe;
+	TBuf<QuePosition::VECCALC> buf;
+	GlobalTensor<float> xg, zg, ubg;
+	LocalTensor<float> a;
+	uint32_t seven;
+	float f = 7.0f;
+
+	xg.SetGlobalBuffer((__gm__ float *)x, COPY_N);
+	zg.SetGlobalBuffer((__gm__ float *)z, COPY_N);
+	ubg.SetGlobalBuffer((__gm__ float *)ub, 64);
+	pipe.InitBuffer(buf, 64 * sizeof(float));
+	a = buf.Get<float>();
+	Duplicate(a, -5.0f, 64);
+	std::memcpy(&seven, &f, sizeof(seven));
+	if (how == 2)
+		DataCopyPad(a, xg, DataCopyParams(3, 20, 12, 1),
+			    DataCopyPadParams(true, 1, 2, seven));
+	else
+		DataCopyPad(a, xg, DataCopyExtParams(3, 20, 12, 1, 0),
+			    DataCopyPadExtParams<float>(how == 0, 1, 2, 7.0f));
+	DataCopy(ubg, a, 64);
+	DataCopyPad(zg, a[1], DataCopyExtParams(3, 20, 1, 4, 0));
+}
+
+START_TEST(data_copy_pad)
+{
+	std::vector<float> x(COPY_N), z(COPY_N, -1.0f), ub(64);
+
+	for (uint32_t i = 0; i < COPY_N; i++)
+		x[i] = (float)i;
+	ck_assert_int_eq(aclmem::RunBlocks(1, pad_kernel, x.data(), z.data(),
+					   ub.data(), (int32_t)_i), 0);
+	/* The buffer: rows of 8 floats, 16 apart; the gaps untouched. */
+	for (uint32_t e = 0; e < 64; e++) {
+		uint32_t row = e / 16, col = e % 16;
+		float pad = _i == 1 ? -5.0f : 7.0f, want;
+
+		if (row >= 3 || col >= 8)
+			want = -5.0f;
+		else if (col >= 1 && col <= 5)
+			want = x[row * 8 + col - 1];
+		else
+			want = pad;
+		ck_assert_msg(ub[e] == want, "%d: ub[%u] = %g, want %g", _i, e,
+			      ub[e], want);
+	}
+	/* z: the 5 floats of each run, then one untouched, three times. */
+	for (uint32_t i = 0; i < COPY_N; i++) {
+		float want = i < 18 && i % 6 < 5 ? x[i / 6 * 8 + i % 6] : -1.0f;
+
+		ck_assert_msg(z[i] == want, "%d: z[%u] = %g, want %g", _i, i,
+			      z[i], want);
+	}
+}
+END_TEST
+
+static void dump_kernel(GM_ADDR x)
+{
+	TPipe pipe;
+	TBuf<QuePosition::VECCALC> buf;
+	GlobalTensor<float> xg;
+	GlobalTensor<int32_t> ig;
+	LocalTensor<half> h;
+
+	xg.SetGlobalBuffer((__gm__ float *)x, 8);
+	ig.SetGlobalBuffer((__gm__ int32_t *)x, 8);
+	pipe.InitBuffer(buf, 32);
+	h = buf.Get<half>();
+	Duplicate(h, half(1.5f), 16);
+	DumpTensor(xg, 7, 3);
+	DumpTensor(h, 8, 2);
+	DumpTensor(ig[3], 9, 1);
+}
+
+START_TEST(dump_tensor)
+{
+	float x[8] = { 0.5f, -2.0f, 1e10f, 0, 0, 0, 0, 0 };
+	char path[] = "/tmp/acl_ascendc_dump.XXXXXX", out[512] = "";
+	int fd = mkstemp(path), saved;
+	FILE *f;
+	size_t n;
+
+	ck_assert_int_ge(fd, 0);
+	((int32_t *)x)[3] = -42;
+	fflush(stdout);
+	saved = dup(1);
+	dup2(fd, 1);
+	ck_assert_int_eq(aclmem::RunBlocks(1, dump_kernel, (uint8_t *)x), 0);
+	fflush(stdout);
+	dup2(saved, 1);
+	close(saved);
+	close(fd);
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	n = fread(out, 1, sizeof(out) - 1, f);
+	out[n] = 0;
+	fclose(f);
+	unlink(path);
+	ck_assert_str_eq(out,
+		"DumpTensor: desc=7, block 0 of 1, GM, 3 elements: 0.5 -2 1e+10\n"
+		"DumpTensor: desc=8, block 0 of 1, UB, 2 elements: 1.5 1.5\n"
+		"DumpTensor: desc=9, block 0 of 1, GM, 1 elements: -42\n");
 }
 END_TEST
 
@@ -718,8 +921,8 @@ static const struct {
 	{ "void k(LocalTensor<int8_t> d, LocalTensor<float> s) { Cast(d, s, RoundMode::CAST_RINT, 8); }",
 	  "AscendC::Cast: pair of types" },
 	{ "TQue<QuePosition::A1, 1> q;", "AscendC::TQue: libaclmem's subset" },
-	{ "void k(LocalTensor<float> a, GlobalTensor<float> g) { DataCopyParams p; DataCopy(a, g, p); }",
-	  "DataCopyParams" },
+	{ "void k(LocalTensor<float> a, GlobalTensor<float> g) { DataCopyEnhancedParams p; "
+	  "DataCopy(a, g, DataCopyParams(), p); }", "DataCopyEnhancedParams" },
 	{ "void k(LocalTensor<float> a) { uint64_t m = 0; Add(a, a, a, m, 1, {}); }", "Add" },
 	{ "void k(LocalTensor<bfloat16_t> a) { }", "bfloat16_t" },
 };
@@ -786,6 +989,9 @@ int main(void)
 	nm_add(s, sync_all_never_hangs, 30);
 	nm_add(s, kernel_printf, 30);
 	nm_add(s, inside_subset_compiles_cleanly, 120);
+	nm_add(s, data_copy_strided, 30);
+	nm_add_loop(s, data_copy_pad, 3, 30, NULL);
+	nm_add(s, dump_tensor, 30);
 	nm_add(s, icpu_run_kf, 60);
 	nm_add_loop(s, icpu_failures_end_the_program, NICPU, 60, NULL);
 	nm_add_loop(s, misuse_traps, NMISUSE, 30, NULL);

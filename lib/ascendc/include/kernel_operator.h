@@ -20,6 +20,7 @@
 #include "kernel_data_copy.h"
 #include "kernel_vec.h"
 #include "kernel_cast.h"
+#include "kernel_dump.h"
 #include "kernel_launch.h"
 
 #endif /* ACLMEM_ASCENDC_KERNEL_OPERATOR_H */
