@@ -756,6 +756,36 @@ START_TEST(data_copy_pad)
 }
 END_TEST
 
+/* half, with DataCopyPadParams: the padding value is the element's bits. */
+static void pad_half_kernel(GM_ADDR x, GM_ADDR ub)
+{
+	TPipe pipe;
+	TBuf<QuePosition::VECCALC> buf;
+	GlobalTensor<half> xg, ubg;
+	LocalTensor<half> a;
+
+	xg.SetGlobalBuffer((__gm__ half *)x, 16);
+	ubg.SetGlobalBuffer((__gm__ half *)ub, 16);
+	pipe.InitBuffer(buf, 16 * sizeof(half));
+	a = buf.Get<half>();
+	DataCopyPad(a, xg, DataCopyParams(1, 7 * sizeof(half), 0, 0),
+		    DataCopyPadParams(true, 0, 0, half(2.5f).Bits()));
+	DataCopy(ubg, a, 16);
+}
+
+START_TEST(data_copy_pad_half)
+{
+	std::vector<half> x(16), ub(16);
+
+	for (uint32_t i = 0; i < 16; i++)
+		x[i] = half((float)i - 3.0f);
+	ck_assert_int_eq(aclmem::RunBlocks(1, pad_half_kernel, x.data(), ub.data()), 0);
+	for (uint32_t i = 0; i < 16; i++)
+		ck_assert_msg((float)ub[i] == (i < 7 ? (float)i - 3.0f : 2.5f),
+			      "ub[%u] = %g", i, (double)(float)ub[i]);
+}
+END_TEST
+
 static void dump_kernel(GM_ADDR x)
 {
 	TPipe pipe;
@@ -991,6 +1021,7 @@ int main(void)
 	nm_add(s, inside_subset_compiles_cleanly, 120);
 	nm_add(s, data_copy_strided, 30);
 	nm_add_loop(s, data_copy_pad, 3, 30, NULL);
+	nm_add(s, data_copy_pad_half, 30);
 	nm_add(s, dump_tensor, 30);
 	nm_add(s, icpu_run_kf, 60);
 	nm_add_loop(s, icpu_failures_end_the_program, NICPU, 60, NULL);

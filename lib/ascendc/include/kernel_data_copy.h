@@ -237,7 +237,7 @@ inline void DataCopyPad(const LocalTensor<T> &dst, const GlobalTensor<T> &src,
 	T value;
 
 	static_assert(sizeof(T) <= sizeof(pad.paddingValue));
-	std::memcpy(&value, &pad.paddingValue, sizeof(T));
+	std::memcpy(static_cast<void *>(&value), &pad.paddingValue, sizeof(T));
 	aclmem::PadIn(dst, src, params, pad.isPad, pad.leftPadding,
 		      pad.rightPadding, value);
 }
