@@ -91,26 +91,20 @@ ACLPY_TABLE(aclpy_acl_methods, ACL_CALLS)
 ACLPY_TABLE(aclpy_rt_methods, RT_CALLS)
 ACLPY_TABLE(aclpy_media_methods, MEDIA_CALLS)
 
-static struct PyModuleDef acl_module = {
-	PyModuleDef_HEAD_INIT, "acl",
-	"ACL device memory API (libaclmem), pyACL conventions", -1,
-	aclpy_acl_methods, NULL, NULL, NULL, NULL,
-};
+/* A module's definition: its name, its doc and its table of functions. */
+#define MODULE(var, name, doc, methods)					\
+static struct PyModuleDef var = {					\
+	PyModuleDef_HEAD_INIT, name, doc, -1, methods, NULL, NULL, NULL, NULL \
+}
 
-static struct PyModuleDef rt_module = {
-	PyModuleDef_HEAD_INIT, "acl.rt", "ACL runtime: devices and memory", -1,
-	aclpy_rt_methods, NULL, NULL, NULL, NULL,
-};
-
-static struct PyModuleDef media_module = {
-	PyModuleDef_HEAD_INIT, "acl.media", "media memory (acldvpp*)", -1,
-	aclpy_media_methods, NULL, NULL, NULL, NULL,
-};
-
-static struct PyModuleDef util_module = {
-	PyModuleDef_HEAD_INIT, "acl.util", "pointer helpers", -1,
-	aclpy_util_methods, NULL, NULL, NULL, NULL,
-};
+MODULE(acl_module, "acl",
+       "ACL device memory API (libaclmem), pyACL conventions",
+       aclpy_acl_methods);
+MODULE(rt_module, "acl.rt", "ACL runtime: devices and memory",
+       aclpy_rt_methods);
+MODULE(media_module, "acl.media", "media memory (acldvpp*)",
+       aclpy_media_methods);
+MODULE(util_module, "acl.util", "pointer helpers", aclpy_util_methods);
 
 /* Every integer constant of the public headers (python/constants.py). */
 #define C(name) { #name, (long)(name) },
