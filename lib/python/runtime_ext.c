@@ -226,7 +226,7 @@ ACLPY_FN(create_stream_v2)
 static int conv_notifies(PyObject *list, union aclpy_val *slot)
 {
 	return aclpy_seq(list, slot, "notifies must be a list of ints", true,
-			 conv_ptr, sizeof(aclrtNotify));
+			 conv_ptr, NULL, sizeof(aclrtNotify));
 }
 
 /* ---- table ---- */
