@@ -75,12 +75,23 @@ int aclpy_key_buf(union aclpy_val *slot)
 	return aclpy_slot_alloc(slot, 1, slot->a.n + 1) != NULL;
 }
 
-/* (ptr, ret) of a call that makes a pointer or handle: ptr 0 on failure. */
-PyObject *aclpy_ptr_ret(const void *p, aclError ret)
+/*
+ * bytes (calls.h): the bytes parsed into slot->a.b, zero-padded to size in
+ * slot->a.p, so that a handle whose trailing zero bytes were lost in
+ * transit still opens.  The buffer goes at once, as the C call needs only
+ * the copy.
+ */
+int aclpy_bytes(union aclpy_val *slot, size_t size, const char *name)
 {
-	return Py_BuildValue("(Ki)",
-			     ret ? 0ULL : (unsigned long long)(uintptr_t)p,
-			     (int)ret);
+	Py_buffer *b = &slot->a.b;
+
+	if ((size_t)b->len > size)
+		PyErr_Format(PyExc_ValueError, "%s is %zd bytes, at most %u",
+			     name, b->len, (unsigned int)size);
+	else if (aclpy_slot_alloc(slot, 1, size))
+		memcpy(slot->a.p, b->buf, (size_t)b->len);
+	PyBuffer_Release(b);
+	return slot->a.p != NULL;
 }
 
 /*
