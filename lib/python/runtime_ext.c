@@ -20,8 +20,6 @@
 #include "acl/acl.h"
 #include "aclpy.h"
 
-/* ---- notifies ---- */
-
 /* ---- IPC events ---- */
 
 /* outsv (calls.h): ipc_get_event_handle's 64 bytes, b"" on failure. */
