@@ -117,23 +117,18 @@ static PyObject *attr_value_out(const void *out, const union aclpy_val *args,
  * tasks, which never run here, and has no key.
  */
 static int set_opt(aclrtStreamConfigHandle *h, PyObject *config,
-		   const char *key, aclrtStreamConfigAttr attr, aclError *ret)
+		   const char *key, aclrtStreamConfigAttr attr,
+		   int (*conv)(PyObject *, void *), size_t size, aclError *ret)
 {
 	PyObject *item = PyDict_GetItemString(config, key);	/* borrowed */
-	uint32_t prio;
-	size_t flag;
+	union aclpy_val v;
 
 	if (!item || *ret)
 		return 1;
-	if (attr == ACL_RT_STREAM_PRIORITY) {
-		if (!conv_u32(item, &prio))
-			return 0;
-		*ret = aclrtSetStreamConfigOpt(h, attr, &prio, sizeof(prio));
-	} else {
-		if (!conv_size(item, &flag))
-			return 0;
-		*ret = aclrtSetStreamConfigOpt(h, attr, &flag, sizeof(flag));
-	}
+	/* conv writes the C type at the union's start: size bytes of it. */
+	if (!conv(item, &v))
+		return 0;
+	*ret = aclrtSetStreamConfigOpt(h, attr, &v, size);
 	return 1;
 }
 
@@ -168,8 +163,9 @@ ACLPY_FN(create_stream_v2)
 		if (!h)
 			return PyErr_NoMemory();
 		if (!set_opt(h, config, "priority", ACL_RT_STREAM_PRIORITY,
-			     &ret) ||
-		    !set_opt(h, config, "flag", ACL_RT_STREAM_FLAG, &ret)) {
+			     conv_u32, sizeof(uint32_t), &ret) ||
+		    !set_opt(h, config, "flag", ACL_RT_STREAM_FLAG, conv_size,
+			     sizeof(size_t), &ret)) {
 			aclrtDestroyStreamConfigHandle(h);
 			return NULL;
 		}
