@@ -8,11 +8,12 @@
 /*
  * A Python sequence as a new array in slot->a.p of its slot->a.n items,
  * each size bytes made by item(o, &a[i]), or without item the struct s
- * describes: the lists of ints and of structs, freed after the call.  strict takes only a list or a tuple
- * (what is then the TypeError's message, "..., not <type>"), otherwise
- * any sequence (what is PySequence_Fast's message).  Never NULL for an
- * empty list, so that the library, not a NULL pointer, judges a count of
- * 0.  0 with an exception set on error.
+ * describes: the lists of ints and of structs, freed after the call.
+ * strict takes only a list or a tuple (what is then the TypeError's
+ * message, "..., not <type>"), otherwise any sequence (what is
+ * PySequence_Fast's message).  Never NULL for an empty list, so that the
+ * library, not a NULL pointer, judges a count of 0.  0 with an exception
+ * set on error.
  */
 int aclpy_seq(PyObject *list, union aclpy_val *slot, const char *what,
 	      bool strict, int (*item)(PyObject *, void *),
