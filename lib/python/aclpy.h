@@ -73,12 +73,14 @@ ACLPY_CONV(size64, uint64_t, "size", unsigned long long,
 				   PyObject *args __attribute__((unused)))
 
 /* lib/python/convert.c: lists, obj converters' helpers, results. */
+struct aclpy_struct;
 int aclpy_seq(PyObject *list, union aclpy_val *slot, const char *what,
-	      bool strict, int (*item)(PyObject *, void *), size_t size);
+	      bool strict, int (*item)(PyObject *, void *),
+	      const struct aclpy_struct *s, size_t size);
 int aclpy_conv_pids(PyObject *o, union aclpy_val *slot);
 void *aclpy_slot_alloc(union aclpy_val *slot, size_t n, size_t size);
 int aclpy_key_buf(union aclpy_val *slot);
-PyObject *aclpy_ptr_ret(const void *p, aclError ret);
+int aclpy_bytes(union aclpy_val *slot, size_t size, const char *name);
 
 /*
  * A member of a struct read from a dict by aclpy_read_struct: an unsigned

@@ -43,6 +43,9 @@
  *                         the arguments before it (a type naming what o is)
  *   n(j)                  no Python argument: the count v[j].a.n of the
  *                         obj at index j, for C calls that take it later
+ *   bytes(type, name)     a bytes-like object ("y*") of at most
+ *                         sizeof(type) bytes (else ValueError, naming
+ *                         it name), zero-padded to the type given by value
  *
  * A call without Python arguments is METH_NOARGS; one without outputs
  * returns ret alone.  The options (designated initializers of struct
@@ -76,6 +79,7 @@ union aclpy_val {
 		void *p;
 		size_t n;
 		PyObject *o;
+		Py_buffer b;
 	} a;
 };
 
@@ -118,6 +122,7 @@ struct aclpy_opts {
 #define ACLPY_K_objn(c)	(postn, "O", "", c, a, )
 #define ACLPY_K_objv(c)	(postv, "O", "", c, a, )
 #define ACLPY_K_n(j)	(cnt, "", "", , j, )
+#define ACLPY_K_bytes(t, name) (bytes, "y*", "", name, t, )
 
 /*
  * What each class makes of argument v[i] in each role, in this order:
@@ -156,6 +161,10 @@ struct aclpy_opts {
 	(), (), (, v[i].a.p), (, c(v[i].a.p, v, ret)),			\
 	(&& aclpy_slot_alloc(&v[i], 1, sizeof(m))), (PyMem_Free(v[i].a.p);)
 #define ACLPY_C_cnt(i, c, m, x)		(), (), (, v[m].a.n), (), (), ()
+#define ACLPY_C_bytes(i, c, m, x)					\
+	(, &v[i].a.b), (), (, *(m *)v[i].a.p), (),			\
+	(&& aclpy_bytes(&v[i], sizeof(m), c)),				\
+	(PyBuffer_Release(&v[i].a.b); PyMem_Free(v[i].a.p);)
 
 /* What each role makes of argument v[i], by its kind's class. */
 #define ACLPY_R_FMT(k, i, f, b, c, m, x)	f

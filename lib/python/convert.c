@@ -7,15 +7,17 @@
 
 /*
  * A Python sequence as a new array in slot->a.p of its slot->a.n items,
- * each size bytes made by item(o, &a[i]): the lists of ints and of
- * structs, freed after the call.  strict takes only a list or a tuple
- * (what is then the TypeError's message, "..., not <type>"), otherwise
- * any sequence (what is PySequence_Fast's message).  Never NULL for an
- * empty list, so that the library, not a NULL pointer, judges a count of
- * 0.  0 with an exception set on error.
+ * each size bytes made by item(o, &a[i]), or without item the struct s
+ * describes: the lists of ints and of structs, freed after the call.
+ * strict takes only a list or a tuple (what is then the TypeError's
+ * message, "..., not <type>"), otherwise any sequence (what is
+ * PySequence_Fast's message).  Never NULL for an empty list, so that the
+ * library, not a NULL pointer, judges a count of 0.  0 with an exception
+ * set on error.
  */
 int aclpy_seq(PyObject *list, union aclpy_val *slot, const char *what,
-	      bool strict, int (*item)(PyObject *, void *), size_t size)
+	      bool strict, int (*item)(PyObject *, void *),
+	      const struct aclpy_struct *s, size_t size)
 {
 	Py_ssize_t i, len;
 	PyObject *seq;
@@ -31,9 +33,13 @@ int aclpy_seq(PyObject *list, union aclpy_val *slot, const char *what,
 		return 0;
 	len = PySequence_Fast_GET_SIZE(seq);
 	a = aclpy_slot_alloc(slot, (size_t)len + 1, size);
-	for (i = 0; a && i < len; i++)
-		if (!item(PySequence_Fast_GET_ITEM(seq, i), a + i * size))
+	for (i = 0; a && i < len; i++) {
+		PyObject *o = PySequence_Fast_GET_ITEM(seq, i);
+
+		if (item ? !item(o, a + i * size) :
+			   !aclpy_read_struct(o, s, a + i * size))
 			break;
+	}
 	Py_DECREF(seq);
 	slot->a.n = (size_t)len;
 	return a && i == len;
@@ -43,7 +49,7 @@ int aclpy_seq(PyObject *list, union aclpy_val *slot, const char *what,
 int aclpy_conv_pids(PyObject *o, union aclpy_val *slot)
 {
 	return aclpy_seq(o, slot, "pids must be a list of ints", true,
-			 conv_i32, sizeof(int32_t));
+			 conv_i32, NULL, sizeof(int32_t));
 }
 
 /*
@@ -70,12 +76,23 @@ int aclpy_key_buf(union aclpy_val *slot)
 	return aclpy_slot_alloc(slot, 1, slot->a.n + 1) != NULL;
 }
 
-/* (ptr, ret) of a call that makes a pointer or handle: ptr 0 on failure. */
-PyObject *aclpy_ptr_ret(const void *p, aclError ret)
+/*
+ * bytes (calls.h): the bytes parsed into slot->a.b, zero-padded to size in
+ * slot->a.p, so that a handle whose trailing zero bytes were lost in
+ * transit still opens.  The buffer goes at once, as the C call needs only
+ * the copy.
+ */
+int aclpy_bytes(union aclpy_val *slot, size_t size, const char *name)
 {
-	return Py_BuildValue("(Ki)",
-			     ret ? 0ULL : (unsigned long long)(uintptr_t)p,
-			     (int)ret);
+	Py_buffer *b = &slot->a.b;
+
+	if ((size_t)b->len > size)
+		PyErr_Format(PyExc_ValueError, "%s is %zd bytes, at most %u",
+			     name, b->len, (unsigned int)size);
+	else if (aclpy_slot_alloc(slot, 1, size))
+		memcpy(slot->a.p, b->buf, (size_t)b->len);
+	PyBuffer_Release(b);
+	return slot->a.p != NULL;
 }
 
 /*

@@ -273,7 +273,7 @@ static int conv_addrs(PyObject *seq, union aclpy_val *slot)
 		return 0;
 	}
 	return aclpy_seq(seq, slot, "addr_list must be a list of ints", true,
-			 conv_ptr, sizeof(void *));
+			 conv_ptr, NULL, sizeof(void *));
 }
 
 /*

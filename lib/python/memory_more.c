@@ -53,28 +53,22 @@ static const struct aclpy_field task_fields[] = {
 ACLPY_STRUCT(task_desc, plain, "expected a dict", "", task_fields, NULL,
 	     NULL);
 
-/* One aclrtMemcpyBatchAttr, for aclpy_seq. */
-static int batch_attr(PyObject *o, void *out)
-{
-	return aclpy_read_struct(o, &attr_desc, out);
-}
-
 /*
  * obj converters (calls.h) of the batched copies' lists, in their order:
  * any sequence, each refused under its own name.
  */
-#define LIST(name, item, type)						\
+#define LIST(name, item, desc, type)					\
 static int conv_##name(PyObject *o, union aclpy_val *slot)		\
 {									\
 	return aclpy_seq(o, slot, #name " must be a list", false, item,	\
-			 sizeof(type));					\
+			 desc, sizeof(type));				\
 }
 
-LIST(dsts, conv_ptr, void *)
-LIST(dest_maxs, conv_size, size_t)
-LIST(srcs, conv_ptr, void *)
-LIST(sizes, conv_size, size_t)
-LIST(attrs, batch_attr, aclrtMemcpyBatchAttr)
+LIST(dsts, conv_ptr, NULL, void *)
+LIST(dest_maxs, conv_size, NULL, size_t)
+LIST(srcs, conv_ptr, NULL, void *)
+LIST(sizes, conv_size, NULL, size_t)
+LIST(attrs, NULL, &attr_desc, aclrtMemcpyBatchAttr)
 
 /*
  * objv converter: attrs_indexes, the last list.  numBatches is the length
@@ -85,7 +79,7 @@ static int conv_attrs_indexes(PyObject *o, union aclpy_val *slot,
 			      const union aclpy_val *args)
 {
 	if (!aclpy_seq(o, slot, "attrs_indexes must be a list", false,
-		       conv_size, sizeof(size_t)))
+		       conv_size, NULL, sizeof(size_t)))
 		return 0;
 	if (args[1].a.n != args[0].a.n || args[2].a.n != args[0].a.n ||
 	    args[3].a.n != args[0].a.n || slot->a.n != args[5].a.n) {

@@ -17,12 +17,8 @@
  * Handles (notifies, events, streams) are ints, 0 where a call failed.
  * The GIL is released around every library call, as in runtime.c.
  */
-#include <string.h>
-
 #include "acl/acl.h"
 #include "aclpy.h"
-
-/* ---- notifies ---- */
 
 /* ---- IPC events ---- */
 
@@ -35,36 +31,6 @@ static PyObject *event_handle(const void *out, const union aclpy_val *args,
 	(void)args;
 	return PyBytes_FromStringAndSize(h->reserved, ret ? 0 :
 					 (Py_ssize_t)sizeof(h->reserved));
-}
-
-/*
- * event, ret = ipc_open_event_handle(handle): any bytes-like object of at
- * most ACL_IPC_EVENT_HANDLE_SIZE bytes, zero-padded to the struct, so a
- * handle whose trailing zero bytes were lost in transit still opens.
- */
-ACLPY_FN(ipc_open_event_handle)
-{
-	aclrtIpcEventHandle h;
-	aclrtEvent e = NULL;
-	Py_buffer view;
-	aclError ret;
-
-	if (!PyArg_ParseTuple(args, "y*:ipc_open_event_handle", &view))
-		return NULL;
-	if (view.len > (Py_ssize_t)sizeof(h.reserved)) {
-		PyBuffer_Release(&view);
-		PyErr_Format(PyExc_ValueError,
-			     "handle is %zd bytes, at most %u", view.len,
-			     (unsigned int)sizeof(h.reserved));
-		return NULL;
-	}
-	memset(&h, 0, sizeof(h));
-	memcpy(h.reserved, view.buf, (size_t)view.len);
-	PyBuffer_Release(&view);
-	Py_BEGIN_ALLOW_THREADS
-	ret = aclrtIpcOpenEventHandle(h, &e);
-	Py_END_ALLOW_THREADS
-	return aclpy_ptr_ret(e, ret);
 }
 
 /*
@@ -151,23 +117,18 @@ static PyObject *attr_value_out(const void *out, const union aclpy_val *args,
  * tasks, which never run here, and has no key.
  */
 static int set_opt(aclrtStreamConfigHandle *h, PyObject *config,
-		   const char *key, aclrtStreamConfigAttr attr, aclError *ret)
+		   const char *key, aclrtStreamConfigAttr attr,
+		   int (*conv)(PyObject *, void *), size_t size, aclError *ret)
 {
 	PyObject *item = PyDict_GetItemString(config, key);	/* borrowed */
-	uint32_t prio;
-	size_t flag;
+	union aclpy_val v;
 
 	if (!item || *ret)
 		return 1;
-	if (attr == ACL_RT_STREAM_PRIORITY) {
-		if (!conv_u32(item, &prio))
-			return 0;
-		*ret = aclrtSetStreamConfigOpt(h, attr, &prio, sizeof(prio));
-	} else {
-		if (!conv_size(item, &flag))
-			return 0;
-		*ret = aclrtSetStreamConfigOpt(h, attr, &flag, sizeof(flag));
-	}
+	/* conv writes the C type at the union's start: size bytes of it. */
+	if (!conv(item, &v))
+		return 0;
+	*ret = aclrtSetStreamConfigOpt(h, attr, &v, size);
 	return 1;
 }
 
@@ -202,8 +163,9 @@ ACLPY_FN(create_stream_v2)
 		if (!h)
 			return PyErr_NoMemory();
 		if (!set_opt(h, config, "priority", ACL_RT_STREAM_PRIORITY,
-			     &ret) ||
-		    !set_opt(h, config, "flag", ACL_RT_STREAM_FLAG, &ret)) {
+			     conv_u32, sizeof(uint32_t), &ret) ||
+		    !set_opt(h, config, "flag", ACL_RT_STREAM_FLAG, conv_size,
+			     sizeof(size_t), &ret)) {
 			aclrtDestroyStreamConfigHandle(h);
 			return NULL;
 		}
@@ -215,7 +177,8 @@ ACLPY_FN(create_stream_v2)
 	}
 	if (h)
 		aclrtDestroyStreamConfigHandle(h);
-	return aclpy_ptr_ret(s, ret);
+	return Py_BuildValue("(Ki)", ret ? 0ULL :
+			     (unsigned long long)(uintptr_t)s, (int)ret);
 }
 
 /*
@@ -226,7 +189,7 @@ ACLPY_FN(create_stream_v2)
 static int conv_notifies(PyObject *list, union aclpy_val *slot)
 {
 	return aclpy_seq(list, slot, "notifies must be a list of ints", true,
-			 conv_ptr, sizeof(aclrtNotify));
+			 conv_ptr, NULL, sizeof(aclrtNotify));
 }
 
 /* ---- table ---- */
@@ -254,7 +217,8 @@ static int conv_notifies(PyObject *list, union aclpy_val *slot)
 	CALL(ipc_get_event_handle, aclrtIpcGetEventHandle,		\
 	     (p, outsv(aclrtIpcEventHandle, event_handle)), (),		\
 	     "handle, ret = ipc_get_event_handle(event): handle is 64 bytes") \
-	HAND(ipc_open_event_handle, METH_VARARGS,			\
+	CALL(ipc_open_event_handle, aclrtIpcOpenEventHandle,		\
+	     (bytes(aclrtIpcEventHandle, "handle"), out_p), (),		\
 	     "event, ret = ipc_open_event_handle(handle)")		\
 	/* the C call's order */					\
 	CALL(stream_wait_event_with_timeout,				\

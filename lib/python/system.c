@@ -35,21 +35,17 @@ ACLPY_FN(get_soc_name)
  */
 typedef char version_buf[ACL_PKG_VERSION_MAX_SIZE];
 
-static aclError version_str(const char *pkg, char *v)
-{
-	version_buf name;
-
-	snprintf(name, sizeof(name), "%s", pkg);
-	return aclsysGetVersionStr(name, v);
+#define VERSION(name, cfn, out_type)					\
+static aclError name(const char *pkg, out_type out)			\
+{									\
+	version_buf copy;						\
+									\
+	snprintf(copy, sizeof(copy), "%s", pkg);			\
+	return cfn(copy, out);						\
 }
 
-static aclError version_num(const char *pkg, int32_t *n)
-{
-	version_buf name;
-
-	snprintf(name, sizeof(name), "%s", pkg);
-	return aclsysGetVersionNum(name, n);
-}
+VERSION(version_str, aclsysGetVersionStr, char *)
+VERSION(version_num, aclsysGetVersionNum, int32_t *)
 
 /* outs (calls.h): the version, as the library left it ("" to start). */
 static PyObject *version_out(const void *out)

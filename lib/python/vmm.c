@@ -37,17 +37,11 @@ ACLPY_STRUCT(access_desc, keyed, "desc must be a dict", "", desc_fields,
 ACLPY_STRUCT_CONV(prop, aclrtPhysicalMemProp, prop_desc)
 ACLPY_STRUCT_CONV(location, aclrtMemLocation, location_desc)
 
-/* One aclrtMemAccessDesc, for aclpy_seq. */
-static int read_access(PyObject *d, void *out)
-{
-	return aclpy_read_struct(d, &access_desc, out);
-}
-
 /* objn converter (calls.h): mem_set_access's list of descriptors. */
 static int conv_access(PyObject *list, union aclpy_val *slot)
 {
 	return aclpy_seq(list, slot, "desc must be a list of dicts", false,
-			 read_access, sizeof(aclrtMemAccessDesc));
+			 NULL, &access_desc, sizeof(aclrtMemAccessDesc));
 }
 
 /* outs (calls.h): the prop dict, as the library left it. */
