@@ -15,9 +15,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
+
+#include <linux/filter.h>
+#include <linux/npu_mem.h>
+#include <linux/seccomp.h>
 
 #include "acltest_device.h"
 #include "acl/acl.h"
@@ -846,6 +853,76 @@ START_TEST(shareable_no_validation)
 }
 END_TEST
 
+/*
+ * A module older than the rule that a 64-bit key without a pid list admits
+ * the exporter's user refuses KEY64 | ANY_PID with EINVAL.  The child plays
+ * such a module: a seccomp filter fails its IPC_EXPORT ioctls with EINVAL.
+ * Without pid validation the library must then say the feature is missing
+ * (207000), for V1 and V2's DEFAULT type; with validation, EINVAL is an
+ * ordinary refusal (107000); and the handle is not lost.
+ */
+static int refuse_ipc_export(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_ioctl, 0, 3),
+		/* the command's 32 bits: the low word of args[1] */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, args[1])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+			 (uint32_t)NPU_MEM_IOCTL_IPC_EXPORT, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EINVAL),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -1;
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+}
+
+static int old_module_child(int rfd, void *unused)
+{
+	aclrtPhysicalMemProp p = prop_of(ACL_MEM_NORMAL);
+	aclrtDrvMemHandle h = NULL;
+	uint64_t w = 0;
+	int ret = 0;
+
+	(void)rfd;
+	(void)unused;
+	if (aclrtSetDevice(0) || aclrtMallocPhysical(&h, SZ_64K, &p, 0))
+		return 10;
+	if (refuse_ipc_export())
+		return 11;
+	if (aclrtMemExportToShareableHandle(h, ACL_MEM_HANDLE_TYPE_NONE,
+			ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION, &w) !=
+	    ACL_ERROR_RT_FEATURE_NOT_SUPPORT)
+		ret |= 1;
+	if (aclrtMemExportToShareableHandleV2(h,
+			ACL_RT_VMM_EXPORT_FLAG_DISABLE_PID_VALIDATION,
+			ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT, &w) !=
+	    ACL_ERROR_RT_FEATURE_NOT_SUPPORT)
+		ret |= 2;
+	if (aclrtMemExportToShareableHandle(h, ACL_MEM_HANDLE_TYPE_NONE,
+			ACL_RT_VMM_EXPORT_FLAG_DEFAULT, &w) !=
+	    ACL_ERROR_RT_PARAM_INVALID)
+		ret |= 4;
+	if (aclrtFreePhysical(h))
+		ret |= 8;
+	aclrtResetDevice(0);
+	return ret;
+}
+
+START_TEST(shareable_old_module)
+{
+	int ret = acltest_reap(acltest_spawn(old_module_child, NULL, NULL));
+
+	ck_assert_msg(ret == 0, "child: %d (1, 2: no 207000 without validation; "
+		      "4: not 107000 with it; 8: the handle was lost; 10, 11: "
+		      "setup)", ret);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("acl_vmm");
@@ -862,5 +939,6 @@ int main(void)
 	nm_add_fx(s, shareable_v1, 60, &acltest_device);
 	nm_add_fx(s, shareable_v2, 60, &acltest_device);
 	nm_add_fx(s, shareable_no_validation, 60, &acltest_device);
+	nm_add_fx(s, shareable_old_module, 60, &acltest_device);
 	return acltest_run(s);
 }
