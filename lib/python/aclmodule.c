@@ -107,6 +107,11 @@ static struct PyModuleDef media_module = {
 	aclpy_media_methods, NULL, NULL, NULL, NULL,
 };
 
+static struct PyModuleDef prof_module = {
+	PyModuleDef_HEAD_INIT, "acl.prof", "profiling (acl_prof.h)", -1,
+	aclpy_prof_methods, NULL, NULL, NULL, NULL,
+};
+
 static struct PyModuleDef util_module = {
 	PyModuleDef_HEAD_INIT, "acl.util", "pointer helpers", -1,
 	aclpy_util_methods, NULL, NULL, NULL, NULL,
@@ -339,6 +344,7 @@ PyMODINIT_FUNC PyInit_acl(void)
 	if (add_constants(m) || PyModule_AddFunctions(m, aclpy_system_methods) ||
 	    add_submodule(m, &rt_module, "rt", rt_tables) ||
 	    add_submodule(m, &media_module, "media", NULL) ||
+	    add_submodule(m, &prof_module, "prof", NULL) ||
 	    add_submodule(m, &util_module, "util", NULL)) {
 		Py_DECREF(m);
 		return NULL;
