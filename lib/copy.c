@@ -368,7 +368,7 @@ static const char *copy_label(const struct aclmem_task *t)
 static const struct aclmem_task_ops copy_ops = {
 	.run = copy_run,
 	.release = aclmem_task_free,
-	.name = "memcpy",
+	.name = "copy",
 	.label = copy_label,
 };
 
