@@ -332,6 +332,16 @@ static int stop_locked(void)
 	return write_trace();
 }
 
+/* A zeroed object for a Create call, or NULL recorded as fn's failure. */
+static void *create(const char *fn, size_t size)
+{
+	void *p = calloc(1, size);
+
+	if (!p)
+		aclmem_fail(ACL_ERROR_BAD_ALLOC, "%s: out of memory", fn);
+	return p;
+}
+
 /* ---- init, configs, start and stop ---- */
 
 aclError aclprofInit(const char *profilerResultPath, size_t length)
@@ -412,11 +422,9 @@ aclprofConfig *aclprofCreateConfig(uint32_t *deviceIdList, uint32_t deviceNums,
 			    "%s: aicoreEvents must be NULL", fn);
 		return NULL;
 	}
-	c = calloc(1, sizeof(*c));
-	if (!c) {
-		aclmem_fail(ACL_ERROR_BAD_ALLOC, "%s: out of memory", fn);
+	c = create(fn, sizeof(*c));
+	if (!c)
 		return NULL;
-	}
 	memcpy(c->devs, deviceIdList, deviceNums * sizeof(*deviceIdList));
 	c->n = deviceNums;
 	c->metrics = aicoreMetrics;
@@ -587,11 +595,7 @@ aclError aclprofStop(const aclprofConfig *profilerConfig)
 
 void *aclprofCreateStamp(void)
 {
-	struct prof_stamp *s = calloc(1, sizeof(*s));
-
-	if (!s)
-		aclmem_fail(ACL_ERROR_BAD_ALLOC, "aclprofCreateStamp: out of memory");
-	return s;
+	return create("aclprofCreateStamp", sizeof(struct prof_stamp));
 }
 
 void aclprofDestroyStamp(void *stamp)
@@ -792,12 +796,7 @@ aclError aclprofMarkEx(const char *msg, size_t msgLen, aclrtStream stream)
 
 aclprofStepInfo *aclprofCreateStepInfo(void)
 {
-	aclprofStepInfo *s = calloc(1, sizeof(*s));
-
-	if (!s)
-		aclmem_fail(ACL_ERROR_BAD_ALLOC,
-			    "aclprofCreateStepInfo: out of memory");
-	return s;
+	return create("aclprofCreateStepInfo", sizeof(aclprofStepInfo));
 }
 
 void aclprofDestroyStepInfo(aclprofStepInfo *stepinfo)
