@@ -113,6 +113,7 @@ static void batch_release(struct aclmem_task *t, bool ran)
 static const struct aclmem_task_ops batch_ops = {
 	.run = batch_run,
 	.release = batch_release,
+	.name = "memcpy batch",
 };
 
 /* Is a host side of copy c memory outside every ACL buffer? */

@@ -404,10 +404,18 @@ static void cb_cancel(struct aclmem_task *task)
 	pthread_mutex_unlock(&cb_lock);
 }
 
+static const char *cb_label(const struct aclmem_task *task)
+{
+	return ((const struct cb_task *)task)->kind == CB_HOSTFUNC ?
+	       "host function" : NULL;
+}
+
 static const struct aclmem_task_ops cb_ops = {
 	.run = cb_run,
 	.release = aclmem_task_free,
 	.cancel = cb_cancel,
+	.name = "callback",
+	.label = cb_label,
 };
 
 static aclError launch(enum cb_kind kind, void (*fn)(void *), void *data,

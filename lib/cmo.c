@@ -189,6 +189,7 @@ static const struct aclmem_task_ops cmo_ops = {
 	.run = cmo_run,
 	.release = cmo_release,
 	.cancel = cmo_cancel,
+	.name = "cache operation",
 };
 
 /* The checks every queued operation makes; records the failure. */

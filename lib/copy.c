@@ -348,9 +348,28 @@ static int copy_run(struct aclmem_task *t, struct aclmem_stream *s)
 	return ret;
 }
 
+static const char *copy_label(const struct aclmem_task *t)
+{
+	static const char *const kinds[] = {
+		[ACL_MEMCPY_HOST_TO_HOST] = "memcpy H2H",
+		[ACL_MEMCPY_HOST_TO_DEVICE] = "memcpy H2D",
+		[ACL_MEMCPY_DEVICE_TO_HOST] = "memcpy D2H",
+		[ACL_MEMCPY_DEVICE_TO_DEVICE] = "memcpy D2D",
+	};
+	const struct copy_task *c = (const struct copy_task *)t;
+
+	if (c->fill)
+		return "memset";
+	if (c->kind >= 0 && (size_t)c->kind < sizeof(kinds) / sizeof(kinds[0]))
+		return kinds[c->kind];
+	return NULL;
+}
+
 static const struct aclmem_task_ops copy_ops = {
 	.run = copy_run,
 	.release = aclmem_task_free,
+	.name = "copy",
+	.label = copy_label,
 };
 
 aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
@@ -536,6 +555,7 @@ static int copy2d_task_run(struct aclmem_task *t, struct aclmem_stream *s)
 static const struct aclmem_task_ops copy2d_ops = {
 	.run = copy2d_task_run,
 	.release = aclmem_task_free,
+	.name = "memcpy 2d",
 };
 
 aclError aclrtMemcpy2dAsync(void *dst, size_t dpitch, const void *src,
@@ -644,6 +664,7 @@ static int d32_task_run(struct aclmem_task *t, struct aclmem_stream *s)
 static const struct aclmem_task_ops d32_ops = {
 	.run = d32_task_run,
 	.release = aclmem_task_free,
+	.name = "memset d32",
 };
 
 aclError aclrtMemsetD32Async(void *ptr, size_t memSize, uint32_t value,

@@ -422,10 +422,24 @@ static void event_task_cancel(struct aclmem_task *task)
 	pthread_mutex_unlock(&e->lock);
 }
 
+static const char *event_task_label(const struct aclmem_task *task)
+{
+	switch (((const struct event_task *)task)->op) {
+	case OP_RECORD:
+		return "event record";
+	case OP_RESET:
+		return "event reset";
+	default:
+		return "event wait";
+	}
+}
+
 static const struct aclmem_task_ops event_ops = {
 	.run = event_task_run,
 	.release = event_task_release,
 	.cancel = event_task_cancel,
+	.name = "event",
+	.label = event_task_label,
 };
 
 /* Queue an operation on an event; takes over the caller's reference. */

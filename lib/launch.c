@@ -121,9 +121,18 @@ static void launch_release(struct aclmem_task *task, bool ran)
 	free(t);
 }
 
+static const char *launch_label(const struct aclmem_task *task)
+{
+	const struct launch_task *t = (const struct launch_task *)task;
+
+	return t->name[0] ? t->name : NULL;
+}
+
 static const struct aclmem_task_ops launch_ops = {
 	.run = launch_run,
 	.release = launch_release,
+	.name = "kernel launch",
+	.label = launch_label,
 };
 
 aclError aclmem_kernel_launch(const char *name, uint32_t block_dim,

@@ -336,6 +336,7 @@ static void free_release(struct aclmem_task *t, bool ran)
 static const struct aclmem_task_ops free_ops = {
 	.run = free_run,
 	.release = free_release,
+	.name = "mempool free",
 };
 
 aclError aclrtMemPoolFreeAsync(void *ptr, aclrtStream stream)

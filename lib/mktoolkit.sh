@@ -48,7 +48,7 @@ T=$dest$tk
 # which holds what libacl_rt forwards to, and libacl_dvpp for
 # acldvppMalloc/acldvppFree) and ours.  Libraries whose functions libaclmem
 # does not implement get no name (doc/toolkit.md).
-LIBNAMES="libascendcl.so libacl_rt.so libacl_rt_impl.so libacl_dvpp.so libaclmem.so"
+LIBNAMES="libascendcl.so libacl_rt.so libacl_rt_impl.so libacl_dvpp.so libmsprofiler.so libprofapi.so libaclmem.so"
 
 if [ "$remove" = 1 ]; then
 	rm -f "$T/set_env.sh" "$T/bin/setenv.bash" "$T/include/acl" "$T/include/aclmem" \

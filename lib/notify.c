@@ -332,9 +332,17 @@ static void notify_release(struct aclmem_task *task, bool ran)
 	free(t);
 }
 
+static const char *notify_label(const struct aclmem_task *task)
+{
+	return ((const struct notify_task *)task)->wait ? "notify wait" :
+							  "notify record";
+}
+
 static const struct aclmem_task_ops notify_ops = {
 	.run = notify_run,
 	.release = notify_release,
+	.name = "notify",
+	.label = notify_label,
 };
 
 static aclError queue(aclrtNotify notify, aclrtStream stream, bool wait,

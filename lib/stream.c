@@ -85,6 +85,37 @@ static unsigned int nr_streams;		/* under streams_lock */
 static struct aclmem_hooks state_hooks = ACLMEM_HOOKS_INIT;
 static struct aclmem_hooks abort_hooks = ACLMEM_HOOKS_INIT;
 static _Atomic int32_t next_stream_id;
+static _Atomic(aclmem_task_watch_fn) task_watch;
+
+void aclmem_stream_watch_tasks(aclmem_task_watch_fn fn)
+{
+	atomic_store_explicit(&task_watch, fn, memory_order_release);
+}
+
+const char *aclmem_task_name(const struct aclmem_task *t)
+{
+	const char *label = t->ops->label ? t->ops->label(t) : NULL;
+
+	return label ? label : t->ops->name ? t->ops->name : "task";
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static int run_watched(aclmem_task_watch_fn fn, struct aclmem_task *t,
+		       struct aclmem_stream *s)
+{
+	uint64_t start = now_ns();
+	int ret = t->ops->run(t, s);
+
+	fn(s, t, start, now_ns(), ret);
+	return ret;
+}
 
 static void release_all(struct aclmem_task *t)
 {
@@ -100,6 +131,7 @@ static void *worker(void *arg)
 {
 	struct aclmem_stream *s = arg;
 	struct aclmem_task *t, *dropped;
+	aclmem_task_watch_fn watch;
 	int ret;
 
 	pthread_mutex_lock(&s->lock);
@@ -127,7 +159,11 @@ static void *worker(void *arg)
 		s->busy = true;
 		s->running = t;
 		pthread_mutex_unlock(&s->lock);
-		ret = t->ops->run(t, s);
+		watch = atomic_load_explicit(&task_watch, memory_order_acquire);
+		if (__builtin_expect(watch != NULL, 0))
+			ret = run_watched(watch, t, s);
+		else
+			ret = t->ops->run(t, s);
 		pthread_mutex_lock(&s->lock);
 		s->running = NULL;
 		pthread_mutex_unlock(&s->lock);

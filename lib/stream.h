@@ -42,6 +42,13 @@ struct aclmem_task_ops {
 	 * held while a stream's lock is taken.
 	 */
 	void (*cancel)(struct aclmem_task *t);
+	/* The kind of work, as a profiler's trace names it ("memset"). */
+	const char *name;
+	/*
+	 * For a kind whose tasks differ (a copy's direction, a kernel's own
+	 * name; may be NULL): this task's name, valid until its release().
+	 */
+	const char *(*label)(const struct aclmem_task *t);
 };
 
 struct aclmem_task {
@@ -49,6 +56,25 @@ struct aclmem_task {
 	uint32_t id;			/* set when queued: the stream's count */
 	const struct aclmem_task_ops *ops;
 };
+
+/* A task's name for a trace: its label(), else its kind's name. */
+const char *aclmem_task_name(const struct aclmem_task *t);
+
+/*
+ * A watcher of every task run (a profiler, above the streams: the stream
+ * never calls it by name).  While one is set, each stream's worker reads
+ * CLOCK_MONOTONIC around every run() and calls it on the worker, after
+ * run() and before release(), with the task's stream, the times in ns and
+ * run()'s code.  While none is set, a task costs one predictable branch
+ * more than without this.  fn NULL removes it; a worker that read the old
+ * one may still call it once after, so fn must stay callable and judge by
+ * its own state whether to record.
+ */
+typedef void (*aclmem_task_watch_fn)(struct aclmem_stream *s,
+				     const struct aclmem_task *t,
+				     uint64_t start_ns, uint64_t end_ns,
+				     int ret);
+void aclmem_stream_watch_tasks(aclmem_task_watch_fn fn);
 
 /* The release of a task that owns nothing but its own allocation. */
 void aclmem_task_free(struct aclmem_task *t, bool ran);

@@ -95,9 +95,17 @@ static int value_run(struct aclmem_task *task, struct aclmem_stream *s)
 	return ACL_SUCCESS;
 }
 
+static const char *value_label(const struct aclmem_task *t)
+{
+	return ((const struct value_task *)t)->wait ? "value wait" :
+						      "value write";
+}
+
 static const struct aclmem_task_ops value_ops = {
 	.run = value_run,
 	.release = aclmem_task_free,
+	.name = "value",
+	.label = value_label,
 };
 
 static aclError queue(void *devAddr, uint64_t value, uint32_t flag,

@@ -106,6 +106,8 @@ MODULE(media_module, "acl.media", "media memory (acldvpp*)",
        aclpy_media_methods);
 MODULE(util_module, "acl.util", "pointer helpers", aclpy_util_methods);
 
+MODULE(prof_module, "acl.prof", "profiling (acl_prof.h)", aclpy_prof_methods);
+
 /* Every integer constant of the public headers (python/constants.py). */
 #define C(name) { #name, (long)(name) },
 
@@ -178,6 +180,7 @@ PyMODINIT_FUNC PyInit_acl(void)
 	if (add_constants(m) || PyModule_AddFunctions(m, aclpy_system_methods) ||
 	    add_submodule(m, &rt_module, "rt", rt_tables) ||
 	    add_submodule(m, &media_module, "media", NULL) ||
+	    add_submodule(m, &prof_module, "prof", NULL) ||
 	    add_submodule(m, &util_module, "util", NULL)) {
 		Py_DECREF(m);
 		return NULL;

@@ -154,7 +154,8 @@ extern const struct aclpy_field aclpy_location_fields[2];
  * host callbacks; memory_ext.c and memory_more.c: the memory calls beyond
  * malloc/memcpy; runtime_ext.c: notifies, IPC events, settings, device
  * id mappings; vmm.c: virtual memory; ipcmem.c: IPC memory and registered
- * host memory; util.c: acl.util, pointers, numpy and threads.
+ * host memory; util.c: acl.util, pointers, numpy and threads; prof.c:
+ * acl.prof.
  */
 extern PyMethodDef aclpy_system_methods[];
 extern PyMethodDef aclpy_system_rt_methods[];
@@ -165,6 +166,7 @@ extern PyMethodDef aclpy_rt_runtime_ext_methods[];
 extern PyMethodDef aclpy_rt_vmm_methods[];
 extern PyMethodDef aclpy_rt_ipcmem_methods[];
 extern PyMethodDef aclpy_util_methods[];
+extern PyMethodDef aclpy_prof_methods[];
 
 /*
  * runtime.c's hooks drop the Python callbacks a destroyed stream
