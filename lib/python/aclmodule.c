@@ -13,7 +13,9 @@
  * The GIL is released around every library call: copies and allocations
  * can take long, and other Python threads should run meanwhile.
  */
+/* Every public header: python/constants.py lists all their constants. */
 #include "acl/acl.h"
+#include "acl/acl_prof.h"
 #include "acl/ops/acl_dvpp.h"
 #include "aclpy.h"
 

@@ -26,7 +26,7 @@ ACLPY_FN(init)
 static int conv_u32_list(PyObject *o, union aclpy_val *slot)
 {
 	return aclpy_seq(o, slot, "device_list must be a list of ints", true,
-			 conv_u32, sizeof(uint32_t));
+			 conv_u32, NULL, sizeof(uint32_t));
 }
 
 ACLPY_FN(create_config)
