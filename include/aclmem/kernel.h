@@ -13,6 +13,7 @@
 #ifndef ACLMEM_KERNEL_H
 #define ACLMEM_KERNEL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "acl/acl_base.h"
@@ -32,6 +33,26 @@ extern "C" {
 
 typedef int (*aclmem_kernel_block_fn)(void *launch, uint32_t block_idx);
 typedef void (*aclmem_kernel_release_fn)(void *launch);
+
+/*
+ * A kernel's entry in a binary (aclrtBinaryLoadFromFile): the binary that
+ * ascendc_library() builds exports, for each kernel k,
+ * ACLMEM_KERNEL_ENTRY_PREFIX "k" of this type, and the marker
+ * ACLMEM_BINARY_MARK (an unsigned int, ACLMEM_BINARY_VERSION).  From
+ * args, size bytes holding the kernel's parameters in order, each at its
+ * C alignment (a C struct of them without its tail padding), it makes a
+ * launch of block_dim blocks for aclmem_kernel_launch: 0 with *block,
+ * *release and *launch set, or ACL_ERROR_INVALID_PARAM when size is not
+ * the parameters' size (ACL_ERROR_RT_MEMORY_ALLOCATION without memory).
+ */
+typedef int (*aclmem_kernel_entry_fn)(const void *args, size_t size,
+				      uint32_t block_dim,
+				      aclmem_kernel_block_fn *block,
+				      aclmem_kernel_release_fn *release,
+				      void **launch);
+#define ACLMEM_KERNEL_ENTRY_PREFIX	"aclmem_kernel_entry_"
+#define ACLMEM_BINARY_MARK		"aclmem_ascendc_binary"
+#define ACLMEM_BINARY_VERSION		1u
 
 /*
  * Queue a launch of the kernel called name (for messages) on stream (NULL:

@@ -14,7 +14,10 @@
 #       For each kernel, 'extern "C" __global__ __aicore__ void k(...)',
 #       writes <build>/include/NAME/aclrtlaunch_k.h declaring
 #       aclrtlaunch_k(blockDim, stream, args...) and ACLRT_LAUNCH_KERNEL(k),
-#       which queue a launch on the stream; a kernel<<<blockDim, l2ctrl,
+#       which queue a launch on the stream, and exports
+#       aclmem_kernel_entry_k (<aclmem/kernel.h>), through which
+#       aclrtBinaryGetFunction finds k in the SHARED library loaded by
+#       aclrtBinaryLoadFromFile; a kernel<<<blockDim, l2ctrl,
 #       stream>>>(args...) in a source becomes the same launch.  Sources
 #       are read when cmake runs: an edit makes the next build run it again.
 #   ascendc_compile_definitions(NAME [PRIVATE|PUBLIC|INTERFACE] DEFS...)
@@ -137,9 +140,26 @@ extern \"C\" ${sig}
 {
 \treturn ::AscendC::aclmem::LaunchKernel(\"${k}\", blockDim, stream, ${k}${args});
 }
+
+extern \"C\" __attribute__((visibility(\"default\"))) int
+aclmem_kernel_entry_${k}(const void *args, size_t size, uint32_t blockDim,
+\taclmem_kernel_block_fn *block, aclmem_kernel_release_fn *release, void **launch)
+{
+\treturn ::AscendC::aclmem::EntryLaunch(${k}, args, size, blockDim, block, release, launch);
+}
 ")
         endforeach()
         set(out "${gendir}/${base}")
+        if(NOT launchers STREQUAL "")
+            # What aclrtBinaryLoadFromFile looks for: weak, as every
+            # source of the library defines it.
+            string(APPEND launchers "
+extern \"C\" {
+__attribute__((weak, visibility(\"default\"))) extern const unsigned int aclmem_ascendc_binary;
+__attribute__((weak, visibility(\"default\"))) const unsigned int aclmem_ascendc_binary = ACLMEM_BINARY_VERSION;
+}
+")
+        endif()
         _ascendc_write("${out}" "#line 1 \"${abs}\"\n${text}\n/* Added by ascendc_library(${name}). */\n${launchers}")
         list(APPEND generated "${out}")
     endforeach()

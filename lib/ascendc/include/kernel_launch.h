@@ -7,6 +7,8 @@
  * any pointer, a scalar to its type) and kept until the stream runs the
  * launch (libaclmem's aclmem_kernel_launch, <aclmem/kernel.h>); each block
  * runs the kernel in a thread of its own with a fresh unified buffer.
+ * EntryLaunch is a kernel's entry in a binary (aclrtBinaryLoadFromFile,
+ * <aclmem/kernel.h>): it reads the arguments from a packed block.
  * RunBlocks runs a launch at once on the calling thread's behalf, without
  * a stream or a device (the host tests use it).
  */
@@ -16,6 +18,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <new>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -110,6 +113,42 @@ inline uint32_t LaunchKernel(const char *name, uint32_t blockDim,
 	return (uint32_t)aclmem_kernel_launch(name, blockDim, stream, RunBlock,
 					      ReleaseLaunch,
 					      MakeLaunch(blockDim, fn, args...));
+}
+
+/* One parameter from a packed block, at its C alignment: false past its end. */
+template <typename T>
+inline bool Unpack(const uint8_t *block, size_t size, size_t &off, T &out)
+{
+	off = (off + alignof(T) - 1) & ~(alignof(T) - 1);
+	if (off > size || size - off < sizeof(T))
+		return false;
+	std::memcpy(&out, block + off, sizeof(T));
+	off += sizeof(T);
+	return true;
+}
+
+/* aclmem_kernel_entry_<kernel>: a launch from the packed arguments. */
+template <typename... P>
+inline int EntryLaunch(void (*fn)(P...), const void *args, size_t size,
+		       uint32_t blockDim, aclmem_kernel_block_fn *block,
+		       aclmem_kernel_release_fn *release, void **launch)
+{
+	const uint8_t *b = static_cast<const uint8_t *>(args);
+	std::tuple<P...> t{};
+	size_t off = 0;
+	bool ok = true;
+
+	std::apply([&](auto &...v) { ((ok = ok && Unpack(b, size, off, v)), ...); }, t);
+	if (!ok || off != size)
+		return 100000;	/* ACL_ERROR_INVALID_PARAM */
+	try {
+		*launch = static_cast<Launch *>(new KernelLaunch<P...>(blockDim, fn, t));
+	} catch (const std::bad_alloc &) {
+		return 207001;	/* ACL_ERROR_RT_MEMORY_ALLOCATION */
+	}
+	*block = RunBlock;
+	*release = ReleaseLaunch;
+	return 0;
 }
 
 /* kernel<<<blockDim, l2ctrl, stream>>>(args...), rewritten. */
