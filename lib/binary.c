@@ -62,6 +62,7 @@ struct func {
 struct binary {
 	struct binary *next;
 	void *dl;
+	int fd;			/* LoadFromData's file, -1 */
 	unsigned int refs;
 	struct func *funcs;
 	struct args *args;
@@ -138,6 +139,13 @@ static void binary_put(struct binary *b)
 		free(f);
 	}
 	dlclose(b->dl);
+	/*
+	 * The loader knows a loaded object by its file's inode: a memfd
+	 * closed while its object is loaded could lend its number to the
+	 * next one, which would then be taken for the same object.
+	 */
+	if (b->fd >= 0)
+		close(b->fd);
 	free(b);
 }
 
@@ -182,7 +190,7 @@ bad:
 }
 
 static aclError load(const char *fn, const char *path, const char *what,
-		     aclrtBinHandle *binHandle)
+		     int fd, aclrtBinHandle *binHandle)
 {
 	const unsigned int *mark;
 	struct binary *b;
@@ -207,6 +215,7 @@ static aclError load(const char *fn, const char *path, const char *what,
 		return ACL_ERROR_RT_MEMORY_ALLOCATION;
 	}
 	b->dl = dl;
+	b->fd = fd;
 	b->refs = 1;
 	pthread_mutex_lock(&bin_lock);
 	b->next = loaded;
@@ -239,7 +248,7 @@ aclError aclrtBinaryLoadFromFile(const char *binPath,
 	    sizeof(path))
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "%s: binPath too long", fn);
-	return load(fn, path, binPath, binHandle);
+	return load(fn, path, binPath, -1, binHandle);
 }
 
 aclError aclrtBinaryLoadFromData(const void *data, size_t length,
@@ -276,8 +285,9 @@ aclError aclrtBinaryLoadFromData(const void *data, size_t length,
 		done += (size_t)n;
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	ret = load(fn, path, "the data", binHandle);
-	close(fd);
+	ret = load(fn, path, "the data", fd, binHandle);
+	if (ret)
+		close(fd);
 	return ret;
 }
 

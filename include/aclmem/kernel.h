@@ -40,7 +40,7 @@ typedef void (*aclmem_kernel_release_fn)(void *launch);
  * ACLMEM_KERNEL_ENTRY_PREFIX "k" of this type, and the marker
  * ACLMEM_BINARY_MARK (an unsigned int, ACLMEM_BINARY_VERSION).  From
  * args, size bytes holding the kernel's parameters in order, each at its
- * C alignment (a C struct of them without its tail padding), it makes a
+ * C alignment (a C struct of them, with or without its tail padding), it makes a
  * launch of block_dim blocks for aclmem_kernel_launch: 0 with *block,
  * *release and *launch set, or ACL_ERROR_INVALID_PARAM when size is not
  * the parameters' size (ACL_ERROR_RT_MEMORY_ALLOCATION without memory).

@@ -155,8 +155,7 @@ aclmem_kernel_entry_${k}(const void *args, size_t size, uint32_t blockDim,
             # source of the library defines it.
             string(APPEND launchers "
 extern \"C\" {
-__attribute__((weak, visibility(\"default\"))) extern const unsigned int aclmem_ascendc_binary;
-__attribute__((weak, visibility(\"default\"))) const unsigned int aclmem_ascendc_binary = ACLMEM_BINARY_VERSION;
+__attribute__((weak, visibility(\"default\"))) unsigned int aclmem_ascendc_binary = ACLMEM_BINARY_VERSION;
 }
 ")
         endif()
@@ -171,6 +170,11 @@ __attribute__((weak, visibility(\"default\"))) const unsigned int aclmem_ascendc
     set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON
                           CXX_EXTENSIONS OFF)
     target_compile_features(${name} PRIVATE cxx_std_17)
+    # GCC's unique symbols (inline statics) would make a binary that
+    # aclrtBinaryLoadFromFile loaded impossible to unload.
+    if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+        target_compile_options(${name} PRIVATE -fno-gnu-unique)
+    endif()
     target_include_directories(${name} PRIVATE ${srcdirs} "${ASCENDC_KERNEL_INCLUDE_DIR}")
     target_include_directories(${name} PUBLIC "${incdir}" "${ASCENDC_TOOLKIT_DIR}/include")
     target_link_libraries(${name} PUBLIC "${ASCENDC_TOOLKIT_DIR}/lib64/libascendcl.so"

@@ -15,6 +15,7 @@
 #ifndef ACLMEM_ASCENDC_KERNEL_LAUNCH_H
 #define ACLMEM_ASCENDC_KERNEL_LAUNCH_H
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -139,7 +140,9 @@ inline int EntryLaunch(void (*fn)(P...), const void *args, size_t size,
 	bool ok = true;
 
 	std::apply([&](auto &...v) { ((ok = ok && Unpack(b, size, off, v)), ...); }, t);
-	if (!ok || off != size)
+	/* A C struct of the parameters may end in padding: take either size. */
+	size_t align = std::max({ alignof(char), alignof(P)... });
+	if (!ok || (off != size && ((off + align - 1) & ~(align - 1)) != size))
 		return 100000;	/* ACL_ERROR_INVALID_PARAM */
 	try {
 		*launch = static_cast<Launch *>(new KernelLaunch<P...>(blockDim, fn, t));
