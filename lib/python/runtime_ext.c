@@ -3,8 +3,8 @@
  * acl.rt: notifies, IPC events, timed stream waits, 64-bit value
  * write/wait, runtime settings, device id mappings, and the device and
  * stream controls (timed device synchronisation, task abort, stream stop,
- * attributes, V2 creation, core limits), under pyACL's names and return
- * conventions where pyACL has them.
+ * attributes, V2 creation, core limits) and kernel binaries, under
+ * pyACL's names and return conventions where pyACL has them.
  *
  * pyACL has no binding for aclrtIpcGetEventHandle/aclrtIpcOpenEventHandle,
  * aclrtStreamWaitEventWithTimeout, two of the id mappings,
@@ -194,6 +194,68 @@ static int conv_notifies(PyObject *list, union aclpy_val *slot)
 
 /* ---- table ---- */
 
+/* ---- kernel binaries ---- */
+
+/*
+ * pyACL's options and cfg: a list of {"type": int, "value": int} or
+ * {"id": int, "value": int}; value is the union's first 32 bits (every
+ * member that is not a struct).  None or [] is none, given as NULL.
+ */
+static const struct aclpy_field option_fields[] = {
+	{ "type", offsetof(aclrtBinaryLoadOption, type), sizeof(int32_t), INT32_MAX, true },
+	{ "value", offsetof(aclrtBinaryLoadOption, value), sizeof(uint32_t), UINT32_MAX, true },
+};
+ACLPY_STRUCT(option_desc, named, "option", "aclrtBinaryLoadOption",
+	     option_fields, NULL, NULL);
+static const struct aclpy_field attr_fields[] = {
+	{ "id", offsetof(aclrtLaunchKernelAttr, id), sizeof(int32_t), INT32_MAX, true },
+	{ "value", offsetof(aclrtLaunchKernelAttr, value), sizeof(uint32_t), UINT32_MAX, true },
+};
+ACLPY_STRUCT(attr_desc, named, "attr", "aclrtLaunchKernelAttr", attr_fields,
+	     NULL, NULL);
+
+/* Both lists are a (pointer, count) header: one block, the items after it. */
+_Static_assert(offsetof(aclrtBinaryLoadOptions, numOpt) ==
+	       offsetof(aclrtLaunchKernelCfg, numAttrs), "list header");
+
+static int conv_list(PyObject *o, union aclpy_val *slot,
+		     const struct aclpy_struct *d, size_t size)
+{
+	aclrtLaunchKernelCfg *h;
+	Py_ssize_t n, i;
+
+	if (o == Py_None)
+		return 1;
+	if (!PyList_Check(o) && !PyTuple_Check(o)) {
+		PyErr_Format(PyExc_TypeError, "%s must be a list, not %.200s",
+			     d->what, Py_TYPE(o)->tp_name);
+		return 0;
+	}
+	n = PySequence_Fast_GET_SIZE(o);
+	if (!n)
+		return 1;
+	h = aclpy_slot_alloc(slot, 1, sizeof(*h) + (size_t)n * size);
+	if (!h)
+		return 0;
+	h->attrs = (void *)(h + 1);
+	h->numAttrs = (size_t)n;
+	for (i = 0; i < n; i++)
+		if (!aclpy_read_struct(PySequence_Fast_GET_ITEM(o, i), d,
+				       (char *)(h + 1) + (size_t)i * size))
+			return 0;
+	return 1;
+}
+
+static int conv_options(PyObject *o, union aclpy_val *slot)
+{
+	return conv_list(o, slot, &option_desc, sizeof(aclrtBinaryLoadOption));
+}
+
+static int conv_cfg(PyObject *o, union aclpy_val *slot)
+{
+	return conv_list(o, slot, &attr_desc, sizeof(aclrtLaunchKernelAttr));
+}
+
 #define RUNTIME_EXT_CALLS(CALL, HAND)					\
 	CALL(create_notify, aclrtCreateNotify, (out_p, u64), (),	\
 	     "notify, ret = create_notify(flag)")			\
@@ -316,6 +378,29 @@ static int conv_notifies(PyObject *list, union aclpy_val *slot)
 	     (i32, out_u32), (), "value, ret = get_res_in_current_thread(type)") \
 	CALL(notify_batch_reset, aclrtNotifyBatchReset,			\
 	     (objn(conv_notifies)), (),					\
-	     "ret = notify_batch_reset(notifies): a list of notifies")
+	     "ret = notify_batch_reset(notifies): a list of notifies")	\
+	CALL(binary_load_from_file, aclrtBinaryLoadFromFile,		\
+	     (s, obj(conv_options), out_p), (),				\
+	     "bin_handle, ret = binary_load_from_file(bin_path, options): " \
+	     "options a list of {\"type\": t, \"value\": v}, or []")	\
+	CALL(binary_get_function, aclrtBinaryGetFunction, (p, s, out_p), \
+	     (), "func_handle, ret = binary_get_function(bin_handle, kernel_name)") \
+	CALL(binary_unload, aclrtBinaryUnLoad, (p), (),		\
+	     "ret = binary_unload(bin_handle)")				\
+	CALL(kernel_args_init, aclrtKernelArgsInit, (p, out_p), (),	\
+	     "args_handle, ret = kernel_args_init(func_handle)")	\
+	CALL(kernel_args_append, aclrtKernelArgsAppend, (p, p, z, out_p), \
+	     (), "param_handle, ret = kernel_args_append(args_handle, param, " \
+	     "param_size): param the address of the value")		\
+	CALL(kernel_args_para_update, aclrtKernelArgsParaUpdate,	\
+	     (p, p, p, z), (), "ret = kernel_args_para_update(args_handle, " \
+	     "param_handle, param, param_size)")			\
+	CALL(kernel_args_finalize, aclrtKernelArgsFinalize, (p), (),	\
+	     "ret = kernel_args_finalize(args_handle)")			\
+	CALL(launch_kernel_with_config, aclrtLaunchKernelWithConfig,	\
+	     (p, u32, p, obj(conv_cfg), p, p), (),			\
+	     "ret = launch_kernel_with_config(func_handle, block_dim, stream, " \
+	     "cfg, args_handle, reserve): cfg a list of {\"id\": i, "	\
+	     "\"value\": v}, or []; reserve 0")
 
 ACLPY_TABLE(aclpy_rt_runtime_ext_methods, RUNTIME_EXT_CALLS)

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """acl.rt notifies, IPC events, timed waits, values, settings, device ids,
 and the device and stream controls (timed device sync, task abort, stream
-stop, attributes, V2 creation, core limits).
+stop, attributes, V2 creation, core limits), kernel binaries.
 
 lib/python/runtime_ext.c, with pyACL's names where pyACL has them: outputs
 first, ret last, handles are ints.  Tests that need /dev/npu-mem are
@@ -238,6 +238,47 @@ class WithDevice(unittest.TestCase):
     def tearDownClass(cls):
         acl.rt.reset_device(0)
         acl.finalize()
+
+    # ---- kernel binaries ----
+
+    def test_kernel_binary(self):
+        """A kernel of tests/lib/binary/ loaded, packed and launched."""
+        import ctypes
+        path = os.path.join(TOP, "build", "tests", "ascendc-binary",
+                            "libacl_binary_kernels.so")
+        if not os.path.exists(path):
+            self.skipTest(f"{path} not built")
+        n, blocks = 4 * 64, 4
+        rt = acl.rt
+        b, ret = rt.binary_load_from_file(path, [{"type": 1, "value": 1}])
+        self.assertEqual(ret, 0)
+        self.addCleanup(rt.binary_unload, b)
+        self.assertEqual(rt.binary_get_function(b, "none"), (0, 507027))
+        f, ret = rt.binary_get_function(b, "axpy")
+        self.assertEqual(ret, 0)
+        x, y, z = (self.malloc(n * 4) for _ in range(3))
+        host = (ctypes.c_float * n)(*[float(i % 50) for i in range(n)])
+        for d in (x, y):
+            self.assertEqual(rt.memcpy(d, n * 4, ctypes.addressof(host), n * 4,
+                                       acl.ACL_MEMCPY_HOST_TO_DEVICE), 0)
+        args, ret = rt.kernel_args_init(f)
+        self.assertEqual(ret, 0)
+        vals = [ctypes.c_uint64(x), ctypes.c_uint64(y), ctypes.c_uint64(z),
+                ctypes.c_float(2.0), ctypes.c_uint32(n)]
+        for v in vals:
+            _, ret = rt.kernel_args_append(args, ctypes.addressof(v), ctypes.sizeof(v))
+            self.assertEqual(ret, 0)
+        self.assertEqual(rt.kernel_args_finalize(args), 0)
+        s = self.stream()
+        self.assertEqual(rt.launch_kernel_with_config(f, blocks, s, [{"id": 99, "value": 0}],
+                                                      args, 0), 100000)
+        self.assertEqual(rt.launch_kernel_with_config(f, blocks, s, [{"id": 1, "value": 0}],
+                                                      args, 0), 0)
+        self.assertEqual(rt.synchronize_stream(s), 0)
+        out = (ctypes.c_float * n)()
+        self.assertEqual(rt.memcpy(ctypes.addressof(out), n * 4, z, n * 4,
+                                   acl.ACL_MEMCPY_DEVICE_TO_HOST), 0)
+        self.assertEqual(list(out), [3.0 * (i % 50) for i in range(n)])
 
     # ---- helpers ----
 
