@@ -298,7 +298,8 @@ END_TEST
 
 START_TEST(load_errors)
 {
-	aclrtBinaryLoadOption opt = { ACL_RT_BINARY_LOAD_OPT_CPU_KERNEL_MODE, { .cpuKernelMode = 1 } };
+	aclrtBinaryLoadOption opt = { ACL_RT_BINARY_LOAD_OPT_CPU_KERNEL_MODE,
+				      { .cpuKernelMode = 1 } };
 	aclrtBinaryLoadOptions opts = { &opt, 1 }, none = { NULL, 1 };
 	aclrtBinHandle bin = NULL;
 
