@@ -56,7 +56,8 @@ expected() {
 	# AscendC (lib/ascendc): its files, and the toolkit's links to them.
 	(cd lib/ascendc && find include cmake -type f) | sed "s|^|$p/lib/aclmem/ascendc/|"
 	for f in bin/setenv.bash compiler/tikcpp/tikcfw \
-		compiler/tikcpp/ascendc_kernel_cmake tools/tikcpp; do
+		compiler/tikcpp/ascendc_kernel_cmake tools/tikcpp \
+		tools/tikicpulib/lib/cmake/tikicpulib; do
 		echo "$p/lib/aclmem/toolkit/$f"
 	done
 }
@@ -104,7 +105,8 @@ toolkit_links() {
 	[ -f "$t/include/acl/acl.h" ] && [ -f "$t/include/linux/npu_mem.h" ] &&
 		[ -f "$t/python/site-packages/acl$PYEXT" ] &&
 		[ -f "$t/tools/tikcpp/tikcfw/kernel_operator.h" ] &&
-		[ -f "$t/compiler/tikcpp/ascendc_kernel_cmake/ascendc.cmake" ]
+		[ -f "$t/compiler/tikcpp/ascendc_kernel_cmake/ascendc.cmake" ] &&
+		[ -f "$t/tools/tikicpulib/lib/cmake/tikicpulib/tikicpulibConfig.cmake" ]
 }
 check "toolkit links resolve inside DESTDIR" toolkit_links
 check "sysusers entry creates group npu" grep -Eq '^g[[:space:]]+npu[[:space:]]' "$D/usr/lib/sysusers.d/npu-mem.conf"
