@@ -407,6 +407,7 @@ static void cb_cancel(struct aclmem_task *task)
 static const struct aclmem_task_ops cb_ops = {
 	.run = cb_run,
 	.release = aclmem_task_free,
+	.replay = aclmem_task_dup,
 	.cancel = cb_cancel,
 };
 

@@ -351,6 +351,7 @@ static int copy_run(struct aclmem_task *t, struct aclmem_stream *s)
 static const struct aclmem_task_ops copy_ops = {
 	.run = copy_run,
 	.release = aclmem_task_free,
+	.replay = aclmem_task_dup,
 };
 
 aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
@@ -536,6 +537,7 @@ static int copy2d_task_run(struct aclmem_task *t, struct aclmem_stream *s)
 static const struct aclmem_task_ops copy2d_ops = {
 	.run = copy2d_task_run,
 	.release = aclmem_task_free,
+	.replay = aclmem_task_dup,
 };
 
 aclError aclrtMemcpy2dAsync(void *dst, size_t dpitch, const void *src,
@@ -644,6 +646,7 @@ static int d32_task_run(struct aclmem_task *t, struct aclmem_stream *s)
 static const struct aclmem_task_ops d32_ops = {
 	.run = d32_task_run,
 	.release = aclmem_task_free,
+	.replay = aclmem_task_dup,
 };
 
 aclError aclrtMemsetD32Async(void *ptr, size_t memSize, uint32_t value,

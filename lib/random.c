@@ -405,6 +405,7 @@ static int random_run(struct aclmem_task *task, struct aclmem_stream *s)
 static const struct aclmem_task_ops random_ops = {
 	.run = random_run,
 	.release = aclmem_task_free,
+	.replay = aclmem_task_dup,
 };
 
 /* Not read from device memory: judged at the call (isAddr 2 included). */

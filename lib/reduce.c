@@ -184,6 +184,7 @@ static int reduce_run(struct aclmem_task *task, struct aclmem_stream *s)
 static const struct aclmem_task_ops reduce_ops = {
 	.run = reduce_run,
 	.release = aclmem_task_free,
+	.replay = aclmem_task_dup,
 };
 
 /* The runtime's checks, in its order: an ACL code. */

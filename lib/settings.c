@@ -376,6 +376,7 @@ static int nothing_run(struct aclmem_task *t, struct aclmem_stream *s)
 static const struct aclmem_task_ops nothing_ops = {
 	.run = nothing_run,
 	.release = aclmem_task_free,
+	.replay = aclmem_task_dup,
 };
 
 aclError aclrtResetOverflowStatus(aclrtStream stream)

@@ -98,6 +98,7 @@ static int value_run(struct aclmem_task *task, struct aclmem_stream *s)
 static const struct aclmem_task_ops value_ops = {
 	.run = value_run,
 	.release = aclmem_task_free,
+	.replay = aclmem_task_dup,
 };
 
 static aclError queue(void *devAddr, uint64_t value, uint32_t flag,
@@ -119,6 +120,7 @@ static aclError queue(void *devAddr, uint64_t value, uint32_t flag,
 	if (!t)
 		return ACL_ERROR_RT_MEMORY_ALLOCATION;
 	t->task.ops = &value_ops;
+	t->task.size = sizeof(*t);
 	t->addr = devAddr;
 	t->value = value;
 	t->flag = flag;

@@ -1147,6 +1147,23 @@ ACL_FUNC_VISIBILITY aclError aclrtRandomNumAsync(
 	const aclrtRandomNumTaskInfo *taskInfo, const aclrtStream stream,
 	void *reserve);
 
+/* Labels: positions in a model run instance's work (lib/label.c). */
+typedef void *aclrtLabel;
+typedef void *aclrtLabelList;
+
+ACL_FUNC_VISIBILITY aclError aclrtCreateLabel(aclrtLabel *label);
+ACL_FUNC_VISIBILITY aclError aclrtSetLabel(aclrtLabel label,
+					   aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtDestroyLabel(aclrtLabel label);
+ACL_FUNC_VISIBILITY aclError aclrtCreateLabelList(aclrtLabel *labels,
+						  size_t num,
+						  aclrtLabelList *labelList);
+ACL_FUNC_VISIBILITY aclError aclrtDestroyLabelList(aclrtLabelList labelList);
+ACL_FUNC_VISIBILITY aclError aclrtSwitchLabelByIndex(void *ptr,
+						     uint32_t maxValue,
+						     aclrtLabelList labelList,
+						     aclrtStream stream);
+
 #ifdef __cplusplus
 }
 #endif
