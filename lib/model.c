@@ -15,10 +15,11 @@
  * capture is invalidated: aclmdlRICaptureEnd then returns
  * ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED and no instance.
  *
- * aclmdlRIExecuteAsync queues one task on the given stream; when it runs,
- * it runs the kept tasks in the order they were queued, each through a
- * fresh copy made then by its kind's replay op, so that every execution
- * does the work again (a record is a new record, a copy copies again).
+ * aclmdlRIExecuteAsync queues one task on the given stream, with a fresh
+ * copy of each kept task made then by its kind's replay op (so that every
+ * execution does the work again, and is queued work from the call on: a
+ * record in it is the event's latest for a wait queued after the call);
+ * when it runs, it runs the copies in the order the work was queued.
  * The first task that fails ends that execution with its code.  Labels
  * (lib/label.c) are places in that order; a switch moves the next task to
  * run.  The tasks of every stream bound to an instance run in the order
@@ -554,7 +555,15 @@ struct exec_task {
 	struct aclmem_task task;
 	struct aclmem_model *m;
 	pthread_mutex_t lock;
-	struct aclmem_task *cur;	/* the kept task's copy running */
+	struct aclmem_task *cur;	/* the copy running */
+	/*
+	 * A copy of each kept task (NULL for marks), made when the execution
+	 * is queued, so that it is queued work from then on: a record is the
+	 * event's latest for whoever waits after the call.  A loop may run a
+	 * copy more than once; each is released once, at the end.
+	 */
+	struct aclmem_task **copy;
+	bool *ran;
 };
 
 /* The execution this worker is running, for aclmem_model_goto(). */
@@ -589,20 +598,17 @@ static int exec_run(struct aclmem_task *task, struct aclmem_stream *s)
 	struct exec_task *x = (struct exec_task *)task;
 	struct run r = { x->m, 0 }, *outer = current_run;
 	struct aclmem_task *t;
+	size_t i;
 	int ret = ACL_SUCCESS;
 
 	current_run = &r;
 	while (!ret && r.next < x->m->nr_tasks) {
-		t = x->m->tasks[r.next++];
-		if (t->ops == &mark_ops)
+		i = r.next++;
+		t = x->copy[i];
+		if (!t)
 			continue;
 		if (aclmem_stream_cancelled(s)) {
 			ret = ACL_ERROR_RT_STREAM_ABORT;
-			break;
-		}
-		t = t->ops->replay(t);
-		if (!t) {
-			ret = ACL_ERROR_RT_MEMORY_ALLOCATION;
 			break;
 		}
 		pthread_mutex_lock(&x->lock);
@@ -612,7 +618,7 @@ static int exec_run(struct aclmem_task *task, struct aclmem_stream *s)
 		pthread_mutex_lock(&x->lock);
 		x->cur = NULL;
 		pthread_mutex_unlock(&x->lock);
-		t->ops->release(t, true);
+		x->ran[i] = true;
 	}
 	current_run = outer;
 	if (ret)
@@ -624,8 +630,14 @@ static int exec_run(struct aclmem_task *task, struct aclmem_stream *s)
 static void exec_release(struct aclmem_task *task, bool ran)
 {
 	struct exec_task *x = (struct exec_task *)task;
+	size_t i;
 
 	(void)ran;
+	for (i = 0; x->copy && x->ran && i < x->m->nr_tasks; i++)
+		if (x->copy[i])
+			x->copy[i]->ops->release(x->copy[i], x->ran[i]);
+	free(x->copy);
+	free(x->ran);
 	pthread_mutex_lock(&models_lock);
 	x->m->running--;
 	pthread_mutex_unlock(&models_lock);
@@ -633,7 +645,7 @@ static void exec_release(struct aclmem_task *task, bool ran)
 	free(x);
 }
 
-/* The stream was cancelled: so is the kept task running. */
+/* The stream was cancelled: so is the copy running. */
 static void exec_cancel(struct aclmem_task *task)
 {
 	struct exec_task *x = (struct exec_task *)task;
@@ -653,13 +665,37 @@ static const struct aclmem_task_ops exec_ops = {
 	.replay = exec_replay,
 };
 
+/*
+ * An execution of m, READY, which the caller counted in m->running (the
+ * task's release uncounts it, also when this fails: NULL).
+ */
 static struct exec_task *exec_new(const char *fn, struct aclmem_model *m)
 {
 	struct exec_task *x = aclmem_task_new(fn, sizeof(*x), &exec_ops);
+	size_t i, n = m->nr_tasks;
 
-	if (x) {
-		x->m = m;
-		pthread_mutex_init(&x->lock, NULL);
+	if (!x) {
+		pthread_mutex_lock(&models_lock);
+		m->running--;
+		pthread_mutex_unlock(&models_lock);
+		return NULL;
+	}
+	x->m = m;
+	pthread_mutex_init(&x->lock, NULL);
+	x->copy = calloc(n ? n : 1, sizeof(*x->copy));
+	x->ran = calloc(n ? n : 1, sizeof(*x->ran));
+	for (i = 0; x->copy && x->ran && i < n; i++) {
+		if (m->tasks[i]->ops == &mark_ops)
+			continue;
+		x->copy[i] = m->tasks[i]->ops->replay(m->tasks[i]);
+		if (!x->copy[i])
+			break;
+	}
+	if (!x->copy || !x->ran || i < n) {
+		aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
+			    "%s: out of memory for the copies", fn);
+		exec_release(&x->task, false);
+		return NULL;
 	}
 	return x;
 }
@@ -671,14 +707,13 @@ static struct exec_task *exec_new(const char *fn, struct aclmem_model *m)
 static struct aclmem_task *exec_replay(const struct aclmem_task *task)
 {
 	const struct exec_task *x = (const struct exec_task *)task;
-	struct exec_task *n = exec_new("aclmdlRIExecuteAsync", x->m);
+	struct exec_task *n;
 
-	if (!n)
-		return NULL;
 	pthread_mutex_lock(&models_lock);
 	x->m->running++;
 	pthread_mutex_unlock(&models_lock);
-	return &n->task;
+	n = exec_new("aclmdlRIExecuteAsync", x->m);
+	return n ? &n->task : NULL;
 }
 
 aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream stream)
@@ -703,12 +738,8 @@ aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream stream)
 				   "not a model run instance" :
 				   "still being captured or built");
 	x = exec_new(fn, m);
-	if (!x) {
-		pthread_mutex_lock(&models_lock);
-		m->running--;
-		pthread_mutex_unlock(&models_lock);
+	if (!x)
 		return ACL_ERROR_RT_MEMORY_ALLOCATION;
-	}
 	return aclmem_task_queue(fn, stream, &x->task);
 }
 

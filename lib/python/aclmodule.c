@@ -107,6 +107,11 @@ static struct PyModuleDef media_module = {
 	aclpy_media_methods, NULL, NULL, NULL, NULL,
 };
 
+static struct PyModuleDef mdl_module = {
+	PyModuleDef_HEAD_INIT, "acl.mdl", "model run instances (model.c)", -1,
+	NULL, NULL, NULL, NULL, NULL,
+};
+
 static struct PyModuleDef util_module = {
 	PyModuleDef_HEAD_INIT, "acl.util", "pointer helpers", -1,
 	aclpy_util_methods, NULL, NULL, NULL, NULL,
@@ -300,8 +305,11 @@ static PyMethodDef *const rt_tables[] = {
 	aclpy_rt_runtime_ext_methods,
 	aclpy_rt_vmm_methods,
 	aclpy_rt_ipcmem_methods,
+	aclpy_rt_label_methods,
 	NULL,
 };
+
+static PyMethodDef *const mdl_tables[] = { aclpy_mdl_methods, NULL };
 
 /*
  * Make "import acl.rt" and "from acl import rt" work for a single .so;
@@ -339,6 +347,7 @@ PyMODINIT_FUNC PyInit_acl(void)
 	if (add_constants(m) || PyModule_AddFunctions(m, aclpy_system_methods) ||
 	    add_submodule(m, &rt_module, "rt", rt_tables) ||
 	    add_submodule(m, &media_module, "media", NULL) ||
+	    add_submodule(m, &mdl_module, "mdl", mdl_tables) ||
 	    add_submodule(m, &util_module, "util", NULL)) {
 		Py_DECREF(m);
 		return NULL;
