@@ -18,6 +18,11 @@
  * the error has been collected by a synchronisation; with the default
  * ACL_CONTINUE_ON_FAILURE later tasks run.
  *
+ * While a model run instance records a stream's work (lib/model.c), the
+ * stream hands each submitted task to the model's sink instead of its
+ * queue, and refuses to be synchronised (ACL_ERROR_RT_STREAM_CAPTURED): its
+ * work runs only when the model is executed.
+ *
  * Streams are reference counted: the registry holds one reference, and a
  * caller holds one while it queues or waits, so a stream destroyed by one
  * thread while another synchronises it is freed only after both are done.

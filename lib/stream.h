@@ -10,7 +10,9 @@
  * fills, event records and waits, callbacks, notifies, values, cache
  * operations and barriers, batches, pool frees) lives in its own file and
  * queues a struct aclmem_task embedded in its own structure, with the
- * operations of its kind.
+ * operations of its kind.  A kind that can run more than once says how
+ * (replay), so that a model run instance may keep its tasks and run them
+ * again (lib/model.c).
  */
 #ifndef ACLMEM_STREAM_H
 #define ACLMEM_STREAM_H
