@@ -296,22 +296,34 @@ START_TEST(replay_on_other_streams)
 {
 	unsigned char *buf, *src;
 	aclrtStream s = new_stream(), t = new_stream();
-	aclrtEvent ev, after;
+	uint64_t *word;
+	aclrtEvent ev;
 	aclmdlRI m;
 
 	ck_assert_int_eq(aclrtMalloc((void **)&buf, 64, 2), 0);
 	ck_assert_int_eq(aclrtMalloc((void **)&src, 64, 2), 0);
+	ck_assert_int_eq(aclrtMalloc((void **)&word, 64, 2), 0);
 	ck_assert_int_eq(aclrtCreateEvent(&ev), 0);
-	ck_assert_int_eq(aclrtCreateEvent(&after), 0);
 	memset(src, 0x33, 64);
 	memset(&trace, 0, sizeof(trace));
 	trace.buf = buf;
+	*word = 0;
 	m = capture_work(s, buf, src, ev);
 
-	/* On another stream; a wait there for the model's record holds. */
+	/*
+	 * On another stream, behind a wait there; a wait on the first
+	 * stream for the event, queued after the execution, waits for the
+	 * model's record.
+	 */
+	ck_assert_int_eq(aclrtValueWait(word, 1, ACL_STREAM_WAIT_VALUE_EQ, t),
+			 0);
 	ck_assert_int_eq(aclmdlRIExecuteAsync(m, t), 0);
 	ck_assert_int_eq(aclrtStreamWaitEvent(s, ev), 0);
 	ck_assert_int_eq(aclrtLaunchHostFunc(s, note_tag, (void *)99), 0);
+	ck_assert_int_eq(aclrtSynchronizeStreamWithTimeout(s, 100),
+			 ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
+	ck_assert_int_eq(trace.n, 0);
+	*word = 1;
 	ck_assert_int_eq(aclrtSynchronizeStream(s), 0);
 	ck_assert_int_eq(trace.n, 3);
 	ck_assert_int_eq(trace.seen[1], 0x33);
@@ -329,11 +341,11 @@ START_TEST(replay_on_other_streams)
 
 	ck_assert_int_eq(aclmdlRIDestroy(m), 0);
 	ck_assert_int_eq(aclrtDestroyEvent(ev), 0);
-	ck_assert_int_eq(aclrtDestroyEvent(after), 0);
 	ck_assert_int_eq(aclrtDestroyStream(s), 0);
 	ck_assert_int_eq(aclrtDestroyStream(t), 0);
 	ck_assert_int_eq(aclrtFree(buf), 0);
 	ck_assert_int_eq(aclrtFree(src), 0);
+	ck_assert_int_eq(aclrtFree(word), 0);
 }
 END_TEST
 
