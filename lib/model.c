@@ -10,8 +10,8 @@
  * aclmdlRIEndTask (that stream) or aclmdlRIBuildEnd (every one).  Either
  * way the instance is the stream's sink (lib/stream.h): the calls that
  * queue work return success and nothing runs.  A kind of task that cannot
- * run twice (no replay op: launches, cache operations, batches, pool frees,
- * notifies) is refused with ACL_ERROR_RT_FEATURE_NOT_SUPPORT, and the
+ * run twice (no replay op: launches, cache operations, batches, pool frees)
+ * is refused with ACL_ERROR_RT_FEATURE_NOT_SUPPORT, and the
  * capture is invalidated: aclmdlRICaptureEnd then returns
  * ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED and no instance.
  *

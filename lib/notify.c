@@ -332,9 +332,23 @@ static void notify_release(struct aclmem_task *task, bool ran)
 	free(t);
 }
 
+/* A model runs the record or wait again: one more reference. */
+static struct aclmem_task *notify_replay(const struct aclmem_task *task)
+{
+	struct notify_task *t = (struct notify_task *)aclmem_task_dup(task);
+
+	if (t) {
+		pthread_mutex_lock(&notify_lock);
+		t->notify->refs++;
+		pthread_mutex_unlock(&notify_lock);
+	}
+	return t ? &t->task : NULL;
+}
+
 static const struct aclmem_task_ops notify_ops = {
 	.run = notify_run,
 	.release = notify_release,
+	.replay = notify_replay,
 };
 
 static aclError queue(aclrtNotify notify, aclrtStream stream, bool wait,

@@ -349,6 +349,38 @@ START_TEST(replay_on_other_streams)
 }
 END_TEST
 
+/* A notify's record kept by a model releases a wait once per execution. */
+START_TEST(notify_record_replayed)
+{
+	aclrtStream s = new_stream(), t = new_stream(), u = new_stream();
+	aclrtNotify n;
+	aclmdlRI m;
+	int i;
+
+	memset(&trace, 0, sizeof(trace));
+	ck_assert_int_eq(aclrtCreateNotify(&n, 0), 0);
+	ck_assert_int_eq(aclmdlRICaptureBegin(s,
+					      ACL_MODEL_RI_CAPTURE_MODE_GLOBAL),
+			 0);
+	ck_assert_int_eq(aclrtRecordNotify(n, s), 0);
+	ck_assert_int_eq(aclmdlRICaptureEnd(s, &m), 0);
+	for (i = 0; i < 3; i++) {
+		ck_assert_int_eq(aclrtWaitAndResetNotify(n, u, 0), 0);
+		ck_assert_int_eq(aclrtLaunchHostFunc(u, note_tag,
+						     (void *)(intptr_t)i), 0);
+		ck_assert_int_eq(aclmdlRIExecuteAsync(m, t), 0);
+		ck_assert_int_eq(aclrtSynchronizeStream(u), 0);
+		ck_assert_int_eq(trace.n, i + 1);
+	}
+	ck_assert_int_eq(aclrtSynchronizeStream(t), 0);
+	ck_assert_int_eq(aclmdlRIDestroy(m), 0);
+	ck_assert_int_eq(aclrtDestroyNotify(n), 0);
+	ck_assert_int_eq(aclrtDestroyStream(s), 0);
+	ck_assert_int_eq(aclrtDestroyStream(t), 0);
+	ck_assert_int_eq(aclrtDestroyStream(u), 0);
+}
+END_TEST
+
 START_TEST(destroy_while_queued)
 {
 	aclrtStream s = new_stream(), t = new_stream();
@@ -540,7 +572,7 @@ START_TEST(labels_switch_by_device_index)
 	ck_assert_int_eq(trace.n, 12);
 	for (i = 0; i < 4; i++) {
 		ck_assert_int_eq(trace.seen[3 * i], 'A');
-		ck_assert_int_eq(trace.seen[3 * i + 1], i & 1 ? 'C' : 'B');
+		ck_assert_int_eq(trace.seen[3 * i + 1], (i & 1) ? 'C' : 'B');
 		ck_assert_int_eq(trace.seen[3 * i + 2], 'D');
 	}
 	/* An index past maxValue fails the execution where it switches. */
@@ -569,6 +601,7 @@ int main(void)
 	nm_add_fx(s, bad_arguments, 30, &acltest_device);
 	nm_add_fx(s, replay_n_times_in_order, 30, &acltest_device);
 	nm_add_fx(s, replay_on_other_streams, 30, &acltest_device);
+	nm_add_fx(s, notify_record_replayed, 30, &acltest_device);
 	nm_add_fx(s, destroy_while_queued, 30, &acltest_device);
 	nm_add_fx(s, capture_refusals, 30, &acltest_device);
 	nm_add_fx(s, end_on_another_thread, 30, &acltest_device);
