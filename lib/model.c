@@ -836,6 +836,26 @@ static void models_stream_gone(struct aclmem_stream *s)
 	}
 }
 
+/*
+ * aclFinalize: every stream is gone, and with it every execution; the
+ * models the program did not destroy go too.
+ */
+static void models_idle(bool finalize)
+{
+	struct aclmem_model *m, *all;
+
+	if (!finalize)
+		return;
+	pthread_mutex_lock(&models_lock);
+	all = models;
+	models = NULL;
+	pthread_mutex_unlock(&models_lock);
+	while ((m = all)) {
+		all = m->next;
+		model_free(m);
+	}
+}
+
 static void models_fork_prepare(void)
 {
 	pthread_mutex_lock(&models_lock);
@@ -855,6 +875,7 @@ static void models_fork_child(void)
 
 ACLMEM_PART(.rank = ACLMEM_RANK_MODELS,
 	    .stream_gone = models_stream_gone,
+	    .idle = models_idle,
 	    .fork_prepare = models_fork_prepare,
 	    .fork_parent = models_fork_parent,
 	    .fork_child = models_fork_child)

@@ -6,7 +6,8 @@
  * by an index read from device memory when the switch runs.  Every bad
  * argument gets CANN's code; so do calls that cannot be captured, the
  * synchronisation of a capturing stream, the end of a capture on another
- * thread and the destruction of an instance whose execution is queued.
+ * thread and the destruction of an instance whose execution is queued;
+ * aclFinalize takes the instances the program left.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -426,6 +427,42 @@ START_TEST(destroy_while_queued)
 }
 END_TEST
 
+/*
+ * aclFinalize with models still there (one executing behind a wait, one
+ * built on a bound stream, one capturing) releases them all.
+ */
+START_TEST(finalize_takes_models)
+{
+	aclrtStream s = new_stream(), t = new_stream(), ps;
+	aclmdlRI done, built;
+	uint64_t *word;
+
+	ck_assert_int_eq(aclrtMalloc((void **)&word, 64, 2), 0);
+	*word = 0;
+	ck_assert_int_eq(aclrtCreateStreamWithConfig(&ps, 0,
+						     ACL_STREAM_PERSISTENT), 0);
+	ck_assert_int_eq(aclmdlRICaptureBegin(s,
+					      ACL_MODEL_RI_CAPTURE_MODE_GLOBAL),
+			 0);
+	ck_assert_int_eq(aclrtMemsetAsync(word, 8, 0, 8, s), 0);
+	ck_assert_int_eq(aclmdlRICaptureEnd(s, &done), 0);
+	ck_assert_int_eq(aclrtValueWait(word, 1, ACL_STREAM_WAIT_VALUE_EQ, t),
+			 0);
+	ck_assert_int_eq(aclmdlRIExecuteAsync(done, t), 0);
+	ck_assert_int_eq(aclmdlRIBuildBegin(&built, 0), 0);
+	ck_assert_int_eq(aclmdlRIBindStream(built, ps,
+					    ACL_MODEL_STREAM_FLAG_HEAD), 0);
+	ck_assert_int_eq(aclrtMemsetAsync(word, 8, 0, 8, ps), 0);
+	ck_assert_int_eq(aclmdlRICaptureBegin(s,
+					      ACL_MODEL_RI_CAPTURE_MODE_GLOBAL),
+			 0);
+	ck_assert_int_eq(aclrtMemsetAsync(word, 8, 0, 8, s), 0);
+	ck_assert_int_eq(aclFinalize(), 0);
+	ck_assert_int_eq(aclmdlRIDestroy(done), ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclmdlRIDestroy(built), ACL_ERROR_INVALID_PARAM);
+}
+END_TEST
+
 START_TEST(capture_refusals)
 {
 	aclmdlRICaptureStatus st;
@@ -603,6 +640,7 @@ int main(void)
 	nm_add_fx(s, replay_on_other_streams, 30, &acltest_device);
 	nm_add_fx(s, notify_record_replayed, 30, &acltest_device);
 	nm_add_fx(s, destroy_while_queued, 30, &acltest_device);
+	nm_add_fx(s, finalize_takes_models, 30, &acltest_device);
 	nm_add_fx(s, capture_refusals, 30, &acltest_device);
 	nm_add_fx(s, end_on_another_thread, 30, &acltest_device);
 	nm_add_fx(s, labels_switch_by_device_index, 30, &acltest_device);
