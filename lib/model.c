@@ -25,6 +25,11 @@
  * run.  The tasks of every stream bound to an instance run in the order
  * they were queued, on the one stream that executes it.
  *
+ * While captures are under way, the capture modes (CANN's: the mode a
+ * capture began in, and each thread's, aclmdlRICaptureThreadExchangeMode)
+ * decide whether a thread may make the synchronous copies and fills CANN
+ * calls unsafe (lib/copy.c asks aclmem_model_unsafe()).
+ *
  * Lock order: a stream's lock -> models_lock (a sink's keep() runs under
  * the stream's lock), so nothing here takes a stream's lock, or looks a
  * stream up, while models_lock is held.  An instance executions still hold
@@ -32,6 +37,7 @@
  * CANN.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -68,10 +74,12 @@ static pthread_mutex_t models_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct aclmem_model *models;
 
 /*
- * The capture mode of this thread (aclmdlRICaptureThreadExchangeMode);
- * kept and given back, not enforced (lib/README.md).
+ * The capture mode of this thread (aclmdlRICaptureThreadExchangeMode),
+ * GLOBAL until changed, and the captures under way (a quick no for
+ * aclmem_model_unsafe() when there are none).
  */
 static __thread aclmdlRICaptureMode thread_mode = ACL_MODEL_RI_CAPTURE_MODE_GLOBAL;
+static _Atomic unsigned int nr_capturing;
 
 /* ---- marks: where labels are ---- */
 
@@ -276,11 +284,13 @@ aclError aclmdlRICaptureBegin(aclrtStream stream, aclmdlRICaptureMode mode)
 	pthread_mutex_lock(&models_lock);
 	m->next = models;
 	models = m;
+	atomic_fetch_add(&nr_capturing, 1);
 	pthread_mutex_unlock(&models_lock);
 	ret = bind_stream(m, s);
 	if (ret) {
 		pthread_mutex_lock(&models_lock);
 		unlink_locked(m);
+		atomic_fetch_sub(&nr_capturing, 1);
 		pthread_mutex_unlock(&models_lock);
 		model_free(m);
 		return aclmem_fail(ret, "%s(%p): %s", fn, stream,
@@ -330,6 +340,39 @@ aclError aclmdlRICaptureThreadExchangeMode(aclmdlRICaptureMode *mode)
 	return ACL_SUCCESS;
 }
 
+/*
+ * CANN's rule for the calls it calls unsafe while captures are under way:
+ * a thread in RELAXED mode may make them; otherwise not the thread that
+ * began a capture not RELAXED, nor, in GLOBAL mode, any thread while
+ * another began a GLOBAL one.
+ */
+int aclmem_model_unsafe(const char *fn)
+{
+	aclmdlRICaptureMode mode = thread_mode;
+	pthread_t self = pthread_self();
+	struct aclmem_model *m;
+	bool refused = false;
+
+	if (mode == ACL_MODEL_RI_CAPTURE_MODE_RELAXED ||
+	    !atomic_load(&nr_capturing))
+		return ACL_SUCCESS;
+	pthread_mutex_lock(&models_lock);
+	for (m = models; m && !refused; m = m->next) {
+		if (m->state != CAPTURING)
+			continue;
+		if (pthread_equal(m->thread, self))
+			refused = m->mode != ACL_MODEL_RI_CAPTURE_MODE_RELAXED;
+		else
+			refused = mode == ACL_MODEL_RI_CAPTURE_MODE_GLOBAL &&
+				  m->mode == ACL_MODEL_RI_CAPTURE_MODE_GLOBAL;
+	}
+	pthread_mutex_unlock(&models_lock);
+	return refused ? aclmem_fail(ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT,
+				     "%s: not while a stream captures in this "
+				     "mode (aclmdlRICaptureThreadExchangeMode)",
+				     fn) : ACL_SUCCESS;
+}
+
 aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI *modelRI)
 {
 	static const char fn[] = "aclmdlRICaptureEnd";
@@ -366,6 +409,7 @@ aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI *modelRI)
 	aclmem_stream_set_sink(s, NULL);
 	pthread_mutex_lock(&models_lock);
 	m->state = READY;
+	atomic_fetch_sub(&nr_capturing, 1);
 	if (m->invalid)
 		unlink_locked(m);
 	pthread_mutex_unlock(&models_lock);
@@ -810,6 +854,7 @@ static void models_stream_gone(struct aclmem_stream *s)
 	for (pm = &models; drop && (m = *pm);) {
 		if (m->state == CAPTURING && m->nr_bound &&
 		    m->bound[0].s == s) {
+			atomic_fetch_sub(&nr_capturing, 1);
 			*pm = m->next;
 			m->next = dead;
 			dead = m;
@@ -849,6 +894,7 @@ static void models_idle(bool finalize)
 	pthread_mutex_lock(&models_lock);
 	all = models;
 	models = NULL;
+	atomic_store(&nr_capturing, 0);
 	pthread_mutex_unlock(&models_lock);
 	while ((m = all)) {
 		all = m->next;
@@ -871,6 +917,7 @@ static void models_fork_child(void)
 {
 	pthread_mutex_init(&models_lock, NULL);
 	models = NULL;
+	atomic_store(&nr_capturing, 0);
 }
 
 ACLMEM_PART(.rank = ACLMEM_RANK_MODELS,

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What lib/label.c needs of model run instances (lib/model.c): a label's
- * place in a model's work, and the jump to it while the model runs.
+ * What other files need of model run instances (lib/model.c): a label's
+ * place in a model's work and the jump to it while the model runs
+ * (lib/label.c), and whether the capture modes allow a synchronous copy
+ * now (lib/copy.c).
  */
 #ifndef ACLMEM_MODEL_H
 #define ACLMEM_MODEL_H
@@ -22,5 +24,12 @@ struct aclmem_task *aclmem_model_mark_new(const char *fn, const void *label);
  * model has no mark of that label.
  */
 int aclmem_model_goto(const void *label);
+
+/*
+ * Before a synchronous copy or fill (CANN's unsafe calls): ACL_SUCCESS, or
+ * ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT, recorded as fn's, when the capture
+ * modes forbid it now.
+ */
+int aclmem_model_unsafe(const char *fn);
 
 #endif /* ACLMEM_MODEL_H */

@@ -6,8 +6,9 @@
  * by an index read from device memory when the switch runs.  Every bad
  * argument gets CANN's code; so do calls that cannot be captured, the
  * synchronisation of a capturing stream, the end of a capture on another
- * thread and the destruction of an instance whose execution is queued;
- * aclFinalize takes the instances the program left.
+ * thread, the destruction of an instance whose execution is queued, and
+ * synchronous copies and fills that the capture modes forbid; aclFinalize
+ * takes the instances the program left.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -555,6 +556,97 @@ START_TEST(end_on_another_thread)
 }
 END_TEST
 
+struct unsafe_args {
+	aclrtContext ctx;
+	aclmdlRICaptureMode mode;
+	unsigned char *buf;
+	int ret;
+};
+
+static void *memset_elsewhere(void *arg)
+{
+	struct unsafe_args *a = arg;
+	aclmdlRICaptureMode mode = a->mode;
+
+	ck_assert_int_eq(aclrtSetCurrentContext(a->ctx), 0);
+	ck_assert_int_eq(aclmdlRICaptureThreadExchangeMode(&mode), 0);
+	a->ret = aclrtMemset(a->buf, 64, 1, 64);
+	return NULL;
+}
+
+/* aclrtMemset on another thread in mode: its code. */
+static int memset_on_thread(unsigned char *buf, aclmdlRICaptureMode mode)
+{
+	struct unsafe_args a = { NULL, mode, buf, -1 };
+	pthread_t th;
+
+	ck_assert_int_eq(aclrtGetCurrentContext(&a.ctx), 0);
+	ck_assert_int_eq(pthread_create(&th, NULL, memset_elsewhere, &a), 0);
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	return a.ret;
+}
+
+/* Synchronous copies and fills while captures are under way, by mode. */
+START_TEST(unsafe_calls_by_mode)
+{
+	enum { NO = ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT };
+	aclmdlRICaptureMode mode;
+	aclrtStream s = new_stream();
+	unsigned char *buf, *src;
+	aclmdlRI m;
+
+	ck_assert_int_eq(aclrtMalloc((void **)&buf, 64, 2), 0);
+	ck_assert_int_eq(aclrtMalloc((void **)&src, 64, 2), 0);
+
+	/* GLOBAL: no thread in GLOBAL mode; this one once RELAXED. */
+	ck_assert_int_eq(aclmdlRICaptureBegin(s,
+					      ACL_MODEL_RI_CAPTURE_MODE_GLOBAL),
+			 0);
+	ck_assert_int_eq(aclrtMemset(buf, 64, 1, 64), NO);
+	ck_assert_int_eq(aclrtMemcpy(buf, 64, src, 64,
+				     ACL_MEMCPY_DEVICE_TO_DEVICE), NO);
+	ck_assert_int_eq(aclrtMemcpy2d(buf, 8, src, 8, 8, 8,
+				       ACL_MEMCPY_DEFAULT), NO);
+	ck_assert_int_eq(memset_on_thread(buf,
+					  ACL_MODEL_RI_CAPTURE_MODE_GLOBAL), NO);
+	ck_assert_int_eq(memset_on_thread(buf,
+					  ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL),
+			 0);
+	mode = ACL_MODEL_RI_CAPTURE_MODE_RELAXED;
+	ck_assert_int_eq(aclmdlRICaptureThreadExchangeMode(&mode), 0);
+	ck_assert_int_eq(aclrtMemset(buf, 64, 1, 64), 0);
+	ck_assert_int_eq(aclmdlRICaptureThreadExchangeMode(&mode), 0);
+	ck_assert_int_eq(mode, ACL_MODEL_RI_CAPTURE_MODE_RELAXED);
+	ck_assert_int_eq(aclmdlRICaptureEnd(s, &m), 0);
+	ck_assert_int_eq(aclmdlRIDestroy(m), 0);
+	ck_assert_int_eq(aclrtMemset(buf, 64, 1, 64), 0);
+
+	/* THREAD_LOCAL: only this thread is held back. */
+	ck_assert_int_eq(aclmdlRICaptureBegin(s,
+					      ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL),
+			 0);
+	ck_assert_int_eq(aclrtMemset(buf, 64, 1, 64), NO);
+	ck_assert_int_eq(memset_on_thread(buf,
+					  ACL_MODEL_RI_CAPTURE_MODE_GLOBAL), 0);
+	ck_assert_int_eq(aclmdlRICaptureEnd(s, &m), 0);
+	ck_assert_int_eq(aclmdlRIDestroy(m), 0);
+
+	/* RELAXED: nobody is. */
+	ck_assert_int_eq(aclmdlRICaptureBegin(s,
+					      ACL_MODEL_RI_CAPTURE_MODE_RELAXED),
+			 0);
+	ck_assert_int_eq(aclrtMemset(buf, 64, 1, 64), 0);
+	ck_assert_int_eq(memset_on_thread(buf,
+					  ACL_MODEL_RI_CAPTURE_MODE_GLOBAL), 0);
+	ck_assert_int_eq(aclmdlRICaptureEnd(s, &m), 0);
+	ck_assert_int_eq(aclmdlRIDestroy(m), 0);
+
+	ck_assert_int_eq(aclrtDestroyStream(s), 0);
+	ck_assert_int_eq(aclrtFree(buf), 0);
+	ck_assert_int_eq(aclrtFree(src), 0);
+}
+END_TEST
+
 /*
  * A model built on a persistent stream:
  *   A; switch(*idx: L1, L2); L1: B; switch(*zero: L3); L2: C; L3: D
@@ -643,6 +735,7 @@ int main(void)
 	nm_add_fx(s, finalize_takes_models, 30, &acltest_device);
 	nm_add_fx(s, capture_refusals, 30, &acltest_device);
 	nm_add_fx(s, end_on_another_thread, 30, &acltest_device);
+	nm_add_fx(s, unsafe_calls_by_mode, 30, &acltest_device);
 	nm_add_fx(s, labels_switch_by_device_index, 30, &acltest_device);
 	return acltest_run(s);
 }
