@@ -413,6 +413,7 @@ static const char *cb_label(const struct aclmem_task *task)
 static const struct aclmem_task_ops cb_ops = {
 	.run = cb_run,
 	.release = aclmem_task_free,
+	.replay = aclmem_task_dup,
 	.cancel = cb_cancel,
 	.name = "callback",
 	.label = cb_label,

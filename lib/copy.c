@@ -38,6 +38,7 @@
 #include "copy.h"
 #include "log.h"
 #include "memory.h"
+#include "model.h"
 #include "stream.h"
 
 #define PROBE_BATCH	256
@@ -295,6 +296,9 @@ aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
 		return aclmem_api_ret("aclrtMemcpy",
 				      ranges_err(ret, dst, destMax, src,
 						 count));
+	ret = aclmem_model_unsafe("aclrtMemcpy");
+	if (ret)
+		return ret;
 	aclmem_copy_run(dst, src, count);
 	return ACL_SUCCESS;
 }
@@ -307,6 +311,8 @@ aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value,
 	if (!count)
 		return ACL_SUCCESS;
 	ret = set_check(devPtr, maxCount, count);
+	if (!ret)
+		ret = aclmem_model_unsafe("aclrtMemset");
 	if (ret)
 		return aclmem_api_ret("aclrtMemset", ret);
 	set_run(devPtr, value, count);
@@ -370,6 +376,7 @@ static const struct aclmem_task_ops copy_ops = {
 	.release = aclmem_task_free,
 	.name = "copy",
 	.label = copy_label,
+	.replay = aclmem_task_dup,
 };
 
 aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
@@ -526,6 +533,8 @@ aclError aclrtMemcpy2d(void *dst, size_t dpitch, const void *src,
 	if (!width || !height)
 		return ACL_SUCCESS;
 	ret = copy2d_check("aclrtMemcpy2d", &c, false);
+	if (!ret)
+		ret = aclmem_model_unsafe("aclrtMemcpy2d");
 	if (ret)
 		return ret;
 	copy2d_run(&c);
@@ -556,6 +565,7 @@ static const struct aclmem_task_ops copy2d_ops = {
 	.run = copy2d_task_run,
 	.release = aclmem_task_free,
 	.name = "memcpy 2d",
+	.replay = aclmem_task_dup,
 };
 
 aclError aclrtMemcpy2dAsync(void *dst, size_t dpitch, const void *src,
@@ -665,6 +675,7 @@ static const struct aclmem_task_ops d32_ops = {
 	.run = d32_task_run,
 	.release = aclmem_task_free,
 	.name = "memset d32",
+	.replay = aclmem_task_dup,
 };
 
 aclError aclrtMemsetD32Async(void *ptr, size_t memSize, uint32_t value,

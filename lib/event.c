@@ -434,12 +434,49 @@ static const char *event_task_label(const struct aclmem_task *task)
 	}
 }
 
+/* A record kept by a model instead of queued: nobody waits for it. */
+static void event_task_kept(struct aclmem_task *task)
+{
+	struct event_task *t = (struct event_task *)task;
+
+	if (t->op == OP_RECORD)
+		record_reached(t->event, t->seq, false);
+}
+
+static uint64_t next_record(struct aclmem_event *e);
+
+/*
+ * A model runs the operation again: a record is a new record, the
+ * event's latest; a reset or a wait looks at the record latest then.
+ */
+static struct aclmem_task *event_task_replay(const struct aclmem_task *task)
+{
+	const struct event_task *t = (const struct event_task *)task;
+	struct aclmem_event *e = t->event;
+	struct event_task *n = malloc(sizeof(*n));
+
+	if (!n)
+		return NULL;
+	*n = *t;
+	n->task.next = NULL;
+	pthread_mutex_lock(&e->lock);
+	e->refs++;
+	if (t->op != OP_RECORD)
+		n->seq = t->op == OP_WAIT ? ev_queued(e) : e->queued;
+	pthread_mutex_unlock(&e->lock);
+	if (t->op == OP_RECORD)
+		n->seq = next_record(e);
+	return &n->task;
+}
+
 static const struct aclmem_task_ops event_ops = {
 	.run = event_task_run,
 	.release = event_task_release,
 	.cancel = event_task_cancel,
 	.name = "event",
 	.label = event_task_label,
+	.replay = event_task_replay,
+	.kept = event_task_kept,
 };
 
 /* Queue an operation on an event; takes over the caller's reference. */
@@ -460,15 +497,11 @@ static int event_queue(struct aclmem_event *e, enum event_op op, uint64_t seq,
 	return aclmem_stream_submit(stream, &t->task);
 }
 
-static aclError record(aclrtEvent event, aclrtStream stream)
+/* The sequence of a record about to be queued: the event's latest. */
+static uint64_t next_record(struct aclmem_event *e)
 {
-	struct aclmem_event *e;
 	uint64_t seq;
-	int ret;
 
-	ret = event_get_current(event, &e);
-	if (ret)
-		return ret;
 	pthread_mutex_lock(&e->lock);
 	if (e->ipc.page) {
 		seq = __atomic_add_fetch(&e->ipc.page->seq[0], 1,
@@ -478,6 +511,19 @@ static aclError record(aclrtEvent event, aclrtStream stream)
 		e->recorded = true;
 	}
 	pthread_mutex_unlock(&e->lock);
+	return seq;
+}
+
+static aclError record(aclrtEvent event, aclrtStream stream)
+{
+	struct aclmem_event *e;
+	uint64_t seq;
+	int ret;
+
+	ret = event_get_current(event, &e);
+	if (ret)
+		return ret;
+	seq = next_record(e);
 	/* On failure the task's release marked the record reached. */
 	return event_queue(e, OP_RECORD, seq, -1, stream);
 }

@@ -338,11 +338,25 @@ static const char *notify_label(const struct aclmem_task *task)
 							  "notify record";
 }
 
+/* A model runs the record or wait again: one more reference. */
+static struct aclmem_task *notify_replay(const struct aclmem_task *task)
+{
+	struct notify_task *t = (struct notify_task *)aclmem_task_dup(task);
+
+	if (t) {
+		pthread_mutex_lock(&notify_lock);
+		t->notify->refs++;
+		pthread_mutex_unlock(&notify_lock);
+	}
+	return t ? &t->task : NULL;
+}
+
 static const struct aclmem_task_ops notify_ops = {
 	.run = notify_run,
 	.release = notify_release,
 	.name = "notify",
 	.label = notify_label,
+	.replay = notify_replay,
 };
 
 static aclError queue(aclrtNotify notify, aclrtStream stream, bool wait,

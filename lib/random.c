@@ -406,6 +406,7 @@ static const struct aclmem_task_ops random_ops = {
 	.run = random_run,
 	.release = aclmem_task_free,
 	.name = "random numbers",
+	.replay = aclmem_task_dup,
 };
 
 /* Not read from device memory: judged at the call (isAddr 2 included). */

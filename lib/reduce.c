@@ -185,6 +185,7 @@ static const struct aclmem_task_ops reduce_ops = {
 	.run = reduce_run,
 	.release = aclmem_task_free,
 	.name = "reduce",
+	.replay = aclmem_task_dup,
 };
 
 /* The runtime's checks, in its order: an ACL code. */

@@ -377,6 +377,7 @@ static const struct aclmem_task_ops nothing_ops = {
 	.run = nothing_run,
 	.release = aclmem_task_free,
 	.name = "overflow reset",
+	.replay = aclmem_task_dup,
 };
 
 aclError aclrtResetOverflowStatus(aclrtStream stream)

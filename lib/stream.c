@@ -18,6 +18,11 @@
  * the error has been collected by a synchronisation; with the default
  * ACL_CONTINUE_ON_FAILURE later tasks run.
  *
+ * While a model run instance records a stream's work (lib/model.c), the
+ * stream hands each submitted task to the model's sink instead of its
+ * queue, and refuses to be synchronised (ACL_ERROR_RT_STREAM_CAPTURED): its
+ * work runs only when the model is executed.
+ *
  * Streams are reference counted: the registry holds one reference, and a
  * caller holds one while it queues or waits, so a stream destroyed by one
  * thread while another synchronises it is freed only after both are done.
@@ -75,6 +80,7 @@ struct aclmem_stream {
 	enum stop_mode stop;
 	_Atomic bool cancel;		/* waiting tasks give up */
 	int error;			/* first error since the last sync */
+	struct aclmem_stream_sink *sink;	/* a model records the work */
 	unsigned int refs;
 	pthread_t thread;
 };
@@ -441,6 +447,9 @@ int aclmem_stream_submit(aclrtStream handle, struct aclmem_task *t)
 				       ACL_ERROR_RT_STREAM_ABORT;
 		pthread_mutex_unlock(&s->lock);
 		t->ops->release(t, false);
+	} else if (s->sink) {
+		ret = s->sink->keep(s->sink, t);
+		pthread_mutex_unlock(&s->lock);
 	} else {
 		t->next = NULL;
 		t->id = s->next_task_id++;
@@ -469,6 +478,7 @@ void *aclmem_task_new(const char *fn, size_t size,
 		return NULL;
 	}
 	t->ops = ops;
+	t->size = size;
 	return t;
 }
 
@@ -476,6 +486,54 @@ void aclmem_task_free(struct aclmem_task *t, bool ran)
 {
 	(void)ran;
 	free(t);
+}
+
+struct aclmem_task *aclmem_task_dup(const struct aclmem_task *t)
+{
+	struct aclmem_task *n;
+
+	if (!t->size)
+		return NULL;
+	n = malloc(t->size);
+	if (n) {
+		memcpy(n, t, t->size);
+		n->next = NULL;
+	}
+	return n;
+}
+
+int aclmem_stream_set_sink(struct aclmem_stream *s,
+			   struct aclmem_stream_sink *sink)
+{
+	int ret = ACL_SUCCESS;
+
+	pthread_mutex_lock(&s->lock);
+	if (sink && s->sink)
+		ret = ACL_ERROR_RT_STREAM_CAPTURED;
+	else
+		s->sink = sink;
+	pthread_mutex_unlock(&s->lock);
+	return ret;
+}
+
+struct aclmem_stream_sink *aclmem_stream_get_sink(struct aclmem_stream *s)
+{
+	struct aclmem_stream_sink *sink;
+
+	pthread_mutex_lock(&s->lock);
+	sink = s->sink;
+	pthread_mutex_unlock(&s->lock);
+	return sink;
+}
+
+bool aclmem_stream_is_default(struct aclmem_stream *s)
+{
+	return s->is_default;
+}
+
+uint32_t aclmem_stream_flags(struct aclmem_stream *s)
+{
+	return s->flags;
 }
 
 int aclmem_task_queue(const char *fn, aclrtStream stream,
@@ -604,6 +662,13 @@ static aclError sync_stream(const char *fn, aclrtStream stream,
 	ret = aclmem_stream_get(stream, &s);
 	if (ret)
 		return aclmem_api_ret(fn, ret);
+	/* Its work is a model's, which runs only when executed. */
+	if (aclmem_stream_get_sink(s)) {
+		aclmem_stream_put(s);
+		return aclmem_fail(ACL_ERROR_RT_STREAM_CAPTURED,
+				   "%s(%p): the stream is capturing", fn,
+				   stream);
+	}
 	ret = stream_wait(s, aclmem_deadline_ms(&dl, timeout));
 	aclmem_stream_put(s);
 	if (ret == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT)

@@ -10,7 +10,9 @@
  * fills, event records and waits, callbacks, notifies, values, cache
  * operations and barriers, batches, pool frees) lives in its own file and
  * queues a struct aclmem_task embedded in its own structure, with the
- * operations of its kind.
+ * operations of its kind.  A kind that can run more than once says how
+ * (replay), so that a model run instance may keep its tasks and run them
+ * again (lib/model.c).
  */
 #ifndef ACLMEM_STREAM_H
 #define ACLMEM_STREAM_H
@@ -49,12 +51,27 @@ struct aclmem_task_ops {
 	 * name; may be NULL): this task's name, valid until its release().
 	 */
 	const char *(*label)(const struct aclmem_task *t);
+	/*
+	 * For a kind a model may keep and run again (NULL: the kind cannot
+	 * be captured): a new task that does what t does, as if the call
+	 * that made t were made again now, or NULL when out of memory.  t
+	 * itself is then the model's copy: never run, released unrun when
+	 * the model goes.
+	 */
+	struct aclmem_task *(*replay)(const struct aclmem_task *t);
+	/*
+	 * May be NULL: t was kept by a model instead of being queued (an
+	 * event's record marks itself reached, so that nobody waits for a
+	 * record that does not run).
+	 */
+	void (*kept)(struct aclmem_task *t);
 };
 
 struct aclmem_task {
 	struct aclmem_task *next;
 	uint32_t id;			/* set when queued: the stream's count */
 	const struct aclmem_task_ops *ops;
+	size_t size;			/* from aclmem_task_new(), else 0 */
 };
 
 /* A task's name for a trace: its label(), else its kind's name. */
@@ -78,6 +95,36 @@ void aclmem_stream_watch_tasks(aclmem_task_watch_fn fn);
 
 /* The release of a task that owns nothing but its own allocation. */
 void aclmem_task_free(struct aclmem_task *t, bool ran);
+
+/*
+ * The replay of a task that owns nothing but its own allocation, made by
+ * aclmem_task_new(): a copy of its bytes.
+ */
+struct aclmem_task *aclmem_task_dup(const struct aclmem_task *t);
+
+/*
+ * Where a stream's work goes instead of its queue while a model records
+ * it (lib/model.c): keep() takes over every task submitted to the stream,
+ * called with the stream's lock held (so it never takes a stream's lock),
+ * and returns what the submitting call returns; on failure it has
+ * released the task.
+ */
+struct aclmem_stream_sink {
+	int (*keep)(struct aclmem_stream_sink *sink, struct aclmem_task *t);
+};
+
+/*
+ * Set (sink) or clear (NULL) a stream's sink: ACL_ERROR_RT_STREAM_CAPTURED
+ * when setting one on a stream that has one.  Once cleared, keep() is
+ * never called again for this stream.
+ */
+int aclmem_stream_set_sink(struct aclmem_stream *s,
+			   struct aclmem_stream_sink *sink);
+struct aclmem_stream_sink *aclmem_stream_get_sink(struct aclmem_stream *s);
+/* True for a context's default stream. */
+bool aclmem_stream_is_default(struct aclmem_stream *s);
+/* The flags the stream was made with (ACL_STREAM_*). */
+uint32_t aclmem_stream_flags(struct aclmem_stream *s);
 
 /*
  * Queue a task on a stream (NULL: the current context's default stream).

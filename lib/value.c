@@ -106,6 +106,7 @@ static const struct aclmem_task_ops value_ops = {
 	.release = aclmem_task_free,
 	.name = "value",
 	.label = value_label,
+	.replay = aclmem_task_dup,
 };
 
 static aclError queue(void *devAddr, uint64_t value, uint32_t flag,
@@ -127,6 +128,7 @@ static aclError queue(void *devAddr, uint64_t value, uint32_t flag,
 	if (!t)
 		return ACL_ERROR_RT_MEMORY_ALLOCATION;
 	t->task.ops = &value_ops;
+	t->task.size = sizeof(*t);
 	t->addr = devAddr;
 	t->value = value;
 	t->flag = flag;

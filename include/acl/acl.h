@@ -7,6 +7,7 @@
 #ifndef ACLMEM_ACL_H
 #define ACLMEM_ACL_H
 
+#include "acl_mdl.h"
 #include "acl_rt.h"
 #include "acl_rt_memory_soma.h"
 

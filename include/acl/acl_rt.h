@@ -1265,6 +1265,22 @@ ACL_FUNC_VISIBILITY aclError aclrtLaunchKernel(aclrtFuncHandle funcHandle,
 					       uint32_t numBlocks,
 					       const void *argsData, size_t argsSize,
 					       aclrtStream stream);
+/* Labels: positions in a model run instance's work (lib/label.c). */
+typedef void *aclrtLabel;
+typedef void *aclrtLabelList;
+
+ACL_FUNC_VISIBILITY aclError aclrtCreateLabel(aclrtLabel *label);
+ACL_FUNC_VISIBILITY aclError aclrtSetLabel(aclrtLabel label,
+					   aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtDestroyLabel(aclrtLabel label);
+ACL_FUNC_VISIBILITY aclError aclrtCreateLabelList(aclrtLabel *labels,
+						  size_t num,
+						  aclrtLabelList *labelList);
+ACL_FUNC_VISIBILITY aclError aclrtDestroyLabelList(aclrtLabelList labelList);
+ACL_FUNC_VISIBILITY aclError aclrtSwitchLabelByIndex(void *ptr,
+						     uint32_t maxValue,
+						     aclrtLabelList labelList,
+						     aclrtStream stream);
 
 #ifdef __cplusplus
 }

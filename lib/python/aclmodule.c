@@ -15,6 +15,7 @@
  */
 /* Every public header: python/constants.py lists all their constants. */
 #include "acl/acl.h"
+#include "acl/acl_mdl.h"
 #include "acl/acl_prof.h"
 #include "acl/ops/acl_dvpp.h"
 #include "aclpy.h"
@@ -110,6 +111,8 @@ MODULE(util_module, "acl.util", "pointer helpers", aclpy_util_methods);
 
 MODULE(prof_module, "acl.prof", "profiling (acl_prof.h)", aclpy_prof_methods);
 
+MODULE(mdl_module, "acl.mdl", "model run instances (model.c)", NULL);
+
 /* Every integer constant of the public headers (python/constants.py). */
 #define C(name) { #name, (long)(name) },
 
@@ -143,8 +146,11 @@ static PyMethodDef *const rt_tables[] = {
 	aclpy_rt_runtime_ext_methods,
 	aclpy_rt_vmm_methods,
 	aclpy_rt_ipcmem_methods,
+	aclpy_rt_label_methods,
 	NULL,
 };
+
+static PyMethodDef *const mdl_tables[] = { aclpy_mdl_methods, NULL };
 
 /*
  * Make "import acl.rt" and "from acl import rt" work for a single .so;
@@ -183,6 +189,7 @@ PyMODINIT_FUNC PyInit_acl(void)
 	    add_submodule(m, &rt_module, "rt", rt_tables) ||
 	    add_submodule(m, &media_module, "media", NULL) ||
 	    add_submodule(m, &prof_module, "prof", NULL) ||
+	    add_submodule(m, &mdl_module, "mdl", mdl_tables) ||
 	    add_submodule(m, &util_module, "util", NULL)) {
 		Py_DECREF(m);
 		return NULL;

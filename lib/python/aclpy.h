@@ -167,6 +167,8 @@ extern PyMethodDef aclpy_rt_vmm_methods[];
 extern PyMethodDef aclpy_rt_ipcmem_methods[];
 extern PyMethodDef aclpy_util_methods[];
 extern PyMethodDef aclpy_prof_methods[];
+extern PyMethodDef aclpy_mdl_methods[];
+extern PyMethodDef aclpy_rt_label_methods[];
 
 /*
  * runtime.c's hooks drop the Python callbacks a destroyed stream
