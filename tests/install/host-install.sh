@@ -48,7 +48,7 @@ expected() {
 		python/site-packages/acl$PYEXT; do
 		echo "$p/lib/aclmem/toolkit/$f"
 	done
-	for f in libascendcl.so libacl_rt.so libacl_rt_impl.so libacl_dvpp.so libaclmem.so; do
+	for f in libascendcl.so libacl_rt.so libacl_rt_impl.so libacl_dvpp.so libacl_tdt_channel.so libacl_tdt_queue.so libaclmem.so; do
 		echo "$p/lib/aclmem/toolkit/lib64/$f"
 		echo "$p/lib/aclmem/toolkit/lib64/stub/$f"
 	done
@@ -95,7 +95,7 @@ check "set_env.sh names the final toolkit path" \
 toolkit_links() {
 	local t=$D/usr/lib/aclmem/toolkit f
 	# Every library name CANN's build files link is the one library.
-	for f in libascendcl.so libacl_rt.so libacl_rt_impl.so libacl_dvpp.so libaclmem.so; do
+	for f in libascendcl.so libacl_rt.so libacl_rt_impl.so libacl_dvpp.so libacl_tdt_channel.so libacl_tdt_queue.so libaclmem.so; do
 		[ "$(readlink -f "$t/lib64/$f")" = "$D/usr/lib/libaclmem.so.1.0.0" ] || return 1
 		[ "$(readlink -f "$t/lib64/stub/$f")" = "$D/usr/lib/libaclmem.so.1.0.0" ] || return 1
 	done
