@@ -124,7 +124,7 @@ START_TEST(channel_args)
 	size_t n;
 
 	memset(name, 'c', sizeof(name));
-	name[127] = '\0';	/* 128 bytes with the NUL: one too many */
+	name[128] = '\0';	/* 129 bytes with the NUL: one too many */
 	ck_assert_ptr_null(acltdtCreateChannel(0, NULL));
 	ck_assert_ptr_null(acltdtCreateChannel(0, name));
 	ck_assert_ptr_null(acltdtCreateChannel(1, "c"));
@@ -132,7 +132,7 @@ START_TEST(channel_args)
 			 ACL_ERROR_RT_INVALID_DEVICEID);
 	ck_assert_ptr_null(acltdtCreateChannelWithCapacity(0, "c", 0));
 	ck_assert_ptr_null(acltdtCreateChannelWithCapacity(0, NULL, 2));
-	name[126] = '\0';
+	name[127] = '\0';	/* 128: the most CANN takes */
 	ch = acltdtCreateChannelWithCapacity(0, name, 2);
 	ck_assert_ptr_nonnull(ch);
 
