@@ -14,6 +14,8 @@
  * can take long, and other Python threads should run meanwhile.
  */
 #include "acl/acl.h"
+#include "acl/acl_tdt.h"
+#include "acl/acl_tdt_queue.h"
 #include "acl/ops/acl_dvpp.h"
 #include "aclpy.h"
 
@@ -105,6 +107,11 @@ static struct PyModuleDef rt_module = {
 static struct PyModuleDef media_module = {
 	PyModuleDef_HEAD_INIT, "acl.media", "media memory (acldvpp*)", -1,
 	aclpy_media_methods, NULL, NULL, NULL, NULL,
+};
+
+static struct PyModuleDef tdt_module = {
+	PyModuleDef_HEAD_INIT, "acl.tdt", "TDT channels and queues (tdt.c)", -1,
+	aclpy_tdt_methods, NULL, NULL, NULL, NULL,
 };
 
 static struct PyModuleDef util_module = {
@@ -275,6 +282,13 @@ static const struct {
 	C(ACL_FLOAT8_E4M3FN), C(ACL_FLOAT8_E8M0), C(ACL_FLOAT6_E3M2),
 	C(ACL_FLOAT6_E2M3), C(ACL_FLOAT4_E2M1), C(ACL_FLOAT4_E1M2),
 	C(ACL_HIFLOAT4), C(ACL_HIFLOAT4_SCALE),
+	C(ACL_TENSOR_DATA_UNDEFINED), C(ACL_TENSOR_DATA_TENSOR),
+	C(ACL_TENSOR_DATA_END_OF_SEQUENCE), C(ACL_TENSOR_DATA_ABNORMAL),
+	C(ACL_TENSOR_DATA_SLICE_TENSOR), C(ACL_TENSOR_DATA_END_TENSOR),
+	C(ACL_TDT_QUEUE_NAME_PTR), C(ACL_TDT_QUEUE_DEPTH_UINT32),
+	C(ACL_TDT_NORMAL_MEM), C(ACL_TDT_DVPP_MEM),
+	C(ACL_TDT_QUEUE_PERMISSION_MANAGE), C(ACL_TDT_QUEUE_PERMISSION_DEQUEUE),
+	C(ACL_TDT_QUEUE_PERMISSION_ENQUEUE),
 };
 
 static int add_constants(PyObject *m)
@@ -339,7 +353,8 @@ PyMODINIT_FUNC PyInit_acl(void)
 	if (add_constants(m) || PyModule_AddFunctions(m, aclpy_system_methods) ||
 	    add_submodule(m, &rt_module, "rt", rt_tables) ||
 	    add_submodule(m, &media_module, "media", NULL) ||
-	    add_submodule(m, &util_module, "util", NULL)) {
+	    add_submodule(m, &util_module, "util", NULL) ||
+	    add_submodule(m, &tdt_module, "tdt", NULL)) {
 		Py_DECREF(m);
 		return NULL;
 	}

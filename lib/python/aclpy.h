@@ -163,6 +163,8 @@ extern PyMethodDef aclpy_rt_runtime_ext_methods[];
 extern PyMethodDef aclpy_rt_vmm_methods[];
 extern PyMethodDef aclpy_rt_ipcmem_methods[];
 extern PyMethodDef aclpy_util_methods[];
+/* tdt.c: acl.tdt, TDT channels and queues. */
+extern PyMethodDef aclpy_tdt_methods[];
 
 /*
  * runtime.c's hooks drop the Python callbacks a destroyed stream
