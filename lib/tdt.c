@@ -377,6 +377,20 @@ static acltdtDataItem *item_copy(const acltdtDataItem *src)
 	return it;
 }
 
+/* What a send and a receive check first, in CANN's order. */
+static int transfer_args(const char *fn, const void *handle,
+			 const void *dataset, int32_t timeout)
+{
+	if (!handle)
+		return aclmem_arg_null(fn, "handle");
+	if (!dataset)
+		return aclmem_arg_null(fn, "dataset");
+	if (timeout < -1)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "%s: timeout %d below -1", fn, timeout);
+	return ACL_SUCCESS;
+}
+
 static bool sendable(acltdtTensorType t)
 {
 	return t == ACL_TENSOR_DATA_TENSOR ||
@@ -393,16 +407,12 @@ aclError acltdtSendTensor(const acltdtChannelHandle *handle,
 	size_t i;
 	int ret;
 
-	if (!handle)
-		return aclmem_arg_null(fn, "handle");
-	if (!dataset)
-		return aclmem_arg_null(fn, "dataset");
+	ret = transfer_args(fn, handle, dataset, timeout);
+	if (ret)
+		return ret;
 	if (!dataset->n)
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "%s: the dataset is empty", fn);
-	if (timeout < -1)
-		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
-				   "%s: timeout %d below -1", fn, timeout);
 	for (i = 0; i < dataset->n; i++)
 		if (!sendable(dataset->items[i]->type))
 			return aclmem_fail(ACL_ERROR_INVALID_PARAM,
@@ -443,17 +453,13 @@ aclError acltdtReceiveTensor(const acltdtChannelHandle *handle,
 	size_t i;
 	int ret;
 
-	if (!handle)
-		return aclmem_arg_null(fn, "handle");
-	if (!dataset)
-		return aclmem_arg_null(fn, "dataset");
+	ret = transfer_args(fn, handle, dataset, timeout);
+	if (ret)
+		return ret;
 	if (dataset->n && !dataset->received)
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "%s: the dataset already holds %zu items of the program's",
 				   fn, dataset->n);
-	if (timeout < -1)
-		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
-				   "%s: timeout %d below -1", fn, timeout);
 	ret = tdt_fifo_pop(&ch->fifo, &e, timeout, ACL_ERROR_RT_QUEUE_EMPTY,
 			   NULL, NULL);
 	if (ret == ACL_ERROR_RT_QUEUE_EMPTY)

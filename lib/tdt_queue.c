@@ -120,6 +120,17 @@ static int attr_len(const char *fn, acltdtQueueAttrType type, size_t *len)
 			   (int)type);
 }
 
+/* attr and param given, and the length type's value has. */
+static int attr_args(const char *fn, const void *attr, const void *param,
+		     acltdtQueueAttrType type, size_t *want)
+{
+	if (!attr)
+		return aclmem_arg_null(fn, "attr");
+	if (!param)
+		return aclmem_arg_null(fn, "param");
+	return attr_len(fn, type, want);
+}
+
 aclError acltdtSetQueueAttr(acltdtQueueAttr *attr, acltdtQueueAttrType type,
 			    size_t len, const void *param)
 {
@@ -128,11 +139,7 @@ aclError acltdtSetQueueAttr(acltdtQueueAttr *attr, acltdtQueueAttrType type,
 	size_t want = 0;
 	int ret;
 
-	if (!attr)
-		return aclmem_arg_null(fn, "attr");
-	if (!param)
-		return aclmem_arg_null(fn, "param");
-	ret = attr_len(fn, type, &want);
+	ret = attr_args(fn, attr, param, type, &want);
 	if (ret)
 		return ret;
 	if (len != want)
@@ -163,15 +170,11 @@ aclError acltdtGetQueueAttr(const acltdtQueueAttr *attr,
 	size_t want = 0;
 	int ret;
 
-	if (!attr)
-		return aclmem_arg_null(fn, "attr");
-	if (!param)
-		return aclmem_arg_null(fn, "param");
-	if (!paramRetSize)
-		return aclmem_arg_null(fn, "paramRetSize");
-	ret = attr_len(fn, type, &want);
+	ret = attr_args(fn, attr, param, type, &want);
 	if (ret)
 		return ret;
+	if (!paramRetSize)
+		return aclmem_arg_null(fn, "paramRetSize");
 	if (len < want)
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "%s: len %zu for type %d, less than %zu", fn,
@@ -251,14 +254,20 @@ aclError acltdtDestroyQueue(uint32_t qid)
 }
 
 /*
- * Find qid's queue and count the caller inside its FIFO before
- * queues_lock drops, so that a destroy waits for the caller.
+ * Check the timeout, find qid's queue and count the caller inside its
+ * FIFO before queues_lock drops, so that a destroy waits for the caller.
  */
-static struct tdt_fifo *queue_enter(const char *fn, uint32_t qid, int *ret)
+static struct tdt_fifo *queue_enter(const char *fn, uint32_t qid,
+				    int32_t timeout, int *ret)
 {
 	struct tdt_queue **p;
 	struct tdt_fifo *f = NULL;
 
+	if (timeout < -1) {
+		*ret = aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "%s: timeout %d below -1", fn, timeout);
+		return NULL;
+	}
 	pthread_mutex_lock(&queues_lock);
 	p = queue_slot(qid);
 	if (p) {
@@ -288,10 +297,7 @@ static int queue_push(const char *fn, uint32_t qid, struct tdt_buf *b,
 	struct tdt_fifo *f;
 	int ret;
 
-	if (timeout < -1)
-		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
-				   "%s: timeout %d below -1", fn, timeout);
-	f = queue_enter(fn, qid, &ret);
+	f = queue_enter(fn, qid, timeout, &ret);
 	if (!f)
 		return ret;
 	ret = tdt_fifo_push(f, &b->entry, timeout, ACL_ERROR_RT_QUEUE_FULL);
@@ -311,10 +317,7 @@ static int queue_pop(const char *fn, uint32_t qid, struct tdt_buf **b,
 	struct tdt_fifo *f;
 	int ret;
 
-	if (timeout < -1)
-		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
-				   "%s: timeout %d below -1", fn, timeout);
-	f = queue_enter(fn, qid, &ret);
+	f = queue_enter(fn, qid, timeout, &ret);
 	if (!f)
 		return ret;
 	ret = tdt_fifo_pop(f, &e, timeout, ACL_ERROR_RT_QUEUE_EMPTY, fits, arg);
@@ -524,44 +527,42 @@ aclError acltdtGetBufDataLen(acltdtBuf buf, size_t *len)
 	return ACL_SUCCESS;
 }
 
-static int check_user_range(const char *fn, const void *p, size_t size,
-			    size_t offset)
+/* The user-data range [offset, offset + size) of buf's private area. */
+static int user_area(const char *fn, const void *buf, const void *p,
+		     size_t size, size_t offset, unsigned char **area)
 {
+	if (!buf)
+		return aclmem_arg_null(fn, "buf");
 	if (!p)
 		return aclmem_arg_null(fn, "dataPtr");
 	if (size > BUF_USER_MAX || offset > BUF_USER_MAX - size)
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "%s: size %zu at offset %zu, past %d bytes", fn,
 				   size, offset, BUF_USER_MAX);
+	*area = ((struct tdt_buf *)buf)->user + offset;
 	return ACL_SUCCESS;
 }
 
 aclError acltdtGetBufUserData(const acltdtBuf buf, void *dataPtr, size_t size,
 			      size_t offset)
 {
-	static const char fn[] = "acltdtGetBufUserData";
-	int ret;
+	unsigned char *area = NULL;
+	int ret = user_area("acltdtGetBufUserData", buf, dataPtr, size, offset,
+			    &area);
 
-	if (!buf)
-		return aclmem_arg_null(fn, "buf");
-	ret = check_user_range(fn, dataPtr, size, offset);
-	if (ret)
-		return ret;
-	memcpy(dataPtr, ((struct tdt_buf *)buf)->user + offset, size);
-	return ACL_SUCCESS;
+	if (!ret)
+		memcpy(dataPtr, area, size);
+	return ret;
 }
 
 aclError acltdtSetBufUserData(acltdtBuf buf, const void *dataPtr, size_t size,
 			      size_t offset)
 {
-	static const char fn[] = "acltdtSetBufUserData";
-	int ret;
+	unsigned char *area = NULL;
+	int ret = user_area("acltdtSetBufUserData", buf, dataPtr, size, offset,
+			    &area);
 
-	if (!buf)
-		return aclmem_arg_null(fn, "buf");
-	ret = check_user_range(fn, dataPtr, size, offset);
-	if (ret)
-		return ret;
-	memcpy(((struct tdt_buf *)buf)->user + offset, dataPtr, size);
-	return ACL_SUCCESS;
+	if (!ret)
+		memcpy(area, dataPtr, size);
+	return ret;
 }
