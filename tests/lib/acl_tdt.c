@@ -8,8 +8,11 @@
  * copies of data, with their private data, in order between threads.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "acltest_device.h"
 #include "nmtest_sys.h"
@@ -245,7 +248,38 @@ struct sender {
 	acltdtDataset *ds;
 	int32_t timeout;
 	int ret;
+	volatile pid_t tid;
 };
+
+/*
+ * Wait until thread tid sleeps (state S in /proc): blocked in the call it
+ * was started for, since it makes no other call that sleeps.  Polls, up to
+ * a minute: the event, not a fixed time.
+ */
+static void wait_asleep(volatile pid_t *tid)
+{
+	char path[64], buf[512], *p;
+	int i;
+
+	for (i = 0; i < 60000; i++) {
+		FILE *f;
+
+		if (*tid) {
+			snprintf(path, sizeof(path), "/proc/self/task/%d/stat",
+				 (int)*tid);
+			f = fopen(path, "r");
+			ck_assert_ptr_nonnull(f);
+			p = fgets(buf, sizeof(buf), f);
+			fclose(f);
+			ck_assert_ptr_nonnull(p);
+			p = strrchr(buf, ')');
+			if (p && p[1] == ' ' && p[2] == 'S')
+				return;
+		}
+		usleep(1000);
+	}
+	ck_abort_msg("thread %d never blocked", (int)*tid);
+}
 
 static void *send_thread(void *arg)
 {
@@ -259,6 +293,7 @@ static void *receive_thread(void *arg)
 {
 	struct sender *s = arg;
 
+	s->tid = (pid_t)syscall(SYS_gettid);
 	s->ret = acltdtReceiveTensor(s->ch, s->ds, s->timeout);
 	return NULL;
 }
@@ -291,7 +326,7 @@ START_TEST(channel_capacity_blocks)
 	ck_assert_double_ge(nm_now() - t0, 0.050);
 
 	/* A sender waiting for ever goes on once a receive makes room. */
-	s = (struct sender){ ch, ds, -1, -1 };
+	s = (struct sender){ ch, ds, -1, -1, 0 };
 	ck_assert_int_eq(pthread_create(&t, NULL, send_thread, &s), 0);
 	ck_assert_int_eq(acltdtReceiveTensor(ch, rx, -1), 0);
 	ck_assert_int_eq(received_value(rx), 1);
@@ -316,11 +351,12 @@ START_TEST(channel_stop_wakes)
 	acltdtChannelHandle *ch = acltdtCreateChannelWithCapacity(0, "stop", 1);
 	acltdtDataset *rx = acltdtCreateDataset(), *ds;
 	acltdtDataItem *it;
-	struct sender s = { ch, rx, -1, -1 };
+	struct sender s = { ch, rx, -1, -1, 0 };
 	pthread_t t;
 	int32_t v = 9;
 
 	ck_assert_int_eq(pthread_create(&t, NULL, receive_thread, &s), 0);
+	wait_asleep(&s.tid);
 	ck_assert_int_eq(acltdtStopChannel(ch), 0);
 	pthread_join(t, NULL);
 	ck_assert_int_eq(s.ret, ACL_ERROR_FAILURE);
@@ -331,8 +367,9 @@ START_TEST(channel_stop_wakes)
 
 	/* Destroying a channel wakes its blocked receiver too. */
 	ch = acltdtCreateChannelWithCapacity(0, "destroy", 1);
-	s = (struct sender){ ch, rx, -1, -1 };
+	s = (struct sender){ ch, rx, -1, -1, 0 };
 	ck_assert_int_eq(pthread_create(&t, NULL, receive_thread, &s), 0);
+	wait_asleep(&s.tid);
 	ck_assert_int_eq(acltdtDestroyChannel(ch), 0);
 	pthread_join(t, NULL);
 	ck_assert_int_eq(s.ret, ACL_ERROR_FAILURE);
@@ -516,6 +553,7 @@ END_TEST
 struct pass {
 	uint32_t qid;
 	int ret;
+	volatile pid_t tid;
 };
 
 static void *producer(void *arg)
@@ -535,13 +573,14 @@ static void *blocked_dequeue(void *arg)
 	uint32_t v;
 	size_t n;
 
+	p->tid = (pid_t)syscall(SYS_gettid);
 	p->ret = acltdtDequeueData(p->qid, &v, sizeof(v), &n, NULL, 0, -1);
 	return NULL;
 }
 
 START_TEST(queue_between_threads)
 {
-	struct pass p = { new_queue(2), 0 };
+	struct pass p = { new_queue(2), 0, 0 };
 	uint32_t i, v, u;
 	pthread_t t;
 	size_t n;
@@ -561,6 +600,7 @@ START_TEST(queue_between_threads)
 	/* Destroying the queue wakes a blocked consumer. */
 	p.ret = 0;
 	ck_assert_int_eq(pthread_create(&t, NULL, blocked_dequeue, &p), 0);
+	wait_asleep(&p.tid);
 	ck_assert_int_eq(acltdtDestroyQueue(p.qid), 0);
 	pthread_join(t, NULL);
 	ck_assert_int_ne(p.ret, 0);

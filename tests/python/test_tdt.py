@@ -16,6 +16,7 @@ import ctypes
 import os
 import sys
 import threading
+import time
 import unittest
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -40,6 +41,19 @@ def dataset_of(buf, dims):
     assert ds and item
     assert acl.tdt.add_data_item(ds, item) == 0
     return ds, item
+
+
+def wait_asleep(tids):
+    """Poll until the thread whose native id tids gets sleeps (state S):
+    blocked in the one call it makes.  Up to a minute: the event, not a
+    fixed time."""
+    for _ in range(60000):
+        if tids:
+            with open("/proc/self/task/%d/stat" % tids[0]) as f:
+                if f.read().rpartition(")")[2].split()[0] == "S":
+                    return
+        time.sleep(0.001)
+    raise AssertionError("the thread never blocked")
 
 
 def drop(ds, item):
@@ -121,10 +135,15 @@ class Channel(unittest.TestCase):
     def test_stop_wakes_a_blocked_receiver(self):
         ch = acl.tdt.create_channel(0, "stop")
         rx = acl.tdt.create_dataset()
-        got = []
-        t = threading.Thread(
-            target=lambda: got.append(acl.tdt.receive_tensor(ch, rx, -1)))
+        got, tids = [], []
+
+        def receive():
+            tids.append(threading.get_native_id())
+            got.append(acl.tdt.receive_tensor(ch, rx, -1))
+
+        t = threading.Thread(target=receive)
         t.start()
+        wait_asleep(tids)
         self.assertEqual(acl.tdt.stop_channel(ch), 0)
         t.join(60)
         self.assertFalse(t.is_alive())
