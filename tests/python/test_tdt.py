@@ -188,14 +188,18 @@ class Queue(unittest.TestCase):
                 assert acl.tdt.enqueue_data(qid, ctypes.addressof(data), 4,
                                             ctypes.addressof(user), 4, -1, 0) == 0
 
-        t = threading.Thread(target=produce)
+        t = threading.Thread(target=produce, daemon=True)
         t.start()
         out, user = ctypes.c_uint32(), ctypes.c_uint32()
-        for i in range(n):
-            self.assertEqual(acl.tdt.dequeue_data(
-                qid, ctypes.addressof(out), 4, ctypes.addressof(user), 4, -1),
-                (4, 0))
-            self.assertEqual((out.value, user.value), (i, i * 3))
+        try:
+            for i in range(n):
+                self.assertEqual(acl.tdt.dequeue_data(
+                    qid, ctypes.addressof(out), 4, ctypes.addressof(user), 4,
+                    -1), (4, 0))
+                self.assertEqual((out.value, user.value), (i, i * 3))
+        except BaseException:
+            acl.tdt.destroy_queue(qid)      # wakes the producer
+            raise
         t.join(60)
         self.assertEqual(acl.tdt.dequeue_data(qid, ctypes.addressof(out), 4,
                                               0, 0, 0), (0, QUEUE_EMPTY))
