@@ -45,10 +45,12 @@ case $tk in /*) ;; *) echo "mktoolkit.sh: $tk: not absolute" >&2; exit 2 ;; esac
 T=$dest$tk
 
 # The names CANN's build files link (libascendcl, libacl_rt, libacl_rt_impl,
-# which holds what libacl_rt forwards to, and libacl_dvpp for
-# acldvppMalloc/acldvppFree) and ours.  Libraries whose functions libaclmem
+# which holds what libacl_rt forwards to, libacl_dvpp for
+# acldvppMalloc/acldvppFree, libacl_tdt_channel and libacl_tdt_queue for the
+# TDT calls) and ours.  Libraries whose functions libaclmem
 # does not implement get no name (doc/toolkit.md).
-LIBNAMES="libascendcl.so libacl_rt.so libacl_rt_impl.so libacl_dvpp.so libmsprofiler.so libprofapi.so libaclmem.so"
+LIBNAMES="libascendcl.so libacl_rt.so libacl_rt_impl.so libacl_dvpp.so libmsprofiler.so
+	  libprofapi.so libacl_tdt_channel.so libacl_tdt_queue.so libaclmem.so"
 
 if [ "$remove" = 1 ]; then
 	rm -f "$T/set_env.sh" "$T/bin/setenv.bash" "$T/include/acl" "$T/include/aclmem" \

@@ -17,6 +17,8 @@
 #include "acl/acl.h"
 #include "acl/acl_mdl.h"
 #include "acl/acl_prof.h"
+#include "acl/acl_tdt.h"
+#include "acl/acl_tdt_queue.h"
 #include "acl/ops/acl_dvpp.h"
 #include "aclpy.h"
 
@@ -112,6 +114,8 @@ MODULE(util_module, "acl.util", "pointer helpers", aclpy_util_methods);
 MODULE(prof_module, "acl.prof", "profiling (acl_prof.h)", aclpy_prof_methods);
 
 MODULE(mdl_module, "acl.mdl", "model run instances (model.c)", NULL);
+MODULE(tdt_module, "acl.tdt", "TDT channels and queues (tdt.c)",
+       aclpy_tdt_methods);
 
 /* Every integer constant of the public headers (python/constants.py). */
 #define C(name) { #name, (long)(name) },
@@ -190,6 +194,7 @@ PyMODINIT_FUNC PyInit_acl(void)
 	    add_submodule(m, &media_module, "media", NULL) ||
 	    add_submodule(m, &prof_module, "prof", NULL) ||
 	    add_submodule(m, &mdl_module, "mdl", mdl_tables) ||
+	    add_submodule(m, &tdt_module, "tdt", NULL) ||
 	    add_submodule(m, &util_module, "util", NULL)) {
 		Py_DECREF(m);
 		return NULL;

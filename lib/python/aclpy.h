@@ -169,6 +169,8 @@ extern PyMethodDef aclpy_util_methods[];
 extern PyMethodDef aclpy_prof_methods[];
 extern PyMethodDef aclpy_mdl_methods[];
 extern PyMethodDef aclpy_rt_label_methods[];
+/* tdt.c: acl.tdt, TDT channels and queues. */
+extern PyMethodDef aclpy_tdt_methods[];
 
 /*
  * runtime.c's hooks drop the Python callbacks a destroyed stream

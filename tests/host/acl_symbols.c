@@ -50,8 +50,8 @@ static const char *const expected[] = {
 #define MAXNEW 512
 
 static const char *const later_nodes[] = { "ACLMEM_1.1", "ACLMEM_1.2",
-						"ACLMEM_1.3", "ACLMEM_1.4", "ACLMEM_1.6",
-						"ACLMEM_1.7" };
+						"ACLMEM_1.3", "ACLMEM_1.4", "ACLMEM_1.5",
+						"ACLMEM_1.6", "ACLMEM_1.7" };
 
 static size_t read_node(const char *node, char names[][64], size_t max)
 {

@@ -49,7 +49,8 @@ expected() {
 		echo "$p/lib/aclmem/toolkit/$f"
 	done
 	for f in libascendcl.so libacl_rt.so libacl_rt_impl.so libacl_dvpp.so \
-		libmsprofiler.so libprofapi.so libaclmem.so; do
+		libmsprofiler.so libprofapi.so libacl_tdt_channel.so \
+		libacl_tdt_queue.so libaclmem.so; do
 		echo "$p/lib/aclmem/toolkit/lib64/$f"
 		echo "$p/lib/aclmem/toolkit/lib64/stub/$f"
 	done
@@ -98,7 +99,8 @@ toolkit_links() {
 	local t=$D/usr/lib/aclmem/toolkit f
 	# Every library name CANN's build files link is the one library.
 	for f in libascendcl.so libacl_rt.so libacl_rt_impl.so libacl_dvpp.so \
-		libmsprofiler.so libprofapi.so libaclmem.so; do
+		libmsprofiler.so libprofapi.so libacl_tdt_channel.so \
+		libacl_tdt_queue.so libaclmem.so; do
 		[ "$(readlink -f "$t/lib64/$f")" = "$D/usr/lib/libaclmem.so.1.0.0" ] || return 1
 		[ "$(readlink -f "$t/lib64/stub/$f")" = "$D/usr/lib/libaclmem.so.1.0.0" ] || return 1
 	done

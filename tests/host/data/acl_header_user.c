@@ -7,6 +7,8 @@
  * what programs expect breaks the build.
  */
 #include "acl/acl.h"
+#include "acl/acl_tdt.h"
+#include "acl/acl_tdt_queue.h"
 #include "acl/ops/acl_dvpp.h"
 
 #ifdef __cplusplus
@@ -34,6 +36,44 @@ static int use_constants(void)
 	return policies[1] + errs[3] + ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE +
 	       ACL_MEM_P2P_HUGE1G + ACL_MEM_LOCATION_TYPE_HOST_NUMA +
 	       (errs[0] != ACL_ERROR_NONE);
+}
+
+/* The TDT headers: a channel, a dataset of one item, a queue. */
+static aclError use_tdt(void *data)
+{
+	int64_t dims[1] = { 4 };
+	acltdtChannelHandle *ch = acltdtCreateChannelWithCapacity(0, "c", 2);
+	acltdtDataset *ds = acltdtCreateDataset();
+	acltdtDataItem *it = acltdtCreateDataItem(ACL_TENSOR_DATA_TENSOR, dims, 1,
+						  ACL_FLOAT, data, 16);
+	acltdtQueueAttr *qa = acltdtCreateQueueAttr();
+	uint32_t qid = 0, depth = 4;
+	acltdtBuf buf = NULL;
+	size_t n = 0;
+	aclError ret;
+
+	ret = acltdtAddDataItem(ds, it);
+	ret |= acltdtSendTensor(ch, ds, -1);
+	ret |= acltdtReceiveTensor(ch, ds, 0);
+	ret |= acltdtQueryChannelSize(ch, &n);
+	ret |= acltdtGetDimsFromItem(acltdtGetDataItem(ds, 0), dims, 1);
+	ret |= acltdtStopChannel(ch);
+	ret |= acltdtDestroyChannel(ch);
+	ret |= acltdtDestroyDataset(ds);
+	ret |= acltdtDestroyDataItem(it);
+	ret |= acltdtSetQueueAttr(qa, ACL_TDT_QUEUE_DEPTH_UINT32, sizeof(depth),
+				  &depth);
+	ret |= acltdtCreateQueue(qa, &qid);
+	ret |= acltdtAllocBuf(8, ACL_TDT_NORMAL_MEM, &buf);
+	ret |= acltdtEnqueue(qid, buf, -1);
+	ret |= acltdtDequeue(qid, &buf, -1);
+	ret |= acltdtFreeBuf(buf);
+	ret |= acltdtEnqueueData(qid, dims, sizeof(dims), NULL, 0, 0, 0);
+	ret |= acltdtDequeueData(qid, dims, sizeof(dims), &n, NULL, 0, 0);
+	ret |= acltdtDestroyQueue(qid);
+	ret |= acltdtDestroyQueueAttr(qa);
+	return ret | (aclError)(acltdtGetDatasetSize(ds) + n +
+				ACL_TDT_QUEUE_PERMISSION_ENQUEUE);
 }
 
 int main(int argc, char **argv)
@@ -77,6 +117,7 @@ int main(int argc, char **argv)
 	ret |= aclrtFreeHost(host);
 	ret |= acldvppMalloc(&dev, 64);
 	ret |= acldvppFree(dev);
+	ret |= use_tdt(dev);
 	ret |= aclrtDestroyStream(stream);
 	ret |= aclrtDestroyStreamForce(stream);
 	ret |= aclrtResetDevice(id);
