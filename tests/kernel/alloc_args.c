@@ -27,10 +27,10 @@ static const uint32_t policies[] = {
 /* ALLOC with every field given; expect want, then nothing disturbed. */
 #define ALLOC_FAILS(c, sz, pol, fl, pd, want) do {			\
 	struct npu_mem_alloc _a = { .size = (sz), .policy = (pol),	\
-				    .flags = (fl), .pad = (pd) };	\
+				    .flags = (fl), .device = (pd) };	\
 	int _r = nm_ioctl((c)->fd, NPU_MEM_IOCTL_ALLOC, &_a);		\
 	ck_assert_msg(_r == (want), "ALLOC(size %#llx, policy %#x, "	\
-		      "flags %#x, pad %#x): expected %s, got %s",	\
+		      "flags %#x, device %#x): expected %s, got %s",	\
 		      (unsigned long long)(sz), (unsigned)(pol),	\
 		      (unsigned)(fl), (unsigned)(pd), nm_retname(want),	\
 		      nm_retname(_r));					\
@@ -168,13 +168,13 @@ START_TEST(alloc_output_fields_not_inputs)
 	a.size = 5 * NM_4K;
 	a.policy = NPU_MEM_POLICY_NORMAL_ONLY;
 	a.flags = 0;
-	a.pad = 0;
+	a.device = 0;
 	nm_assert_ok(nm_ioctl(c.fd, NPU_MEM_IOCTL_ALLOC, &a));
 	ck_assert_uint_ne(a.handle, 0);
 	ck_assert_uint_ne(a.handle, 0xffffffff);
 	nm_assert_buffer_sane(5 * NM_4K, NPU_MEM_POLICY_NORMAL_ONLY, 0, &a.buf);
 	ck_assert_uint_eq(a.size, 5 * NM_4K);	/* inputs are not rewritten */
-	ck_assert_uint_eq(a.pad, 0);
+	ck_assert_uint_eq(a.device, 0);
 	nm_assert_ok(nm_query(c.fd, a.handle, &q));
 	nm_assert_buf_eq(&a.buf, &q);
 	nm_free_ok(c.fd, a.handle);

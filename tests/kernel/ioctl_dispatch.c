@@ -136,9 +136,9 @@ static void after(struct ctx *c, const struct nm_ioctl_desc *d, const void *p,
 		break;
 	case 0x03:
 		if (!ret && p) {
-			struct npu_mem_query q;
+			struct npu_mem_query q = { 0 };
 
-			memcpy(&q, p, sizeof(q));
+			memcpy(&q, p, d->size);
 			nm_assert_buf_eq(&c->nm.s.alloc[1].buf, &q.buf);
 		}
 		break;
