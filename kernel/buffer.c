@@ -178,7 +178,8 @@ bool npu_mem_bufs_range_live(struct npu_mem_npu *npu, u64 addr, u64 len,
 
 	lockdep_assert_held(&npu_mem_bufs_lock);
 	list_for_each_entry(buf, &npu_mem_bufs, node)
-		if (buf->mapped && buf->npu == npu && (!write || buf_dma_dir(buf) == DMA_BIDIRECTIONAL) &&
+		if (buf->mapped && buf->npu == npu &&
+		    (!write || buf_dma_dir(buf) == DMA_BIDIRECTIONAL) &&
 		    dma_range_in_buf(buf, addr, len))
 			return true;
 	return false;

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * debugfs view of global usage (npu_mem/usage), of the NPUs' devices
- * (npu_mem/device, one paragraph each by index) and of every client (npu_mem/clients), for status tools;
- * in the test build also npu_mem/pgoff_limit, a smaller mmap offset space
- * for the files opened while it is set (client.c).
+ * (npu_mem/device, a paragraph each by index) and of every client
+ * (npu_mem/clients), for status tools; in the test build also
+ * npu_mem/pgoff_limit, a smaller mmap offset space for the files opened
+ * while it is set (client.c).
  */
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>

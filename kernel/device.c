@@ -413,6 +413,7 @@ static int parse_npu_pci(void)
 		return -ENOMEM;
 	cur = list;
 	while ((arg = strsep(&cur, ",")) && !ret) {
+		arg = strim(arg);
 		if (!*arg)
 			continue;
 		if (nr_matches == NPU_PCI_MAX_MATCH)

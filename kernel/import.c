@@ -311,7 +311,8 @@ bool npu_mem_imports_range_live(struct npu_mem_npu *npu, u64 addr, u64 len,
 
 	lockdep_assert_held(&imports_mutex);
 	list_for_each_entry(imp, &npu_mem_imports, node)
-		if (imp->buf->mapped && imp->buf->npu == npu && (!write || imp->dir != DMA_TO_DEVICE) &&
+		if (imp->buf->mapped && imp->buf->npu == npu &&
+		    (!write || imp->dir != DMA_TO_DEVICE) &&
 		    sgt_holds(imp->sgt, addr, len))
 			return true;
 	return false;

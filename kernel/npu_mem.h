@@ -30,9 +30,11 @@
  * removal (device.c: the NPU's lock, then the revoke callback takes it) and
  * inside the mm's mmap lock, where a VMA's ->close (munmap, exit) or a
  * failed mmap drops a buffer's last reference; of the module's locks only
- * imports_mutex and, inside both, an edu engine's lock (edu.c) are taken under it.  An NPU's SRCU read section
- * (npu_mem_dev_enter) may be held around any of them; removal waits for it
- * with no lock held but that NPU's lock, which no section ever takes.  A
+ * imports_mutex and, inside both, an edu engine's lock (edu.c) are taken
+ * under it.  An NPU's SRCU read section (npu_mem_dev_enter) may be held
+ * around any of them; removal waits for it with no lock held but that
+ * NPU's lock, which no section ever takes.  device.c's npus_lock (the NPU
+ * slots) is a leaf: probe takes it, and lets go, before the NPU's lock.  A
  * buffer's imports_lock is taken inside the dma-buf's reservation lock
  * (importers map with it held), never around it.  buffer.c's
  * npu_mem_retained_lock (chunks kept after their buffer went) is taken

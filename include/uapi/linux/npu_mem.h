@@ -116,9 +116,10 @@
  * address, GET_INFO of its index reports NPU_MEM_DEV_REMOVED (with
  * NPU_MEM_DEV_COHERENT and NPU_MEM_DEV_IOMMU clear: there is no device to
  * describe), and ALLOC for it, SYNC and EXPORT of its buffers and
- * importers' dma-buf mappings of them fail with -ENODEV; QUERY reports NPU_MEM_BUF_DEV_UNMAPPED (dev_addr 0) for
- * buffers it unmapped; open, GET_INFO, FREE, mmap, munmap, close and the
- * dma-bufs' own mmap and DMA_BUF_IOCTL_SYNC work as always.  Buffers
+ * importers' dma-buf mappings of them fail with -ENODEV; QUERY reports
+ * NPU_MEM_BUF_DEV_UNMAPPED (dev_addr 0) for buffers it unmapped; open,
+ * GET_INFO, FREE, mmap, munmap, close and the dma-bufs' own mmap and
+ * DMA_BUF_IOCTL_SYNC work as always.  Buffers
  * allocated before the removal stay unmapped after a new device is bound:
  * SYNC and EXPORT of them, and importers' mappings of their dma-bufs, keep
  * failing with -ENODEV.
