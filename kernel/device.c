@@ -310,7 +310,9 @@ static bool npu_pci_wanted(struct pci_dev *pdev)
 /*
  * Every function the driver core offers is an NPU (npu_pci='s ids, an id
  * added through new_id, a driver_override bind), except one offered only
- * by the id of an address entry, at another address.
+ * by the id of an address entry, at another address: the driver core
+ * matches a driver_override bind against that id too, so such a function
+ * must be listed to be an NPU.
  */
 static int npu_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
