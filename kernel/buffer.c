@@ -63,6 +63,27 @@
 			 __GFP_RETRY_MAYFAIL | __GFP_ACCOUNT)
 
 /*
+ * Pages for a buffer of an NPU whose device is on a known node come from
+ * that node first (buf->want_node): the device's DMA crosses the link
+ * between sockets for every access to remote memory, a cost on all its
+ * traffic, where smaller pages cost only TLB and IOTLB misses.  So each
+ * policy tries what it allows locally (__GFP_THISNODE) before anything
+ * remote: HUGE_FIRST local 2 MiB, local 64 KiB and 4 KiB, then remote
+ * 4 KiB; HUGE_ONLY local then remote 2 MiB (the page size is its promise);
+ * NORMAL_ONLY local then remote 4 KiB.  Remote memory beats failing: the
+ * buffer still works, and QUERY tells how many pages are off the node.
+ * No node (NUMA_NO_NODE): the allocator's choice, as for any caller.
+ */
+static struct page *alloc_near(const struct npu_mem_buf *buf, gfp_t gfp,
+			       unsigned int order, bool local)
+{
+	if (buf->want_node == NUMA_NO_NODE)
+		return local ? alloc_pages(gfp, order) : NULL;
+	return alloc_pages_node(buf->want_node,
+				local ? gfp | __GFP_THISNODE : gfp, order);
+}
+
+/*
  * Device address ranges: DMA segments that abut count as one range.  The
  * callback sees each maximal range once, in buffer order; it returns true
  * to stop the walk.
@@ -137,8 +158,8 @@ static enum dma_data_direction buf_dma_dir(const struct npu_mem_buf *buf)
 /*
  * The test DMA engine's check (edu.c holds the registry locked around it
  * and the copy, so nothing is unmapped under a copy in flight): is [addr,
- * addr + len) inside one device range of a mapped buffer, one the device
- * may write if @write?
+ * addr + len) inside one device range of a buffer mapped for @npu (device
+ * addresses are per device), one the device may write if @write?
  */
 void npu_mem_bufs_registry_lock(void)
 {
@@ -150,13 +171,15 @@ void npu_mem_bufs_registry_unlock(void)
 	mutex_unlock(&npu_mem_bufs_lock);
 }
 
-bool npu_mem_bufs_range_live(u64 addr, u64 len, bool write)
+bool npu_mem_bufs_range_live(struct npu_mem_npu *npu, u64 addr, u64 len,
+			     bool write)
 {
 	struct npu_mem_buf *buf;
 
 	lockdep_assert_held(&npu_mem_bufs_lock);
 	list_for_each_entry(buf, &npu_mem_bufs, node)
-		if (buf->mapped && (!write || buf_dma_dir(buf) == DMA_BIDIRECTIONAL) &&
+		if (buf->mapped && buf->npu == npu &&
+		    (!write || buf_dma_dir(buf) == DMA_BIDIRECTIONAL) &&
 		    dma_range_in_buf(buf, addr, len))
 			return true;
 	return false;
@@ -304,7 +327,9 @@ static int alloc_chunks(struct npu_mem_buf *buf)
 		if (buf->policy != NPU_MEM_POLICY_NORMAL_ONLY && !small &&
 		    remaining >= NPU_MEM_HUGE_SIZE) {
 			order = NPU_MEM_HUGE_ORDER;
-			page = alloc_pages(HUGE_GFP, order);
+			page = alloc_near(buf, HUGE_GFP, order, true);
+			if (!page && buf->policy == NPU_MEM_POLICY_HUGE_ONLY)
+				page = alloc_near(buf, HUGE_GFP, order, false);
 			if (!page && buf->policy == NPU_MEM_POLICY_HUGE_ONLY)
 				return -ENOMEM;
 			if (!page)
@@ -313,12 +338,14 @@ static int alloc_chunks(struct npu_mem_buf *buf)
 		/* Once a block cannot be had, the rest would fail as well. */
 		if (!page && try_mid && remaining >= (PAGE_SIZE << MID_ORDER)) {
 			order = MID_ORDER;
-			page = alloc_pages(HUGE_GFP, order);
+			page = alloc_near(buf, HUGE_GFP, order, true);
 			try_mid = !!page;
 		}
 		if (!page) {
 			order = 0;
-			page = alloc_page(NORMAL_GFP);
+			page = alloc_near(buf, NORMAL_GFP, 0, true);
+			if (!page)
+				page = alloc_near(buf, NORMAL_GFP, 0, false);
 			if (!page)
 				return -ENOMEM;
 		}
@@ -459,8 +486,15 @@ int npu_mem_buf_map(struct npu_mem_buf *buf, struct npu_mem_npu *npu)
 {
 	struct device *dev;
 	int idx, ret = -ENODEV;
+	unsigned int i;
 
 	buf->npu = npu;
+	buf->first_node = buf->nr_chunks ? page_to_nid(buf->chunks[0].page) :
+				     NUMA_NO_NODE;
+	buf->off_node_pages = 0;
+	for (i = 1; i < buf->nr_chunks; i++)
+		if (page_to_nid(buf->chunks[i].page) != buf->first_node)
+			buf->off_node_pages += 1U << buf->chunks[i].order;
 	dev = npu_mem_dev_enter(npu, &idx);
 	if (dev)
 		ret = map_for_device(buf, dev);
@@ -773,6 +807,8 @@ struct npu_mem_buf *npu_mem_buf_new(u64 size, u32 policy, u32 flags)
 	mutex_init(&buf->imports_lock);
 	INIT_LIST_HEAD(&buf->imports);
 	INIT_LIST_HEAD(&buf->node);
+	buf->want_node = NUMA_NO_NODE;
+	buf->first_node = NUMA_NO_NODE;
 	buf->size = size;
 	buf->policy = policy;
 	buf->flags = flags;
@@ -833,6 +869,7 @@ struct npu_mem_buf *npu_mem_buf_alloc(struct npu_mem_npu *npu, u64 size,
 			      flags & NPU_MEM_ALLOC_READONLY ? NPU_MEM_BUF_READONLY : 0);
 	if (!buf)
 		return ERR_PTR(-ENOMEM);
+	buf->want_node = npu_mem_npu_node(npu);
 
 	ret = charge_global(size);
 	if (ret)

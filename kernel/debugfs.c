@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * debugfs view of global usage (npu_mem/usage), of the NPU device
- * (npu_mem/device) and of every client (npu_mem/clients), for status tools;
- * in the test build also npu_mem/pgoff_limit, a smaller mmap offset space
- * for the files opened while it is set (client.c).
+ * debugfs view of global usage (npu_mem/usage), of the NPUs' devices
+ * (npu_mem/device, a paragraph each by index) and of every client
+ * (npu_mem/clients), for status tools; in the test build also
+ * npu_mem/pgoff_limit, a smaller mmap offset space for the files opened
+ * while it is set (client.c).
  */
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
@@ -27,7 +28,7 @@ DEFINE_SHOW_ATTRIBUTE(usage);
 
 static int device_show(struct seq_file *m, void *unused)
 {
-	npu_mem_device_show(m, npu_mem_npu_default());
+	npu_mem_device_show(m);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(device);

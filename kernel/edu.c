@@ -3,8 +3,9 @@
  * A real DMA engine for the tests: QEMU's "edu" PCI device (1234:11e8).
  *
  * When npu_pci binds the module to an edu device, debugfs gets
- * npu_mem/dma_copy.  Writing "SRC DST LEN" (device addresses as ALLOC
- * reports them, any base) makes the device copy LEN bytes from SRC to DST
+ * npu_mem/dma_copy for NPU 0 and npu_mem/dma_copyN for NPU N > 0.  Writing
+ * "SRC DST LEN" (device addresses of that NPU's buffers, as ALLOC reports
+ * them, any base) makes the device copy LEN bytes from SRC to DST
  * through its 4 KiB internal buffer: it reads SRC by DMA, then writes DST by
  * DMA, both through the IOMMU when one translates for it.  This is a test
  * interface, root only, and both ranges must lie inside live npu-mem
@@ -18,6 +19,8 @@
 #include <linux/io.h>
 #include <linux/io-64-nonatomic-lo-hi.h>
 #include <linux/pci.h>
+#include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
 
 #include "npu_mem.h"
@@ -38,12 +41,20 @@
  */
 #define EDU_XFER_MAX		(EDU_BUF_SIZE / 2)
 
-static void __iomem *edu_mmio;
-static struct dentry *edu_dma_copy;
-static DEFINE_MUTEX(edu_lock);	/* one transfer at a time: one engine */
+/* One engine per edu function; a copy at a time on each. */
+struct edu {
+	void __iomem *mmio;
+	struct dentry *dma_copy;
+	struct npu_mem_npu *npu;
+	struct mutex lock;
+};
 
-static int edu_dma(u64 src, u64 dst, u32 len, u32 cmd)
+/* By NPU index: the debugfs file's data, valid while the file exists. */
+static struct edu *edus[NPU_MEM_MAX_NPUS];
+
+static int edu_dma(struct edu *edu, u64 src, u64 dst, u32 len, u32 cmd)
 {
+	void __iomem *edu_mmio = edu->mmio;
 	unsigned long timeout = jiffies + 10 * HZ;
 
 	writeq(src, edu_mmio + EDU_REG_DMA_SRC);
@@ -61,39 +72,41 @@ static int edu_dma(u64 src, u64 dst, u32 len, u32 cmd)
 	return 0;
 }
 
-static int edu_copy(u64 src, u64 dst, u64 len)
+static int edu_copy(struct edu *edu, u64 src, u64 dst, u64 len)
 {
 	int ret = 0;
 
-	mutex_lock(&edu_lock);
+	mutex_lock(&edu->lock);
 	while (len && !ret) {
 		u32 n = min_t(u64, len, EDU_XFER_MAX);
 
-		ret = edu_dma(src, EDU_BUF_ADDR, n, 0);
+		ret = edu_dma(edu, src, EDU_BUF_ADDR, n, 0);
 		if (!ret)
-			ret = edu_dma(EDU_BUF_ADDR, dst, n, EDU_CMD_TO_RAM);
+			ret = edu_dma(edu, EDU_BUF_ADDR, dst, n, EDU_CMD_TO_RAM);
 		src += n;
 		dst += n;
 		len -= n;
 	}
-	mutex_unlock(&edu_lock);
+	mutex_unlock(&edu->lock);
 	return ret;
 }
 
 /*
- * Are both ranges inside live device mappings, buffers' (buffer.c) or
- * foreign imports' (import.c), with @b one the device may write?  On
+ * Are both ranges inside live device mappings for @npu, buffers'
+ * (buffer.c) or foreign imports' (import.c), with @b one the device may
+ * write?  On
  * success both registries stay locked, buffers' first, so nothing is
  * unmapped until dma_ranges_unlock(); on failure (-EINVAL) they are not.
  */
-static int dma_ranges_lock(u64 a, u64 alen, u64 b, u64 blen)
+static int dma_ranges_lock(struct npu_mem_npu *npu, u64 a, u64 alen, u64 b,
+			   u64 blen)
 {
 	npu_mem_bufs_registry_lock();
 	npu_mem_imports_lock();
-	if ((npu_mem_bufs_range_live(a, alen, false) ||
-	     npu_mem_imports_range_live(a, alen, false)) &&
-	    (npu_mem_bufs_range_live(b, blen, true) ||
-	     npu_mem_imports_range_live(b, blen, true)))
+	if ((npu_mem_bufs_range_live(npu, a, alen, false) ||
+	     npu_mem_imports_range_live(npu, a, alen, false)) &&
+	    (npu_mem_bufs_range_live(npu, b, blen, true) ||
+	     npu_mem_imports_range_live(npu, b, blen, true)))
 		return 0;
 	npu_mem_imports_unlock();
 	npu_mem_bufs_registry_unlock();
@@ -109,6 +122,7 @@ static void dma_ranges_unlock(void)
 static ssize_t dma_copy_write(struct file *file, const char __user *ubuf,
 			      size_t count, loff_t *ppos)
 {
+	struct edu *edu = file->private_data;
 	char kbuf[96];
 	u64 src, dst, len;
 	int ret;
@@ -122,41 +136,63 @@ static ssize_t dma_copy_write(struct file *file, const char __user *ubuf,
 		return -EINVAL;
 
 	/* Holding the registries keeps both ranges mapped during the DMA. */
-	ret = dma_ranges_lock(src, len, dst, len);
+	ret = dma_ranges_lock(edu->npu, src, len, dst, len);
 	if (ret)
 		return ret;
-	ret = edu_copy(src, dst, len);
+	ret = edu_copy(edu, src, dst, len);
 	dma_ranges_unlock();
 	return ret ? ret : count;
 }
 
 static const struct file_operations dma_copy_fops = {
 	.owner = THIS_MODULE,
+	.open = simple_open,
 	.write = dma_copy_write,
 };
 
 /* Its control file sits in the module's debugfs directory (debugfs.c). */
-void npu_mem_edu_probe(struct pci_dev *pdev)
+void npu_mem_edu_probe(struct npu_mem_npu *npu, struct pci_dev *pdev)
 {
-	if (pdev->vendor != EDU_VENDOR || pdev->device != EDU_DEVICE)
+	unsigned int index = npu_mem_npu_index(npu);
+	struct edu *edu;
+	char name[24];
+
+	if (pdev->vendor != EDU_VENDOR || pdev->device != EDU_DEVICE ||
+	    index >= ARRAY_SIZE(edus))
 		return;
-	edu_mmio = pcim_iomap(pdev, 0, 0);
-	if (!edu_mmio) {
+	edu = kzalloc(sizeof(*edu), GFP_KERNEL);
+	if (!edu)
+		return;
+	edu->mmio = pcim_iomap(pdev, 0, 0);
+	if (!edu->mmio) {
 		pci_warn(pdev, "edu: cannot map BAR0, no dma_copy\n");
+		kfree(edu);
 		return;
 	}
-	edu_dma_copy = debugfs_create_file("dma_copy", 0200,
-					   npu_mem_debugfs_dir(), NULL,
-					   &dma_copy_fops);
+	edu->npu = npu;
+	mutex_init(&edu->lock);
+	if (index)
+		snprintf(name, sizeof(name), "dma_copy%u", index);
+	else
+		strscpy(name, "dma_copy", sizeof(name));
+	edu->dma_copy = debugfs_create_file(name, 0200, npu_mem_debugfs_dir(),
+					    edu, &dma_copy_fops);
+	edus[index] = edu;
 }
 
 /*
  * Before the BAR goes: debugfs_remove() waits for writes in flight, so no
  * copy touches the device after this returns.
  */
-void npu_mem_edu_remove(struct pci_dev *pdev)
+void npu_mem_edu_remove(struct npu_mem_npu *npu, struct pci_dev *pdev)
 {
-	debugfs_remove(edu_dma_copy);
-	edu_dma_copy = NULL;
-	edu_mmio = NULL;
+	unsigned int index = npu_mem_npu_index(npu);
+	struct edu *edu = index < ARRAY_SIZE(edus) ? edus[index] : NULL;
+
+	if (!edu)
+		return;
+	debugfs_remove(edu->dma_copy);
+	edus[index] = NULL;
+	mutex_destroy(&edu->lock);
+	kfree(edu);
 }

@@ -304,13 +304,15 @@ static bool sgt_holds(struct sg_table *sgt, u64 addr, u64 len)
 	return false;
 }
 
-bool npu_mem_imports_range_live(u64 addr, u64 len, bool write)
+bool npu_mem_imports_range_live(struct npu_mem_npu *npu, u64 addr, u64 len,
+				bool write)
 {
 	struct npu_mem_import *imp;
 
 	lockdep_assert_held(&imports_mutex);
 	list_for_each_entry(imp, &npu_mem_imports, node)
-		if (imp->buf->mapped && (!write || imp->dir != DMA_TO_DEVICE) &&
+		if (imp->buf->mapped && imp->buf->npu == npu &&
+		    (!write || imp->dir != DMA_TO_DEVICE) &&
 		    sgt_holds(imp->sgt, addr, len))
 			return true;
 	return false;

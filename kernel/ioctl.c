@@ -28,10 +28,14 @@ struct npu_mem_pending {
 	const u64 *key;		/* undo: revoke the IPC key it points to */
 };
 
-/* The NPU a file's buffers are mapped for: the module has one. */
-static struct npu_mem_npu *client_npu(struct npu_mem_client *client)
+/*
+ * The NPU a call means: the index it gives (ALLOC, GET_INFO), NPU 0 for
+ * the calls that name none (HOST_REGISTER, DMABUF_IMPORT) and for callers
+ * built before indices, whose zero pad is index 0.  NULL: no such index.
+ */
+static struct npu_mem_npu *client_npu(struct npu_mem_client *client, u32 index)
 {
-	return npu_mem_npu_default();
+	return npu_mem_npu_get(index);
 }
 
 union npu_mem_ioctl_arg {
@@ -49,23 +53,27 @@ union npu_mem_ioctl_arg {
 	struct npu_mem_dmabuf_import dmabuf_import;
 };
 
-static bool any_set(const void *p, size_t len)
-{
-	return memchr_inv(p, 0, len) != NULL;
-}
-
 static int npu_mem_get_info(struct npu_mem_client *client, void *data,
 			    struct npu_mem_pending *p)
 {
 	struct npu_mem_info *info = data;
+	struct npu_mem_npu *npu;
+	u32 index = info->device;
 
-	if (info->flags || any_set(info->reserved, sizeof(info->reserved)))
+	if (info->flags || info->reserved)
+		return -EINVAL;
+	npu = client_npu(client, index);
+	if (!npu)
 		return -EINVAL;
 
 	memset(info, 0, sizeof(*info));
 	info->abi_major = NPU_MEM_ABI_MAJOR;
 	info->abi_minor = NPU_MEM_ABI_MINOR;
-	info->dev_flags = npu_mem_dev_flags(client_npu(client));
+	info->device = index;
+	info->device_count = npu_mem_npu_count();
+	info->dev_flags = npu_mem_dev_flags(npu);
+	info->dev_node = npu_mem_npu_node(npu);
+	npu_mem_npu_pci_addr(npu, &info->dev_pci_domain, &info->dev_pci_bdf);
 	info->page_sizes = NPU_MEM_PAGE_4K | NPU_MEM_PAGE_2M;
 	info->total_ram = (u64)totalram_pages() << PAGE_SHIFT;
 	info->free_ram = (u64)global_zone_page_state(NR_FREE_PAGES) << PAGE_SHIFT;
@@ -111,13 +119,14 @@ static int npu_mem_alloc_ioctl(struct npu_mem_client *client, void *data,
 			       struct npu_mem_pending *p)
 {
 	struct npu_mem_alloc *args = data;
+	struct npu_mem_npu *npu = client_npu(client, args->device);
 	struct npu_mem_buf *buf;
 
 	if (!args->size || args->policy >= NPU_MEM_POLICY_COUNT ||
-	    (args->flags & ~NPU_MEM_ALLOC_VALID) || args->pad)
+	    (args->flags & ~NPU_MEM_ALLOC_VALID) || !npu)
 		return -EINVAL;
 
-	buf = npu_mem_buf_alloc(client_npu(client), args->size, args->policy,
+	buf = npu_mem_buf_alloc(npu, args->size, args->policy,
 				args->flags, client->cred, client->unlimited);
 	if (IS_ERR(buf))
 		return PTR_ERR(buf);
@@ -138,9 +147,19 @@ static int npu_mem_query_ioctl(struct npu_mem_client *client, void *data,
 			       struct npu_mem_pending *p)
 {
 	struct npu_mem_query *args = data;
+	struct npu_mem_buf *buf;
+	u32 hflags;
 
 	if (args->flags)
 		return -EINVAL;
+	/* The handle's own view (READONLY, IMPORTED) comes from describe. */
+	buf = npu_mem_client_lookup(client, args->handle, &hflags);
+	if (!buf)
+		return -ENOENT;
+	args->device = npu_mem_npu_index(buf->npu);
+	args->node = buf->first_node;
+	args->off_node_pages = buf->off_node_pages;
+	npu_mem_buf_put(buf);
 	return npu_mem_client_describe(client, args->handle, &args->buf);
 }
 
@@ -284,7 +303,7 @@ static int npu_mem_host_register_ioctl(struct npu_mem_client *client,
 
 	if (args->flags & ~NPU_MEM_HOST_VALID)
 		return -EINVAL;
-	buf = npu_mem_buf_register(client_npu(client), args->addr, args->size,
+	buf = npu_mem_buf_register(client_npu(client, 0), args->addr, args->size,
 				   args->flags, client->cred, client->unlimited);
 	if (IS_ERR(buf))
 		return PTR_ERR(buf);
@@ -300,7 +319,7 @@ static int npu_mem_dmabuf_import_ioctl(struct npu_mem_client *client,
 
 	if (args->flags || args->pad)
 		return -EINVAL;
-	buf = npu_mem_import_dmabuf(client_npu(client), args->fd, &hflags);
+	buf = npu_mem_import_dmabuf(client_npu(client, 0), args->fd, &hflags);
 	if (IS_ERR(buf))
 		return PTR_ERR(buf);
 	return add_pending(client, buf, hflags, &args->handle, &args->buf, p);
@@ -313,15 +332,19 @@ struct npu_mem_ioctl_desc {
 		  struct npu_mem_pending *p);
 };
 
-/* When a struct grows, pass its v1 size here instead of _IOC_SIZE(_cmd). */
 #define NPU_MEM_IOCTL(_cmd, _fn) \
 	[_IOC_NR(_cmd)] = { .cmd = _cmd, .min_size = _IOC_SIZE(_cmd), .fn = _fn }
+/* A struct that grew: callers built before may pass its v1 size. */
+#define NPU_MEM_IOCTL_V1(_cmd, _v1_size, _fn) \
+	[_IOC_NR(_cmd)] = { .cmd = _cmd, .min_size = _v1_size, .fn = _fn }
 
 static const struct npu_mem_ioctl_desc npu_mem_ioctls[] = {
 	NPU_MEM_IOCTL(NPU_MEM_IOCTL_GET_INFO, npu_mem_get_info),
 	NPU_MEM_IOCTL(NPU_MEM_IOCTL_ALLOC, npu_mem_alloc_ioctl),
 	NPU_MEM_IOCTL(NPU_MEM_IOCTL_FREE, npu_mem_free_ioctl),
-	NPU_MEM_IOCTL(NPU_MEM_IOCTL_QUERY, npu_mem_query_ioctl),
+	NPU_MEM_IOCTL_V1(NPU_MEM_IOCTL_QUERY,
+			 offsetofend(struct npu_mem_query, buf),
+			 npu_mem_query_ioctl),
 	NPU_MEM_IOCTL(NPU_MEM_IOCTL_SYNC, npu_mem_sync_ioctl),
 	NPU_MEM_IOCTL(NPU_MEM_IOCTL_EXPORT, npu_mem_export_ioctl),
 	NPU_MEM_IOCTL(NPU_MEM_IOCTL_IPC_EXPORT, npu_mem_ipc_export_ioctl),

@@ -76,12 +76,9 @@ static int __init npu_mem_init(void)
 {
 	int ret;
 
-	ret = npu_mem_npu_init();
-	if (ret)
-		return ret;
 	ret = npu_mem_ipc_init();
 	if (ret)
-		goto err_npu;
+		return ret;
 	ret = npu_mem_mapping_init();
 	if (ret)
 		goto err_ipc;
@@ -103,7 +100,6 @@ err_debugfs:
 	npu_mem_mapping_exit();
 err_ipc:
 	npu_mem_ipc_exit();
-err_npu:
 	npu_mem_npu_exit();
 	return ret;
 }

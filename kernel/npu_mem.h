@@ -30,9 +30,11 @@
  * removal (device.c: the NPU's lock, then the revoke callback takes it) and
  * inside the mm's mmap lock, where a VMA's ->close (munmap, exit) or a
  * failed mmap drops a buffer's last reference; of the module's locks only
- * imports_mutex and, inside both, edu.c's edu_lock are taken under it.  An NPU's SRCU read section
- * (npu_mem_dev_enter) may be held around any of them; removal waits for it
- * with no lock held but that NPU's lock, which no section ever takes.  A
+ * imports_mutex and, inside both, an edu engine's lock (edu.c) are taken
+ * under it.  An NPU's SRCU read section (npu_mem_dev_enter) may be held
+ * around any of them; removal waits for it with no lock held but that
+ * NPU's lock, which no section ever takes.  device.c's npus_lock (the NPU
+ * slots) is a leaf: probe takes it, and lets go, before the NPU's lock.  A
  * buffer's imports_lock is taken inside the dma-buf's reservation lock
  * (importers map with it held), never around it.  buffer.c's
  * npu_mem_retained_lock (chunks kept after their buffer went) is taken
@@ -82,6 +84,9 @@ struct npu_mem_buf {
 	struct npu_mem_chunk *chunks;
 	struct sg_table sgt;		/* DMA-mapped for @dev while @mapped */
 	struct npu_mem_npu *npu;	/* the NPU it is (or was) mapped for */
+	int want_node;			/* where its pages should come from */
+	int first_node;			/* where its first chunk came from */
+	u32 off_node_pages;		/* 4 KiB pages not on @first_node */
 	struct device *dev;		/* @npu's device it was mapped with */
 	bool mapped;			/* under npu_mem_bufs_lock; cleared on removal */
 	u64 dev_addr;			/* first device address, as mapped */
@@ -205,6 +210,8 @@ u64 npu_mem_max_alloc(void);
  * it in the DMA API.  It calls the layers above it only through these,
  * which main.c passes in.
  */
+/* Most NPUs the module serves at once (npu_pci= functions, and later ones). */
+#define NPU_MEM_MAX_NPUS	64
 struct pci_dev;
 struct npu_mem_device_ops {
 	/*
@@ -212,23 +219,27 @@ struct npu_mem_device_ops {
 	 * tear down every DMA mapping made for that NPU.
 	 */
 	void (*revoke)(struct npu_mem_npu *npu);
-	/* A PCI function became the NPU device (the test DMA engine's cue). */
-	void (*pci_bound)(struct pci_dev *pdev);
-	/* It stops being the NPU device; called before the revoke. */
-	void (*pci_unbinding)(struct pci_dev *pdev);
+	/* A PCI function became an NPU's device (the test DMA engine's cue). */
+	void (*pci_bound)(struct npu_mem_npu *npu, struct pci_dev *pdev);
+	/* It stops being that NPU's device; called before the revoke. */
+	void (*pci_unbinding)(struct npu_mem_npu *npu, struct pci_dev *pdev);
 };
-int npu_mem_npu_init(void);
 void npu_mem_npu_exit(void);
 int npu_mem_device_init(const struct npu_mem_device_ops *ops);
 void npu_mem_device_exit(void);
-struct npu_mem_npu *npu_mem_npu_default(void);
+struct npu_mem_npu *npu_mem_npu_get(u32 index);
+unsigned int npu_mem_npu_count(void);
+unsigned int npu_mem_npu_index(const struct npu_mem_npu *npu);
+int npu_mem_npu_node(const struct npu_mem_npu *npu);
+bool npu_mem_npu_pci_addr(const struct npu_mem_npu *npu, u32 *domain,
+			  u32 *bdf);
 struct device *npu_mem_dev_enter(struct npu_mem_npu *npu, int *idx)
 	__acquires(&npu->srcu);
 void npu_mem_dev_exit(struct npu_mem_npu *npu, int idx)
 	__releases(&npu->srcu);
 u32 npu_mem_dev_flags(struct npu_mem_npu *npu);
 bool npu_mem_dev_translated(struct device *dev);
-void npu_mem_device_show(struct seq_file *m, struct npu_mem_npu *npu);
+void npu_mem_device_show(struct seq_file *m);
 
 /* buffer.c */
 struct npu_mem_buf *npu_mem_buf_alloc(struct npu_mem_npu *npu, u64 size,
@@ -256,7 +267,8 @@ void npu_mem_retained_exit(void);
 
 void npu_mem_bufs_registry_lock(void);
 void npu_mem_bufs_registry_unlock(void);
-bool npu_mem_bufs_range_live(u64 addr, u64 len, bool write);
+bool npu_mem_bufs_range_live(struct npu_mem_npu *npu, u64 addr, u64 len,
+			     bool write);
 
 /* claim.c: one writable registration per page */
 int npu_mem_claim_pages(struct npu_mem_buf *buf);
@@ -325,18 +337,21 @@ struct npu_mem_buf *npu_mem_import_dmabuf(struct npu_mem_npu *npu, int fd,
 void npu_mem_imports_revoke(struct npu_mem_npu *npu);
 void npu_mem_imports_lock(void);
 void npu_mem_imports_unlock(void);
-bool npu_mem_imports_range_live(u64 addr, u64 len, bool write);
+bool npu_mem_imports_range_live(struct npu_mem_npu *npu, u64 addr, u64 len,
+				bool write);
 int npu_mem_import_sync(struct npu_mem_buf *buf, u64 offset, u64 len, u32 dir,
 			bool reader);
 
 /* edu.c: QEMU's edu device as a test DMA engine, in test builds only */
 #ifdef NPU_MEM_TEST_ENGINE
 extern u64 npu_mem_test_pgoff_limit;	/* client.c, debugfs pgoff_limit */
-void npu_mem_edu_probe(struct pci_dev *pdev);
-void npu_mem_edu_remove(struct pci_dev *pdev);
+void npu_mem_edu_probe(struct npu_mem_npu *npu, struct pci_dev *pdev);
+void npu_mem_edu_remove(struct npu_mem_npu *npu, struct pci_dev *pdev);
 #else
-static inline void npu_mem_edu_probe(struct pci_dev *pdev) {}
-static inline void npu_mem_edu_remove(struct pci_dev *pdev) {}
+static inline void npu_mem_edu_probe(struct npu_mem_npu *npu,
+				     struct pci_dev *pdev) {}
+static inline void npu_mem_edu_remove(struct npu_mem_npu *npu,
+				      struct pci_dev *pdev) {}
 #endif
 
 /* debugfs.c */

@@ -23,7 +23,7 @@
 	X(npu_mem_buffer, 48)			\
 	X(npu_mem_alloc, 72)			\
 	X(npu_mem_free, 8)			\
-	X(npu_mem_query, 56)			\
+	X(npu_mem_query, 72)			\
 	X(npu_mem_sync, 32)			\
 	X(npu_mem_export, 16)			\
 	X(npu_mem_ipc_export, 24)		\
@@ -52,7 +52,12 @@
 	X(npu_mem_info, client_buffers, 96, 8)			\
 	X(npu_mem_info, client_bytes, 104, 8)			\
 	X(npu_mem_info, retained_bytes, 112, 8)			\
-	X(npu_mem_info, reserved, 120, 24)			\
+	X(npu_mem_info, device, 120, 4)				\
+	X(npu_mem_info, device_count, 124, 4)			\
+	X(npu_mem_info, dev_node, 128, 4)			\
+	X(npu_mem_info, dev_pci_domain, 132, 4)			\
+	X(npu_mem_info, dev_pci_bdf, 136, 4)			\
+	X(npu_mem_info, reserved, 140, 4)			\
 	X(npu_mem_buffer, size, 0, 8)				\
 	X(npu_mem_buffer, mmap_offset, 8, 8)			\
 	X(npu_mem_buffer, dev_addr, 16, 8)			\
@@ -66,13 +71,17 @@
 	X(npu_mem_alloc, policy, 8, 4)				\
 	X(npu_mem_alloc, flags, 12, 4)				\
 	X(npu_mem_alloc, handle, 16, 4)				\
-	X(npu_mem_alloc, pad, 20, 4)				\
+	X(npu_mem_alloc, device, 20, 4)				\
 	X(npu_mem_alloc, buf, 24, 48)				\
 	X(npu_mem_free, handle, 0, 4)				\
 	X(npu_mem_free, flags, 4, 4)				\
 	X(npu_mem_query, handle, 0, 4)				\
 	X(npu_mem_query, flags, 4, 4)				\
 	X(npu_mem_query, buf, 8, 48)				\
+	X(npu_mem_query, device, 56, 4)				\
+	X(npu_mem_query, node, 60, 4)				\
+	X(npu_mem_query, off_node_pages, 64, 4)			\
+	X(npu_mem_query, pad, 68, 4)				\
 	X(npu_mem_sync, handle, 0, 4)				\
 	X(npu_mem_sync, direction, 4, 4)			\
 	X(npu_mem_sync, offset, 8, 8)				\

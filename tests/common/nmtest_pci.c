@@ -23,12 +23,14 @@ int nm_pci_bound(char *bdf, size_t len)
 		unsigned int dom, bus, dev, fn;
 		char tail;
 
-		/* the driver's directory holds one link per bound function */
+		/*
+		 * The driver's directory holds one link per bound function;
+		 * the lowest address (fixed-width hex sorts as text) is NPU 0.
+		 */
 		if (sscanf(e->d_name, "%x:%x:%x.%x%c", &dom, &bus, &dev, &fn,
-			   &tail) == 4) {
+			   &tail) == 4 && (ret || strcmp(e->d_name, bdf) < 0)) {
 			snprintf(bdf, len, "%s", e->d_name);
 			ret = 0;
-			break;
 		}
 	}
 	if (d)

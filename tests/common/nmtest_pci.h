@@ -24,7 +24,11 @@
 /* Longest "dddd:bb:dd.f" plus room */
 #define NM_BDF_LEN	32
 
-/* The address of the PCI function bound to npu_mem: 0, or -ENOENT. */
+/*
+ * The address of the PCI function bound to npu_mem, the lowest of several
+ * (NPU 0, the one ALLOC uses unless told otherwise, when all were bound at
+ * module load): 0, or -ENOENT.
+ */
 int nm_pci_bound(char *bdf, size_t len);
 /* Is bdf bound to npu_mem now? */
 bool nm_pci_is_bound(const char *bdf);

@@ -24,11 +24,13 @@
 #include "nmtest_util.h"
 
 const struct nm_ioctl_desc nm_ioctls_v1[] = {
-#define D(cmd, nr, dir, type) { #cmd, cmd, nr, dir, sizeof(type) }
+#define D(cmd, nr, dir, type) { #cmd, cmd, nr, dir, sizeof(type), sizeof(type) }
 	D(NPU_MEM_IOCTL_GET_INFO, 0x00, NM_IOC_RW, struct npu_mem_info),
 	D(NPU_MEM_IOCTL_ALLOC, 0x01, NM_IOC_RW, struct npu_mem_alloc),
 	D(NPU_MEM_IOCTL_FREE, 0x02, _IOC_WRITE, struct npu_mem_free),
-	D(NPU_MEM_IOCTL_QUERY, 0x03, NM_IOC_RW, struct npu_mem_query),
+	/* grew in ABI 1.3 */
+	{ "NPU_MEM_IOCTL_QUERY", NPU_MEM_IOCTL_QUERY, 0x03, NM_IOC_RW,
+	  sizeof(struct npu_mem_query), 56 },
 	D(NPU_MEM_IOCTL_SYNC, 0x04, _IOC_WRITE, struct npu_mem_sync),
 	D(NPU_MEM_IOCTL_EXPORT, 0x05, NM_IOC_RW, struct npu_mem_export),
 #undef D

@@ -41,7 +41,8 @@ struct nm_ioctl_desc {
 	unsigned long cmd;
 	unsigned int nr;
 	unsigned int dir;
-	size_t size;		/* sizeof the v1 struct */
+	size_t size;		/* sizeof the struct, as this header has it */
+	size_t v1_size;		/* its ABI 1.0 size: smaller ones are refused */
 };
 extern const struct nm_ioctl_desc nm_ioctls_v1[];
 extern const size_t nm_n_ioctls_v1;

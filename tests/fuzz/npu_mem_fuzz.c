@@ -818,9 +818,10 @@ static void op_get_info(struct thr *t)
 	if (chance(&t->r, 15))
 		info->flags = boundary32(&t->r);
 	if (chance(&t->r, 10))
-		info->reserved[below(&t->r, 3)] = boundary64(&t->r);
-	bad = info->flags || info->reserved[0] || info->reserved[1] ||
-	      info->reserved[2];
+		info->reserved = boundary32(&t->r);
+	if (chance(&t->r, 10))
+		info->device = boundary32(&t->r);
+	bad = info->flags || info->reserved || info->device >= 64;
 	ret = ioctl(fd, NPU_MEM_IOCTL_GET_INFO, info);
 	record_ioctl(OP_GET_INFO, 0, fd, ret, errno, "fd %d", fd);
 	if (!ret && bad)
@@ -897,20 +898,20 @@ static void op_alloc(struct thr *t)
 	a->flags = chance(&t->r, 80) ? (chance(&t->r, 20) ? NPU_MEM_ALLOC_READONLY : 0) :
 		   boundary32(&t->r);
 	if (chance(&t->r, 5))
-		a->pad = boundary32(&t->r);
+		a->device = boundary32(&t->r);
 	if (chance(&t->r, 5))
 		a->handle = boundary32(&t->r);	/* out field: ignored */
 	ret = ioctl(fd, NPU_MEM_IOCTL_ALLOC, a);
 	record_ioctl(OP_ALLOC, 1, fd, ret, errno,
-		     "fd %d size %#llx policy %u flags %#x pad %#x",
-		     fd, (unsigned long long)a->size, a->policy, a->flags, a->pad);
+		     "fd %d size %#llx policy %u flags %#x device %#x",
+		     fd, (unsigned long long)a->size, a->policy, a->flags, a->device);
 	if (ret)
 		return;
 	if (!a->handle || a->policy >= NPU_MEM_POLICY_COUNT ||
-	    (a->flags & ~NPU_MEM_ALLOC_VALID) || a->pad)
-		finding("ALLOC accepted/returned nonsense: handle %u size %#llx policy %u flags %#x pad %#x",
+	    (a->flags & ~NPU_MEM_ALLOC_VALID) || a->device >= 64)
+		finding("ALLOC accepted/returned nonsense: handle %u size %#llx policy %u flags %#x device %#x",
 			a->handle, (unsigned long long)a->size, a->policy,
-			a->flags, a->pad);
+			a->flags, a->device);
 	else
 		check_alloc_answer(a, fd);
 	pthread_mutex_lock(&st.lock);
@@ -1292,7 +1293,7 @@ call:
 	if (ret == 0 && _IOC_TYPE(cmd) == NPU_MEM_IOCTL_MAGIC && _IOC_NR(cmd) == 1) {
 		struct npu_mem_alloc *a = (void *)t->argbuf;
 
-		if (_IOC_SIZE(cmd) >= offsetof(struct npu_mem_alloc, pad))
+		if (_IOC_SIZE(cmd) >= offsetof(struct npu_mem_alloc, device))
 			ioctl(fd, NPU_MEM_IOCTL_FREE, &(struct npu_mem_free){ a->handle, 0 });
 	}
 	if (ret == 0 && _IOC_TYPE(cmd) == NPU_MEM_IOCTL_MAGIC && _IOC_NR(cmd) == 5 &&

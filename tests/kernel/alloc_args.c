@@ -27,10 +27,10 @@ static const uint32_t policies[] = {
 /* ALLOC with every field given; expect want, then nothing disturbed. */
 #define ALLOC_FAILS(c, sz, pol, fl, pd, want) do {			\
 	struct npu_mem_alloc _a = { .size = (sz), .policy = (pol),	\
-				    .flags = (fl), .pad = (pd) };	\
+				    .flags = (fl), .device = (pd) };	\
 	int _r = nm_ioctl((c)->fd, NPU_MEM_IOCTL_ALLOC, &_a);		\
 	ck_assert_msg(_r == (want), "ALLOC(size %#llx, policy %#x, "	\
-		      "flags %#x, pad %#x): expected %s, got %s",	\
+		      "flags %#x, device %#x): expected %s, got %s",	\
 		      (unsigned long long)(sz), (unsigned)(pol),	\
 		      (unsigned)(fl), (unsigned)(pd), nm_retname(want),	\
 		      nm_retname(_r));					\
@@ -123,6 +123,7 @@ START_TEST(alloc_bad_flags)
 }
 END_TEST
 
+/* The device index, pad before ABI 1.3: one past the last NPU and beyond. */
 START_TEST(alloc_pad_nonzero)
 {
 	static const uint32_t pads[] = { 1, 0x80, 0x10000, 0x80000000,
@@ -132,8 +133,9 @@ START_TEST(alloc_pad_nonzero)
 	nm_ctx_init(&c, 0);
 	for (size_t i = 0; i < NM_ARRAY_SIZE(pads); i++)
 		for (size_t p = 0; p < 3; p++)
-			ALLOC_FAILS(&c, NM_4K, policies[p], 0, pads[i],
-				    -EINVAL);
+			ALLOC_FAILS(&c, NM_4K, policies[p], 0,
+				    pads[i] < c.info.device_count ?
+				    c.info.device_count : pads[i], -EINVAL);
 	nm_ctx_fini(&c);
 }
 END_TEST
@@ -168,13 +170,13 @@ START_TEST(alloc_output_fields_not_inputs)
 	a.size = 5 * NM_4K;
 	a.policy = NPU_MEM_POLICY_NORMAL_ONLY;
 	a.flags = 0;
-	a.pad = 0;
+	a.device = 0;
 	nm_assert_ok(nm_ioctl(c.fd, NPU_MEM_IOCTL_ALLOC, &a));
 	ck_assert_uint_ne(a.handle, 0);
 	ck_assert_uint_ne(a.handle, 0xffffffff);
 	nm_assert_buffer_sane(5 * NM_4K, NPU_MEM_POLICY_NORMAL_ONLY, 0, &a.buf);
 	ck_assert_uint_eq(a.size, 5 * NM_4K);	/* inputs are not rewritten */
-	ck_assert_uint_eq(a.pad, 0);
+	ck_assert_uint_eq(a.device, 0);
 	nm_assert_ok(nm_query(c.fd, a.handle, &q));
 	nm_assert_buf_eq(&a.buf, &q);
 	nm_free_ok(c.fd, a.handle);

@@ -32,7 +32,7 @@ START_TEST(abi_version)
 
 	nm_get_info_ok(fd, &info);
 	ck_assert_uint_eq(info.abi_major, 1);
-	ck_assert_uint_eq(info.abi_minor, 2);
+	ck_assert_uint_eq(info.abi_minor, 3);
 	ck_assert_uint_eq(info.abi_major, NPU_MEM_ABI_MAJOR);
 	ck_assert_uint_eq(info.abi_minor, NPU_MEM_ABI_MINOR);
 	close(fd);
@@ -109,7 +109,8 @@ static void poison(struct npu_mem_info *i)
 {
 	memset(i, 0xff, sizeof(*i));
 	i->flags = 0;
-	memset(i->reserved, 0, sizeof(i->reserved));
+	i->device = 0;
+	i->reserved = 0;
 }
 
 /* Every field of a answered with a poisoned struct equals the same field
@@ -136,11 +137,16 @@ static void assert_filled(const struct npu_mem_info *a,
 	EQ(client_buffers);
 	EQ(client_bytes);
 	EQ(retained_bytes);
+	EQ(device);
+	EQ(device_count);
+	EQ(dev_node);
+	EQ(dev_pci_domain);
+	EQ(dev_pci_bdf);
 #undef EQ
 	ck_assert_uint_ne(a->free_ram, POISON64);
 	ck_assert_uint_le(a->free_ram, a->total_ram);
-	for (int i = 0; i < 3; i++)
-		ck_assert_uint_eq(a->reserved[i], 0);
+	ck_assert_uint_ge(a->device_count, 1);
+	ck_assert_uint_eq(a->reserved, 0);
 }
 
 START_TEST(kernel_fills_every_field)
@@ -226,19 +232,26 @@ START_TEST(flags_nonzero)
 }
 END_TEST
 
+/* reserved, and a device index past device_count, are refused. */
 START_TEST(reserved_nonzero)
 {
-	static const uint64_t vals[] = { 1, 0x80, 1ULL << 32, 1ULL << 63,
-					 POISON64 };
+	static const uint32_t vals[] = { 1, 0x80, 1U << 16, 1U << 31,
+					 (uint32_t)POISON64 };
+	struct npu_mem_info z = { 0 };
 	struct nm_sentinel s;
 	int fd = nm_open();
 
 	nm_sentinel_init(&s, fd);
-	for (int i = 0; i < 3; i++) {
+	nm_get_info_ok(fd, &z);
+	for (int i = 0; i < 2; i++) {
 		for (size_t v = 0; v < NM_ARRAY_SIZE(vals); v++) {
 			struct npu_mem_info info = { 0 };
 
-			info.reserved[i] = vals[v];
+			if (i)
+				info.reserved = vals[v];
+			else
+				info.device = vals[v] < z.device_count ?
+					      z.device_count : vals[v];
 			nm_assert_ret(nm_ioctl(fd, NPU_MEM_IOCTL_GET_INFO,
 					       &info), -EINVAL);
 			NM_SENTINEL_CHECK(&s);
@@ -252,7 +265,7 @@ END_TEST
 START_TEST(output_fields_are_not_inputs)
 {
 	/* Garbage in the output fields is not an error: they are overwritten
-	 * (only flags and reserved are inputs). */
+	 * (only flags, device and reserved are inputs). */
 	struct npu_mem_info p;
 	int fd = nm_open();
 

@@ -25,8 +25,33 @@
  *    caller's size.  Structs therefore only ever grow at their end;
  *  - bad user pointers give -EFAULT, unknown ioctl numbers -ENOTTY.
  *
+ * Several NPUs.  The module serves every NPU it is bound to (module
+ * parameter npu_pci=, a list), each by an index, 0 .. device_count - 1 of
+ * GET_INFO.  Indices follow PCI addresses: the functions there when the
+ * module loads are 0, 1, ... in domain, bus, device, function order; a
+ * function bound later (hotplug, new_id, driver_override) gets the next
+ * index.  An index keeps its address for the module's life: a removed
+ * device's index stays (NPU_MEM_DEV_REMOVED) and is its again if the same
+ * address comes back.  Without a PCI NPU there is one, the module's own
+ * device, index 0.  ALLOC and GET_INFO take an index in what was zero
+ * space before ABI 1.3, so a caller built before then means NPU 0; every
+ * other call works on the NPU its buffer was allocated for, and
+ * HOST_REGISTER and DMABUF_IMPORT map for NPU 0.  An index that names no
+ * NPU is -EINVAL, as a non-zero pad was before ABI 1.3 (so old and new
+ * modules refuse it alike); -ENODEV keeps meaning that the NPU was there
+ * and its device went away.  Removing one NPU's device revokes the
+ * mappings made for it only (Device removal): the others' stay.
+ * Buffers of an NPU whose device is on a known NUMA node (dev_node) take
+ * their pages from that node first: each policy tries every page size it
+ * allows there before it takes remote memory (HUGE_FIRST: 2 MiB, then
+ * 64 KiB blocks and 4 KiB pages on the node, then 4 KiB pages anywhere;
+ * HUGE_ONLY: 2 MiB on the node, then anywhere; NORMAL_ONLY: 4 KiB on the
+ * node, then anywhere), since remote memory slows every DMA of the device
+ * while smaller pages cost only TLB misses.  QUERY tells where they went.
+ *
  * Errors of NPU_MEM_IOCTL_ALLOC, documented once here:
- *  -EINVAL   size 0, unknown policy, unknown flags, non-zero pad/reserved
+ *  -EINVAL   size 0, unknown policy, unknown flags, non-zero pad/reserved,
+ *            a device index that names no NPU
  *  -E2BIG    size overflows when rounded up, or exceeds max_alloc (GET_INFO)
  *  -ENOMEM   no memory; the global cap (limit_bytes) would be exceeded; the
  *            allocation would leave less than the reserve (module parameter
@@ -84,15 +109,17 @@
  * dev_addr is 0, dev_segments 0 and NPU_MEM_BUF_DEV_CONTIG clear, with
  * NPU_MEM_BUF_DEV_HIDDEN set, so the physical layout stays private.
  *
- * Device removal.  When the NPU device goes away (PCI unbind, hot-unplug,
- * module unload of its driver), every buffer's DMA mapping is torn down;
- * buffers, handles, CPU mappings and dma-bufs stay valid as memory.  Until
- * a device is bound again, GET_INFO reports NPU_MEM_DEV_REMOVED (with
+ * Device removal.  When an NPU's device goes away (PCI unbind, hot-unplug,
+ * module unload of its driver), every DMA mapping made for that NPU is
+ * torn down (other NPUs' stay); buffers, handles, CPU mappings and
+ * dma-bufs stay valid as memory.  Until a device is bound again at its
+ * address, GET_INFO of its index reports NPU_MEM_DEV_REMOVED (with
  * NPU_MEM_DEV_COHERENT and NPU_MEM_DEV_IOMMU clear: there is no device to
- * describe), and ALLOC, SYNC, EXPORT and importers' dma-buf mappings fail
- * with -ENODEV; QUERY reports NPU_MEM_BUF_DEV_UNMAPPED (dev_addr 0) for
- * buffers it unmapped; open, GET_INFO, FREE, mmap, munmap, close and the
- * dma-bufs' own mmap and DMA_BUF_IOCTL_SYNC work as always.  Buffers
+ * describe), and ALLOC for it, SYNC and EXPORT of its buffers and
+ * importers' dma-buf mappings of them fail with -ENODEV; QUERY reports
+ * NPU_MEM_BUF_DEV_UNMAPPED (dev_addr 0) for buffers it unmapped; open,
+ * GET_INFO, FREE, mmap, munmap, close and the dma-bufs' own mmap and
+ * DMA_BUF_IOCTL_SYNC work as always.  Buffers
  * allocated before the removal stay unmapped after a new device is bound:
  * SYNC and EXPORT of them, and importers' mappings of their dma-bufs, keep
  * failing with -ENODEV.
@@ -120,7 +147,7 @@
 #define NPU_MEM_DEVICE_NAME	"npu-mem"
 
 #define NPU_MEM_ABI_MAJOR	1
-#define NPU_MEM_ABI_MINOR	2
+#define NPU_MEM_ABI_MINOR	3
 
 /* Page sizes, as bits of npu_mem_info.page_sizes (bit n means 2^n bytes). */
 #define NPU_MEM_PAGE_4K		(1ULL << 12)
@@ -142,6 +169,9 @@ enum npu_mem_policy {
 	NPU_MEM_POLICY_HUGE1G_ONLY	= 3,
 	NPU_MEM_POLICY_COUNT
 };
+
+/* npu_mem_info.dev_node, npu_mem_query.node: no node known */
+#define NPU_MEM_NODE_NONE	0xffffffffU
 
 /* npu_mem_info.dev_flags: properties of the device buffers are mapped for */
 #define NPU_MEM_DEV_COHERENT	(1U << 0)	/* DMA is cache-coherent */
@@ -173,6 +203,19 @@ enum npu_mem_policy {
  * @retained_bytes: out: bytes of released buffers that another subsystem
  *	still references, all users: still charged (see Accounting) until it
  *	lets go.  Since ABI 1.2 (was reserved[0]; an older module leaves it 0)
+ * @device: in: the NPU that @dev_flags, @dev_node and @dev_pci_* describe,
+ *	< @device_count (-EINVAL otherwise); 0 for a caller built before
+ *	ABI 1.3, which had zero here.  Since ABI 1.3, as are the next four
+ *	(they were reserved[0..2]; an older module refuses a non-zero
+ *	@device with -EINVAL and leaves the rest 0)
+ * @device_count: out: NPUs the module has indices for (see Several NPUs),
+ *	at least 1; removed ones included.  0 from a module before ABI 1.3,
+ *	which has exactly one
+ * @dev_node: out: the NUMA node of @device's device, NPU_MEM_NODE_NONE
+ *	when unknown
+ * @dev_pci_domain: out: @device's PCI domain, with NPU_MEM_DEV_PCI
+ * @dev_pci_bdf: out: @device's PCI bus << 8 | device << 3 | function,
+ *	with NPU_MEM_DEV_PCI (both 0 otherwise); kept after a removal
  * @reserved: must be 0
  */
 struct npu_mem_info {
@@ -193,7 +236,12 @@ struct npu_mem_info {
 	__u64 client_buffers;
 	__u64 client_bytes;
 	__u64 retained_bytes;
-	__u64 reserved[3];
+	__u32 device;
+	__u32 device_count;
+	__u32 dev_node;
+	__u32 dev_pci_domain;
+	__u32 dev_pci_bdf;
+	__u32 reserved;
 };
 
 /*
@@ -264,7 +312,10 @@ struct npu_mem_buffer {
  * @policy: in: enum npu_mem_policy
  * @flags: in: NPU_MEM_ALLOC_*
  * @handle: out: the new buffer's handle in this open file (never 0)
- * @pad: must be 0
+ * @device: in: the NPU to allocate for and map for (see Several NPUs);
+ *	its pages come from its device's NUMA node first.  Was pad before
+ *	ABI 1.3: 0, NPU 0, for older callers; older modules refuse others
+ *	(-EINVAL)
  * @buf: out: the buffer's description
  */
 struct npu_mem_alloc {
@@ -272,7 +323,7 @@ struct npu_mem_alloc {
 	__u32 policy;
 	__u32 flags;
 	__u32 handle;
-	__u32 pad;
+	__u32 device;
 	struct npu_mem_buffer buf;
 };
 
@@ -292,11 +343,26 @@ struct npu_mem_free {
  * @handle: in: the buffer to describe
  * @flags: in: must be 0
  * @buf: out: as ALLOC returned it
+ * @device: out: the index of the NPU the buffer is (or was) mapped for
+ * @node: out: the NUMA node its first page is on; NPU_MEM_NODE_NONE for
+ *	another driver's dma-buf (NPU_MEM_BUF_FOREIGN), whose pages are not
+ *	ours
+ * @off_node_pages: out: 4 KiB pages of the buffer on other nodes than
+ *	@node (0: all on @node)
+ * @pad: out: 0
+ *
+ * @device to @pad since ABI 1.3: the struct grew by them, so a caller
+ * built before gets what it knew (and the command number changed with the
+ * size; the module takes both).
  */
 struct npu_mem_query {
 	__u32 handle;
 	__u32 flags;
 	struct npu_mem_buffer buf;
+	__u32 device;
+	__u32 node;
+	__u32 off_node_pages;
+	__u32 pad;
 };
 
 /* npu_mem_sync.direction: the DMA API's, seen from the device */

@@ -44,7 +44,7 @@
 _Static_assert(sizeof(void *) == 4, "a 32-bit build (M32_CC)");
 _Static_assert(sizeof(struct npu_mem_info) == 144, "info size");
 _Static_assert(sizeof(struct npu_mem_alloc) == 72, "alloc size");
-_Static_assert(sizeof(struct npu_mem_query) == 56, "query size");
+_Static_assert(sizeof(struct npu_mem_query) == 72, "query size");
 _Static_assert(sizeof(struct npu_mem_free) == 8, "free size");
 
 static int xioctl(int fd, unsigned long cmd, void *arg)
@@ -89,20 +89,21 @@ static int cmd_info(void)
 
 	memset(&info, 0xff, sizeof(info));
 	info.flags = 0;
-	memset(info.reserved, 0, sizeof(info.reserved));
+	info.device = 0;
+	info.reserved = 0;
 	CHECK(xioctl(fd, NPU_MEM_IOCTL_GET_INFO, &info) == 0, "GET_INFO");
 	printf("abi %u.%u page_sizes %#llx total_ram %llu limit %llu\n",
 	       info.abi_major, info.abi_minor,
 	       (unsigned long long)info.page_sizes,
 	       (unsigned long long)info.total_ram,
 	       (unsigned long long)info.limit_bytes);
-	CHECK(info.abi_major == 1 && info.abi_minor == 2, "abi");
+	CHECK(info.abi_major == 1 && info.abi_minor == 3, "abi");
 	CHECK((info.page_sizes & (NPU_MEM_PAGE_4K | NPU_MEM_PAGE_2M)) ==
 	      (NPU_MEM_PAGE_4K | NPU_MEM_PAGE_2M), "page sizes");
 	CHECK(info.total_ram && info.total_ram != ~0ULL, "total_ram");
 	CHECK(info.free_ram <= info.total_ram, "free_ram");
 	CHECK(info.client_buffers == 0 && info.client_bytes == 0, "client");
-	CHECK(info.reserved[0] == 0 && info.reserved[2] == 0, "reserved");
+	CHECK(info.device_count >= 1 && info.reserved == 0, "reserved");
 	close(fd);
 	return 0;
 }
@@ -203,7 +204,7 @@ static int cmd_errors(void)
 	info.flags = 1;
 	CHECK(xioctl(fd, NPU_MEM_IOCTL_GET_INFO, &info) == -EINVAL, "flags");
 	memset(&info, 0, sizeof(info));
-	info.reserved[2] = 1;
+	info.reserved = 1;
 	CHECK(xioctl(fd, NPU_MEM_IOCTL_GET_INFO, &info) == -EINVAL,
 	      "reserved");
 	memset(big, 0, sizeof(big));
@@ -222,9 +223,9 @@ static int cmd_errors(void)
 	a.flags = 2;
 	CHECK(xioctl(fd, NPU_MEM_IOCTL_ALLOC, &a) == -EINVAL, "flags 2");
 	a.flags = 0;
-	a.pad = 1;
-	CHECK(xioctl(fd, NPU_MEM_IOCTL_ALLOC, &a) == -EINVAL, "pad");
-	a.pad = 0;
+	a.device = 1000;
+	CHECK(xioctl(fd, NPU_MEM_IOCTL_ALLOC, &a) == -EINVAL, "device");
+	a.device = 0;
 	a.size = ~0ULL;
 	CHECK(xioctl(fd, NPU_MEM_IOCTL_ALLOC, &a) == -E2BIG, "UINT64_MAX");
 	a.size = 0;

@@ -1,0 +1,392 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * multi_npu: one module serving several NPUs.  In the x86_64-multi-edu
+ * guest the module is bound to four edu devices (npu_pci=1234:11e8), two
+ * behind an expander bus of NUMA node 0 and two behind one of node 1, each
+ * behind its own IOMMU domain; elsewhere (fewer than two NPUs) it exits 77.
+ *  - GET_INFO: device_count is the number of functions bound, indices
+ *    follow PCI addresses (dev_pci_* strictly increasing), each index
+ *    reports its own function's NUMA node (sysfs numa_node) and PCI|IOMMU;
+ *    an index past the last is -EINVAL;
+ *  - ALLOC for device N maps for device N: its own edu engine (debugfs
+ *    dma_copy, dma_copyN) copies between two of its buffers, and refuses
+ *    (-EINVAL) addresses of another device's buffers once it has none;
+ *  - device N's buffers are on device N's node: every page of the CPU
+ *    mapping (move_pages(2) with nodes NULL), HUGE_FIRST and NORMAL_ONLY,
+ *    and QUERY says so (node, off_node_pages 0, device N);
+ *  - an index that names no NPU is -EINVAL with nothing allocated; a
+ *    zero index (what a binary built before ABI 1.3 has in pad) is NPU 0,
+ *    and a QUERY of the v1 size still works;
+ *  - PCI remove of one device revokes its buffers only (QUERY DEV_UNMAPPED,
+ *    GET_INFO REMOVED, ALLOC -ENODEV for it), while the others' buffers keep
+ *    their device addresses and their engines still copy between them; the
+ *    removed device's buffer stays usable memory; after a rescan the same
+ *    address comes back at the same index, device_count unchanged.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "nmtest_dmabuf.h"
+#include "nmtest_fixture.h"
+#include "nmtest_pci.h"
+
+#define RW		(PROT_READ | PROT_WRITE)
+#define MAX_NPUS	8
+#define COPY_LEN	(2 * NM_4K)
+
+static unsigned int g_count;		/* device_count */
+static struct npu_mem_info g_info[MAX_NPUS];
+
+static void bdf_of(const struct npu_mem_info *i, char *bdf, size_t len)
+{
+	snprintf(bdf, len, "%04x:%02x:%02x.%x", i->dev_pci_domain,
+		 i->dev_pci_bdf >> 8, (i->dev_pci_bdf >> 3) & 0x1f,
+		 i->dev_pci_bdf & 7);
+}
+
+/* PCI addresses in their order: domain, bus, devfn */
+static uint64_t addr_key(const struct npu_mem_info *i)
+{
+	return (uint64_t)i->dev_pci_domain << 16 | i->dev_pci_bdf;
+}
+
+static int info_of(int fd, uint32_t dev, struct npu_mem_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->device = dev;
+	return nm_ioctl(fd, NPU_MEM_IOCTL_GET_INFO, out);
+}
+
+static int alloc_on(int fd, uint32_t dev, uint64_t size, uint32_t policy,
+		    struct npu_mem_alloc *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = size;
+	a->policy = policy;
+	a->device = dev;
+	return nm_ioctl(fd, NPU_MEM_IOCTL_ALLOC, a);
+}
+
+static int query(int fd, uint32_t handle, struct npu_mem_query *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->handle = handle;
+	return nm_ioctl(fd, NPU_MEM_IOCTL_QUERY, q);
+}
+
+static int sync_buf(int fd, uint32_t handle, uint64_t len, uint32_t dir)
+{
+	struct npu_mem_sync s = { .handle = handle, .direction = dir,
+				  .length = len };
+
+	return nm_ioctl(fd, NPU_MEM_IOCTL_SYNC, &s);
+}
+
+static int dma_copy_on(uint32_t dev, uint64_t src, uint64_t dst, uint64_t len)
+{
+	char path[96], text[96];
+
+	if (dev)
+		snprintf(path, sizeof(path), NM_DEBUGFS "/dma_copy%u", dev);
+	else
+		snprintf(path, sizeof(path), NM_DMA_COPY);
+	snprintf(text, sizeof(text), "%#llx %#llx %#llx",
+		 (unsigned long long)src, (unsigned long long)dst,
+		 (unsigned long long)len);
+	return nm_write_file(path, text);
+}
+
+static long sysfs_node(const char *bdf)
+{
+	char path[128];
+	long node;
+
+	snprintf(path, sizeof(path), NM_PCI_DEVICES "/%s/numa_node", bdf);
+	ck_assert_msg(!nm_read_long(path, &node), "read %s", path);
+	return node;
+}
+
+/* Two buffers on dev, A patterned; the engine copies A -> B; B checked. */
+static void copy_roundtrip(int fd, uint32_t dev, struct npu_mem_alloc *a,
+			   struct npu_mem_alloc *b, uint8_t seed)
+{
+	uint8_t *pa = nm_map_ok(fd, a, RW), *pb = nm_map_ok(fd, b, RW);
+
+	for (size_t i = 0; i < COPY_LEN; i++)
+		pa[i] = (uint8_t)(i * 7 + seed);
+	memset(pb, 0, COPY_LEN);
+	nm_assert_ok(sync_buf(fd, a->handle, COPY_LEN, NPU_MEM_SYNC_TO_DEVICE));
+	nm_assert_ok(sync_buf(fd, b->handle, COPY_LEN, NPU_MEM_SYNC_TO_DEVICE));
+	nm_assert_ok(dma_copy_on(dev, a->buf.dev_addr, b->buf.dev_addr,
+				 COPY_LEN));
+	nm_assert_ok(sync_buf(fd, b->handle, COPY_LEN,
+			      NPU_MEM_SYNC_FROM_DEVICE));
+	for (size_t i = 0; i < COPY_LEN; i++)
+		NM_REQUIRE(pb[i] == (uint8_t)(i * 7 + seed),
+			   "device %u: byte %zu is %#x, want %#x", dev, i,
+			   pb[i], (uint8_t)(i * 7 + seed));
+	munmap(pa, a->buf.size);
+	munmap(pb, b->buf.size);
+}
+
+START_TEST(device_info)
+{
+	int fd = nm_open();
+	struct npu_mem_info i;
+
+	for (uint32_t d = 0; d < g_count; d++) {
+		char bdf[NM_BDF_LEN];
+		const uint32_t want = NPU_MEM_DEV_PCI | NPU_MEM_DEV_IOMMU;
+
+		nm_assert_ok(info_of(fd, d, &i));
+		bdf_of(&i, bdf, sizeof(bdf));
+		printf("device %u: %s node %d dev_flags %#x\n", d, bdf,
+		       (int)i.dev_node, i.dev_flags);
+		ck_assert_uint_eq(i.device, d);
+		ck_assert_uint_eq(i.device_count, g_count);
+		ck_assert_uint_eq(i.dev_flags & want, want);
+		ck_assert_int_eq((int32_t)i.dev_node, sysfs_node(bdf));
+		ck_assert(nm_pci_is_bound(bdf));
+		if (d)
+			ck_assert_msg(addr_key(&i) > addr_key(&g_info[d - 1]),
+				      "index %u is not after index %u in address order",
+				      d, d - 1);
+	}
+	nm_assert_ret(info_of(fd, g_count, &i), -EINVAL);
+	nm_assert_ret(info_of(fd, 0xffffffff, &i), -EINVAL);
+	close(fd);
+}
+END_TEST
+
+START_TEST(alloc_maps_for_its_device)
+{
+	int fd = nm_open();
+	struct npu_mem_alloc a[MAX_NPUS], b[MAX_NPUS];
+	struct npu_mem_query q;
+
+	for (uint32_t d = 0; d < g_count; d++) {
+		nm_assert_ok(alloc_on(fd, d, COPY_LEN, NPU_MEM_POLICY_NORMAL_ONLY,
+				      &a[d]));
+		nm_assert_ok(alloc_on(fd, d, NM_2M, NPU_MEM_POLICY_HUGE_FIRST,
+				      &b[d]));
+		nm_assert_ok(query(fd, a[d].handle, &q));
+		ck_assert_uint_eq(q.device, d);
+	}
+	for (uint32_t d = 0; d < g_count; d++)
+		copy_roundtrip(fd, d, &a[d], &b[d], (uint8_t)d);
+	/*
+	 * Device 0's engine knows only device 0's buffers: with them gone,
+	 * the others' addresses (IOVAs in other domains) are refused.
+	 */
+	nm_free_ok(fd, a[0].handle);
+	nm_free_ok(fd, b[0].handle);
+	for (uint32_t d = 1; d < g_count; d++)
+		nm_assert_ret(dma_copy_on(0, a[d].buf.dev_addr,
+					  b[d].buf.dev_addr, COPY_LEN),
+			      -EINVAL);
+	close(fd);
+}
+END_TEST
+
+/* Every page of a mapping on node want, by move_pages(2) without moving. */
+static void assert_pages_on(void *p, size_t len, int want, const char *what)
+{
+	size_t n = len / NM_4K;
+	void **pages = calloc(n, sizeof(*pages));
+	int *status = calloc(n, sizeof(*status));
+
+	ck_assert(pages && status);
+	for (size_t i = 0; i < n; i++) {
+		pages[i] = (char *)p + i * NM_4K;
+		*(volatile char *)pages[i] = 1;	/* mapped, not just reserved */
+	}
+	ck_assert_msg(syscall(SYS_move_pages, 0, n, pages, NULL, status, 0) == 0,
+		      "move_pages: %s", strerror(errno));
+	for (size_t i = 0; i < n; i++)
+		NM_REQUIRE(status[i] == want, "%s: page %zu on node %d, want %d",
+			   what, i, status[i], want);
+	free(pages);
+	free(status);
+}
+
+START_TEST(pages_on_device_node)
+{
+	static const uint32_t policies[] = { NPU_MEM_POLICY_NORMAL_ONLY,
+					     NPU_MEM_POLICY_HUGE_FIRST,
+					     NPU_MEM_POLICY_HUGE_ONLY };
+	int fd = nm_open();
+
+	for (uint32_t d = 0; d < g_count; d++) {
+		int node = (int32_t)g_info[d].dev_node;
+
+		for (size_t p = 0; p < NM_ARRAY_SIZE(policies); p++) {
+			struct npu_mem_alloc a;
+			struct npu_mem_query q;
+			char what[64];
+			void *m;
+
+			nm_assert_ok(alloc_on(fd, d, 4 * NM_2M, policies[p], &a));
+			nm_assert_ok(query(fd, a.handle, &q));
+			snprintf(what, sizeof(what), "device %u %s", d,
+				 nm_policy_name(policies[p]));
+			printf("%s: node %u, %u pages off it, %u huge\n", what,
+			       q.node, q.off_node_pages, q.buf.huge_pages);
+			ck_assert_uint_eq(q.device, d);
+			ck_assert_int_eq((int32_t)q.node, node);
+			ck_assert_uint_eq(q.off_node_pages, 0);
+			m = nm_map_ok(fd, &a, RW);
+			assert_pages_on(m, a.buf.size, node, what);
+			munmap(m, a.buf.size);
+			nm_free_ok(fd, a.handle);
+		}
+	}
+	close(fd);
+}
+END_TEST
+
+START_TEST(bad_index_and_old_callers)
+{
+	const uint32_t bad[] = { g_count, g_count + 1, 64, 0x80000000u,
+				 0xffffffffu };
+	int fd = nm_open();
+	struct npu_mem_alloc a;
+	struct npu_mem_info before, after;
+	uint8_t q1[56];
+	struct npu_mem_query q;
+
+	nm_get_info_ok(fd, &before);
+	for (size_t i = 0; i < NM_ARRAY_SIZE(bad); i++)
+		nm_assert_ret(alloc_on(fd, bad[i], NM_4K,
+				       NPU_MEM_POLICY_NORMAL_ONLY, &a), -EINVAL);
+	nm_get_info_ok(fd, &after);
+	ck_assert_uint_eq(after.buffers, before.buffers);
+	ck_assert_uint_eq(after.client_buffers, 0);
+
+	/* What an old binary sends: its pad, zero, is device 0. */
+	nm_alloc_ok(fd, NM_4K, NPU_MEM_POLICY_NORMAL_ONLY, 0, &a);
+	nm_assert_ok(query(fd, a.handle, &q));
+	ck_assert_uint_eq(q.device, 0);
+	ck_assert_int_eq((int32_t)q.node, (int32_t)g_info[0].dev_node);
+	/* and its QUERY, of the v1 size, gets what it knew */
+	memset(q1, 0, sizeof(q1));
+	memcpy(q1, &a.handle, sizeof(a.handle));
+	nm_assert_ok(nm_ioctl(fd, NM_IOC(NM_IOC_RW, 0x03, sizeof(q1)), q1));
+	nm_assert_buf_eq(&a.buf, (struct npu_mem_buffer *)(q1 + 8));
+	nm_free_ok(fd, a.handle);
+	close(fd);
+}
+END_TEST
+
+static char g_removed[NM_BDF_LEN];
+
+static void give_back(void)
+{
+	nm_pci_give_back(g_removed, 60);
+}
+
+START_TEST(remove_revokes_that_device_only)
+{
+	uint32_t gone = g_count - 1;
+	int fd = nm_open();
+	struct npu_mem_alloc a[MAX_NPUS], b[MAX_NPUS];
+	struct npu_mem_info i;
+	struct npu_mem_query q;
+	uint8_t *p;
+
+	for (uint32_t d = 0; d < g_count; d++) {
+		nm_assert_ok(alloc_on(fd, d, COPY_LEN, NPU_MEM_POLICY_NORMAL_ONLY,
+				      &a[d]));
+		nm_assert_ok(alloc_on(fd, d, COPY_LEN, NPU_MEM_POLICY_HUGE_FIRST,
+				      &b[d]));
+	}
+	p = nm_map_ok(fd, &a[gone], RW);
+	bdf_of(&g_info[gone], g_removed, sizeof(g_removed));
+	printf("removing device %u (%s)\n", gone, g_removed);
+	nm_assert_ok(nm_pci_remove(g_removed));
+	ck_assert(!nm_pci_present(g_removed));
+
+	nm_assert_ok(info_of(fd, gone, &i));
+	ck_assert_uint_ne(i.dev_flags & NPU_MEM_DEV_REMOVED, 0);
+	ck_assert_uint_eq(i.device_count, g_count);
+	nm_assert_ok(query(fd, a[gone].handle, &q));
+	ck_assert_uint_ne(q.buf.flags & NPU_MEM_BUF_DEV_UNMAPPED, 0);
+	nm_assert_ret(alloc_on(fd, gone, NM_4K, NPU_MEM_POLICY_NORMAL_ONLY,
+			       &a[MAX_NPUS - 1]), -ENODEV);
+	/* its memory is still memory */
+	memset(p, 0x5a, COPY_LEN);
+	ck_assert_uint_eq(p[COPY_LEN - 1], 0x5a);
+
+	for (uint32_t d = 0; d < gone; d++) {
+		nm_assert_ok(info_of(fd, d, &i));
+		ck_assert_uint_eq(i.dev_flags & NPU_MEM_DEV_REMOVED, 0);
+		nm_assert_ok(query(fd, a[d].handle, &q));
+		ck_assert_uint_eq(q.buf.flags & NPU_MEM_BUF_DEV_UNMAPPED, 0);
+		ck_assert_uint_eq(q.buf.dev_addr, a[d].buf.dev_addr);
+		copy_roundtrip(fd, d, &a[d], &b[d], (uint8_t)(0x40 + d));
+	}
+
+	/* The address comes back at its index. */
+	nm_assert_ok(nm_pci_restore(g_removed, 60));
+	g_removed[0] = 0;
+	nm_assert_ok(info_of(fd, gone, &i));
+	ck_assert_uint_eq(i.dev_flags & NPU_MEM_DEV_REMOVED, 0);
+	ck_assert_uint_eq(i.device_count, g_count);
+	ck_assert_uint_eq(i.dev_pci_bdf, g_info[gone].dev_pci_bdf);
+	nm_assert_ok(query(fd, a[gone].handle, &q));
+	ck_assert_uint_ne(q.buf.flags & NPU_MEM_BUF_DEV_UNMAPPED, 0);
+	nm_free_ok(fd, a[gone].handle);
+	nm_free_ok(fd, b[gone].handle);
+	nm_assert_ok(alloc_on(fd, gone, COPY_LEN, NPU_MEM_POLICY_NORMAL_ONLY,
+			      &a[gone]));
+	nm_assert_ok(alloc_on(fd, gone, COPY_LEN, NPU_MEM_POLICY_NORMAL_ONLY,
+			      &b[gone]));
+	copy_roundtrip(fd, gone, &a[gone], &b[gone], 0x77);
+	munmap(p, COPY_LEN);
+	close(fd);
+}
+END_TEST
+
+int main(void)
+{
+	static const struct nm_fixture give_back_fx = {
+		.teardown = give_back, .unchecked = true,
+	};
+	Suite *s = nm_suite("multi_npu");
+	int fd;
+
+	nm_require_device();
+	fd = open("/dev/" NPU_MEM_DEVICE_NAME, O_RDWR | O_CLOEXEC);
+	if (fd < 0 || info_of(fd, 0, &g_info[0])) {
+		printf("open or GET_INFO of /dev/npu-mem: %s\n", strerror(errno));
+		return 1;
+	}
+	g_count = g_info[0].device_count;
+	if (g_count < 2 || g_count > MAX_NPUS || access(NM_DMA_COPY, F_OK)) {
+		printf("SKIP: %u NPU(s), %s: run in the x86_64-multi-edu guest\n",
+		       g_count, access(NM_DMA_COPY, F_OK) ? "no edu engine" :
+		       "edu engine");
+		close(fd);
+		return 77;
+	}
+	for (uint32_t d = 1; d < g_count; d++) {
+		int ret = info_of(fd, d, &g_info[d]);
+
+		if (ret) {
+			printf("GET_INFO of device %u: %s\n", d, nm_retname(ret));
+			return 1;
+		}
+	}
+	close(fd);
+
+	nm_add(s, device_info, 30);
+	nm_add(s, alloc_maps_for_its_device, 120);
+	nm_add(s, pages_on_device_node, 120);
+	nm_add(s, bad_index_and_old_callers, 30);
+	nm_add_fx(s, remove_revokes_that_device_only, 240, &give_back_fx);
+	return nm_run(s, NM_NEEDS_DEVICE);
+}
