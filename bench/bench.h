@@ -8,7 +8,7 @@
  *    memory primitives every section uses;
  *  - method_*.c: the allocation methods, one file per family; each fills
  *    in struct method objects and keeps its own state behind m->priv;
- *  - alloc.c, bandwidth.c, latency.c, live.c: the sections, each of which
+ *  - alloc.c, bandwidth.c, latency.c, live.c, copy.c: the sections, each of which
  *    measures and leaves its results in the structs below;
  *  - targets.c: the PASS/MISS verdicts; report.c: the tables and CSV files,
  *    with the verdicts beside them (report.c calls targets.c, never the
@@ -253,6 +253,39 @@ extern unsigned int nlive_points;
 
 void run_live(void);
 
+/* ---- copy.c -------------------------------------------------------------- */
+
+enum { CP_H2D, CP_H2D_PIN, CP_D2H, CP_D2H_PIN, CP_D2D, CP_SET_DEV, CP_SET_HOST,
+       NCOPY_ROWS };
+enum { CV_CPU, CV_SYNC, CV_ASYNC, NCOPY_VARIANTS };
+extern const char *const copy_rows[NCOPY_ROWS];
+extern const char *const copy_variants[NCOPY_VARIANTS];
+
+/* One row at one size: median ns per operation of each variant. */
+struct copy_cell {
+	double med_ns[NCOPY_VARIANTS];
+	unsigned int n;
+};
+
+/* Small asynchronous copies: ns per call, median and 99th percentile. */
+struct small_copy {
+	uint64_t size;
+	double cpu_med, cpu_p99;	/* memcpy */
+	double sync_med, sync_p99;	/* aclrtMemcpy */
+	double async_med, async_p99;	/* aclrtMemcpyAsync, the call */
+	double async_mean;		/* n calls + one synchronisation, / n */
+	double rt_med, rt_p99;		/* one call + aclrtSynchronizeStream */
+	unsigned int n;
+};
+
+#define NSMALL	4
+extern struct copy_cell copy_cells[NCOPY_ROWS][MAX_SIZES];
+extern struct small_copy small_copies[NSMALL];
+extern unsigned int ncopy_sizes;
+extern char copy_why[160];
+
+void run_copy(void);
+
 /* ---- targets.c ------------------------------------------------------------ */
 
 void add_target(const char *name, const char *row, double value, double limit,
@@ -268,6 +301,7 @@ void report_phases(void);
 void report_bw(void);
 void report_lat(void);
 void report_live(void);
+void report_copy(void);
 void write_meta(double secs);
 
 #endif
