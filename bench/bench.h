@@ -260,6 +260,7 @@ enum { CP_H2D, CP_H2D_PIN, CP_D2H, CP_D2H_PIN, CP_D2D, CP_SET_DEV, CP_SET_HOST,
 enum { CV_CPU, CV_SYNC, CV_ASYNC, NCOPY_VARIANTS };
 extern const char *const copy_rows[NCOPY_ROWS];
 extern const char *const copy_variants[NCOPY_VARIANTS];
+extern const char *const set_variants[NCOPY_VARIANTS];
 
 /* One row at one size: median ns per operation of each variant. */
 struct copy_cell {

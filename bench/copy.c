@@ -27,8 +27,14 @@
 #define BENCH_ACL_LIB "libaclmem.so.1"
 #endif
 
-/* Bytes each timed sample moves at least: small sizes loop. */
-#define SAMPLE_BYTES	(1 * MiB)
+/*
+ * Bytes each timed sample moves at least: small sizes loop, and an
+ * asynchronous sample queues that much before it synchronises once, so
+ * that it measures the stream's throughput; the cost of one
+ * synchronisation is the small copies' round trip.
+ */
+#define SAMPLE_BYTES	(16 * MiB)
+#define COPY_NMIN	7
 #define SMALL_CALLS	2000
 
 const char *const copy_rows[NCOPY_ROWS] = {
@@ -36,7 +42,10 @@ const char *const copy_rows[NCOPY_ROWS] = {
 	"D2H dev->pinned", "D2D dev->dev", "memset dev", "memset malloc",
 };
 const char *const copy_variants[NCOPY_VARIANTS] = {
-	"memcpy", "aclrtMemcpy", "async+sync",
+	"memcpy", "aclrtMemcpy", "aclrtMemcpyAsync",
+};
+const char *const set_variants[NCOPY_VARIANTS] = {
+	"memset", "aclrtMemset", "aclrtMemsetAsync",
 };
 const uint64_t small_sizes[NSMALL] = { 64, 256, 1024, 4096 };
 
@@ -212,7 +221,7 @@ static void copy_size(unsigned int j, uint64_t size)
 				 reps) * reps;	/* warm-up */
 		order[nord++] = k;
 	}
-	n = repeats_for(opt.budget_ns * nord, est, opt.nmin, 101);
+	n = repeats_for(opt.budget_ns * nord, est, COPY_NMIN, 101);
 	for (k = 0; k < nord; k++)
 		t[k] = calloc(n, sizeof(uint64_t));
 	for (r = 0; r < n; r++) {

@@ -435,8 +435,8 @@ static void report_small_copies(void)
 				s->async_med, s->async_p99, s->async_mean,
 				s->rt_med, s->rt_p99);
 	}
-	out("(async_mean: %u calls queued, then one aclrtSynchronizeStream, per call; async+sync: one call and its synchronisation)\n",
-	    small_copies[0].n);
+	out("(async_mean: %u calls queued, then one aclrtSynchronizeStream, per call; async+sync: one call and its synchronisation, %u times)\n",
+	    small_copies[0].n, small_copies[0].n / 10);
 	if (csv)
 		fclose(csv);
 }
@@ -466,14 +466,16 @@ void report_copy(void)
 	report_copy_table(csv, worst, test);
 	if (csv)
 		fclose(csv);
-	out("(memset rows: memset, aclrtMemset, aclrtMemsetAsync; test_%%: the library's overhead on malloc'd memory less that on pinned/device memory, in %% of the CPU's time)\n\n");
+	out("(async: 16 MiB or one copy queued per aclrtSynchronizeStream; memset rows: memset, aclrtMemset, aclrtMemsetAsync;\n"
+	    " test_%%: the library's overhead on malloc'd memory less that on pinned/device memory, in %% of the CPU's time)\n\n");
 	report_small_copies();
 	for (r = 0; r < NCOPY_ROWS; r++) {
 		for (v = CV_SYNC; v < NCOPY_VARIANTS; v++) {
 			if (worst[r][v] > 1e8)
 				continue;
 			snprintf(row, sizeof(row), "%s %s, worst from 1M",
-				 copy_rows[r], copy_variants[v]);
+				 copy_rows[r], r >= CP_SET_DEV ?
+				 set_variants[v] : copy_variants[v]);
 			add_target("copy >= 0.95x memcpy", row, worst[r][v],
 				   0.95, true, true, NULL);
 		}
