@@ -5,7 +5,8 @@
  *
  * The pieces:
  *  - util.c, mem.c: output, time, statistics, files, system knobs, and the
- *    memory primitives every section uses;
+ *    memory primitives every section uses; acl.c: libaclmem, loaded at
+ *    run time;
  *  - method_*.c: the allocation methods, one file per family; each fills
  *    in struct method objects and keeps its own state behind m->priv;
  *  - alloc.c, bandwidth.c, latency.c, live.c, copy.c: the sections, each of which
@@ -25,6 +26,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include <linux/npu_mem.h>
+
+#include "acl/acl.h"
 
 /* Files, pipes, parameters: the tests' Check-free helpers. */
 #include "nmtest_sys.h"
@@ -111,6 +114,33 @@ int npu_alloc(int fd, uint64_t size, uint32_t policy, struct npu_mem_alloc *a);
 int npu_free(int fd, uint32_t handle);
 void *npu_map_buffer(uint64_t size, uint32_t policy, uint64_t *maplen,
 		     struct npu_mem_buffer *kb);
+
+/* ---- acl.c: libaclmem, loaded at run time -------------------------------- */
+
+struct acl_calls {
+	void *dl;
+	__typeof__(aclInit) *init;
+	__typeof__(aclFinalize) *finalize;
+	__typeof__(aclrtSetDevice) *set_device;
+	__typeof__(aclrtResetDevice) *reset_device;
+	__typeof__(aclrtMalloc) *malloc;
+	__typeof__(aclrtMallocCached) *malloc_cached;
+	__typeof__(aclrtMallocHost) *malloc_host;
+	__typeof__(aclrtFree) *free;
+	__typeof__(aclrtFreeHost) *free_host;
+	__typeof__(aclrtMemcpy) *memcpy;
+	__typeof__(aclrtMemcpyAsync) *memcpy_async;
+	__typeof__(aclrtMemset) *memset;
+	__typeof__(aclrtMemsetAsync) *memset_async;
+	__typeof__(aclrtCreateStream) *create_stream;
+	__typeof__(aclrtDestroyStream) *destroy_stream;
+	__typeof__(aclrtSynchronizeStream) *sync;
+};
+
+extern struct acl_calls acl;
+
+int acl_load(char *why, size_t len);
+void acl_unload(void);
 
 /* ---- allocation methods (method_*.c) -------------------------------------- */
 

@@ -16,16 +16,10 @@
  * libaclmem is loaded here, in the benchmark's own process (the
  * allocation section's children are gone by then), with its default pool.
  */
-#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "acl/acl.h"
 #include "bench.h"
-
-#ifndef BENCH_ACL_LIB
-#define BENCH_ACL_LIB "libaclmem.so.1"
-#endif
 
 /*
  * Bytes each timed sample moves at least: small sizes loop, and an
@@ -54,64 +48,12 @@ struct small_copy small_copies[NSMALL];
 unsigned int ncopy_sizes;
 char copy_why[160];
 
-static struct {
-	void *dl;
-	__typeof__(aclInit) *init;
-	__typeof__(aclFinalize) *finalize;
-	__typeof__(aclrtSetDevice) *set_device;
-	__typeof__(aclrtResetDevice) *reset_device;
-	__typeof__(aclrtMalloc) *malloc;
-	__typeof__(aclrtMallocHost) *malloc_host;
-	__typeof__(aclrtFree) *free;
-	__typeof__(aclrtFreeHost) *free_host;
-	__typeof__(aclrtMemcpy) *memcpy;
-	__typeof__(aclrtMemcpyAsync) *memcpy_async;
-	__typeof__(aclrtMemset) *memset;
-	__typeof__(aclrtMemsetAsync) *memset_async;
-	__typeof__(aclrtCreateStream) *create_stream;
-	__typeof__(aclrtDestroyStream) *destroy_stream;
-	__typeof__(aclrtSynchronizeStream) *sync;
-} acl;
-
 /* The buffers every row works on, each of the largest size. */
 static struct {
 	char *host, *pinned, *dev, *dev2;
 	aclrtStream stream;
 	int errors;
 } cb;
-
-#define SYM(field, name)	(acl.field = dlsym(acl.dl, name))
-
-static int copy_load(void)
-{
-	const char *path = getenv("NPU_MEM_BENCH_ACL_LIB");
-
-	acl.dl = dlopen(path ? path : BENCH_ACL_LIB, RTLD_NOW | RTLD_LOCAL);
-	if (!acl.dl)
-		acl.dl = dlopen("libaclmem.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (!acl.dl) {
-		snprintf(copy_why, sizeof(copy_why), "libaclmem not loadable");
-		return -1;
-	}
-	if (!SYM(init, "aclInit") || !SYM(finalize, "aclFinalize") ||
-	    !SYM(set_device, "aclrtSetDevice") ||
-	    !SYM(reset_device, "aclrtResetDevice") ||
-	    !SYM(malloc, "aclrtMalloc") || !SYM(malloc_host, "aclrtMallocHost") ||
-	    !SYM(free, "aclrtFree") || !SYM(free_host, "aclrtFreeHost") ||
-	    !SYM(memcpy, "aclrtMemcpy") || !SYM(memcpy_async, "aclrtMemcpyAsync") ||
-	    !SYM(memset, "aclrtMemset") || !SYM(memset_async, "aclrtMemsetAsync") ||
-	    !SYM(create_stream, "aclrtCreateStream") ||
-	    !SYM(destroy_stream, "aclrtDestroyStream") ||
-	    !SYM(sync, "aclrtSynchronizeStream")) {
-		snprintf(copy_why, sizeof(copy_why), "libaclmem lacks the ACL calls");
-		return -1;
-	}
-	if (acl.init(NULL) != ACL_SUCCESS || acl.set_device(0) != ACL_SUCCESS) {
-		snprintf(copy_why, sizeof(copy_why), "aclInit/aclrtSetDevice failed");
-		return -1;
-	}
-	return 0;
-}
 
 static int copy_buffers(uint64_t size)
 {
@@ -148,8 +90,7 @@ static void copy_release(void)
 		acl.free_host(cb.pinned);
 	free(cb.host);
 	memset(&cb, 0, sizeof(cb));
-	acl.reset_device(0);
-	acl.finalize();
+	acl_unload();
 }
 
 /* Destination and source of a row; a fill has no source. */
@@ -348,7 +289,7 @@ void run_copy(void)
 	uint64_t max = copy_max();
 	unsigned int j;
 
-	if (copy_load())
+	if (acl_load(copy_why, sizeof(copy_why)))
 		return;
 	if (copy_buffers(max)) {
 		snprintf(copy_why, sizeof(copy_why),
