@@ -5,10 +5,11 @@
  *
  * The pieces:
  *  - util.c, mem.c: output, time, statistics, files, system knobs, and the
- *    memory primitives every section uses;
+ *    memory primitives every section uses; acl.c: libaclmem, loaded at
+ *    run time;
  *  - method_*.c: the allocation methods, one file per family; each fills
  *    in struct method objects and keeps its own state behind m->priv;
- *  - alloc.c, bandwidth.c, latency.c, live.c: the sections, each of which
+ *  - alloc.c, bandwidth.c, latency.c, live.c, copy.c: the sections, each of which
  *    measures and leaves its results in the structs below;
  *  - targets.c: the PASS/MISS verdicts; report.c: the tables and CSV files,
  *    with the verdicts beside them (report.c calls targets.c, never the
@@ -25,6 +26,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include <linux/npu_mem.h>
+
+#include "acl/acl.h"
 
 /* Files, pipes, parameters: the tests' Check-free helpers. */
 #include "nmtest_sys.h"
@@ -111,6 +114,33 @@ int npu_alloc(int fd, uint64_t size, uint32_t policy, struct npu_mem_alloc *a);
 int npu_free(int fd, uint32_t handle);
 void *npu_map_buffer(uint64_t size, uint32_t policy, uint64_t *maplen,
 		     struct npu_mem_buffer *kb);
+
+/* ---- acl.c: libaclmem, loaded at run time -------------------------------- */
+
+struct acl_calls {
+	void *dl;
+	__typeof__(aclInit) *init;
+	__typeof__(aclFinalize) *finalize;
+	__typeof__(aclrtSetDevice) *set_device;
+	__typeof__(aclrtResetDevice) *reset_device;
+	__typeof__(aclrtMalloc) *malloc;
+	__typeof__(aclrtMallocCached) *malloc_cached;
+	__typeof__(aclrtMallocHost) *malloc_host;
+	__typeof__(aclrtFree) *free;
+	__typeof__(aclrtFreeHost) *free_host;
+	__typeof__(aclrtMemcpy) *memcpy;
+	__typeof__(aclrtMemcpyAsync) *memcpy_async;
+	__typeof__(aclrtMemset) *memset;
+	__typeof__(aclrtMemsetAsync) *memset_async;
+	__typeof__(aclrtCreateStream) *create_stream;
+	__typeof__(aclrtDestroyStream) *destroy_stream;
+	__typeof__(aclrtSynchronizeStream) *sync;
+};
+
+extern struct acl_calls acl;
+
+int acl_load(char *why, size_t len);
+void acl_unload(void);
 
 /* ---- allocation methods (method_*.c) -------------------------------------- */
 
@@ -253,6 +283,40 @@ extern unsigned int nlive_points;
 
 void run_live(void);
 
+/* ---- copy.c -------------------------------------------------------------- */
+
+enum { CP_H2D, CP_H2D_PIN, CP_D2H, CP_D2H_PIN, CP_D2D, CP_SET_DEV, CP_SET_HOST,
+       NCOPY_ROWS };
+enum { CV_CPU, CV_SYNC, CV_ASYNC, NCOPY_VARIANTS };
+extern const char *const copy_rows[NCOPY_ROWS];
+extern const char *const copy_variants[NCOPY_VARIANTS];
+extern const char *const set_variants[NCOPY_VARIANTS];
+
+/* One row at one size: median ns per operation of each variant. */
+struct copy_cell {
+	double med_ns[NCOPY_VARIANTS];
+	unsigned int n;
+};
+
+/* Small asynchronous copies: ns per call, median and 99th percentile. */
+struct small_copy {
+	uint64_t size;
+	double cpu_med, cpu_p99;	/* memcpy */
+	double sync_med, sync_p99;	/* aclrtMemcpy */
+	double async_med, async_p99;	/* aclrtMemcpyAsync, the call */
+	double async_mean;		/* n calls + one synchronisation, / n */
+	double rt_med, rt_p99;		/* one call + aclrtSynchronizeStream */
+	unsigned int n;
+};
+
+#define NSMALL	4
+extern struct copy_cell copy_cells[NCOPY_ROWS][MAX_SIZES];
+extern struct small_copy small_copies[NSMALL];
+extern unsigned int ncopy_sizes;
+extern char copy_why[160];
+
+void run_copy(void);
+
 /* ---- targets.c ------------------------------------------------------------ */
 
 void add_target(const char *name, const char *row, double value, double limit,
@@ -268,6 +332,7 @@ void report_phases(void);
 void report_bw(void);
 void report_lat(void);
 void report_live(void);
+void report_copy(void);
 void write_meta(double secs);
 
 #endif

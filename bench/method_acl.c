@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * libaclmem, loaded at run time so a half-built library only costs its
- * rows.  It reads its pool switch once per process, so each setting runs
+ * The allocation rows of libaclmem (acl.c loads it).  It reads its pool
+ * switch once per process, so each setting runs
  * in a child of its own that serves "one cycle of this size" requests over
  * a pipe: the parent interleaves them with the other methods.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -13,12 +12,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
-#include "acl/acl.h"
 #include "bench.h"
-
-#ifndef BENCH_ACL_LIB
-#define BENCH_ACL_LIB "libaclmem.so.1"
-#endif
 
 /* One pool setting: its child and the pipes to it. */
 struct acl_method {
@@ -26,16 +20,6 @@ struct acl_method {
 	int req, resp;		/* request/response pipes */
 	pid_t child;
 };
-
-static struct {
-	void *dl;
-	__typeof__(aclInit) *init;
-	__typeof__(aclFinalize) *finalize;
-	__typeof__(aclrtSetDevice) *set_device;
-	__typeof__(aclrtResetDevice) *reset_device;
-	__typeof__(aclrtMallocCached) *malloc_cached;
-	__typeof__(aclrtFree) *free;
-} acl;
 
 struct acl_req {
 	uint64_t size;		/* 0: exit */
@@ -47,34 +31,6 @@ struct acl_resp {
 	uint64_t get, rel;
 	char why[96];
 };
-
-static int acl_load(char *why, size_t len)
-{
-	const char *path = getenv("NPU_MEM_BENCH_ACL_LIB");
-
-	acl.dl = dlopen(path ? path : BENCH_ACL_LIB, RTLD_NOW | RTLD_LOCAL);
-	if (!acl.dl)
-		acl.dl = dlopen("libaclmem.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (!acl.dl) {
-		snprintf(why, len, "libaclmem not loadable");
-		return -ENOENT;
-	}
-	acl.init = dlsym(acl.dl, "aclInit");
-	acl.finalize = dlsym(acl.dl, "aclFinalize");
-	acl.set_device = dlsym(acl.dl, "aclrtSetDevice");
-	acl.reset_device = dlsym(acl.dl, "aclrtResetDevice");
-	acl.malloc_cached = dlsym(acl.dl, "aclrtMallocCached");
-	acl.free = dlsym(acl.dl, "aclrtFree");
-	if (!acl.init || !acl.set_device || !acl.malloc_cached || !acl.free) {
-		snprintf(why, len, "libaclmem lacks the ACL calls");
-		return -EOPNOTSUPP;
-	}
-	if (acl.init(NULL) != ACL_SUCCESS || acl.set_device(0) != ACL_SUCCESS) {
-		snprintf(why, len, "aclInit/aclrtSetDevice failed");
-		return -EIO;
-	}
-	return 0;
-}
 
 static int acl_cycle(uint64_t size, struct sample *s)
 {
@@ -121,10 +77,7 @@ static void __attribute__((noreturn)) acl_child(const char *pool, int req,
 		if (nm_write_full(resp, &r, sizeof(r)))
 			break;
 	}
-	if (acl.reset_device)
-		acl.reset_device(0);
-	if (acl.finalize)
-		acl.finalize();
+	acl_unload();
 	_exit(0);
 }
 

@@ -8,7 +8,8 @@
  *                 [-M METHODS] [-f]
  *
  *   -o DIR      write alloc.csv, bandwidth.csv, latency.csv, live.csv,
- *               targets.csv, meta.txt and summary.txt there
+ *               copy.csv, small_copy.csv, targets.csv, meta.txt and
+ *               summary.txt there
  *   -m SIZE     largest allocation (default 1G, capped at MemAvailable/4)
  *   -b MS       time budget per (method, size) cell, which sets the repeat
  *               count (default 200): small sizes get many repeats (up to
@@ -23,7 +24,7 @@
  *   -P LIST     the live-buffer counts measured, ascending (default
  *               10,1000,10000,100000,100001,100064), each against an fd
  *               with 10 live
- *   -s LIST     sections to run, comma separated: alloc,bw,lat,live
+ *   -s LIST     sections to run, comma separated: alloc,bw,lat,live,copy
  *   -M LIST     only these allocation methods (keys as in alloc.csv)
  *   -f          turn system-wide knobs (nr_hugepages, drop_caches) outside
  *               a vm-run guest too (default: only where VM_RUN is set)
@@ -64,7 +65,7 @@ struct bench_opt opt = {
 	.bw_bytes = 256 * MiB,
 	.lat_bytes = 256 * MiB,
 	.max_live = 100064,
-	.sections = "alloc,bw,lat,live",
+	.sections = "alloc,bw,lat,live,copy",
 };
 
 int npu_fd = -1;
@@ -76,7 +77,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: npu_mem_bench [-o DIR] [-m MAXSIZE] [-b BUDGET_MS] [-n N] [-2] [-q]\n"
 		"                     [-B BW_BYTES] [-L LAT_BYTES] [-N MAX_LIVE] [-P LIST]\n"
-		"                     [-s alloc,bw,lat,live] [-M method,...] [-f]\n");
+		"                     [-s alloc,bw,lat,live,copy] [-M method,...] [-f]\n");
 	exit(2);
 }
 
@@ -162,6 +163,8 @@ static void run_sections(void)
 		run_latency();
 	if (section_on("live"))
 		run_live();
+	if (section_on("copy"))
+		run_copy();
 }
 
 static void report(void)
@@ -179,6 +182,7 @@ static void report(void)
 	report_bw();
 	report_lat();
 	report_live();
+	report_copy();
 	report_targets();
 }
 

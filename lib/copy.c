@@ -10,13 +10,11 @@
  * host memory of the process.  A range that starts inside an ACL buffer must
  * end inside it; a read-only buffer is never written.
  *
- * Ordinary host memory cannot be looked up, but it can be tested: before
- * touching it the library reads (and for a destination writes back) one
- * byte of every page through process_vm_readv/writev on itself, which fail
- * with EFAULT instead of raising SIGSEGV.  So a stale pointer (a freed
- * buffer, the parent's buffer in a fork()ed child) or a read-only mapping is
- * refused with ACL_ERROR_RT_PARAM_INVALID rather than crashing the program.
- * Where those calls are not allowed (seccomp) the test is skipped.
+ * Ordinary host memory cannot be looked up, but the kernel can be asked
+ * whether it is mapped with the access the copy needs (lib/hostmem.c), so
+ * a stale pointer (a freed buffer, the parent's buffer in a fork()ed child)
+ * or a read-only mapping is refused with ACL_ERROR_RT_PARAM_INVALID rather
+ * than crashing the program.
  *
  * aclrtMemcpy takes its direction from the addresses: CANN documents kind
  * as a reserved parameter whose value does not matter.  The stream calls
@@ -24,89 +22,24 @@
  * the device side(s) it names must be device memory and its host side(s)
  * must not be.
  */
-#include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
 #include "acl/acl_rt.h"
 #include "args.h"
 #include "context.h"
 #include "copy.h"
+#include "hostmem.h"
 #include "log.h"
 #include "memory.h"
 #include "model.h"
 #include "stream.h"
 
-#define PROBE_BATCH	256
-
 /* aclrtMemcpy2dAsync's documented limits. */
 #define MAX_2D_WIDTH	5000000u
 #define MAX_2D_HEIGHT	(5u * 1024 * 1024)
-
-static size_t page_size(void)
-{
-	static size_t pg;
-
-	if (!pg) {
-		long v = sysconf(_SC_PAGESIZE);
-
-		pg = v > 0 ? (size_t)v : 4096;
-	}
-	return pg;
-}
-
-/*
- * Can the process read (and, if write, write) one byte of every page of
- * [p, p + len)?  Writing puts back the byte just read: the range is about
- * to be overwritten by the caller anyway.
- */
-static bool probe(const void *p, size_t len, bool write)
-{
-	struct iovec local[PROBE_BATCH], remote[PROBE_BATCH];
-	unsigned char bytes[PROBE_BATCH];
-	uintptr_t a = (uintptr_t)p, end;
-	size_t pg = page_size();
-	pid_t self = getpid();
-	ssize_t n;
-	int i;
-
-	if (!len)
-		return true;
-	/* The last byte may be the address space's last. */
-	if (aclmem_range_wraps(p, len - 1))
-		return false;
-	end = a + len - 1;
-	while (a <= end) {
-		for (i = 0; i < PROBE_BATCH && a <= end; i++) {
-			local[i].iov_base = &bytes[i];
-			local[i].iov_len = 1;
-			remote[i].iov_base = (void *)a;
-			remote[i].iov_len = 1;
-			a = (a | (pg - 1)) + 1;	/* next page start */
-			if (!a)
-				break;		/* wrapped: last page done */
-		}
-		n = process_vm_readv(self, local, i, remote, i, 0);
-		if (n < 0 && errno != EFAULT)
-			return true;		/* not allowed here: no test */
-		if (n != i)
-			return false;
-		if (write) {
-			n = process_vm_writev(self, local, i, remote, i, 0);
-			if (n < 0 && errno != EFAULT)
-				return true;
-			if (n != i)
-				return false;
-		}
-		if (!a)
-			break;
-	}
-	return true;
-}
 
 /* What is at [p, p + len). */
 enum where { W_HOST, W_PINNED, W_DEVICE, W_BAD };
@@ -121,7 +54,7 @@ static enum where locate(const void *p, size_t len, bool write)
 			return W_BAD;
 		return r.kind == ACLMEM_BUF_DEVICE ? W_DEVICE : W_PINNED;
 	case ACLMEM_RANGE_NONE:
-		return probe(p, len, write) ? W_HOST : W_BAD;
+		return aclmem_host_usable(p, len, write) ? W_HOST : W_BAD;
 	case ACLMEM_RANGE_OVERRUN:
 	default:
 		return W_BAD;

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "acltest.h"
 #include "acl/acl.h"
@@ -88,6 +90,83 @@ START_TEST(memset_host_memory)
 			 ACL_ERROR_INVALID_PARAM);
 	munmap(ro, 4096);
 	free(heap);
+}
+END_TEST
+
+/*
+ * Host memory is judged by the mappings as they are at each call: a
+ * mapping gone since an earlier call, a range that crosses mappings of
+ * other access or a hole, a file mapping past the file's end (SIGBUS
+ * inside a readable mapping), and a fork()ed child, which asks about its
+ * own mappings, not the parent's.
+ */
+START_TEST(host_memory_mappings)
+{
+	size_t pg = 4096;
+	char *m = mmap(NULL, 3 * pg, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *f;
+	int fd = memfd_create("acl_mem_ext", MFD_CLOEXEC), st;
+	pid_t pid;
+
+	ck_assert_ptr_ne(m, MAP_FAILED);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(aclrtMemset(m, 3 * pg, 1, 3 * pg), ACL_SUCCESS);
+	/* Read-only in the middle: no write across it, reads are fine. */
+	ck_assert_int_eq(mprotect(m + pg, pg, PROT_READ), 0);
+	ck_assert_int_eq(aclrtMemset(m, 3 * pg, 2, 3 * pg),
+			 ACL_ERROR_RT_PARAM_INVALID);
+	ck_assert_int_eq(aclrtMemset(m + 2 * pg, pg, 2, pg), ACL_SUCCESS);
+	ck_assert_int_eq(aclrtMemcpy(dev, N, m + pg, 2 * pg,
+				     ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+	ck_assert_int_eq(aclrtMemcpy(m + pg, 2 * pg, dev, 2 * pg,
+				     ACL_MEMCPY_DEVICE_TO_HOST),
+			 ACL_ERROR_RT_PARAM_INVALID);
+	ck_assert_int_eq(mprotect(m + pg, pg, PROT_NONE), 0);
+	ck_assert_int_eq(aclrtMemcpy(dev, N, m, 2 * pg,
+				     ACL_MEMCPY_HOST_TO_DEVICE),
+			 ACL_ERROR_RT_PARAM_INVALID);
+	/* A hole in the middle. */
+	ck_assert_int_eq(munmap(m + pg, pg), 0);
+	ck_assert_int_eq(aclrtMemset(m, 3 * pg, 3, 3 * pg),
+			 ACL_ERROR_RT_PARAM_INVALID);
+	ck_assert_int_eq(aclrtMemsetAsync(m, 3 * pg, 3, 3 * pg, NULL),
+			 ACL_ERROR_RT_PARAM_INVALID);
+	ck_assert_int_eq(aclrtMemset(m, pg, 3, pg), ACL_SUCCESS);
+	/* Gone after it was used. */
+	ck_assert_int_eq(munmap(m, 3 * pg), 0);
+	ck_assert_int_eq(aclrtMemset(m, pg, 4, pg), ACL_ERROR_RT_PARAM_INVALID);
+	ck_assert_int_eq(aclrtMemcpy(dev, N, m + 2 * pg, pg,
+				     ACL_MEMCPY_HOST_TO_DEVICE),
+			 ACL_ERROR_RT_PARAM_INVALID);
+	/* One page of file under two of mapping. */
+	ck_assert_int_eq(ftruncate(fd, (off_t)pg), 0);
+	f = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ck_assert_ptr_ne(f, MAP_FAILED);
+	ck_assert_int_eq(aclrtMemset(f, pg, 5, pg), ACL_SUCCESS);
+	ck_assert_int_eq(aclrtMemset(f, 2 * pg, 5, 2 * pg),
+			 ACL_ERROR_RT_PARAM_INVALID);
+	ck_assert_int_eq(aclrtMemcpy(dev, N, f + 1, 2 * pg - 1,
+				     ACL_MEMCPY_HOST_TO_DEVICE),
+			 ACL_ERROR_RT_PARAM_INVALID);
+	munmap(f, 2 * pg);
+	close(fd);
+	/* Mapped in the parent, which asked about it, but not in the child. */
+	m = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
+	ck_assert_ptr_ne(m, MAP_FAILED);
+	ck_assert_int_eq(madvise(m, pg, MADV_DONTFORK), 0);
+	ck_assert_int_eq(aclrtMemset(m, pg, 6, pg), ACL_SUCCESS);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (!pid) {
+		if (aclrtSetDevice(0))
+			_exit(1);
+		_exit(aclrtMemset(m, pg, 7, pg) == ACL_ERROR_RT_PARAM_INVALID ?
+		      0 : 2);
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && !WEXITSTATUS(st), "child status %#x", st);
+	munmap(m, pg);
 }
 END_TEST
 
@@ -544,9 +623,10 @@ int main(void)
 {
 	Suite *s = suite_create("acl_mem_ext");
 	const TTest *tests[] = {
-		memset_host_memory, free_without_context, memcpy_kind_matrix,
-		memcpy2d, memset_d32, malloc_with_cfg, address_range_and_types,
-		usage_and_granularity, free_with_dev_sync, allocator_table,
+		memset_host_memory, host_memory_mappings, free_without_context,
+		memcpy_kind_matrix, memcpy2d, memset_d32, malloc_with_cfg,
+		address_range_and_types, usage_and_granularity,
+		free_with_dev_sync, allocator_table,
 	};
 	size_t i;
 
