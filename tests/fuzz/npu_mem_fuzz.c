@@ -1188,8 +1188,9 @@ static bool cmd_is_import(unsigned long cmd)
 /*
  * A mutated command on an npu-mem file gets what the header's rules say:
  * -ENOTTY for a wrong magic, nr or direction; -EINVAL for a size below the
- * v1 struct, or above it with non-zero bytes past it; otherwise whatever
- * that ioctl may answer.  On any other file (a dma-buf, a closed number)
+ * v1 struct (QUERY's, which grew, is shorter than today's), or above
+ * today's struct with non-zero bytes past it; otherwise whatever that
+ * ioctl may answer.  On any other file (a dma-buf, a closed number)
  * anything goes.
  */
 static void raw_result(unsigned long cmd, int fd, long ret, int err,
@@ -1197,7 +1198,7 @@ static void raw_result(unsigned long cmd, int fd, long ret, int err,
 {
 	static const int only_enotty[] = { ENOTTY, 0 }, only_einval[] = { EINVAL, 0 };
 	unsigned int nr = _IOC_NR(cmd);
-	size_t size = _IOC_SIZE(cmd), v1, i;
+	size_t size = _IOC_SIZE(cmd), v1, now, i;
 	const int *allowed = NULL, *known;
 	bool tail = false, valid = false;
 	unsigned long real;
@@ -1211,8 +1212,11 @@ static void raw_result(unsigned long cmd, int fd, long ret, int err,
 	    _IOC_DIR(cmd) != _IOC_DIR(real)) {
 		allowed = only_enotty;
 	} else {
-		v1 = _IOC_SIZE(real);
-		for (i = v1; i < size; i++)
+		now = _IOC_SIZE(real);
+		v1 = nr == _IOC_NR(NPU_MEM_IOCTL_QUERY) ?
+		     offsetof(struct npu_mem_query, buf) +
+		     sizeof(struct npu_mem_buffer) : now;
+		for (i = now; i < size; i++)
 			tail |= arg[i] != 0;
 		valid = size >= v1 && !tail;
 		allowed = valid ? known : only_einval;
