@@ -67,12 +67,19 @@ inline uint64_t BlockUp(uint64_t bytes)
 	return (bytes + UB_ALIGN - 1) / UB_ALIGN * UB_ALIGN;
 }
 
+/* Every form takes at least one run of at least one block or byte. */
+template <typename P>
+inline void CheckRuns(const P &p, const char *fn)
+{
+	if (!p.blockCount || !p.blockLen)
+		Trap("%s: blockCount %u, blockLen %u: both must be at least 1",
+		     fn, p.blockCount, (unsigned int)p.blockLen);
+}
+
 template <typename T, typename D, typename S, typename P>
 inline void Strided(const D &dst, const S &src, const P &p)
 {
-	if (!p.blockCount || !p.blockLen)
-		Trap("DataCopy: blockCount %u, blockLen %u: both must be at "
-		     "least 1", p.blockCount, p.blockLen);
+	CheckRuns(p, "DataCopy");
 	for (uint64_t i = 0; i < p.blockCount; i++)
 		Run<T>(dst, i * (p.blockLen + p.dstStride) * UB_ALIGN, src,
 		       i * (p.blockLen + p.srcStride) * UB_ALIGN,
@@ -86,9 +93,7 @@ inline void PadIn(const LocalTensor<T> &dst, const GlobalTensor<T> &src,
 {
 	uint64_t row, doff;
 
-	if (!p.blockCount || !p.blockLen)
-		Trap("DataCopyPad: blockCount %u, blockLen %u: both must be at "
-		     "least 1", p.blockCount, (unsigned int)p.blockLen);
+	CheckRuns(p, "DataCopyPad");
 	if (left * sizeof(T) > UB_ALIGN || right * sizeof(T) > UB_ALIGN)
 		Trap("DataCopyPad: padding of %u and %u elements: at most 32 "
 		     "bytes each", left, right);
@@ -110,9 +115,7 @@ template <typename T, typename P>
 inline void PadOut(const GlobalTensor<T> &dst, const LocalTensor<T> &src,
 		   const P &p)
 {
-	if (!p.blockCount || !p.blockLen)
-		Trap("DataCopyPad: blockCount %u, blockLen %u: both must be at "
-		     "least 1", p.blockCount, (unsigned int)p.blockLen);
+	CheckRuns(p, "DataCopyPad");
 	for (uint64_t i = 0; i < p.blockCount; i++)
 		Run<T>(dst, i * ((uint64_t)p.blockLen + p.dstStride), src,
 		       i * (BlockUp(p.blockLen) + (uint64_t)p.srcStride * UB_ALIGN),
