@@ -21,6 +21,7 @@ garbage address would be dereferenced), and nothing is given that could
 block.  Its name does not match test*.py, so the python suite's unittest
 discovery does not collect it.
 """
+import fnmatch
 import io
 import os
 import sys
@@ -33,7 +34,10 @@ import acl  # noqa: E402
 # Parameters that are addresses or handles: 0 or refused values only.
 PTR_WORDS = ("ptr", "stream", "event", "context", "notify", "handle", "dst",
              "src", "start", "end", "dev_addr", "cmo_desc", "notifies",
-             "addr_list")
+             "addr_list", "stamp", "step_info", "prof_config", "dataset",
+             "data_item", "buf", "model_ri", "label")
+# A TDT queue attribute is a handle; other calls' "attr" is an int.
+PTR_PARAMS = ("acl.tdt.*.attr",)
 NOT_PTR = ("handle_type", "shareable", "share_type", "stm_attr_type")
 
 # Functions without a docstring (system.c): their parameters.
@@ -66,7 +70,11 @@ NO_DOC = {
 # type is stable.
 ADDRESSES = ("acl.util.bytes_to_ptr", "acl.util.numpy_to_ptr",
              "acl.util.numpy_contiguous_to_ptr", "acl.util.start_thread",
-             "acl.rt.reserve_mem_address", "acl.rt.device_get_bare_tgid")
+             "acl.rt.reserve_mem_address", "acl.rt.device_get_bare_tgid",
+             "acl.prof.create_config", "acl.prof.create_stamp",
+             "acl.prof.create_step_info", "acl.tdt.alloc_buf",
+             "acl.tdt.create_channel", "acl.tdt.create_data_item",
+             "acl.tdt.create_dataset", "acl.tdt.create_queue_attr")
 
 LOC = {"id": 0, "type": 1}
 PROP = {"handleType": 0, "allocationType": 0, "memAttr": 0,
@@ -158,7 +166,9 @@ def params(qual, f):
     return [p.strip() for p in inner.split(",") if p.strip()]
 
 
-def is_ptr(name):
+def is_ptr(qual, name):
+    if any(fnmatch.fnmatchcase(qual + "." + name, p) for p in PTR_PARAMS):
+        return True
     return name not in NOT_PTR and any(w in name for w in PTR_WORDS)
 
 
@@ -187,13 +197,13 @@ def call(qual, f, args, kwargs=None):
     print(line)
 
 
-def arg_sets(names):
+def arg_sets(qual, names):
     base = [0] * len(names)
     sets = [(), tuple(base), tuple(base + [0]), (0,) * 11]
     if base:
         sets.append(tuple(base[:-1]))
     for i, n in enumerate(names):
-        pool = PTR_VALUES if is_ptr(n) else SCALARS + STRUCTS + LISTS
+        pool = PTR_VALUES if is_ptr(qual, n) else SCALARS + STRUCTS + LISTS
         for v in pool:
             a = list(base)
             a[i] = v
@@ -248,7 +258,7 @@ def walk(mod):
         print("%s %s doc=%s" % (qual, type(v).__name__, show(v.__doc__)))
         if name in ("start_thread", "stop_thread"):
             continue
-        for args in arg_sets(params(qual, v)) + extra_sets(qual):
+        for args in arg_sets(qual, params(qual, v)) + extra_sets(qual):
             call(qual, v, args)
         call(qual, v, (), {"x": 1})
     for name in sorted(dir(mod)):
