@@ -13,13 +13,8 @@
  * The GIL is released around every library call: copies and allocations
  * can take long, and other Python threads should run meanwhile.
  */
-/* Every public header: python/constants.py lists all their constants. */
-#include "acl/acl.h"
-#include "acl/acl_mdl.h"
-#include "acl/acl_prof.h"
-#include "acl/acl_tdt.h"
-#include "acl/acl_tdt_queue.h"
-#include "acl/ops/acl_dvpp.h"
+/* Every public header, and ACLPY_CONSTANTS (python/constants.py). */
+#include "acl_constants.h"
 #include "aclpy.h"
 
 /* outs (calls.h): pyACL's dict, as the library left it (zeroed: HOST). */
@@ -124,7 +119,7 @@ static const struct {
 	const char *name;
 	long value;
 } constants[] = {
-#include "acl_constants.h"
+	ACLPY_CONSTANTS(C)
 };
 
 static int add_constants(PyObject *m)

@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: MIT
 """Writes the acl module's table of constants (aclmodule.c includes it):
-C(NAME), for every integer constant the public ACL headers named on the
-command line define: each enum's enumerators, each #define of a number and
-each static const int.  Names only: the compiler takes their values from
-the headers the library is built with.  Run by lib/Makefile.
+an #include of each public ACL header named on the command line, and
+ACLPY_CONSTANTS(C), C(NAME) for every integer constant they define: each
+enum's enumerators, each #define of a number and each static const int.
+Names only: the compiler takes their values from the headers included.
+Run by lib/Makefile.
 """
 import re
 import sys
@@ -22,5 +23,7 @@ for path in sys.argv[1:]:
         names.update(e.split("=")[0].strip() for e in body.split(",")
                      if e.strip())
 print("/* Made by lib/python/constants.py: do not edit. */")
-for name in sorted(names):
-    print("C(%s)" % name)
+for path in sys.argv[1:]:
+    print('#include "%s"' % path[path.rindex("/include/acl/") + 9:])
+print("#define ACLPY_CONSTANTS(C) \\")
+print(" \\\n".join("\tC(%s)" % name for name in sorted(names)))
