@@ -222,13 +222,32 @@ static atomic64_t bytes_in_flight;
  * caller instead of an OOM kill of whoever allocates next.  On success
  * @bytes are in flight until end_in_flight().
  */
+static bool short_of_memory(u64 pending, u64 *short_by)
+{
+	long avail = si_mem_available();
+	u64 need = pending + npu_mem_reserve_bytes();
+
+	if (avail < 0) {
+		*short_by = need;
+		return true;
+	}
+	*short_by = need - min(need, (u64)avail << PAGE_SHIFT);
+	return *short_by;
+}
+
 static int charge_global(u64 bytes)
 {
 	u64 limit = npu_mem_limit_bytes();
 	u64 pending = atomic64_add_return(bytes, &bytes_in_flight);
-	long avail = si_mem_available();
+	u64 short_by;
 
-	if (avail < 0 || ((u64)avail << PAGE_SHIFT) < pending + npu_mem_reserve_bytes())
+	/*
+	 * The zero reserve's chunks are not available memory, and never let
+	 * an allocation pass: before refusing, it gives back what is short.
+	 */
+	if (short_of_memory(pending, &short_by) &&
+	    (!npu_mem_reserve_release(short_by) ||
+	     short_of_memory(pending, &short_by)))
 		goto refuse;
 	if (atomic64_add_return(bytes, &npu_mem_usage.bytes) > limit) {
 		atomic64_sub(bytes, &npu_mem_usage.bytes);
@@ -312,6 +331,7 @@ static int grow_chunks(struct npu_mem_buf *buf, u64 remaining)
 static int alloc_chunks(struct npu_mem_buf *buf)
 {
 	bool try_mid = buf->policy == NPU_MEM_POLICY_HUGE_FIRST;
+	bool reserve = npu_mem_reserve_usable();
 	u64 remaining = buf->size, small = 0;
 	struct page *page;
 
@@ -327,7 +347,10 @@ static int alloc_chunks(struct npu_mem_buf *buf)
 		if (buf->policy != NPU_MEM_POLICY_NORMAL_ONLY && !small &&
 		    remaining >= NPU_MEM_HUGE_SIZE) {
 			order = NPU_MEM_HUGE_ORDER;
-			page = alloc_near(buf, HUGE_GFP, order, true);
+			/* Zeroed ahead of time, or cleared now by the allocator. */
+			page = reserve ? npu_mem_reserve_take(buf->want_node) : NULL;
+			if (!page)
+				page = alloc_near(buf, HUGE_GFP, order, true);
 			if (!page && buf->policy == NPU_MEM_POLICY_HUGE_ONLY)
 				page = alloc_near(buf, HUGE_GFP, order, false);
 			if (!page && buf->policy == NPU_MEM_POLICY_HUGE_ONLY)
@@ -623,12 +646,7 @@ static DECLARE_DELAYED_WORK(retained_work, retained_scan);
  */
 static bool chunk_poisoned(const struct npu_mem_chunk *c)
 {
-	unsigned int i;
-
-	for (i = 0; i < 1U << c->order; i++)
-		if (PageHWPoison(nth_page(c->page, i)))
-			return true;
-	return false;
+	return npu_mem_pages_poisoned(c->page, c->order);
 }
 
 /*
@@ -642,7 +660,10 @@ static bool chunk_held_elsewhere(const struct npu_mem_chunk *c)
 
 /*
  * Put our reference to every chunk no one else holds and keep the others
- * at the front of @chunks.  Return: the 4 KiB pages let go.
+ * at the front of @chunks.  A 2 MiB chunk no one else holds goes to the
+ * zero reserve if it has room: nothing outside can reach it any more, and
+ * the reserve zeroes it before anyone gets it.  Return: the 4 KiB pages
+ * let go.
  */
 static unsigned long put_unheld_chunks(struct npu_mem_buf *buf)
 {
@@ -656,7 +677,9 @@ static unsigned long put_unheld_chunks(struct npu_mem_buf *buf)
 			buf->chunks[kept++] = *c;
 			continue;
 		}
-		put_page(c->page);
+		if (c->order != NPU_MEM_HUGE_ORDER || chunk_poisoned(c) ||
+		    !npu_mem_reserve_recycle(c->page))
+			put_page(c->page);
 		freed += 1UL << c->order;
 		if (!(i & 1023))
 			cond_resched();

@@ -242,6 +242,61 @@ npu_thp_get_unmapped_area(struct file *filp, unsigned long addr,
 #endif
 
 /*
+ * Shrinkers are allocated by the kernel from 6.7 (shrinker_alloc()); before,
+ * they are the caller's, registered with a name from 6.0.
+ */
+#include <linux/shrinker.h>
+#include <linux/slab.h>
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 7, 0)
+static inline struct shrinker *npu_shrinker_alloc(const char *name)
+{
+	return kzalloc(sizeof(struct shrinker), GFP_KERNEL);
+}
+
+static inline int npu_shrinker_register(struct shrinker *s, const char *name)
+{
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 0, 0)
+	return register_shrinker(s);
+#else
+	return register_shrinker(s, "%s", name);
+#endif
+}
+
+static inline void npu_shrinker_free(struct shrinker *s)
+{
+	unregister_shrinker(s);
+	kfree(s);
+}
+#else
+static inline struct shrinker *npu_shrinker_alloc(const char *name)
+{
+	return shrinker_alloc(0, "%s", name);
+}
+
+static inline int npu_shrinker_register(struct shrinker *s, const char *name)
+{
+	shrinker_register(s);
+	return 0;
+}
+
+#define npu_shrinker_free	shrinker_free
+#endif
+
+/* A page's memory cgroup word: a pointer before 5.11, the folio's from 5.16. */
+#ifdef CONFIG_MEMCG
+static inline unsigned long npu_page_memcg_data(struct page *page)
+{
+#if LINUX_VERSION_CODE < KERNEL_VERSION(5, 11, 0)
+	return (unsigned long)READ_ONCE(page->mem_cgroup);
+#elif LINUX_VERSION_CODE < KERNEL_VERSION(5, 16, 0)
+	return READ_ONCE(page->memcg_data);
+#else
+	return READ_ONCE(page_folio(page)->memcg_data);
+#endif
+}
+#endif
+
+/*
  * The "huge" chunk is the size one PMD maps with 4 KiB base pages: 2 MiB on
  * x86_64 and on arm64 with 4 KiB pages.  Other page sizes are not supported.
  */

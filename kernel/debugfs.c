@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * debugfs view of global usage (npu_mem/usage), of the NPUs' devices
+ * debugfs view of global usage and the zero reserve (npu_mem/usage), of the NPUs' devices
  * (npu_mem/device, a paragraph each by index) and of every client
  * (npu_mem/clients), for status tools; in the test build also
  * npu_mem/pgoff_limit, a smaller mmap offset space for the files opened
@@ -22,6 +22,7 @@ static int usage_show(struct seq_file *m, void *unused)
 	seq_printf(m, "retained_bytes: %lld\n",
 		   atomic64_read(&npu_mem_usage.retained_bytes));
 	seq_printf(m, "limit_bytes: %llu\n", npu_mem_limit_bytes());
+	npu_mem_reserve_show(m);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(usage);

@@ -84,6 +84,8 @@ static int npu_mem_get_info(struct npu_mem_client *client, void *data,
 	info->normal_pages = atomic64_read(&npu_mem_usage.normal_pages);
 	info->buffers = atomic64_read(&npu_mem_usage.buffers);
 	info->retained_bytes = atomic64_read(&npu_mem_usage.retained_bytes);
+	npu_mem_reserve_info(&info->zero_reserve_bytes, &info->zero_reserve_low,
+			     &info->zero_reserve_high);
 
 	mutex_lock(&client->lock);
 	info->client_buffers = client->nr_buffers;
@@ -339,7 +341,9 @@ struct npu_mem_ioctl_desc {
 	[_IOC_NR(_cmd)] = { .cmd = _cmd, .min_size = _v1_size, .fn = _fn }
 
 static const struct npu_mem_ioctl_desc npu_mem_ioctls[] = {
-	NPU_MEM_IOCTL(NPU_MEM_IOCTL_GET_INFO, npu_mem_get_info),
+	NPU_MEM_IOCTL_V1(NPU_MEM_IOCTL_GET_INFO,
+			 offsetofend(struct npu_mem_info, reserved),
+			 npu_mem_get_info),
 	NPU_MEM_IOCTL(NPU_MEM_IOCTL_ALLOC, npu_mem_alloc_ioctl),
 	NPU_MEM_IOCTL(NPU_MEM_IOCTL_FREE, npu_mem_free_ioctl),
 	NPU_MEM_IOCTL_V1(NPU_MEM_IOCTL_QUERY,

@@ -76,9 +76,12 @@ static int __init npu_mem_init(void)
 {
 	int ret;
 
-	ret = npu_mem_ipc_init();
+	ret = npu_mem_reserve_init();
 	if (ret)
 		return ret;
+	ret = npu_mem_ipc_init();
+	if (ret)
+		goto err_reserve;
 	ret = npu_mem_mapping_init();
 	if (ret)
 		goto err_ipc;
@@ -101,6 +104,8 @@ err_debugfs:
 err_ipc:
 	npu_mem_ipc_exit();
 	npu_mem_npu_exit();
+err_reserve:
+	npu_mem_reserve_exit();
 	return ret;
 }
 
@@ -109,6 +114,7 @@ static void __exit npu_mem_exit(void)
 	misc_deregister(&npu_mem_misc);
 	npu_mem_device_exit();
 	npu_mem_retained_exit();
+	npu_mem_reserve_exit();
 	npu_mem_debugfs_exit();
 	npu_mem_mapping_exit();
 	npu_mem_ipc_exit();

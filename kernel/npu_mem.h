@@ -39,7 +39,8 @@
  * (importers map with it held), never around it.  buffer.c's
  * npu_mem_retained_lock (chunks kept after their buffer went) is taken
  * last, also inside the mmap lock on a buffer's last put, with no other
- * lock of the module under it.  claim.c's claims_lock (pages registered
+ * lock of the module under it but reserve.c's per-node spinlocks, which
+ * are leaves (a chunk recycled on a last put).  claim.c's claims_lock (pages registered
  * writable) is a leaf the same way: no lock is taken under it.  Page
  * allocation never runs under a lock.
  */
@@ -204,6 +205,17 @@ extern struct list_head npu_mem_clients;
 u64 npu_mem_limit_bytes(void);
 u64 npu_mem_reserve_bytes(void);
 u64 npu_mem_max_alloc(void);
+
+/* reserve.c: zeroed 2 MiB chunks made ahead of ALLOC, per node */
+int npu_mem_reserve_init(void);
+void npu_mem_reserve_exit(void);
+bool npu_mem_reserve_usable(void);
+struct page *npu_mem_reserve_take(int nid);
+bool npu_mem_reserve_recycle(struct page *page);
+u64 npu_mem_reserve_release(u64 bytes);
+void npu_mem_reserve_info(u64 *held, u64 *low, u64 *high);
+void npu_mem_reserve_show(struct seq_file *m);
+bool npu_mem_pages_poisoned(struct page *page, unsigned int order);
 
 /*
  * device.c: an NPU (struct npu_mem_npu, opaque), the device that stands for

@@ -147,7 +147,7 @@
 #define NPU_MEM_DEVICE_NAME	"npu-mem"
 
 #define NPU_MEM_ABI_MAJOR	1
-#define NPU_MEM_ABI_MINOR	3
+#define NPU_MEM_ABI_MINOR	4
 
 /* Page sizes, as bits of npu_mem_info.page_sizes (bit n means 2^n bytes). */
 #define NPU_MEM_PAGE_4K		(1ULL << 12)
@@ -217,6 +217,16 @@ enum npu_mem_policy {
  * @dev_pci_bdf: out: @device's PCI bus << 8 | device << 3 | function,
  *	with NPU_MEM_DEV_PCI (both 0 otherwise); kept after a removal
  * @reserved: must be 0
+ * @zero_reserve_bytes: out: bytes of 2 MiB chunks the module holds zeroed
+ *	(or being zeroed) ahead of ALLOC, all nodes: the module's memory,
+ *	charged to no one and not in @allocated_bytes until ALLOC hands a
+ *	chunk out.  Since ABI 1.4, as are the next two (the struct grew: a
+ *	caller built before passes the shorter struct, an older module
+ *	leaves them 0)
+ * @zero_reserve_low: out: a node's reserve is refilled when under this
+ *	(module parameter zero_reserve_low_mb; 0: never refilled)
+ * @zero_reserve_high: out: and kept at most this, bytes per node
+ *	(zero_reserve_high_mb, at least @zero_reserve_low; 0: off)
  */
 struct npu_mem_info {
 	__u32 flags;
@@ -242,6 +252,9 @@ struct npu_mem_info {
 	__u32 dev_pci_domain;
 	__u32 dev_pci_bdf;
 	__u32 reserved;
+	__u64 zero_reserve_bytes;
+	__u64 zero_reserve_low;
+	__u64 zero_reserve_high;
 };
 
 /*
