@@ -477,6 +477,12 @@ static void json_memory(const struct status *st)
 	printf("    \"free_ram\": %llu,\n", (unsigned long long)in->free_ram);
 	printf("    \"allocated_bytes\": %llu,\n", (unsigned long long)in->allocated_bytes);
 	printf("    \"retained_bytes\": %llu,\n", (unsigned long long)in->retained_bytes);
+	printf("    \"zero_reserve_bytes\": %llu,\n",
+	       (unsigned long long)in->zero_reserve_bytes);
+	printf("    \"zero_reserve_low\": %llu,\n",
+	       (unsigned long long)in->zero_reserve_low);
+	printf("    \"zero_reserve_high\": %llu,\n",
+	       (unsigned long long)in->zero_reserve_high);
 	printf("    \"buffers\": %llu,\n", (unsigned long long)in->buffers);
 	printf("    \"huge_pages\": %llu,\n", (unsigned long long)in->huge_pages);
 	printf("    \"normal_pages\": %llu,\n", (unsigned long long)in->normal_pages);
@@ -584,6 +590,15 @@ static void human_memory(const struct status *st)
 	/* Part of Allocated: freed, but still charged (UAPI header). */
 	row("Retained", "%s (freed, still referenced elsewhere)",
 	    human(in->retained_bytes, a, sizeof(a)));
+	/* The module's, not in Allocated until ALLOC takes a chunk. */
+	if (in->zero_reserve_high || in->zero_reserve_bytes) {
+		char l[32], h[32];
+
+		row("Zero reserve", "%s (per node: refill under %s, up to %s)",
+		    human(in->zero_reserve_bytes, a, sizeof(a)),
+		    human(in->zero_reserve_low, l, sizeof(l)),
+		    human(in->zero_reserve_high, h, sizeof(h)));
+	}
 	row("Huge pages (2 MiB)", "%llu", (unsigned long long)in->huge_pages);
 	row("Normal pages (4 KiB)", "%llu", (unsigned long long)in->normal_pages);
 	row("Giant pages (1 GiB)", "%llu", (unsigned long long)in->giant_pages);

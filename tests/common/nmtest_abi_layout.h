@@ -19,7 +19,7 @@
 
 /* X(struct tag, sizeof) */
 #define NM_ABI_STRUCTS(X)			\
-	X(npu_mem_info, 144)			\
+	X(npu_mem_info, 168)			\
 	X(npu_mem_buffer, 48)			\
 	X(npu_mem_alloc, 72)			\
 	X(npu_mem_free, 8)			\
@@ -58,6 +58,9 @@
 	X(npu_mem_info, dev_pci_domain, 132, 4)			\
 	X(npu_mem_info, dev_pci_bdf, 136, 4)			\
 	X(npu_mem_info, reserved, 140, 4)			\
+	X(npu_mem_info, zero_reserve_bytes, 144, 8)		\
+	X(npu_mem_info, zero_reserve_low, 152, 8)		\
+	X(npu_mem_info, zero_reserve_high, 160, 8)		\
 	X(npu_mem_buffer, size, 0, 8)				\
 	X(npu_mem_buffer, mmap_offset, 8, 8)			\
 	X(npu_mem_buffer, dev_addr, 16, 8)			\
