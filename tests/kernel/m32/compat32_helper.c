@@ -42,7 +42,7 @@
 } while (0)
 
 _Static_assert(sizeof(void *) == 4, "a 32-bit build (M32_CC)");
-_Static_assert(sizeof(struct npu_mem_info) == 144, "info size");
+_Static_assert(sizeof(struct npu_mem_info) == 168, "info size");
 _Static_assert(sizeof(struct npu_mem_alloc) == 72, "alloc size");
 _Static_assert(sizeof(struct npu_mem_query) == 72, "query size");
 _Static_assert(sizeof(struct npu_mem_free) == 8, "free size");
