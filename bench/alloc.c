@@ -31,6 +31,9 @@ struct method *const methods[NMETHODS] = {
 	[M_NPU_HF_POP] = &method_npu_hf_pop,
 	[M_NPU_HO] = &method_npu_ho,
 	[M_NPU_NO] = &method_npu_no,
+	[M_NPU_WARM] = &method_npu_warm,
+	[M_NPU_COLD] = &method_npu_cold,
+	[M_NPU_LOOP] = &method_npu_loop,
 	[M_ACL_OFF] = &method_acl_off,
 	[M_ACL_ON] = &method_acl_on,
 	[M_ANON] = &method_anon,
@@ -68,7 +71,8 @@ bool method_on(const struct method *m)
 bool is_npu(unsigned int i)
 {
 	return i == M_NPU_HF || i == M_NPU_HF_POP || i == M_NPU_HO ||
-	       i == M_NPU_NO;
+	       i == M_NPU_NO || i == M_NPU_WARM || i == M_NPU_COLD ||
+	       i == M_NPU_LOOP;
 }
 
 bool cell_ok(const struct cell *c)
@@ -297,6 +301,36 @@ static void setup_method(unsigned int i)
 	m->active = true;
 }
 
+/*
+ * The zero reserve's refill rate: the background zeroing of the largest
+ * size (at most 1 GiB and a quarter of RAM), and the thread's CPU time.
+ */
+static void refill_row(void)
+{
+	uint64_t size = sizes[nsizes - 1], quarter = meminfo("MemTotal") / 4;
+	double gib_s, cpu_s;
+	FILE *csv;
+	char sz[24];
+	int ret;
+
+	size = size < GiB ? size : GiB;
+	size = size < quarter ? size : quarter;
+	size_str(size, sz, sizeof(sz));
+	ret = reserve_refill_rate(size, &gib_s, &cpu_s);
+	if (ret) {
+		note("zero reserve refill of %s: n/a: %s", sz, strerror(-ret));
+		return;
+	}
+	out("\n== Zero reserve refill ==\n%s zeroed in the background at %.2f GiB/s, "
+	    "%.2f s of the thread's CPU\n", sz, gib_s, cpu_s);
+	csv = open_out("reserve_refill.csv");
+	if (csv) {
+		fprintf(csv, "size,gib_per_s,thread_cpu_s\n%llu,%.3f,%.3f\n",
+			(unsigned long long)size, gib_s, cpu_s);
+		fclose(csv);
+	}
+}
+
 void run_alloc(void)
 {
 	unsigned int i, j;
@@ -308,4 +342,6 @@ void run_alloc(void)
 	for (i = 0; i < NMETHODS; i++)
 		if (methods[i]->active && methods[i]->teardown)
 			methods[i]->teardown(methods[i]);
+	if (methods[M_NPU_WARM]->active)
+		refill_row();
 }

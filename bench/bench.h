@@ -179,8 +179,8 @@ struct method {
 
 /* The rows, in table order; alloc.c maps them to the objects below. */
 enum {
-	M_FLOOR, M_KCLEAR, M_NPU_HF, M_NPU_HF_POP, M_NPU_HO, M_NPU_NO, M_ACL_OFF,
-	M_ACL_ON,
+	M_FLOOR, M_KCLEAR, M_NPU_HF, M_NPU_HF_POP, M_NPU_HO, M_NPU_NO,
+	M_NPU_WARM, M_NPU_COLD, M_NPU_LOOP, M_ACL_OFF, M_ACL_ON,
 	M_ANON, M_ANON4K, M_HUGETLB, M_THP, M_VGEM, M_HEAP, M_UDMABUF,
 	NMETHODS
 };
@@ -191,7 +191,9 @@ extern const char *kclear_name;
 void pick_kclear(void);
 /* method_npu.c */
 extern struct method method_npu_hf, method_npu_hf_pop, method_npu_ho,
-	method_npu_no;
+	method_npu_no, method_npu_warm, method_npu_cold, method_npu_loop;
+/* The zero reserve's fill: GiB/s and the thread's CPU seconds; 0 or -errno */
+int reserve_refill_rate(uint64_t size, double *gib_s, double *cpu_s);
 /* method_acl.c */
 extern struct method method_acl_off, method_acl_on;
 /* method_anon.c: anonymous memory, THP and hugetlb */

@@ -3,10 +3,22 @@
  * npu-mem's own rows: NPU_MEM_IOCTL_ALLOC with a policy, mmap, first touch,
  * munmap, NPU_MEM_IOCTL_FREE, each step timed (the phases table) and the
  * page mix the driver chose kept (the "pages" notes).
+ *
+ * The zero reserve's rows (kernel/reserve.c, doc/reserve.md) are the same
+ * HUGE_FIRST cycle with the reserve set up, untimed, before it: warm (full
+ * with the buffer's chunks, and no refill behind the ALLOC), cold (on, but
+ * empty: FREE recycles into it) and a loop (a cycle right after another of
+ * the same size, as a runtime allocates: whatever the thread zeroed of the
+ * first one's chunks meanwhile).  Every cycle leaves the reserve off and
+ * empty, so the other rows, in the same rounds, run without it.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "bench.h"
 
@@ -14,11 +26,121 @@ const char *const phase_names[NPHASES] = {
 	"ALLOC ioctl", "mmap", "touch", "munmap", "FREE ioctl",
 };
 
+enum reserve_use { RES_NONE, RES_WARM, RES_COLD, RES_LOOP };
+
 /* What one npu-mem row asks of the driver. */
 struct npu_method {
 	uint32_t policy;
 	int map_flags;		/* mmap flags besides MAP_SHARED */
+	enum reserve_use reserve;
 };
+
+/* The reserve's rows start here: below, a few chunks say little. */
+#define RESERVE_MIN	(16 * MiB)
+#define RESERVE_WAIT_NS	300000000000ULL
+
+/* The watermarks, MiB per node, low set last (a high under it is low). */
+static int reserve_set(uint64_t low_mb, uint64_t high_mb)
+{
+	int ret = nm_param_set("zero_reserve_low_mb", 0);
+
+	if (!ret)
+		ret = nm_param_set("zero_reserve_high_mb", high_mb);
+	if (!ret)
+		ret = nm_param_set("zero_reserve_low_mb", low_mb);
+	return ret;
+}
+
+/* Bytes the reserve holds zeroed: debugfs's count, else GET_INFO's. */
+static uint64_t reserve_ready(void)
+{
+	struct npu_mem_info info;
+	uint64_t v;
+
+	if (!nm_kv_file("/sys/kernel/debug/npu_mem/usage",
+			"zero_reserve_ready_bytes", &v))
+		return v;
+	memset(&info, 0, sizeof(info));
+	if (ioctl(npu_fd, NPU_MEM_IOCTL_GET_INFO, &info))
+		return UINT64_MAX;
+	return info.zero_reserve_bytes;
+}
+
+static int reserve_await(uint64_t want)
+{
+	uint64_t t0 = now_ns();
+
+	while (reserve_ready() != want) {
+		if (now_ns() - t0 > RESERVE_WAIT_NS)
+			return -ETIMEDOUT;
+		usleep(1000);
+	}
+	return 0;
+}
+
+static int reserve_off(void)
+{
+	int ret = reserve_set(0, 0);
+
+	return ret ? ret : reserve_await(0);
+}
+
+static int npu_cycle(struct method *m, uint64_t size, struct sample *s);
+
+/* The reserve as the row wants it before the timed cycle. */
+static int reserve_before(struct method *m, enum reserve_use use,
+			  uint64_t size)
+{
+	uint64_t mb = (size + HUGE - 1) / HUGE * HUGE / MiB;
+	int ret = reserve_off();
+
+	if (ret)
+		return ret;
+	switch (use) {
+	case RES_WARM:
+		ret = reserve_set(mb, mb);
+		if (!ret)
+			ret = reserve_await(size / HUGE * HUGE);
+		/* Full: now no refill may run beside the timed cycle. */
+		if (!ret)
+			ret = reserve_set(0, mb);
+		return ret;
+	case RES_COLD:
+		return reserve_set(0, mb);
+	case RES_LOOP: {
+		struct sample first;
+
+		ret = reserve_set(0, mb);
+		return ret ? ret : npu_cycle(m, size, &first);
+	}
+	default:
+		return 0;
+	}
+}
+
+/* The watermarks' parameters exist and may be written (root). */
+static int reserve_setup(struct method *m)
+{
+	if (npu_fd < 0) {
+		snprintf(m->na, sizeof(m->na), "no /dev/npu-mem");
+		return -ENODEV;
+	}
+	if (reserve_off()) {
+		snprintf(m->na, sizeof(m->na),
+			 "no zero reserve to set (module or permissions)");
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
+static int reserve_prepare(struct method *m, uint64_t size)
+{
+	if (size < RESERVE_MIN) {
+		snprintf(m->na, sizeof(m->na), "reserve rows from 16 MiB");
+		return -ENOTSUP;
+	}
+	return 0;
+}
 
 static int npu_setup(struct method *m)
 {
@@ -29,7 +151,7 @@ static int npu_setup(struct method *m)
 	return 0;
 }
 
-static int npu_once(struct method *m, uint64_t size, struct sample *s)
+static int npu_cycle(struct method *m, uint64_t size, struct sample *s)
 {
 	uint64_t t[NPHASES + 1];
 	struct npu_method *nm = m->priv;
@@ -73,6 +195,23 @@ static int npu_once(struct method *m, uint64_t size, struct sample *s)
 	return 0;
 }
 
+static int npu_once(struct method *m, uint64_t size, struct sample *s)
+{
+	struct npu_method *nm = m->priv;
+	int ret;
+
+	if (nm->reserve == RES_NONE)
+		return npu_cycle(m, size, s);
+	ret = reserve_before(m, nm->reserve, size);
+	if (!ret)
+		ret = npu_cycle(m, size, s);
+	if (!ret)
+		ret = reserve_off();
+	else
+		reserve_off();
+	return ret;
+}
+
 static struct npu_method npu_hf = { .policy = NPU_MEM_POLICY_HUGE_FIRST };
 static struct npu_method npu_hf_pop = {
 	.policy = NPU_MEM_POLICY_HUGE_FIRST, .map_flags = MAP_POPULATE,
@@ -112,3 +251,94 @@ struct method method_npu_no = {
 	.once = npu_once,
 	.priv = &npu_no,
 };
+
+static struct npu_method npu_warm = {
+	.policy = NPU_MEM_POLICY_HUGE_FIRST, .reserve = RES_WARM,
+};
+static struct npu_method npu_cold = {
+	.policy = NPU_MEM_POLICY_HUGE_FIRST, .reserve = RES_COLD,
+};
+static struct npu_method npu_loop = {
+	.policy = NPU_MEM_POLICY_HUGE_FIRST, .reserve = RES_LOOP,
+};
+
+struct method method_npu_warm = {
+	.key = "npu_hf_reserve_warm",
+	.label = "npu-mem HUGE_FIRST, warm reserve",
+	.setup = reserve_setup,
+	.prepare = reserve_prepare,
+	.once = npu_once,
+	.priv = &npu_warm,
+};
+
+struct method method_npu_cold = {
+	.key = "npu_hf_reserve_cold",
+	.label = "npu-mem HUGE_FIRST, cold reserve",
+	.setup = reserve_setup,
+	.prepare = reserve_prepare,
+	.once = npu_once,
+	.priv = &npu_cold,
+};
+
+struct method method_npu_loop = {
+	.key = "npu_hf_reserve_loop",
+	.label = "npu-mem HUGE_FIRST, alloc-free loop",
+	.setup = reserve_setup,
+	.prepare = reserve_prepare,
+	.once = npu_once,
+	.priv = &npu_loop,
+};
+
+/* The refill thread's CPU time so far, ns (0 when not found). */
+static uint64_t zero_thread_cpu_ns(void)
+{
+	DIR *d = opendir("/proc");
+	uint64_t ns = 0;
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		unsigned long ut, st;
+		char path[300], *text, *p;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		text = nm_read_file(path);
+		p = text ? strrchr(text, ')') : NULL;
+		if (text && strstr(text, "(npu_mem_zero)") && p &&
+		    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+			   &ut, &st) == 2)
+			ns = (uint64_t)(ut + st) * 1000000000ULL /
+			     (uint64_t)sysconf(_SC_CLK_TCK);
+		free(text);
+		if (ns)
+			break;
+	}
+	if (d)
+		closedir(d);
+	return ns;
+}
+
+/*
+ * How fast the thread fills an empty reserve of @size, and its CPU time
+ * for it: 0, or -errno with the reserve left off.
+ */
+int reserve_refill_rate(uint64_t size, double *gib_s, double *cpu_s)
+{
+	uint64_t t0, c0;
+	int ret;
+
+	size = size / HUGE * HUGE;
+	ret = reserve_off();
+	if (ret)
+		return ret;
+	c0 = zero_thread_cpu_ns();
+	t0 = now_ns();
+	ret = reserve_set(size / MiB, size / MiB);
+	if (!ret)
+		ret = reserve_await(size);
+	*gib_s = (double)size / GiB / ((now_ns() - t0) / 1e9);
+	*cpu_s = (zero_thread_cpu_ns() - c0) / 1e9;
+	reserve_off();
+	return ret;
+}
