@@ -622,6 +622,52 @@ void nm_assert_dmesg_clean(void)
 	free(out);
 }
 
+/*
+ * Reload the module the guest loaded (vm-run's job file names it and its
+ * parameters): 0, or a reason to skip in why.
+ */
+int nm_reload_module(char *why, size_t len)
+{
+	const char *vm = getenv("VM_RUN"), *out = getenv("VM_OUTDIR");
+	char *cmd, *msg = NULL;
+	int st;
+
+	if (!vm || strcmp(vm, "1") || !out) {
+		snprintf(why, len, "not in a vm-run guest");
+		return -1;
+	}
+	/*
+	 * The files of the earlier tests' children may still be closing when
+	 * this starts (rmmod: in use), and a loaded guest is slow: both waits
+	 * poll for a minute and stop as soon as it is done.
+	 */
+	if (asprintf(&cmd, ". '%s/.vm-run/job' && [ -n \"$VM_MODULE\" ] "
+		     "|| exit 3; i=0; until rmmod npu_mem 2>/dev/null; do "
+		     "i=$((i + 1)); [ $i -lt 120 ] || { echo npu_mem still "
+		     "in use after 60 s; exit 3; }; sleep 0.5; done; "
+		     "! [ -e /sys/module/npu_mem ] || exit 3; "
+		     "insmod \"$VM_MODULE\" $VM_MODPARAMS || exit 4; "
+		     "i=0; until [ -c " NM_DEV_PATH " ]; do "
+		     "i=$((i + 1)); [ $i -lt 120 ] || exit 5; sleep 0.5; "
+		     "done; exit 0",
+		     out) < 0) {
+		snprintf(why, len, "out of memory");
+		return -1;
+	}
+	st = nm_shell(cmd, &msg);
+	free(cmd);
+	if (st == 3 || st == -1) {
+		snprintf(why, len, "the module could not be unloaded: %s",
+			 msg ? msg : "?");
+		free(msg);
+		return -1;
+	}
+	ck_assert_msg(st == 0, "reloading npu_mem: status %#x: %s", st,
+		      msg ? msg : "");
+	free(msg);
+	return 0;
+}
+
 static uint64_t saved_max_bytes;
 static bool have_saved_max_bytes;
 

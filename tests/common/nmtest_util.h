@@ -286,6 +286,11 @@ void _nm_wait_ok(pid_t pid, const char *msg, const char *f, int l);
 int nm_await_no_retained(int fd, double secs, uint64_t *left);
 /* "VmPin:" of /proc/self/status, in bytes (asserting it is there) */
 uint64_t nm_vmpin_bytes(void);
+/* Unload the module and load it again as vm-run loaded it (its job file
+ * names it and its parameters), waiting for the files of earlier tests'
+ * children to close: 0, or -1 with a reason to skip in why (not in a
+ * vm-run guest, still in use after a minute); asserts that it loads. */
+int nm_reload_module(char *why, size_t len);
 /* An unchecked fixture that saves the max_bytes parameter before a test
  * and puts it back after, even after a test that died. */
 extern const struct nm_fixture nm_max_bytes_fx;

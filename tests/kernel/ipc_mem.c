@@ -2282,52 +2282,6 @@ END_TEST
 
 /* ------------------------------------------------------------------ */
 
-/*
- * Reload the module the guest loaded (vm-run's job file names it and its
- * parameters): 0, or a reason to skip in why.
- */
-static int reload_module(char *why, size_t len)
-{
-	const char *vm = getenv("VM_RUN"), *out = getenv("VM_OUTDIR");
-	char *cmd, *msg = NULL;
-	int st;
-
-	if (!vm || strcmp(vm, "1") || !out) {
-		snprintf(why, len, "not in a vm-run guest");
-		return -1;
-	}
-	/*
-	 * The files of the earlier tests' children may still be closing when
-	 * this starts (rmmod: in use), and a loaded guest is slow: both waits
-	 * poll for a minute and stop as soon as it is done.
-	 */
-	if (asprintf(&cmd, ". '%s/.vm-run/job' && [ -n \"$VM_MODULE\" ] "
-		     "|| exit 3; i=0; until rmmod npu_mem 2>/dev/null; do "
-		     "i=$((i + 1)); [ $i -lt 120 ] || { echo npu_mem still "
-		     "in use after 60 s; exit 3; }; sleep 0.5; done; "
-		     "! [ -e /sys/module/npu_mem ] || exit 3; "
-		     "insmod \"$VM_MODULE\" $VM_MODPARAMS || exit 4; "
-		     "i=0; until [ -c " NM_DEV_PATH " ]; do "
-		     "i=$((i + 1)); [ $i -lt 120 ] || exit 5; sleep 0.5; "
-		     "done; exit 0",
-		     out) < 0) {
-		snprintf(why, len, "out of memory");
-		return -1;
-	}
-	st = nm_shell(cmd, &msg);
-	free(cmd);
-	if (st == 3 || st == -1) {
-		snprintf(why, len, "the module could not be unloaded: %s",
-			 msg ? msg : "?");
-		free(msg);
-		return -1;
-	}
-	ck_assert_msg(st == 0, "reloading npu_mem: status %#x: %s", st,
-		      msg ? msg : "");
-	free(msg);
-	return 0;
-}
-
 START_TEST(keys_do_not_survive_reload)
 {
 	enum { N = 4 };
@@ -2341,7 +2295,7 @@ START_TEST(keys_do_not_survive_reload)
 	 * loaded module issues: keys derived from anything that starts over
 	 * with the module (a counter, a seed fixed at load) would repeat.
 	 */
-	if (reload_module(why, sizeof(why)))
+	if (nm_reload_module(why, sizeof(why)))
 		nm_skip("%s", why);
 	if (node_open_to_all)
 		nm_node_open_to_all();
@@ -2356,7 +2310,7 @@ START_TEST(keys_do_not_survive_reload)
 	ck_assert_int_ge(kf, 0);
 	ck_assert_int_eq(write(kf, old, sizeof(old)), (ssize_t)sizeof(old));
 	close(fd);
-	if (reload_module(why, sizeof(why))) {
+	if (nm_reload_module(why, sizeof(why))) {
 		close(kf);
 		unlink(path);
 		nm_skip("%s", why);

@@ -274,9 +274,21 @@ START_TEST(recycles_only_unreferenced)
 }
 END_TEST
 
+/* 16 MiB HUGE_ONLY, all 8 chunks from the reserve, all zero. */
+static void take_16_zero(int fd, const char *what)
+{
+	uint64_t taken = dbg("zero_reserve_taken");
+	struct npu_mem_alloc a;
+
+	nm_alloc_ok(fd, 16 * NM_MiB, NPU_MEM_POLICY_HUGE_ONLY, 0, &a);
+	ck_assert_uint_eq(dbg("zero_reserve_taken"), taken + 8);
+	assert_zero(&a, what, fd);
+	nm_free_ok(fd, a.handle);
+}
+
 START_TEST(hands_out_zero_only)
 {
-	uint64_t nodes = mem_nodes(), taken;
+	uint64_t nodes = mem_nodes();
 	struct npu_mem_alloc a;
 	int fd = nm_open();
 
@@ -286,11 +298,7 @@ START_TEST(hands_out_zero_only)
 	alloc_dirty(fd, 16 * NM_MiB, &a);
 	nm_free_ok(fd, a.handle);
 	await_held(fd, 16 * NM_MiB, "recycled");
-	taken = dbg("zero_reserve_taken");
-	nm_alloc_ok(fd, 16 * NM_MiB, NPU_MEM_POLICY_HUGE_ONLY, 0, &a);
-	ck_assert_uint_eq(dbg("zero_reserve_taken"), taken + 8);
-	assert_zero(&a, "recycled chunks", fd);
-	nm_free_ok(fd, a.handle);
+	take_16_zero(fd, "recycled chunks");
 
 	/* New chunks, made by the refill (memory that held the pattern). */
 	empty_reserve(fd);
@@ -298,11 +306,7 @@ START_TEST(hands_out_zero_only)
 	nm_free_ok(fd, a.handle);
 	set_reserve(16, 16);
 	await_held(fd, nodes * 16 * NM_MiB, "filled");
-	taken = dbg("zero_reserve_taken");
-	nm_alloc_ok(fd, 16 * NM_MiB, NPU_MEM_POLICY_HUGE_ONLY, 0, &a);
-	ck_assert_uint_eq(dbg("zero_reserve_taken"), taken + 8);
-	assert_zero(&a, "new chunks", fd);
-	nm_free_ok(fd, a.handle);
+	take_16_zero(fd, "new chunks");
 	empty_reserve(fd);
 	close(fd);
 }
@@ -402,41 +406,6 @@ START_TEST(shrinks_under_a_hog)
 }
 END_TEST
 
-/* Reload the module as vm-run loaded it (ipc_mem.c does the same). */
-static int reload_module(char *why, size_t len)
-{
-	const char *vm = getenv("VM_RUN"), *out = getenv("VM_OUTDIR");
-	char *cmd, *msg = NULL;
-	int st;
-
-	if (!vm || strcmp(vm, "1") || !out) {
-		snprintf(why, len, "not in a vm-run guest");
-		return -1;
-	}
-	if (asprintf(&cmd, ". '%s/.vm-run/job' && [ -n \"$VM_MODULE\" ] "
-		     "|| exit 3; i=0; until rmmod npu_mem 2>/dev/null; do "
-		     "i=$((i + 1)); [ $i -lt 120 ] || exit 3; sleep 0.5; done; "
-		     "insmod \"$VM_MODULE\" $VM_MODPARAMS || exit 4; "
-		     "i=0; until [ -c " NM_DEV_PATH " ]; do "
-		     "i=$((i + 1)); [ $i -lt 120 ] || exit 5; sleep 0.5; "
-		     "done; exit 0", out) < 0) {
-		snprintf(why, len, "out of memory");
-		return -1;
-	}
-	st = nm_shell(cmd, &msg);
-	free(cmd);
-	if (st == 3 || st == -1) {
-		snprintf(why, len, "the module could not be unloaded: %s",
-			 msg ? msg : "?");
-		free(msg);
-		return -1;
-	}
-	ck_assert_msg(st == 0, "reloading npu_mem: status %#x: %s", st,
-		      msg ? msg : "");
-	free(msg);
-	return 0;
-}
-
 START_TEST(unloads_with_a_full_reserve)
 {
 	uint64_t nodes = mem_nodes(), before, after;
@@ -448,7 +417,7 @@ START_TEST(unloads_with_a_full_reserve)
 	await_held(fd, nodes * 64 * NM_MiB, "filled");
 	close(fd);
 	before = meminfo("MemFree");
-	if (reload_module(why, sizeof(why)))
+	if (nm_reload_module(why, sizeof(why)))
 		nm_skip("%s", why);
 	after = meminfo("MemFree");
 	printf("MemFree %llu MiB before unload, %llu MiB after\n",
