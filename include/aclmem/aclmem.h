@@ -39,7 +39,11 @@ extern "C" {
 ACLMEM_API int aclmem_open(void);
 ACLMEM_API int aclmem_close(int fd);
 
-/* NPU_MEM_IOCTL_GET_INFO. */
+/*
+ * NPU_MEM_IOCTL_GET_INFO, up to @reserved: the fields ABI 1.4 added (the
+ * zero reserve's) are left as they are, since a program built before
+ * them passes the smaller struct; ask the ioctl itself for them.
+ */
 ACLMEM_API int aclmem_get_info(int fd, struct npu_mem_info *info);
 
 /*
