@@ -51,26 +51,29 @@ static int reserve_set(uint64_t low_mb, uint64_t high_mb)
 	return ret;
 }
 
-/* Bytes the reserve holds zeroed: debugfs's count, else GET_INFO's. */
-static uint64_t reserve_ready(void)
+/*
+ * Does the reserve hold @want bytes, all zeroed?  GET_INFO counts chunks
+ * being zeroed too, debugfs (where mounted) only those that are ready:
+ * until both agree, the thread may still be zeroing beside the cycle.
+ */
+static bool reserve_at(uint64_t want)
 {
 	struct npu_mem_info info;
-	uint64_t v;
+	uint64_t ready;
 
-	if (!nm_kv_file("/sys/kernel/debug/npu_mem/usage",
-			"zero_reserve_ready_bytes", &v))
-		return v;
 	memset(&info, 0, sizeof(info));
-	if (ioctl(npu_fd, NPU_MEM_IOCTL_GET_INFO, &info))
-		return UINT64_MAX;
-	return info.zero_reserve_bytes;
+	if (ioctl(npu_fd, NPU_MEM_IOCTL_GET_INFO, &info) ||
+	    info.zero_reserve_bytes != want)
+		return false;
+	return nm_kv_file("/sys/kernel/debug/npu_mem/usage",
+			  "zero_reserve_ready_bytes", &ready) || ready == want;
 }
 
 static int reserve_await(uint64_t want)
 {
 	uint64_t t0 = now_ns();
 
-	while (reserve_ready() != want) {
+	while (!reserve_at(want)) {
 		if (now_ns() - t0 > RESERVE_WAIT_NS)
 			return -ETIMEDOUT;
 		usleep(1000);

@@ -349,13 +349,24 @@ static bool zr_tend(int nid)
 
 	zr_give_back(n, ULONG_MAX, high);
 	for (;;) {
+		bool over;
+
 		spin_lock(&n->lock);
 		page = list_first_entry_or_null(&n->dirty, struct page, lru);
 		if (page)
 			list_del_init(&page->lru);
+		/* Lowered meanwhile: what is over goes back, not zeroed. */
+		over = page && n->nr > zr_high();
+		if (over)
+			n->nr--;
 		spin_unlock(&n->lock);
 		if (!page)
 			break;
+		if (over) {
+			put_page(page);
+			atomic64_inc(&zr_given_back);
+			continue;
+		}
 		zr_clear(page);
 		spin_lock(&n->lock);
 		list_add_tail(&page->lru, &n->ready);
