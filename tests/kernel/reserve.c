@@ -21,6 +21,9 @@
  *  - a memory hog bigger than what is available without the reserve runs
  *    to its end: the shrinker gives the reserve back, nobody is
  *    OOM-killed;
+ *  - an NPU's removal leaves a full reserve alone (its chunks are mapped
+ *    for no device), and it serves ALLOC once the NPU is back (in a guest
+ *    whose NPU is a PCI function: x86_64-iommu-edu);
  *  - the module unloads with a full reserve and the memory comes back.
  * Every wait polls GET_INFO or debugfs up to a generous ceiling.  Needs
  * root (module parameters, debugfs, cgroups).
@@ -35,6 +38,7 @@
 
 #include "nmtest_cgroup.h"
 #include "nmtest_dmabuf.h"
+#include "nmtest_pci.h"
 #include "nmtest_util.h"
 
 #define CEILING		180.0	/* seconds any fill or drain may take */
@@ -406,6 +410,31 @@ START_TEST(shrinks_under_a_hog)
 }
 END_TEST
 
+START_TEST(device_removal_leaves_it_alone)
+{
+	uint64_t nodes = mem_nodes();
+	char bdf[NM_BDF_LEN];
+	int fd;
+
+	if (nm_pci_bound(bdf, sizeof(bdf)))
+		nm_skip("no PCI function bound to npu_mem: run in the "
+			"x86_64-iommu-edu guest");
+	fd = nm_open();
+	empty_reserve(fd);
+	set_reserve(16, 16);
+	await_held(fd, nodes * 16 * NM_MiB, "filled");
+	nm_assert_ok(nm_pci_unbind(bdf));
+	ck_assert(nm_pci_wait_bound(bdf, false, 60));
+	assert_stays(fd, nodes * 16 * NM_MiB, "NPU unbound");
+	nm_assert_ok(nm_pci_restore(bdf, 60));
+	close(fd);
+	fd = nm_open();
+	take_16_zero(fd, "after the NPU came back");
+	empty_reserve(fd);
+	close(fd);
+}
+END_TEST
+
 START_TEST(unloads_with_a_full_reserve)
 {
 	uint64_t nodes = mem_nodes(), want, before, after;
@@ -456,6 +485,7 @@ int main(void)
 	nm_add_fx(s, hands_out_zero_only, 300, &off_fx);
 	nm_add_fx(s, other_memcg_not_served, 300, &off_fx);
 	nm_add_fx(s, shrinks_under_a_hog, 600, &off_fx);
+	nm_add_fx(s, device_removal_leaves_it_alone, 300, &off_fx);
 	nm_add_fx(s, unloads_with_a_full_reserve, 300, &off_fx);
 	ret = nm_run(s, NM_NEEDS_DEVICE);
 	nm_cgroup_remove();
