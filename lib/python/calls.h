@@ -4,8 +4,14 @@
  * one library call and return the call's outputs followed by ret.  Each
  * file lists those calls once, as an X-macro of entries
  *
+ *   AUTO(c_function, option, ...)
+ *   DOC(c_function, doc, option, ...)
  *   CALL(pyname, c_function, (kind, ...), (option, ...), doc)
  *   HAND(pyname, METH_..., doc)          a hand-written py_pyname
+ *
+ * AUTO and DOC are CALL entries whose pyname and kinds, and for AUTO the
+ * doc, python/calls.py made at build time from the function's prototype
+ * in the public headers (ACLPY_SIG_ and ACLPY_DOC_ of acl_calls.h).
  *
  * ACLPY_TABLE(name, list) makes each CALL entry a function py_c_function
  * that calls c_function directly, so that the compiler checks every
@@ -61,6 +67,7 @@
 #include <string.h>
 
 #include "acl/acl.h"
+#include "acl_calls.h"
 
 #define ACLPY_ARGS_MAX	10
 
@@ -259,15 +266,27 @@ static PyObject *py_##cfn(PyObject *Py_UNUSED(self), PyObject *pyargs) \
 #define ACLPY_HAND_DEF(pyname, flags, doc)				\
 	{ #pyname, py_##pyname, flags, doc },
 
+/* r, ACLPY_STUB or ACLPY_CALL_DEF, of an AUTO or a DOC entry. */
+#define ACLPY_APPLY(r, ...)		r(__VA_ARGS__)
+#define ACLPY_AUTO(r, cfn, ...)						\
+	ACLPY_APPLY(r, ACLPY_SIG_##cfn, (__VA_ARGS__), ACLPY_DOC_##cfn)
+#define ACLPY_DOC(r, cfn, doc, ...)					\
+	ACLPY_APPLY(r, ACLPY_SIG_##cfn, (__VA_ARGS__), doc)
+#define ACLPY_AUTO_STUB(...)		ACLPY_AUTO(ACLPY_STUB, __VA_ARGS__)
+#define ACLPY_AUTO_DEF(...)		ACLPY_AUTO(ACLPY_CALL_DEF, __VA_ARGS__)
+#define ACLPY_DOC_STUB(...)		ACLPY_DOC(ACLPY_STUB, __VA_ARGS__)
+#define ACLPY_DOC_DEF(...)		ACLPY_DOC(ACLPY_CALL_DEF, __VA_ARGS__)
+
 /*
- * The functions of a list's CALL entries, and the PyMethodDef table name
- * of all its entries in order (the module is built in one .so whose
- * symbols are hidden: the tables need not be static).
+ * The functions of a list's CALL, AUTO and DOC entries, and the
+ * PyMethodDef table name of all its entries in order (the module is built
+ * in one .so whose symbols are hidden: the tables need not be static).
  */
 #define ACLPY_TABLE(name, list)						\
-	list(ACLPY_STUB, ACLPY_NO_HAND)					\
+	list(ACLPY_STUB, ACLPY_NO_HAND, ACLPY_AUTO_STUB, ACLPY_DOC_STUB) \
 	PyMethodDef name[] = {						\
-		list(ACLPY_CALL_DEF, ACLPY_HAND_DEF) { NULL, NULL, 0, NULL } \
+		list(ACLPY_CALL_DEF, ACLPY_HAND_DEF, ACLPY_AUTO_DEF,	\
+		     ACLPY_DOC_DEF) { NULL, NULL, 0, NULL }		\
 	};
 
 #endif /* ACLPY_CALLS_H */

@@ -112,36 +112,30 @@ ACLPY_FN(mark_ex)
 	return PyLong_FromLong(ret);
 }
 
-#define PROF_CALLS(CALL, HAND)						\
+#define PROF_CALLS(CALL, HAND, AUTO, DOC)				\
 	HAND(init, METH_VARARGS, "ret = init(profiler_result_path)")	\
-	CALL(finalize, aclprofFinalize, (), (), "ret = finalize()")	\
+	AUTO(aclprofFinalize)						\
 	HAND(create_config, METH_VARARGS,				\
 	     "prof_config = create_config(device_list, aicore_metrics, "	\
 	     "aicore_events, data_type_config)")			\
-	CALL(destroy_config, aclprofDestroyConfig, (p), (),		\
-	     "ret = destroy_config(prof_config)")			\
-	CALL(start, aclprofStart, (p), (), "ret = start(prof_config)")	\
-	CALL(stop, aclprofStop, (p), (), "ret = stop(prof_config)")	\
+	DOC(aclprofDestroyConfig, "ret = destroy_config(prof_config)")	\
+	DOC(aclprofStart, "ret = start(prof_config)")			\
+	DOC(aclprofStop, "ret = stop(prof_config)")			\
 	HAND(set_config, METH_VARARGS,					\
 	     "ret = set_config(config_type, config)")			\
 	HAND(create_stamp, METH_NOARGS, "stamp = create_stamp()")	\
 	HAND(destroy_stamp, METH_VARARGS, "destroy_stamp(stamp)")	\
-	CALL(set_stamp_trace_message, aclprofSetStampTraceMessage,	\
-	     (p, s, u32), (),						\
-	     "ret = set_stamp_trace_message(stamp, msg, msg_len)")	\
-	CALL(mark, aclprofMark, (p), (), "ret = mark(stamp)")		\
+	AUTO(aclprofSetStampTraceMessage)				\
+	AUTO(aclprofMark)						\
 	HAND(mark_ex, METH_VARARGS, "ret = mark_ex(msg, stream)")	\
-	CALL(push, aclprofPush, (p), (), "ret = push(stamp)")		\
-	CALL(pop, aclprofPop, (), (), "ret = pop()")			\
-	CALL(range_start, aclprofRangeStart, (p, out_u32), (),		\
-	     "range_id, ret = range_start(stamp)")			\
-	CALL(range_stop, aclprofRangeStop, (u32), (),			\
-	     "ret = range_stop(range_id)")				\
+	AUTO(aclprofPush)						\
+	AUTO(aclprofPop)						\
+	AUTO(aclprofRangeStart)						\
+	AUTO(aclprofRangeStop)						\
 	HAND(create_step_info, METH_NOARGS,				\
 	     "step_info = create_step_info()")				\
 	HAND(destroy_step_info, METH_VARARGS,				\
 	     "destroy_step_info(step_info)")				\
-	CALL(get_step_timestamp, aclprofGetStepTimestamp, (p, i32, p), (), \
-	     "ret = get_step_timestamp(step_info, tag, stream)")
+	AUTO(aclprofGetStepTimestamp)
 
 ACLPY_TABLE(aclpy_prof_methods, PROF_CALLS)

@@ -131,15 +131,14 @@ static PyObject *uuid(const void *out)
 
 /* ---- tables ---- */
 
-#define ACL_SYSTEM_CALLS(CALL, HAND)					\
+#define ACL_SYSTEM_CALLS(CALL, HAND, AUTO, DOC)				\
 	HAND(get_recent_err_msg, METH_NOARGS, NULL)			\
 	HAND(get_soc_name, METH_NOARGS, NULL)				\
 	CALL(sys_get_version_str, version_str,				\
 	     (s, outs(version_buf, version_out)), (.hold_gil = true), NULL) \
 	CALL(sys_get_version_num, version_num, (s, out_i32),		\
 	     (.hold_gil = true, .raw = true), NULL)			\
-	CALL(get_cann_attribute, aclGetCannAttribute, (i32, out_i32),	\
-	     (.hold_gil = true, .raw = true), NULL)			\
+	DOC(aclGetCannAttribute, NULL, .hold_gil = true, .raw = true)	\
 	HAND(get_cann_attribute_list, METH_NOARGS, NULL)		\
 	CALL(get_device_capability, aclGetDeviceCapability,		\
 	     (i32, i32, out_i64), (.hold_gil = true, .raw = true), NULL) \
@@ -147,40 +146,28 @@ static PyObject *uuid(const void *out)
 	HAND(float16_to_float, METH_VARARGS, NULL)			\
 	HAND(float_to_float16, METH_VARARGS, NULL)
 
-#define RT_SYSTEM_CALLS(CALL, HAND)					\
-	CALL(get_last_error, aclrtGetLastError, (i32), (.hold_gil = true), \
-	     NULL)							\
-	CALL(peek_at_last_error, aclrtPeekAtLastError, (i32),		\
-	     (.hold_gil = true), NULL)					\
+#define RT_SYSTEM_CALLS(CALL, HAND, AUTO, DOC)				\
+	DOC(aclrtGetLastError, NULL, .hold_gil = true)			\
+	DOC(aclrtPeekAtLastError, NULL, .hold_gil = true)		\
 	HAND(get_soc_name, METH_NOARGS, NULL)				\
-	CALL(get_version, aclrtGetVersion, (out_i32, out_i32, out_i32),	\
-	     (.hold_gil = true, .raw = true), NULL)			\
-	CALL(check_arch_compatibility, aclrtCheckArchCompatibility,	\
-	     (s, out_i32), (.hold_gil = true, .raw = true), NULL)	\
+	DOC(aclrtGetVersion, NULL, .hold_gil = true, .raw = true)	\
+	DOC(aclrtCheckArchCompatibility, NULL, .hold_gil = true, .raw = true) \
 	CALL(get_device_info, aclrtGetDeviceInfo, (i32, i32, out_i64),	\
 	     (.raw = true), NULL)					\
-	CALL(get_device_capability, aclrtGetDeviceCapability,		\
-	     (i32, i32, out_i32), (.hold_gil = true, .raw = true), NULL) \
-	CALL(query_device_status, aclrtQueryDeviceStatus, (i32, out_i32), \
-	     (.raw = true), NULL)					\
+	DOC(aclrtGetDeviceCapability, NULL, .hold_gil = true, .raw = true) \
+	DOC(aclrtQueryDeviceStatus, NULL, .raw = true)			\
 	CALL(get_device_utilization_rate, aclrtGetDeviceUtilizationRate, \
 	     (i32, outs(aclrtUtilizationInfo, utilization)), (), NULL)	\
-	CALL(get_device_res_limit, aclrtGetDeviceResLimit,		\
-	     (i32, i32, out_u32), (.hold_gil = true, .raw = true), NULL) \
+	DOC(aclrtGetDeviceResLimit, NULL, .hold_gil = true, .raw = true) \
 	CALL(set_device_res_limit, aclrtSetDeviceResLimit, (i32, i32, ui), \
 	     (.hold_gil = true), NULL)					\
-	CALL(reset_device_res_limit, aclrtResetDeviceResLimit, (i32),	\
-	     (.hold_gil = true), NULL)					\
-	CALL(device_can_access_peer, aclrtDeviceCanAccessPeer,		\
-	     (out_i32, i32, i32), (.hold_gil = true, .raw = true), NULL) \
+	DOC(aclrtResetDeviceResLimit, NULL, .hold_gil = true)		\
+	DOC(aclrtDeviceCanAccessPeer, NULL, .hold_gil = true, .raw = true) \
 	CALL(device_enable_peer_access, aclrtDeviceEnablePeerAccess,	\
 	     (i32, opt, ui), (.hold_gil = true), NULL)			\
-	CALL(device_disable_peer_access, aclrtDeviceDisablePeerAccess,	\
-	     (i32), (.hold_gil = true), NULL)				\
-	CALL(device_peer_access_status, aclrtDevicePeerAccessStatus,	\
-	     (i32, i32, out_i32), (.hold_gil = true, .raw = true), NULL) \
-	CALL(device_get_bare_tgid, aclrtDeviceGetBareTgid, (out_i32),	\
-	     (.hold_gil = true, .raw = true), NULL)			\
+	DOC(aclrtDeviceDisablePeerAccess, NULL, .hold_gil = true)	\
+	DOC(aclrtDevicePeerAccessStatus, NULL, .hold_gil = true, .raw = true) \
+	DOC(aclrtDeviceGetBareTgid, NULL, .hold_gil = true, .raw = true) \
 	CALL(device_get_uuid, aclrtDeviceGetUuid,			\
 	     (i32, outs(aclrtUuid, uuid)), (.hold_gil = true), NULL)
 

@@ -224,26 +224,19 @@ ACLPY_FN(get_queue_attr)
 	return Py_BuildValue("(Ii)", (unsigned int)v.depth, (int)ret);
 }
 
-#define TDT_CALLS(CALL, HAND)						\
+#define TDT_CALLS(CALL, HAND, AUTO, DOC)				\
 	HAND(create_channel, METH_VARARGS,				\
 	     "handle = create_channel(device_id, name)")		\
 	HAND(create_channel_with_capacity, METH_VARARGS,		\
 	     "handle = create_channel_with_capacity(device_id, name, capacity)") \
-	CALL(stop_channel, acltdtStopChannel, (p), (.hold_gil = true),	\
-	     "ret = stop_channel(handle)")				\
-	CALL(destroy_channel, acltdtDestroyChannel, (p), (),		\
-	     "ret = destroy_channel(handle)")				\
-	CALL(send_tensor, acltdtSendTensor, (p, p, i32), (),		\
-	     "ret = send_tensor(handle, dataset, timeout)")		\
-	CALL(receive_tensor, acltdtReceiveTensor, (p, p, i32), (),	\
-	     "ret = receive_tensor(handle, dataset, timeout)")		\
-	CALL(query_channel_size, acltdtQueryChannelSize, (p, out_z),	\
-	     (.hold_gil = true), "size, ret = query_channel_size(handle)") \
+	AUTO(acltdtStopChannel, .hold_gil = true)			\
+	AUTO(acltdtDestroyChannel)					\
+	AUTO(acltdtSendTensor)						\
+	AUTO(acltdtReceiveTensor)					\
+	AUTO(acltdtQueryChannelSize, .hold_gil = true)			\
 	HAND(create_dataset, METH_NOARGS, "dataset = create_dataset()")	\
-	CALL(destroy_dataset, acltdtDestroyDataset, (p), (.hold_gil = true), \
-	     "ret = destroy_dataset(dataset)")				\
-	CALL(add_data_item, acltdtAddDataItem, (p, p), (.hold_gil = true), \
-	     "ret = add_data_item(dataset, data_item)")			\
+	AUTO(acltdtDestroyDataset, .hold_gil = true)			\
+	AUTO(acltdtAddDataItem, .hold_gil = true)			\
 	HAND(get_data_item, METH_VARARGS,				\
 	     "data_item = get_data_item(dataset, index)")		\
 	HAND(get_dataset_size, METH_VARARGS,				\
@@ -252,8 +245,7 @@ ACLPY_FN(get_queue_attr)
 	     "name = get_dataset_name(dataset)")			\
 	HAND(create_data_item, METH_VARARGS,				\
 	     "data_item = create_data_item(tdt_type, dims, data_type, data_ptr, size)") \
-	CALL(destroy_data_item, acltdtDestroyDataItem, (p),		\
-	     (.hold_gil = true), "ret = destroy_data_item(data_item)")	\
+	AUTO(acltdtDestroyDataItem, .hold_gil = true)			\
 	HAND(get_tensor_type_from_item, METH_VARARGS,			\
 	     "tdt_type = get_tensor_type_from_item(data_item)")		\
 	HAND(get_data_type_from_item, METH_VARARGS,			\
@@ -267,39 +259,25 @@ ACLPY_FN(get_queue_attr)
 	HAND(get_dims_from_item, METH_VARARGS,				\
 	     "dims, ret = get_dims_from_item(data_item)")		\
 	HAND(create_queue_attr, METH_NOARGS, "attr = create_queue_attr()") \
-	CALL(destroy_queue_attr, acltdtDestroyQueueAttr, (p),		\
-	     (.hold_gil = true), "ret = destroy_queue_attr(attr)")	\
+	AUTO(acltdtDestroyQueueAttr, .hold_gil = true)			\
 	HAND(set_queue_attr, METH_VARARGS,				\
 	     "ret = set_queue_attr(attr, type, value)")			\
 	HAND(get_queue_attr, METH_VARARGS,				\
 	     "value, ret = get_queue_attr(attr, type)")			\
-	CALL(create_queue, acltdtCreateQueue, (p, out_u32), (),		\
-	     "qid, ret = create_queue(attr)")				\
-	CALL(destroy_queue, acltdtDestroyQueue, (u32), (),		\
-	     "ret = destroy_queue(qid)")				\
-	CALL(enqueue, acltdtEnqueue, (u32, p, i32), (),			\
-	     "ret = enqueue(qid, buf, timeout)")			\
-	CALL(dequeue, acltdtDequeue, (u32, out_p, i32), (),		\
-	     "buf, ret = dequeue(qid, timeout)")			\
-	CALL(enqueue_data, acltdtEnqueueData, (u32, p, z, p, z, i32, u32), \
-	     (), "ret = enqueue_data(qid, data_ptr, data_size, user_data_ptr, " \
-	     "user_data_size, timeout, rsv)")				\
-	CALL(dequeue_data, acltdtDequeueData, (u32, p, z, out_z, p, z, i32), \
-	     (.raw = true), "ret_data_size, ret = dequeue_data(qid, data_ptr, " \
-	     "data_size, user_data_ptr, user_data_size, timeout)")	\
-	CALL(grant_queue, acltdtGrantQueue, (u32, i32, u32, i32),	\
-	     (.hold_gil = true),					\
-	     "ret = grant_queue(qid, pid, permission, timeout)")	\
-	CALL(attach_queue, acltdtAttachQueue, (u32, i32, out_u32),	\
-	     (.hold_gil = true), "permission, ret = attach_queue(qid, timeout)") \
-	CALL(alloc_buf, acltdtAllocBuf, (z, u32, out_p), (),		\
-	     "buf, ret = alloc_buf(size, type)")			\
-	CALL(free_buf, acltdtFreeBuf, (p), (), "ret = free_buf(buf)")	\
-	CALL(get_buf_data, acltdtGetBufData, (p, out_p, out_z),		\
-	     (.hold_gil = true), "data_ptr, size, ret = get_buf_data(buf)") \
-	CALL(set_buf_data_len, acltdtSetBufDataLen, (p, z),		\
-	     (.hold_gil = true), "ret = set_buf_data_len(buf, len)")	\
-	CALL(get_buf_data_len, acltdtGetBufDataLen, (p, out_z),		\
-	     (.hold_gil = true), "len, ret = get_buf_data_len(buf)")
+	AUTO(acltdtCreateQueue)						\
+	AUTO(acltdtDestroyQueue)					\
+	AUTO(acltdtEnqueue)						\
+	AUTO(acltdtDequeue)						\
+	DOC(acltdtEnqueueData,						\
+	    "ret = enqueue_data(qid, data_ptr, data_size, user_data_ptr, user_data_size, timeout, rsv)") \
+	DOC(acltdtDequeueData,						\
+	    "ret_data_size, ret = dequeue_data(qid, data_ptr, data_size, user_data_ptr, user_data_size, timeout)", .raw = true) \
+	AUTO(acltdtGrantQueue, .hold_gil = true)			\
+	AUTO(acltdtAttachQueue, .hold_gil = true)			\
+	AUTO(acltdtAllocBuf)						\
+	AUTO(acltdtFreeBuf)						\
+	AUTO(acltdtGetBufData, .hold_gil = true)			\
+	AUTO(acltdtSetBufDataLen, .hold_gil = true)			\
+	AUTO(acltdtGetBufDataLen, .hold_gil = true)
 
 ACLPY_TABLE(aclpy_tdt_methods, TDT_CALLS)
