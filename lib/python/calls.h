@@ -7,6 +7,7 @@
  *   AUTO(c_function, option, ...)
  *   DOC(c_function, doc, option, ...)
  *   CALL(pyname, c_function, (kind, ...), (option, ...), doc)
+ *   VAL(pyname, c_function, (kind, ...), rv, doc)
  *   HAND(pyname, METH_..., doc)          a hand-written py_pyname
  *
  * AUTO and DOC are CALL entries whose pyname and kinds, and for AUTO the
@@ -25,6 +26,7 @@
  *                         conv_u32, conv_u64, conv_i64, conv_size64
  *                         (aclpy.h)
  *   s sn ui               PyArg_ParseTuple's "s", "z" and "I"
+ *   sl                    "s#": a str and its length, two C parameters
  *   opt                   no C parameter: the Python arguments after it
  *                         are optional ("|"), 0 when not given
  *   nul                   NULL for a reserved C parameter
@@ -111,6 +113,7 @@ struct aclpy_opts {
 #define ACLPY_K_sn	(fmt, "z", "", , s, )
 #define ACLPY_K_ui	(fmt, "I", "", , ui, )
 #define ACLPY_K_opt	(opt, "|", "", , , )
+#define ACLPY_K_sl	(sl, "s#", "", , , )
 #define ACLPY_K_nul	(nul, "", "", , , )
 #define ACLPY_K_out_p	(out, "", "K", , p, (unsigned long long)(uintptr_t))
 #define ACLPY_K_out_i32	(out, "", "i", , i32, (int))
@@ -142,6 +145,8 @@ struct aclpy_opts {
 #define ACLPY_C_conv(i, c, m, x) (, c, &v[i].m), (), (, v[i].m), (), (), ()
 #define ACLPY_C_fmt(i, c, m, x)		(, &v[i].m), (), (, v[i].m), (), (), ()
 #define ACLPY_C_opt(i, c, m, x)		(), (), (), (), (), ()
+#define ACLPY_C_sl(i, c, m, x)						\
+	(, &v[i].s, &v[i].a.n), (), (, v[i].s, v[i].a.n), (), (), ()
 #define ACLPY_C_nul(i, c, m, x)		(), (), (, NULL), (), (), ()
 #define ACLPY_C_out(i, c, m, x)						\
 	(), (), (, (void *)&v[i]), (, x(ret && !o.raw ? 0 : v[i].m)), (), ()
@@ -223,10 +228,8 @@ struct aclpy_opts {
 #endif
 
 /* The parse, call and result of one CALL entry, as py_c_function. */
-#define ACLPY_STUB(pyname, cfn, args, opts, doc)			\
-static PyObject *py_##cfn(PyObject *Py_UNUSED(self), PyObject *pyargs) \
-{									\
-	static const struct aclpy_opts o = { ACLPY_UNPAREN opts };	\
+/* A function's arguments parsed into v, for ACLPY_STUB and ACLPY_VSTUB. */
+#define ACLPY_PARSE(pyname, cfn, args)					\
 	union aclpy_val v[ACLPY_ARGS_MAX];				\
 	PyObject *res;							\
 	aclError ret = ACL_ERROR_FAILURE;				\
@@ -241,7 +244,14 @@ static PyObject *py_##cfn(PyObject *Py_UNUSED(self), PyObject *pyargs) \
 	if (!(1 ACLPY_EACH(ACLPY_R_POST, args))) {			\
 		ACLPY_EACH(ACLPY_R_FREE, args)				\
 		return NULL;						\
-	}								\
+	}
+
+/* The parse, call and result of one CALL entry, as py_c_function. */
+#define ACLPY_STUB(pyname, cfn, args, opts, doc)			\
+static PyObject *py_##cfn(PyObject *Py_UNUSED(self), PyObject *pyargs) \
+{									\
+	static const struct aclpy_opts o = { ACLPY_UNPAREN opts };	\
+	ACLPY_PARSE(pyname, cfn, args)					\
 	if (o.hold_gil) {						\
 		ret = cfn(ACLPY_CALL_ARGS(args));			\
 	} else {							\
@@ -256,6 +266,32 @@ static PyObject *py_##cfn(PyObject *Py_UNUSED(self), PyObject *pyargs) \
 	else								\
 		res = Py_BuildValue("(" ACLPY_BUILD(args) "i)"		\
 				    ACLPY_EACH(ACLPY_R_VAL, args), (int)ret); \
+	ACLPY_EACH(ACLPY_R_FREE, args)					\
+	return res;							\
+}
+
+/*
+ * A VAL entry, VAL(pyname, c_function, (kind, ...), rv, doc): a C call
+ * that returns a value, not an aclError, made with the GIL held; the
+ * function returns that value alone, as ACLPY_RV_rv makes it.
+ */
+#define ACLPY_RV_ptr(x)	PyLong_FromUnsignedLongLong((uintptr_t)(x))
+#define ACLPY_RV_size(x)	PyLong_FromSize_t(x)
+#define ACLPY_RV_int(x)		PyLong_FromLong(x)
+#define ACLPY_RV_none(x)	((x), Py_NewRef(Py_None))
+#define ACLPY_RV_str(x)		aclpy_str(x)
+
+static inline PyObject *aclpy_str(const char *s)
+{
+	return s ? PyUnicode_FromString(s) : Py_NewRef(Py_None);
+}
+
+#define ACLPY_VSTUB(pyname, cfn, args, rv, doc)				\
+static PyObject *py_##cfn(PyObject *Py_UNUSED(self), PyObject *pyargs) \
+{									\
+	ACLPY_PARSE(pyname, cfn, args)					\
+	(void)ret;							\
+	res = ACLPY_RV_##rv(cfn(ACLPY_CALL_ARGS(args)));		\
 	ACLPY_EACH(ACLPY_R_FREE, args)					\
 	return res;							\
 }
@@ -278,15 +314,17 @@ static PyObject *py_##cfn(PyObject *Py_UNUSED(self), PyObject *pyargs) \
 #define ACLPY_DOC_DEF(...)		ACLPY_DOC(ACLPY_CALL_DEF, __VA_ARGS__)
 
 /*
- * The functions of a list's CALL, AUTO and DOC entries, and the
+ * The functions of a list's CALL, AUTO, DOC and VAL entries, and the
  * PyMethodDef table name of all its entries in order (the module is built
  * in one .so whose symbols are hidden: the tables need not be static).
  */
 #define ACLPY_TABLE(name, list)						\
-	list(ACLPY_STUB, ACLPY_NO_HAND, ACLPY_AUTO_STUB, ACLPY_DOC_STUB) \
+	list(ACLPY_STUB, ACLPY_NO_HAND, ACLPY_AUTO_STUB, ACLPY_DOC_STUB, \
+	     ACLPY_VSTUB)						\
 	PyMethodDef name[] = {						\
 		list(ACLPY_CALL_DEF, ACLPY_HAND_DEF, ACLPY_AUTO_DEF,	\
-		     ACLPY_DOC_DEF) { NULL, NULL, 0, NULL }		\
+		     ACLPY_DOC_DEF, ACLPY_CALL_DEF)			\
+		{ NULL, NULL, 0, NULL }					\
 	};
 
 #endif /* ACLPY_CALLS_H */

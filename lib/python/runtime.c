@@ -310,7 +310,7 @@ static aclError primary_ctx_state(int32_t dev, int32_t *active,
 
 /* ---- table ---- */
 
-#define RUNTIME_CALLS(CALL, HAND, AUTO, DOC)				\
+#define RUNTIME_CALLS(CALL, HAND, AUTO, DOC, VAL) \
 	CALL(create_context, aclrtCreateContext, (out_p, i32, made(0)), (), \
 	     "context, ret = create_context(device_id)")		\
 	AUTO(aclrtDestroyContext, .after = ctx_destroyed)		\

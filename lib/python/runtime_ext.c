@@ -256,7 +256,7 @@ static int conv_cfg(PyObject *o, union aclpy_val *slot)
 	return conv_list(o, slot, &attr_desc, sizeof(aclrtLaunchKernelAttr));
 }
 
-#define RUNTIME_EXT_CALLS(CALL, HAND, AUTO, DOC)			\
+#define RUNTIME_EXT_CALLS(CALL, HAND, AUTO, DOC, VAL) \
 	AUTO(aclrtCreateNotify)						\
 	AUTO(aclrtDestroyNotify)					\
 	AUTO(aclrtRecordNotify)						\

@@ -131,7 +131,7 @@ static PyObject *uuid(const void *out)
 
 /* ---- tables ---- */
 
-#define ACL_SYSTEM_CALLS(CALL, HAND, AUTO, DOC)				\
+#define ACL_SYSTEM_CALLS(CALL, HAND, AUTO, DOC, VAL) \
 	HAND(get_recent_err_msg, METH_NOARGS, NULL)			\
 	HAND(get_soc_name, METH_NOARGS, NULL)				\
 	CALL(sys_get_version_str, version_str,				\
@@ -146,7 +146,7 @@ static PyObject *uuid(const void *out)
 	HAND(float16_to_float, METH_VARARGS, NULL)			\
 	HAND(float_to_float16, METH_VARARGS, NULL)
 
-#define RT_SYSTEM_CALLS(CALL, HAND, AUTO, DOC)				\
+#define RT_SYSTEM_CALLS(CALL, HAND, AUTO, DOC, VAL) \
 	DOC(aclrtGetLastError, NULL, .hold_gil = true)			\
 	DOC(aclrtPeekAtLastError, NULL, .hold_gil = true)		\
 	HAND(get_soc_name, METH_NOARGS, NULL)				\
