@@ -30,11 +30,11 @@ static PyObject *ptr_attrs(const void *out)
 
 /* ---- tables ---- */
 
-#define ACL_CALLS(CALL, HAND, AUTO, DOC, VAL) \
+#define ACL_CALLS(CALL, HAND, AUTO, DOC, VAL)				\
 	CALL(init, aclInit, (opt, sn), (), "ret = init([config_path])")	\
 	AUTO(aclFinalize, .after = aclpy_rt_finalized)
 
-#define RT_CALLS(CALL, HAND, AUTO, DOC, VAL) \
+#define RT_CALLS(CALL, HAND, AUTO, DOC, VAL)				\
 	DOC(aclrtSetDevice, "ret = set_device(id)")			\
 	DOC(aclrtResetDevice,						\
 	    "ret = reset_device(id)", .after = aclpy_rt_device_reset)	\
@@ -65,7 +65,7 @@ static PyObject *ptr_attrs(const void *out)
 	AUTO(aclrtMemcpyAsync)
 
 /* acl.media: only the media memory (acl/ops/acl_dvpp.h). */
-#define MEDIA_CALLS(CALL, HAND, AUTO, DOC, VAL) \
+#define MEDIA_CALLS(CALL, HAND, AUTO, DOC, VAL)				\
 	AUTO(acldvppMalloc)						\
 	AUTO(acldvppFree)
 

@@ -11,7 +11,7 @@
 #include "acl/acl.h"
 #include "aclpy.h"
 
-#define IPCMEM_CALLS(CALL, HAND, AUTO, DOC, VAL) \
+#define IPCMEM_CALLS(CALL, HAND, AUTO, DOC, VAL)			\
 	AUTO(aclrtIpcMemGetExportKey)					\
 	CALL(ipc_mem_set_import_pid, aclrtIpcMemSetImportPid,		\
 	     (s, objn(aclpy_conv_pids)), (),				\

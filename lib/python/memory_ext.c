@@ -286,7 +286,7 @@ ACLPY_STRUCT(prop_desc, named, "prop", "aclrtPhysicalMemProp",
 	     aclpy_prop_fields, &location_desc, NULL);
 ACLPY_STRUCT_CONV(phys_prop, aclrtPhysicalMemProp, prop_desc)
 
-#define MEMORY_EXT_CALLS(CALL, HAND, AUTO, DOC, VAL) \
+#define MEMORY_EXT_CALLS(CALL, HAND, AUTO, DOC, VAL)			\
 	AUTO(aclrtMemcpy2d)						\
 	AUTO(aclrtMemcpy2dAsync)					\
 	DOC(aclrtMemsetD32,						\

@@ -124,7 +124,7 @@ static int conv_task_info(PyObject *info, union aclpy_val *slot)
 	return ti && ok;
 }
 
-#define MEMORY_MORE_CALLS(CALL, HAND, AUTO, DOC, VAL) \
+#define MEMORY_MORE_CALLS(CALL, HAND, AUTO, DOC, VAL)			\
 	CALL(memcpy_batch, aclrtMemcpyBatch, (BATCH, out_z_init),	\
 	     (.raw = true, .init = -1),					\
 	     "fail_index, ret = memcpy_batch(dsts, dest_maxs, srcs, sizes, attrs, attrs_indexes)") \

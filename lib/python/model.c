@@ -26,7 +26,7 @@ ACLPY_FN(ri_capture_thread_exchange_mode)
 	return Py_BuildValue("(ii)", ret ? m : (int)mode, ret);
 }
 
-#define MDL_CALLS(CALL, HAND, AUTO, DOC, VAL) \
+#define MDL_CALLS(CALL, HAND, AUTO, DOC, VAL)				\
 	AUTO(aclmdlRICaptureBegin)					\
 	AUTO(aclmdlRICaptureGetInfo)					\
 	HAND(ri_capture_thread_exchange_mode, METH_VARARGS,		\
@@ -51,7 +51,7 @@ static int conv_labels(PyObject *list, union aclpy_val *slot)
 			 conv_ptr, NULL, sizeof(aclrtLabel));
 }
 
-#define LABEL_CALLS(CALL, HAND, AUTO, DOC, VAL) \
+#define LABEL_CALLS(CALL, HAND, AUTO, DOC, VAL)				\
 	AUTO(aclrtCreateLabel)						\
 	AUTO(aclrtDestroyLabel)						\
 	AUTO(aclrtSetLabel)						\

@@ -16,23 +16,26 @@ static int conv_u32_list(PyObject *o, union aclpy_val *slot)
 			 conv_u32, NULL, sizeof(uint32_t));
 }
 
-#define PROF_CALLS(CALL, HAND, AUTO, DOC, VAL) \
-	CALL(init, aclprofInit, (sl), (), "ret = init(profiler_result_path)")	\
+#define PROF_CALLS(CALL, HAND, AUTO, DOC, VAL)				\
+	CALL(init, aclprofInit, (sl), (), "ret = init(profiler_result_path)") \
 	AUTO(aclprofFinalize)						\
 	VAL(create_config, aclprofCreateConfig,				\
 	    (objn(conv_u32_list), i32, p, u64), ptr,			\
 	    "prof_config = create_config(device_list, aicore_metrics, "	\
-	    "aicore_events, data_type_config)")			\
+	    "aicore_events, data_type_config)")				\
 	DOC(aclprofDestroyConfig, "ret = destroy_config(prof_config)")	\
 	DOC(aclprofStart, "ret = start(prof_config)")			\
 	DOC(aclprofStop, "ret = stop(prof_config)")			\
-	CALL(set_config, aclprofSetConfig, (i32, sl), (.hold_gil = true),	\
+	CALL(set_config, aclprofSetConfig, (i32, sl), (.hold_gil = true), \
 	     "ret = set_config(config_type, config)")			\
-	VAL(create_stamp, aclprofCreateStamp, (), ptr, "stamp = create_stamp()")	\
-	VAL(destroy_stamp, aclprofDestroyStamp, (p), none, "destroy_stamp(stamp)")	\
+	VAL(create_stamp, aclprofCreateStamp, (), ptr,			\
+	    "stamp = create_stamp()")					\
+	VAL(destroy_stamp, aclprofDestroyStamp, (p), none,		\
+	    "destroy_stamp(stamp)")					\
 	AUTO(aclprofSetStampTraceMessage)				\
 	AUTO(aclprofMark)						\
-	CALL(mark_ex, aclprofMarkEx, (sl, p), (), "ret = mark_ex(msg, stream)")	\
+	CALL(mark_ex, aclprofMarkEx, (sl, p), (),			\
+	     "ret = mark_ex(msg, stream)")				\
 	AUTO(aclprofPush)						\
 	AUTO(aclprofPop)						\
 	AUTO(aclprofRangeStart)						\

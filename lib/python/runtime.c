@@ -310,7 +310,7 @@ static aclError primary_ctx_state(int32_t dev, int32_t *active,
 
 /* ---- table ---- */
 
-#define RUNTIME_CALLS(CALL, HAND, AUTO, DOC, VAL) \
+#define RUNTIME_CALLS(CALL, HAND, AUTO, DOC, VAL)			\
 	CALL(create_context, aclrtCreateContext, (out_p, i32, made(0)), (), \
 	     "context, ret = create_context(device_id)")		\
 	AUTO(aclrtDestroyContext, .after = ctx_destroyed)		\
@@ -324,7 +324,8 @@ static aclError primary_ctx_state(int32_t dev, int32_t *active,
 	     "active, flags, ret = get_primary_ctx_state(device_id)")	\
 	AUTO(aclrtCreateStreamWithConfig)				\
 	DOC(aclrtDeviceGetStreamPriorityRange,				\
-	    "least, greatest, ret = device_get_stream_priority_range()", .hold_gil = true, .raw = true) \
+	    "least, greatest, ret = device_get_stream_priority_range()", \
+	    .hold_gil = true, .raw = true)				\
 	AUTO(aclrtSynchronizeStreamWithTimeout)				\
 	CALL(stream_query, aclrtStreamQuery, (p, out_init),		\
 	     (.raw = true, .init = ACL_STREAM_STATUS_RESERVED),		\
@@ -333,7 +334,7 @@ static aclError primary_ctx_state(int32_t dev, int32_t *active,
 	AUTO(aclrtStreamGetId)						\
 	AUTO(aclrtStreamGetPriority)					\
 	AUTO(aclrtStreamGetFlags)					\
-	/* Callbacks handed to a report thread still run: keep them. */ \
+	/* Callbacks handed to a report thread still run: keep them. */	\
 	AUTO(aclrtStreamAbort)						\
 	AUTO(aclrtDestroyStreamForce, .after = aclpy_rt_stream_gone)	\
 	AUTO(aclrtMemsetAsync)						\

@@ -256,7 +256,7 @@ static int conv_cfg(PyObject *o, union aclpy_val *slot)
 	return conv_list(o, slot, &attr_desc, sizeof(aclrtLaunchKernelAttr));
 }
 
-#define RUNTIME_EXT_CALLS(CALL, HAND, AUTO, DOC, VAL) \
+#define RUNTIME_EXT_CALLS(CALL, HAND, AUTO, DOC, VAL)			\
 	AUTO(aclrtCreateNotify)						\
 	AUTO(aclrtDestroyNotify)					\
 	AUTO(aclrtRecordNotify)						\
@@ -335,11 +335,12 @@ static int conv_cfg(PyObject *o, union aclpy_val *slot)
 	     "bin_handle, ret = binary_load_from_file(bin_path, options): " \
 	     "options a list of {\"type\": t, \"value\": v}, or []")	\
 	AUTO(aclrtBinaryGetFunction)					\
-	CALL(binary_unload, aclrtBinaryUnLoad, (p), (),		\
+	CALL(binary_unload, aclrtBinaryUnLoad, (p), (),			\
 	     "ret = binary_unload(bin_handle)")				\
 	AUTO(aclrtKernelArgsInit)					\
 	DOC(aclrtKernelArgsAppend,					\
-	    "param_handle, ret = kernel_args_append(args_handle, param, param_size): param the address of the value") \
+	    "param_handle, ret = kernel_args_append(args_handle, param, " \
+	    "param_size): param the address of the value")		\
 	AUTO(aclrtKernelArgsParaUpdate)					\
 	AUTO(aclrtKernelArgsFinalize)					\
 	CALL(launch_kernel_with_config, aclrtLaunchKernelWithConfig,	\

@@ -102,7 +102,7 @@ static PyObject *uuid(const void *out)
 
 /* ---- tables ---- */
 
-#define ACL_SYSTEM_CALLS(CALL, HAND, AUTO, DOC, VAL) \
+#define ACL_SYSTEM_CALLS(CALL, HAND, AUTO, DOC, VAL)			\
 	VAL(get_recent_err_msg, aclGetRecentErrMsg, (), msg, NULL)	\
 	VAL(get_soc_name, aclrtGetSocName, (), str, NULL)		\
 	CALL(sys_get_version_str, version_str,				\
@@ -117,7 +117,7 @@ static PyObject *uuid(const void *out)
 	VAL(float16_to_float, aclFloat16ToFloat, (f16), float, NULL)	\
 	VAL(float_to_float16, aclFloatToFloat16, (f), int, NULL)
 
-#define RT_SYSTEM_CALLS(CALL, HAND, AUTO, DOC, VAL) \
+#define RT_SYSTEM_CALLS(CALL, HAND, AUTO, DOC, VAL)			\
 	DOC(aclrtGetLastError, NULL, .hold_gil = true)			\
 	DOC(aclrtPeekAtLastError, NULL, .hold_gil = true)		\
 	HAND(get_soc_name, METH_NOARGS, NULL)				\

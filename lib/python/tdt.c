@@ -125,45 +125,45 @@ ACLPY_FN(get_queue_attr)
 	return Py_BuildValue("(Ii)", (unsigned int)v.depth, (int)ret);
 }
 
-#define TDT_CALLS(CALL, HAND, AUTO, DOC, VAL) \
-	VAL(create_channel, acltdtCreateChannel, (u32, s), ptr,	\
-	    "handle = create_channel(device_id, name)") \
-	VAL(create_channel_with_capacity, acltdtCreateChannelWithCapacity,	\
-	    (u32, s, z), ptr,	\
+#define TDT_CALLS(CALL, HAND, AUTO, DOC, VAL)				\
+	VAL(create_channel, acltdtCreateChannel, (u32, s), ptr,		\
+	    "handle = create_channel(device_id, name)")			\
+	VAL(create_channel_with_capacity, acltdtCreateChannelWithCapacity, \
+	    (u32, s, z), ptr,						\
 	    "handle = create_channel_with_capacity(device_id, name, capacity)") \
 	AUTO(acltdtStopChannel, .hold_gil = true)			\
 	AUTO(acltdtDestroyChannel)					\
 	AUTO(acltdtSendTensor)						\
 	AUTO(acltdtReceiveTensor)					\
 	AUTO(acltdtQueryChannelSize, .hold_gil = true)			\
-	VAL(create_dataset, acltdtCreateDataset, (), ptr,	\
-	    "dataset = create_dataset()") \
+	VAL(create_dataset, acltdtCreateDataset, (), ptr,		\
+	    "dataset = create_dataset()")				\
 	AUTO(acltdtDestroyDataset, .hold_gil = true)			\
 	AUTO(acltdtAddDataItem, .hold_gil = true)			\
-	VAL(get_data_item, acltdtGetDataItem, (p, z), ptr,	\
-	    "data_item = get_data_item(dataset, index)") \
-	VAL(get_dataset_size, acltdtGetDatasetSize, (p), size,	\
-	    "size = get_dataset_size(dataset)") \
-	VAL(get_dataset_name, acltdtGetDatasetName, (p), str,	\
-	    "name = get_dataset_name(dataset)") \
-	VAL(create_data_item, acltdtCreateDataItem,	\
-	    (i32, objn(conv_dims), i32, p, z), ptr,	\
+	VAL(get_data_item, acltdtGetDataItem, (p, z), ptr,		\
+	    "data_item = get_data_item(dataset, index)")		\
+	VAL(get_dataset_size, acltdtGetDatasetSize, (p), size,		\
+	    "size = get_dataset_size(dataset)")				\
+	VAL(get_dataset_name, acltdtGetDatasetName, (p), str,		\
+	    "name = get_dataset_name(dataset)")				\
+	VAL(create_data_item, acltdtCreateDataItem,			\
+	    (i32, objn(conv_dims), i32, p, z), ptr,			\
 	    "data_item = create_data_item(tdt_type, dims, data_type, data_ptr, size)") \
 	AUTO(acltdtDestroyDataItem, .hold_gil = true)			\
-	VAL(get_tensor_type_from_item, acltdtGetTensorTypeFromItem, (p),	\
-	    int, "tdt_type = get_tensor_type_from_item(data_item)") \
-	VAL(get_data_type_from_item, acltdtGetDataTypeFromItem, (p), int,	\
-	    "data_type = get_data_type_from_item(data_item)") \
-	VAL(get_data_addr_from_item, acltdtGetDataAddrFromItem, (p), ptr,	\
-	    "data_ptr = get_data_addr_from_item(data_item)") \
-	VAL(get_data_size_from_item, acltdtGetDataSizeFromItem, (p), size,	\
-	    "size = get_data_size_from_item(data_item)") \
+	VAL(get_tensor_type_from_item, acltdtGetTensorTypeFromItem, (p), \
+	    int, "tdt_type = get_tensor_type_from_item(data_item)")	\
+	VAL(get_data_type_from_item, acltdtGetDataTypeFromItem, (p), int, \
+	    "data_type = get_data_type_from_item(data_item)")		\
+	VAL(get_data_addr_from_item, acltdtGetDataAddrFromItem, (p), ptr, \
+	    "data_ptr = get_data_addr_from_item(data_item)")		\
+	VAL(get_data_size_from_item, acltdtGetDataSizeFromItem, (p), size, \
+	    "size = get_data_size_from_item(data_item)")		\
 	VAL(get_dim_num_from_item, acltdtGetDimNumFromItem, (p), size,	\
-	    "dim_num = get_dim_num_from_item(data_item)") \
+	    "dim_num = get_dim_num_from_item(data_item)")		\
 	HAND(get_dims_from_item, METH_VARARGS,				\
 	     "dims, ret = get_dims_from_item(data_item)")		\
-	VAL(create_queue_attr, acltdtCreateQueueAttr, (), ptr,	\
-	    "attr = create_queue_attr()") \
+	VAL(create_queue_attr, acltdtCreateQueueAttr, (), ptr,		\
+	    "attr = create_queue_attr()")				\
 	AUTO(acltdtDestroyQueueAttr, .hold_gil = true)			\
 	HAND(set_queue_attr, METH_VARARGS,				\
 	     "ret = set_queue_attr(attr, type, value)")			\
@@ -174,9 +174,11 @@ ACLPY_FN(get_queue_attr)
 	AUTO(acltdtEnqueue)						\
 	AUTO(acltdtDequeue)						\
 	DOC(acltdtEnqueueData,						\
-	    "ret = enqueue_data(qid, data_ptr, data_size, user_data_ptr, user_data_size, timeout, rsv)") \
+	    "ret = enqueue_data(qid, data_ptr, data_size, user_data_ptr, " \
+	    "user_data_size, timeout, rsv)")				\
 	DOC(acltdtDequeueData,						\
-	    "ret_data_size, ret = dequeue_data(qid, data_ptr, data_size, user_data_ptr, user_data_size, timeout)", .raw = true) \
+	    "ret_data_size, ret = dequeue_data(qid, data_ptr, data_size, " \
+	    "user_data_ptr, user_data_size, timeout)", .raw = true)	\
 	AUTO(acltdtGrantQueue, .hold_gil = true)			\
 	AUTO(acltdtAttachQueue, .hold_gil = true)			\
 	AUTO(acltdtAllocBuf)						\

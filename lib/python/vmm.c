@@ -105,7 +105,7 @@ static PyObject *share_out(const void *out, const union aclpy_val *args,
 					   *(const uint64_t *)out);
 }
 
-#define VMM_CALLS(CALL, HAND, AUTO, DOC, VAL) \
+#define VMM_CALLS(CALL, HAND, AUTO, DOC, VAL)				\
 	AUTO(aclrtReserveMemAddress)					\
 	AUTO(aclrtReleaseMemAddress)					\
 	CALL(malloc_physical, aclrtMallocPhysical,			\
