@@ -58,11 +58,7 @@ ACLPY_STRUCT(task_desc, plain, "expected a dict", "", task_fields, NULL,
  * any sequence, each refused under its own name.
  */
 #define LIST(name, item, desc, type)					\
-static int conv_##name(PyObject *o, union aclpy_val *slot)		\
-{									\
-	return aclpy_seq(o, slot, #name " must be a list", false, item,	\
-			 desc, sizeof(type));				\
-}
+	ACLPY_SEQ_CONV(name, #name " must be a list", false, item, desc, type)
 
 LIST(dsts, conv_ptr, NULL, void *)
 LIST(dest_maxs, conv_size, NULL, size_t)

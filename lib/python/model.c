@@ -45,11 +45,8 @@ ACLPY_FN(ri_capture_thread_exchange_mode)
 ACLPY_TABLE(aclpy_mdl_methods, MDL_CALLS)
 
 /* objn (calls.h): create_label_list's list (or tuple) of labels. */
-static int conv_labels(PyObject *list, union aclpy_val *slot)
-{
-	return aclpy_seq(list, slot, "labels must be a list of ints", true,
-			 conv_ptr, NULL, sizeof(aclrtLabel));
-}
+ACLPY_SEQ_CONV(labels, "labels must be a list of ints", true, conv_ptr, NULL,
+	       aclrtLabel)
 
 #define LABEL_CALLS(CALL, HAND, AUTO, DOC, VAL)				\
 	AUTO(aclrtCreateLabel)						\

@@ -10,11 +10,8 @@
 #include "aclpy.h"
 
 /* objn (calls.h): create_config's device_list. */
-static int conv_u32_list(PyObject *o, union aclpy_val *slot)
-{
-	return aclpy_seq(o, slot, "device_list must be a list of ints", true,
-			 conv_u32, NULL, sizeof(uint32_t));
-}
+ACLPY_SEQ_CONV(u32_list, "device_list must be a list of ints", true, conv_u32,
+	       NULL, uint32_t)
 
 #define PROF_CALLS(CALL, HAND, AUTO, DOC, VAL)				\
 	CALL(init, aclprofInit, (sl), (), "ret = init(profiler_result_path)") \

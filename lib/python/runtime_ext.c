@@ -186,11 +186,8 @@ ACLPY_FN(create_stream_v2)
  * more than needed: an empty list is the library's to refuse (num 0), as
  * in notify_set_import_pid.
  */
-static int conv_notifies(PyObject *list, union aclpy_val *slot)
-{
-	return aclpy_seq(list, slot, "notifies must be a list of ints", true,
-			 conv_ptr, NULL, sizeof(aclrtNotify));
-}
+ACLPY_SEQ_CONV(notifies, "notifies must be a list of ints", true, conv_ptr,
+	       NULL, aclrtNotify)
 
 /* ---- table ---- */
 

@@ -38,11 +38,8 @@ ACLPY_STRUCT_CONV(prop, aclrtPhysicalMemProp, prop_desc)
 ACLPY_STRUCT_CONV(location, aclrtMemLocation, location_desc)
 
 /* objn converter (calls.h): mem_set_access's list of descriptors. */
-static int conv_access(PyObject *list, union aclpy_val *slot)
-{
-	return aclpy_seq(list, slot, "desc must be a list of dicts", false,
-			 NULL, &access_desc, sizeof(aclrtMemAccessDesc));
-}
+ACLPY_SEQ_CONV(access, "desc must be a list of dicts", false, NULL,
+	       &access_desc, aclrtMemAccessDesc)
 
 /* outs (calls.h): the prop dict, as the library left it. */
 static PyObject *prop_out(const void *out)
