@@ -227,9 +227,8 @@ struct aclpy_opts {
 #define ACLPY_FNAME(pyname)	":" #pyname
 #endif
 
-/* The parse, call and result of one CALL entry, as py_c_function. */
 /* A function's arguments parsed into v, for ACLPY_STUB and ACLPY_VSTUB. */
-#define ACLPY_PARSE(pyname, cfn, args)					\
+#define ACLPY_PARSE(pyname, args)					\
 	union aclpy_val v[ACLPY_ARGS_MAX];				\
 	PyObject *res;							\
 	aclError ret = ACL_ERROR_FAILURE;				\
@@ -251,7 +250,7 @@ struct aclpy_opts {
 static PyObject *py_##cfn(PyObject *Py_UNUSED(self), PyObject *pyargs) \
 {									\
 	static const struct aclpy_opts o = { ACLPY_UNPAREN opts };	\
-	ACLPY_PARSE(pyname, cfn, args)					\
+	ACLPY_PARSE(pyname, args)					\
 	if (o.hold_gil) {						\
 		ret = cfn(ACLPY_CALL_ARGS(args));			\
 	} else {							\
@@ -275,21 +274,24 @@ static PyObject *py_##cfn(PyObject *Py_UNUSED(self), PyObject *pyargs) \
  * that returns a value, not an aclError, made with the GIL held; the
  * function returns that value alone, as ACLPY_RV_rv makes it.
  */
-#define ACLPY_RV_ptr(x)	PyLong_FromUnsignedLongLong((uintptr_t)(x))
+#define ACLPY_RV_ptr(x)		PyLong_FromUnsignedLongLong((uintptr_t)(x))
 #define ACLPY_RV_size(x)	PyLong_FromSize_t(x)
 #define ACLPY_RV_int(x)		PyLong_FromLong(x)
-#define ACLPY_RV_none(x)	((x), Py_NewRef(Py_None))
+#define ACLPY_RV_none(x)	((x), aclpy_str(NULL))
 #define ACLPY_RV_str(x)		aclpy_str(x)
 
+/* A string the library keeps, strictly decoded; None for NULL. */
 static inline PyObject *aclpy_str(const char *s)
 {
-	return s ? PyUnicode_FromString(s) : Py_NewRef(Py_None);
+	if (!s)
+		Py_RETURN_NONE;
+	return PyUnicode_FromString(s);
 }
 
 #define ACLPY_VSTUB(pyname, cfn, args, rv, doc)				\
 static PyObject *py_##cfn(PyObject *Py_UNUSED(self), PyObject *pyargs) \
 {									\
-	ACLPY_PARSE(pyname, cfn, args)					\
+	ACLPY_PARSE(pyname, args)					\
 	(void)ret;							\
 	res = ACLPY_RV_##rv(cfn(ACLPY_CALL_ARGS(args)));		\
 	ACLPY_EACH(ACLPY_R_FREE, args)					\
