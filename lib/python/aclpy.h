@@ -136,6 +136,13 @@ int aclpy_read_field(PyObject *d, const struct aclpy_struct *s,
 		     const struct aclpy_field *f, void *out);
 int aclpy_read_struct(PyObject *d, const struct aclpy_struct *s, void *out);
 
+/* An obj converter (calls.h) conv_name: a list, as aclpy_seq reads it. */
+#define ACLPY_SEQ_CONV(name, what, strict, item, desc, type)		\
+static int conv_##name(PyObject *o, union aclpy_val *slot)		\
+{									\
+	return aclpy_seq(o, slot, what, strict, item, desc, sizeof(type)); \
+}
+
 /* An obj converter (calls.h) conv_name: the type desc describes. */
 #define ACLPY_STRUCT_CONV(name, type, desc)				\
 static int conv_##name(PyObject *o, union aclpy_val *slot)		\

@@ -4,8 +4,15 @@
  * one library call and return the call's outputs followed by ret.  Each
  * file lists those calls once, as an X-macro of entries
  *
+ *   AUTO(c_function, option, ...)
+ *   DOC(c_function, doc, option, ...)
  *   CALL(pyname, c_function, (kind, ...), (option, ...), doc)
+ *   VAL(pyname, c_function, (kind, ...), rv, doc)
  *   HAND(pyname, METH_..., doc)          a hand-written py_pyname
+ *
+ * AUTO and DOC are CALL entries whose pyname and kinds, and for AUTO the
+ * doc, python/calls.py made at build time from the function's prototype
+ * in the public headers (ACLPY_SIG_ and ACLPY_DOC_ of acl_calls.h).
  *
  * ACLPY_TABLE(name, list) makes each CALL entry a function py_c_function
  * that calls c_function directly, so that the compiler checks every
@@ -19,6 +26,7 @@
  *                         conv_u32, conv_u64, conv_i64, conv_size64
  *                         (aclpy.h)
  *   s sn ui               PyArg_ParseTuple's "s", "z" and "I"
+ *   sl                    "s#": a str and its length, two C parameters
  *   opt                   no C parameter: the Python arguments after it
  *                         are optional ("|"), 0 when not given
  *   nul                   NULL for a reserved C parameter
@@ -61,6 +69,7 @@
 #include <string.h>
 
 #include "acl/acl.h"
+#include "acl_calls.h"
 
 #define ACLPY_ARGS_MAX	10
 
@@ -104,6 +113,7 @@ struct aclpy_opts {
 #define ACLPY_K_sn	(fmt, "z", "", , s, )
 #define ACLPY_K_ui	(fmt, "I", "", , ui, )
 #define ACLPY_K_opt	(opt, "|", "", , , )
+#define ACLPY_K_sl	(sl, "s#", "", , , )
 #define ACLPY_K_nul	(nul, "", "", , , )
 #define ACLPY_K_out_p	(out, "", "K", , p, (unsigned long long)(uintptr_t))
 #define ACLPY_K_out_i32	(out, "", "i", , i32, (int))
@@ -135,6 +145,8 @@ struct aclpy_opts {
 #define ACLPY_C_conv(i, c, m, x) (, c, &v[i].m), (), (, v[i].m), (), (), ()
 #define ACLPY_C_fmt(i, c, m, x)		(, &v[i].m), (), (, v[i].m), (), (), ()
 #define ACLPY_C_opt(i, c, m, x)		(), (), (), (), (), ()
+#define ACLPY_C_sl(i, c, m, x)						\
+	(, &v[i].s, &v[i].a.n), (), (, v[i].s, v[i].a.n), (), (), ()
 #define ACLPY_C_nul(i, c, m, x)		(), (), (, NULL), (), (), ()
 #define ACLPY_C_out(i, c, m, x)						\
 	(), (), (, (void *)&v[i]), (, x(ret && !o.raw ? 0 : v[i].m)), (), ()
@@ -215,11 +227,8 @@ struct aclpy_opts {
 #define ACLPY_FNAME(pyname)	":" #pyname
 #endif
 
-/* The parse, call and result of one CALL entry, as py_c_function. */
-#define ACLPY_STUB(pyname, cfn, args, opts, doc)			\
-static PyObject *py_##cfn(PyObject *Py_UNUSED(self), PyObject *pyargs) \
-{									\
-	static const struct aclpy_opts o = { ACLPY_UNPAREN opts };	\
+/* A function's arguments parsed into v, for ACLPY_STUB and ACLPY_VSTUB. */
+#define ACLPY_PARSE(pyname, args)					\
 	union aclpy_val v[ACLPY_ARGS_MAX];				\
 	PyObject *res;							\
 	aclError ret = ACL_ERROR_FAILURE;				\
@@ -234,7 +243,14 @@ static PyObject *py_##cfn(PyObject *Py_UNUSED(self), PyObject *pyargs) \
 	if (!(1 ACLPY_EACH(ACLPY_R_POST, args))) {			\
 		ACLPY_EACH(ACLPY_R_FREE, args)				\
 		return NULL;						\
-	}								\
+	}
+
+/* The parse, call and result of one CALL entry, as py_c_function. */
+#define ACLPY_STUB(pyname, cfn, args, opts, doc)			\
+static PyObject *py_##cfn(PyObject *Py_UNUSED(self), PyObject *pyargs) \
+{									\
+	static const struct aclpy_opts o = { ACLPY_UNPAREN opts };	\
+	ACLPY_PARSE(pyname, args)					\
 	if (o.hold_gil) {						\
 		ret = cfn(ACLPY_CALL_ARGS(args));			\
 	} else {							\
@@ -253,21 +269,64 @@ static PyObject *py_##cfn(PyObject *Py_UNUSED(self), PyObject *pyargs) \
 	return res;							\
 }
 
+/*
+ * A VAL entry, VAL(pyname, c_function, (kind, ...), rv, doc): a C call
+ * that returns a value, not an aclError, made with the GIL held; the
+ * function returns that value alone, as ACLPY_RV_rv makes it.
+ */
+#define ACLPY_RV_ptr(x)		PyLong_FromUnsignedLongLong((uintptr_t)(x))
+#define ACLPY_RV_size(x)	PyLong_FromSize_t(x)
+#define ACLPY_RV_int(x)		PyLong_FromLong(x)
+#define ACLPY_RV_none(x)	((x), aclpy_str(NULL))
+#define ACLPY_RV_str(x)		aclpy_str(x)
+
+/* A string the library keeps, strictly decoded; None for NULL. */
+static inline PyObject *aclpy_str(const char *s)
+{
+	if (!s)
+		Py_RETURN_NONE;
+	return PyUnicode_FromString(s);
+}
+
+#define ACLPY_VSTUB(pyname, cfn, args, rv, doc)				\
+static PyObject *py_##cfn(PyObject *Py_UNUSED(self), PyObject *pyargs) \
+{									\
+	ACLPY_PARSE(pyname, args)					\
+	(void)ret;							\
+	res = ACLPY_RV_##rv(cfn(ACLPY_CALL_ARGS(args)));		\
+	ACLPY_EACH(ACLPY_R_FREE, args)					\
+	return res;							\
+}
+
 #define ACLPY_NO_HAND(pyname, flags, doc)
 #define ACLPY_CALL_DEF(pyname, cfn, args, opts, doc)			\
 	{ #pyname, py_##cfn, ACLPY_METH(args), doc },
 #define ACLPY_HAND_DEF(pyname, flags, doc)				\
 	{ #pyname, py_##pyname, flags, doc },
 
+/* r, ACLPY_STUB or ACLPY_CALL_DEF, of an AUTO or a DOC entry. */
+#define ACLPY_APPLY(r, ...)		r(__VA_ARGS__)
+#define ACLPY_AUTO(r, cfn, ...)						\
+	ACLPY_APPLY(r, ACLPY_SIG_##cfn, (__VA_ARGS__), ACLPY_DOC_##cfn)
+#define ACLPY_DOC(r, cfn, doc, ...)					\
+	ACLPY_APPLY(r, ACLPY_SIG_##cfn, (__VA_ARGS__), doc)
+#define ACLPY_AUTO_STUB(...)		ACLPY_AUTO(ACLPY_STUB, __VA_ARGS__)
+#define ACLPY_AUTO_DEF(...)		ACLPY_AUTO(ACLPY_CALL_DEF, __VA_ARGS__)
+#define ACLPY_DOC_STUB(...)		ACLPY_DOC(ACLPY_STUB, __VA_ARGS__)
+#define ACLPY_DOC_DEF(...)		ACLPY_DOC(ACLPY_CALL_DEF, __VA_ARGS__)
+
 /*
- * The functions of a list's CALL entries, and the PyMethodDef table name
- * of all its entries in order (the module is built in one .so whose
- * symbols are hidden: the tables need not be static).
+ * The functions of a list's CALL, AUTO, DOC and VAL entries, and the
+ * PyMethodDef table name of all its entries in order (the module is built
+ * in one .so whose symbols are hidden: the tables need not be static).
  */
 #define ACLPY_TABLE(name, list)						\
-	list(ACLPY_STUB, ACLPY_NO_HAND)					\
+	list(ACLPY_STUB, ACLPY_NO_HAND, ACLPY_AUTO_STUB, ACLPY_DOC_STUB, \
+	     ACLPY_VSTUB)						\
 	PyMethodDef name[] = {						\
-		list(ACLPY_CALL_DEF, ACLPY_HAND_DEF) { NULL, NULL, 0, NULL } \
+		list(ACLPY_CALL_DEF, ACLPY_HAND_DEF, ACLPY_AUTO_DEF,	\
+		     ACLPY_DOC_DEF, ACLPY_CALL_DEF)			\
+		{ NULL, NULL, 0, NULL }					\
 	};
 
 #endif /* ACLPY_CALLS_H */

@@ -286,29 +286,23 @@ ACLPY_STRUCT(prop_desc, named, "prop", "aclrtPhysicalMemProp",
 	     aclpy_prop_fields, &location_desc, NULL);
 ACLPY_STRUCT_CONV(phys_prop, aclrtPhysicalMemProp, prop_desc)
 
-#define MEMORY_EXT_CALLS(CALL, HAND)					\
-	CALL(memcpy2d, aclrtMemcpy2d, (p, z, p, z, z, z, i32), (),	\
-	     "ret = memcpy2d(dst, dpitch, src, spitch, width, height, kind)") \
-	CALL(memcpy2d_async, aclrtMemcpy2dAsync,			\
-	     (p, z, p, z, z, z, i32, p), (),				\
-	     "ret = memcpy2d_async(dst, dpitch, src, spitch, width, height, kind, stream)") \
-	CALL(memset_d32, aclrtMemsetD32, (p, z, u32, z), (),		\
-	     "ret = memset_d32(dev_ptr, mem_size, value, count)")	\
-	CALL(memset_d32_async, aclrtMemsetD32Async, (p, z, u32, z, p), (), \
-	     "ret = memset_d32_async(dev_ptr, mem_size, value, count, stream)") \
+#define MEMORY_EXT_CALLS(CALL, HAND, AUTO, DOC, VAL)			\
+	AUTO(aclrtMemcpy2d)						\
+	AUTO(aclrtMemcpy2dAsync)					\
+	DOC(aclrtMemsetD32,						\
+	    "ret = memset_d32(dev_ptr, mem_size, value, count)")	\
+	DOC(aclrtMemsetD32Async,					\
+	    "ret = memset_d32_async(dev_ptr, mem_size, value, count, stream)") \
 	CALL(malloc_with_cfg, aclrtMallocWithCfg,			\
 	     (out_p, z, i32, obj(conv_malloc_cfg)), (),			\
 	     "dev_ptr, ret = malloc_with_cfg(size, policy, cfg)")	\
 	CALL(malloc_host_with_cfg, aclrtMallocHostWithCfg,		\
 	     (out_p, size64, obj(conv_malloc_cfg)), (),			\
 	     "host_ptr, ret = malloc_host_with_cfg(size, cfg)")		\
-	CALL(free_with_dev_sync, aclrtFreeWithDevSync, (p), (),		\
-	     "ret = free_with_dev_sync(dev_ptr)")			\
-	CALL(free_host_with_dev_sync, aclrtFreeHostWithDevSync, (p), (), \
-	     "ret = free_host_with_dev_sync(host_ptr)")			\
-	CALL(mem_get_address_range, aclrtMemGetAddressRange,		\
-	     (p, out_p, out_z), (),					\
-	     "base, size, ret = mem_get_address_range(ptr)")		\
+	AUTO(aclrtFreeWithDevSync)					\
+	AUTO(aclrtFreeHostWithDevSync)					\
+	DOC(aclrtMemGetAddressRange,					\
+	    "base, size, ret = mem_get_address_range(ptr)")		\
 	CALL(get_mem_usage_info, aclrtGetMemUsageInfo,			\
 	     (i32, objn(conv_usage), outsv(size_t, usage_list)), (),	\
 	     "infos, ret = get_mem_usage_info(device_id, input_num)")	\

@@ -58,11 +58,7 @@ ACLPY_STRUCT(task_desc, plain, "expected a dict", "", task_fields, NULL,
  * any sequence, each refused under its own name.
  */
 #define LIST(name, item, desc, type)					\
-static int conv_##name(PyObject *o, union aclpy_val *slot)		\
-{									\
-	return aclpy_seq(o, slot, #name " must be a list", false, item,	\
-			 desc, sizeof(type));				\
-}
+	ACLPY_SEQ_CONV(name, #name " must be a list", false, item, desc, type)
 
 LIST(dsts, conv_ptr, NULL, void *)
 LIST(dest_maxs, conv_size, NULL, size_t)
@@ -124,7 +120,7 @@ static int conv_task_info(PyObject *info, union aclpy_val *slot)
 	return ti && ok;
 }
 
-#define MEMORY_MORE_CALLS(CALL, HAND)					\
+#define MEMORY_MORE_CALLS(CALL, HAND, AUTO, DOC, VAL)			\
 	CALL(memcpy_batch, aclrtMemcpyBatch, (BATCH, out_z_init),	\
 	     (.raw = true, .init = -1),					\
 	     "fail_index, ret = memcpy_batch(dsts, dest_maxs, srcs, sizes, attrs, attrs_indexes)") \
@@ -135,21 +131,15 @@ static int conv_task_info(PyObject *info, union aclpy_val *slot)
 	     "fail_index, ret = memcpy_batch_async(dsts, dest_maxs, srcs, sizes, attrs, attrs_indexes, stream)") \
 	CALL(memcpy_batch_async_v2, aclrtMemcpyBatchAsyncV2, (BATCH, p), (), \
 	     "ret = memcpy_batch_async_v2(dsts, dest_maxs, srcs, sizes, attrs, attrs_indexes, stream)") \
-	CALL(memcpy_async_with_condition, aclrtMemcpyAsyncWithCondition, \
-	     (p, z, p, z, i32, p), (),					\
-	     "ret = memcpy_async_with_condition(dst, dest_max, src, count, kind, stream)") \
-	CALL(cmo_async, aclrtCmoAsync, (p, z, i32, p), (),		\
-	     "ret = cmo_async(src, size, cmo_type, stream)")		\
-	CALL(cmo_async_with_barrier, aclrtCmoAsyncWithBarrier,		\
-	     (p, z, i32, u32, p), (),					\
-	     "ret = cmo_async_with_barrier(src, size, cmo_type, barrier_id, stream)") \
+	AUTO(aclrtMemcpyAsyncWithCondition)				\
+	AUTO(aclrtCmoAsync)						\
+	AUTO(aclrtCmoAsyncWithBarrier)					\
 	CALL(cmo_wait_barrier, aclrtCmoWaitBarrier,			\
 	     (obj(conv_task_info), p, u32), (),				\
 	     "ret = cmo_wait_barrier(task_info, stream, flag)")		\
 	CALL(cmo_get_desc_size, aclrtCmoGetDescSize, (out_n),		\
 	     (.hold_gil = true), "size, ret = cmo_get_desc_size()")	\
-	CALL(cmo_set_desc, aclrtCmoSetDesc, (p, p, z), (),		\
-	     "ret = cmo_set_desc(cmo_desc, src, size)")			\
+	AUTO(aclrtCmoSetDesc)						\
 	CALL(cmo_async_with_desc, aclrtCmoAsyncWithDesc, (p, i32, p, nul), \
 	     (), "ret = cmo_async_with_desc(cmo_desc, cmo_type, stream)") \
 	CALL(device_l2_cache_flush, aclrtDeviceL2CacheFlush, (nul), (),	\

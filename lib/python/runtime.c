@@ -310,62 +310,40 @@ static aclError primary_ctx_state(int32_t dev, int32_t *active,
 
 /* ---- table ---- */
 
-#define RUNTIME_CALLS(CALL, HAND)					\
+#define RUNTIME_CALLS(CALL, HAND, AUTO, DOC, VAL)			\
 	CALL(create_context, aclrtCreateContext, (out_p, i32, made(0)), (), \
 	     "context, ret = create_context(device_id)")		\
-	CALL(destroy_context, aclrtDestroyContext, (p),			\
-	     (.after = ctx_destroyed), "ret = destroy_context(context)") \
+	AUTO(aclrtDestroyContext, .after = ctx_destroyed)		\
 	CALL(set_context, aclrtSetCurrentContext, (p), (),		\
 	     "ret = set_context(context)")				\
 	CALL(get_context, aclrtGetCurrentContext, (out_p), (),		\
 	     "context, ret = get_context()")				\
-	CALL(ctx_get_current_default_stream,				\
-	     aclrtCtxGetCurrentDefaultStream, (out_p), (),		\
-	     "stream, ret = ctx_get_current_default_stream()")		\
+	AUTO(aclrtCtxGetCurrentDefaultStream)				\
 	CALL(get_primary_ctx_state, primary_ctx_state,			\
 	     (i32, out_i32, out_u32), (),				\
 	     "active, flags, ret = get_primary_ctx_state(device_id)")	\
-	CALL(create_stream_with_config, aclrtCreateStreamWithConfig,	\
-	     (out_p, u32, u32), (),					\
-	     "stream, ret = create_stream_with_config(priority, flag)")	\
-	CALL(device_get_stream_priority_range,				\
-	     aclrtDeviceGetStreamPriorityRange, (out_i32, out_i32),	\
-	     (.hold_gil = true, .raw = true),				\
-	     "least, greatest, ret = device_get_stream_priority_range()") \
-	CALL(synchronize_stream_with_timeout,				\
-	     aclrtSynchronizeStreamWithTimeout, (p, i32), (),		\
-	     "ret = synchronize_stream_with_timeout(stream, timeout)")	\
+	AUTO(aclrtCreateStreamWithConfig)				\
+	DOC(aclrtDeviceGetStreamPriorityRange,				\
+	    "least, greatest, ret = device_get_stream_priority_range()", \
+	    .hold_gil = true, .raw = true)				\
+	AUTO(aclrtSynchronizeStreamWithTimeout)				\
 	CALL(stream_query, aclrtStreamQuery, (p, out_init),		\
 	     (.raw = true, .init = ACL_STREAM_STATUS_RESERVED),		\
 	     "status, ret = stream_query(stream)")			\
-	CALL(set_stream_failure_mode, aclrtSetStreamFailureMode, (p, u64), \
-	     (), "ret = set_stream_failure_mode(stream, mode)")		\
-	CALL(stream_get_id, aclrtStreamGetId, (p, out_i32), (),		\
-	     "stream_id, ret = stream_get_id(stream)")			\
-	CALL(stream_get_priority, aclrtStreamGetPriority, (p, out_u32), (), \
-	     "priority, ret = stream_get_priority(stream)")		\
-	CALL(stream_get_flags, aclrtStreamGetFlags, (p, out_u32), (),	\
-	     "flags, ret = stream_get_flags(stream)")			\
-	/* Callbacks handed to a report thread still run: keep them. */ \
-	CALL(stream_abort, aclrtStreamAbort, (p), (),			\
-	     "ret = stream_abort(stream)")				\
-	CALL(destroy_stream_force, aclrtDestroyStreamForce, (p),	\
-	     (.after = aclpy_rt_stream_gone),				\
-	     "ret = destroy_stream_force(stream)")			\
-	CALL(memset_async, aclrtMemsetAsync, (p, z, i32, z, p), (),	\
-	     "ret = memset_async(dev_ptr, max_count, value, count, stream)") \
-	CALL(create_event, aclrtCreateEvent, (out_p), (),		\
-	     "event, ret = create_event()")				\
-	CALL(create_event_with_flag, aclrtCreateEventWithFlag, (out_p, u32), \
-	     (), "event, ret = create_event_with_flag(flag)")		\
-	CALL(create_event_ex_with_flag, aclrtCreateEventExWithFlag,	\
-	     (out_p, u32), (), "event, ret = create_event_ex_with_flag(flag)") \
-	CALL(destroy_event, aclrtDestroyEvent, (p), (),			\
-	     "ret = destroy_event(event)")				\
-	CALL(record_event, aclrtRecordEvent, (p, p), (),		\
-	     "ret = record_event(event, stream)")			\
-	CALL(reset_event, aclrtResetEvent, (p, p), (),			\
-	     "ret = reset_event(event, stream)")			\
+	AUTO(aclrtSetStreamFailureMode)					\
+	AUTO(aclrtStreamGetId)						\
+	AUTO(aclrtStreamGetPriority)					\
+	AUTO(aclrtStreamGetFlags)					\
+	/* Callbacks handed to a report thread still run: keep them. */	\
+	AUTO(aclrtStreamAbort)						\
+	AUTO(aclrtDestroyStreamForce, .after = aclpy_rt_stream_gone)	\
+	AUTO(aclrtMemsetAsync)						\
+	AUTO(aclrtCreateEvent)						\
+	AUTO(aclrtCreateEventWithFlag)					\
+	AUTO(aclrtCreateEventExWithFlag)				\
+	AUTO(aclrtDestroyEvent)						\
+	AUTO(aclrtRecordEvent)						\
+	AUTO(aclrtResetEvent)						\
 	CALL(query_event, aclrtQueryEvent, (p, out_init),		\
 	     (.raw = true, .init = ACL_EVENT_STATUS_RESERVED),		\
 	     "status, ret = query_event(event)")			\
@@ -377,37 +355,26 @@ static aclError primary_ctx_state(int32_t dev, int32_t *active,
 	     (p, out_init),						\
 	     (.raw = true, .init = ACL_EVENT_WAIT_STATUS_RESERVED),	\
 	     "status, ret = query_event_wait_status(event)")		\
-	CALL(synchronize_event, aclrtSynchronizeEvent, (p), (),		\
-	     "ret = synchronize_event(event)")				\
-	CALL(synchronize_event_with_timeout,				\
-	     aclrtSynchronizeEventWithTimeout, (p, i32), (),		\
-	     "ret = synchronize_event_with_timeout(event, timeout)")	\
-	CALL(event_elapsed_time, aclrtEventElapsedTime, (out_f, p, p), (), \
-	     "ms, ret = event_elapsed_time(start, end)")		\
-	CALL(event_get_timestamp, aclrtEventGetTimestamp, (p, out_u64), (), \
-	     "timestamp, ret = event_get_timestamp(event)")		\
-	CALL(stream_wait_event, aclrtStreamWaitEvent, (p, p), (),	\
-	     "ret = stream_wait_event(stream, event)")			\
-	CALL(get_event_id, aclrtGetEventId, (p, out_u32), (),		\
-	     "event_id, ret = get_event_id(event)")			\
-	CALL(get_event_avail_num, aclrtGetEventAvailNum, (out_u32), (),	\
-	     "count, ret = get_event_avail_num()")			\
+	AUTO(aclrtSynchronizeEvent)					\
+	AUTO(aclrtSynchronizeEventWithTimeout)				\
+	DOC(aclrtEventElapsedTime, "ms, ret = event_elapsed_time(start, end)") \
+	AUTO(aclrtEventGetTimestamp)					\
+	AUTO(aclrtStreamWaitEvent)					\
+	AUTO(aclrtGetEventId)						\
+	DOC(aclrtGetEventAvailNum, "count, ret = get_event_avail_num()") \
 	/* Unsubscribing runs the callbacks still queued for the thread. */ \
-	CALL(subscribe_report, aclrtSubscribeReport, (u64, p), (),	\
-	     "ret = subscribe_report(thread_id, stream)")		\
+	AUTO(aclrtSubscribeReport)					\
 	CALL(unsubscribe_report, aclrtUnSubscribeReport, (u64, p), (),	\
 	     "ret = unsubscribe_report(thread_id, stream)")		\
 	CALL(launch_callback, aclrtLaunchCallback, (cb(2), i32, p), (),	\
 	     "ret = launch_callback(func, user_data, block_type, stream): " \
 	     "func(user_data) runs on the thread subscribed to the stream") \
-	CALL(process_report, aclrtProcessReport, (i32), (),		\
-	     "ret = process_report(timeout_ms)")			\
+	DOC(aclrtProcessReport, "ret = process_report(timeout_ms)")	\
 	CALL(launch_host_func, aclrtLaunchHostFunc, (p, cb(0)), (),	\
 	     "ret = launch_host_func(stream, func, args): func(args) in stream order") \
-	CALL(subscribe_host_func, aclrtSubscribeHostFunc, (u64, p), (),	\
-	     "ret = subscribe_host_func(thread_id, stream)")		\
-	CALL(process_host_func, aclrtProcessHostFunc, (i32), (),	\
-	     "ret = process_host_func(timeout_ms)")			\
+	DOC(aclrtSubscribeHostFunc,					\
+	    "ret = subscribe_host_func(thread_id, stream)")		\
+	DOC(aclrtProcessHostFunc, "ret = process_host_func(timeout_ms)") \
 	CALL(unsubscribe_host_func, aclrtUnSubscribeHostFunc, (u64, p), (), \
 	     "ret = unsubscribe_host_func(thread_id, stream)")
 

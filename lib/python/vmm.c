@@ -38,11 +38,8 @@ ACLPY_STRUCT_CONV(prop, aclrtPhysicalMemProp, prop_desc)
 ACLPY_STRUCT_CONV(location, aclrtMemLocation, location_desc)
 
 /* objn converter (calls.h): mem_set_access's list of descriptors. */
-static int conv_access(PyObject *list, union aclpy_val *slot)
-{
-	return aclpy_seq(list, slot, "desc must be a list of dicts", false,
-			 NULL, &access_desc, sizeof(aclrtMemAccessDesc));
-}
+ACLPY_SEQ_CONV(access, "desc must be a list of dicts", false, NULL,
+	       &access_desc, aclrtMemAccessDesc)
 
 /* outs (calls.h): the prop dict, as the library left it. */
 static PyObject *prop_out(const void *out)
@@ -105,39 +102,30 @@ static PyObject *share_out(const void *out, const union aclpy_val *args,
 					   *(const uint64_t *)out);
 }
 
-#define VMM_CALLS(CALL, HAND)						\
-	CALL(reserve_mem_address, aclrtReserveMemAddress,		\
-	     (out_p, z, z, p, u64), (),					\
-	     "vir_ptr, ret = reserve_mem_address(size, alignment, expect_ptr, flags)") \
-	CALL(release_mem_address, aclrtReleaseMemAddress, (p), (),	\
-	     "ret = release_mem_address(vir_ptr)")			\
+#define VMM_CALLS(CALL, HAND, AUTO, DOC, VAL)				\
+	AUTO(aclrtReserveMemAddress)					\
+	AUTO(aclrtReleaseMemAddress)					\
 	CALL(malloc_physical, aclrtMallocPhysical,			\
 	     (out_p, z, obj(conv_prop), u64), (),			\
 	     "handle, ret = malloc_physical(size, prop, flags)")	\
-	CALL(free_physical, aclrtFreePhysical, (p), (),			\
-	     "ret = free_physical(handle)")				\
-	CALL(map_mem, aclrtMapMem, (p, z, z, p, u64), (),		\
-	     "ret = map_mem(vir_ptr, size, offset, handle, flags)")	\
-	CALL(unmap_mem, aclrtUnmapMem, (p), (), "ret = unmap_mem(vir_ptr)") \
+	AUTO(aclrtFreePhysical)						\
+	AUTO(aclrtMapMem)						\
+	AUTO(aclrtUnmapMem)						\
 	CALL(mem_set_access, aclrtMemSetAccess, (p, z, objn(conv_access)), \
 	     (),							\
 	     "ret = mem_set_access(vir_ptr, size, desc_list)")		\
 	CALL(mem_get_access, aclrtMemGetAccess,				\
 	     (p, obj(conv_location), out_u64), (),			\
 	     "flag, ret = mem_get_access(vir_ptr, location)")		\
-	CALL(mem_retain_allocation_handle, aclrtMemRetainAllocationHandle, \
-	     (p, out_p), (),						\
-	     "handle, ret = mem_retain_allocation_handle(vir_ptr)")	\
+	AUTO(aclrtMemRetainAllocationHandle)				\
 	CALL(mem_get_allocation_properties_from_handle,			\
 	     aclrtMemGetAllocationPropertiesFromHandle,			\
 	     (p, outs(aclrtPhysicalMemProp, prop_out)), (),		\
 	     "prop, ret = mem_get_allocation_properties_from_handle(handle)") \
-	CALL(mem_export_to_shareable_handle, aclrtMemExportToShareableHandle, \
-	     (p, i32, u64, out_u64), (),				\
-	     "shareable, ret = mem_export_to_shareable_handle(handle, handle_type, flags)") \
-	CALL(mem_import_from_shareable_handle,				\
-	     aclrtMemImportFromShareableHandle, (u64, i32, out_p), (),	\
-	     "handle, ret = mem_import_from_shareable_handle(shareable, device_id)") \
+	DOC(aclrtMemExportToShareableHandle,				\
+	    "shareable, ret = mem_export_to_shareable_handle(handle, handle_type, flags)") \
+	DOC(aclrtMemImportFromShareableHandle,				\
+	    "handle, ret = mem_import_from_shareable_handle(shareable, device_id)") \
 	CALL(mem_set_pid_to_shareable_handle,				\
 	     aclrtMemSetPidToShareableHandle, (u64, objn(aclpy_conv_pids)), \
 	     (),							\
