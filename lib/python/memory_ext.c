@@ -1,21 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * acl.rt: the memory calls beyond malloc/memcpy/memset, under pyACL's
- * names and return conventions where pyACL has them, else names made from
- * the C name the way pyACL makes its own (aclrtFooBar -> acl.rt.foo_bar),
- * outputs then ret.
- *
- * Structs are what pyACL documents: dicts keyed by the C member names
- * (aclrtMallocConfig {"attrs": [...], "numAttrs": n}, each attribute
- * {"attr": t, "value": {"moduleId": m}}, aclrtPhysicalMemProp
- * {"handleType", "allocationType", "memAttr", "location": {"id", "type"},
- * "reserve"}), arrays are lists.  A malformed struct raises (TypeError for
- * a wrong type, KeyError for a missing key, ValueError for an inconsistent
- * one, OverflowError for a value the C member cannot hold) before the
- * library is called; API failures are a non-zero ret with outputs 0.
- *
- * The GIL is released around every library call: the DevSync frees wait
- * for every stream, and copies and fills may be large.
+ * acl.rt: the memory calls beyond malloc/memcpy/memset, as lib/README.md
+ * documents them.  The GIL is released around every library call: the
+ * DevSync frees wait for every stream, and copies and fills may be large.
  */
 #include <stdbool.h>
 #include <string.h>
@@ -25,11 +12,7 @@
 
 /* ---- configured allocations ---- */
 
-/*
- * Which member of aclrtMallocAttrValue the dict d names, into *found: an
- * index into keys[], or -1 for none.  Returns 0 with an exception set for
- * an unknown key or more than one member.
- */
+/* The index in keys[] of the one member d names (-1: none), into *found. */
 static int attr_value_member(PyObject *d, const char *const *keys,
 			     size_t nkeys, int *found)
 {
@@ -65,7 +48,6 @@ static int attr_value_member(PyObject *d, const char *const *keys,
 ACLPY_CONV(rsv_byte, uint8_t, "rsv byte", unsigned long long,
 	   PyLong_AsUnsignedLongLong, v <= UINT8_MAX, "rsv byte out of range")
 
-/* The "rsv" member: a list of at most 8 bytes.  0 with an exception set. */
 static int parse_rsv(PyObject *item, aclrtMallocAttrValue *v)
 {
 	Py_ssize_t i, n;
@@ -99,11 +81,7 @@ static const struct aclpy_field value_fields[] = {
 ACLPY_STRUCT(value_desc, named, "aclrtMallocAttrValue",
 	     "aclrtMallocAttrValue", value_fields, NULL, read_value);
 
-/*
- * One aclrtMallocAttrValue from its dict.  The C type is a union, so the
- * dict names the one member it sets: "moduleId", "deviceId", "vaFlag" or
- * "rsv" (a list of at most 8 bytes), whichever the attribute reads.
- */
+/* A union: the dict names the one member it sets. */
 static int read_value(PyObject *d, void *out)
 {
 	static const char *const keys[] = { "moduleId", "deviceId", "vaFlag",
@@ -123,7 +101,6 @@ static int read_value(PyObject *d, void *out)
 	return 0;
 }
 
-/* One {"attr": int, "value": dict}. */
 static const struct aclpy_field attr_fields[] = {
 	ACLPY_FIELD(aclrtMallocAttribute, attr, INT32_MAX, true),
 	ACLPY_SUB(aclrtMallocAttribute, value, true),
@@ -139,11 +116,7 @@ static const struct aclpy_field num_attrs[] = {
 ACLPY_STRUCT(cfg_desc, named, "cfg", "aclrtMallocConfig", num_attrs, NULL,
 	     NULL);
 
-/*
- * cfg["attrs"] (a list or tuple) into *list and its length into *n, with
- * cfg["numAttrs"], when given, checked against that length.  Returns 0
- * with an exception set on failure.
- */
+/* cfg["attrs"] and its length, which "numAttrs", when given, must be. */
 static int cfg_attrs_list(PyObject *cfg, PyObject **list, Py_ssize_t *n)
 {
 	unsigned long long x;
@@ -173,11 +146,8 @@ static int cfg_attrs_list(PyObject *cfg, PyObject **list, Py_ssize_t *n)
 }
 
 /*
- * obj converter (calls.h): aclrtMallocConfig from cfg, its attributes in
- * the same block.  None or an empty dict is no configuration (pyACL: "pass
- * an empty dict"), given to the library as NULL.  Otherwise "attrs" is a
- * list of {"attr": int, "value": dict}; "numAttrs", when given, must be
- * its length (pyACL checks the same).
+ * obj converter (calls.h): aclrtMallocConfig, its attributes in the same
+ * block.  None or {} is no configuration (pyACL: "pass an empty dict").
  */
 static int conv_malloc_cfg(PyObject *cfg, union aclpy_val *slot)
 {
@@ -276,10 +246,7 @@ static int conv_addrs(PyObject *seq, union aclpy_val *slot)
 			 conv_ptr, NULL, sizeof(void *));
 }
 
-/*
- * obj converter (calls.h): aclrtPhysicalMemProp from pyACL's dict, in
- * which "location" is required too (aclpy_prop_fields).
- */
+/* obj converter (calls.h): pyACL's prop, "location" required. */
 ACLPY_STRUCT(location_desc, named, "aclrtPhysicalMemProp[\"location\"]",
 	     "aclrtMemLocation", aclpy_location_fields, NULL, NULL);
 ACLPY_STRUCT(prop_desc, named, "prop", "aclrtPhysicalMemProp",

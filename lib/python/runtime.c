@@ -1,31 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
  * acl.rt: contexts, streams beyond create/destroy, events, host callbacks
- * and memset_async, under pyACL's names and return conventions.
+ * and memset_async (lib/README.md).  The GIL is released around every
+ * library call: while one waits, the library may run a Python callback
+ * on another thread, which needs the GIL.
  *
- * Handles (contexts, streams, events) are ints, 0 where a call failed.
- * The GIL is released around every library call: several of them wait
- * (synchronisation, process_report, destroying a stream drains it), and
- * while they wait the library may run a Python callback on another thread,
- * which needs the GIL.
- *
- * Python callbacks.  The library calls a C trampoline on another thread (a
- * stream's worker, or the subscribed thread inside process_report or
- * process_host_func) with a small id as userData; the id names a record
- * holding references to the callable and its argument, in a registry of
- * callbacks not yet run.  The trampoline takes the record out of the
- * registry, takes the GIL, calls func(data), and drops the references.
- * The library never tells a caller that a callback it queued was thrown
- * away (a stream destroyed with DestroyStreamForce, aborted, stopped on
- * failure, or its context gone), so the records a dead stream or context
- * left are dropped when this module destroys it: destroy_stream(_force),
- * destroy_context, reset_device (the default context's callbacks, once
- * the default context is gone) and finalize (all).  A callback that a
- * report thread had already taken but not yet started when its stream is
- * destroyed is then dropped rather than run; callers destroy streams after
- * synchronising them and unsubscribing, so this window stays closed in
- * practice.  Looking records up by id rather than by pointer keeps a late
- * trampoline from touching a freed record: it finds nothing and returns.
+ * The library calls a callback's trampoline with a small id as userData,
+ * naming a record in a registry of callbacks not yet run: looked up by id,
+ * a record already freed is simply not found.  The library never says
+ * that a queued callback was thrown away, so the records a dead stream or
+ * context left are dropped when this module destroys it.
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -33,8 +17,6 @@
 
 #include "acl/acl.h"
 #include "aclpy.h"
-
-/* ---- the registry of Python callbacks not yet run ---- */
 
 struct pycb {
 	struct pycb *next;
@@ -79,7 +61,7 @@ static void cb_insert(struct pycb *r)
 	pthread_mutex_unlock(&cb_lock);
 }
 
-/* Unlink the record with this id; NULL if it is gone (run or dropped). */
+/* NULL if it is gone (run or dropped). */
 static struct pycb *cb_take(uint64_t id)
 {
 	struct pycb **pp, *r;
@@ -95,7 +77,6 @@ static struct pycb *cb_take(uint64_t id)
 	return r;
 }
 
-/* With the GIL held. */
 static void cb_free(struct pycb *r)
 {
 	Py_XDECREF(r->func);
@@ -105,7 +86,7 @@ static void cb_free(struct pycb *r)
 
 enum cb_match { BY_STREAM, BY_CTX, BY_PRIMARY, ALL };
 
-/* Drop the records a dead stream or context left; with the GIL held. */
+/* With the GIL held, as cb_free. */
 static void cb_drop(enum cb_match how, void *stream, void *ctx)
 {
 	struct pycb **pp, *r, *dead = NULL;
@@ -140,7 +121,7 @@ static void *current_ctx(void)
 	return c;
 }
 
-/* The .after of destroy_stream(_force), reset_device and finalize. */
+/* The .after of destroy_stream(_force), reset_device and finalize */
 void aclpy_rt_stream_gone(const union aclpy_val *args)
 {
 	cb_drop(BY_STREAM, args[0].p, current_ctx());
@@ -179,7 +160,6 @@ static int interpreter_gone(void)
 #endif
 }
 
-/* Called by the library on a thread of its own or a subscribed one. */
 static void trampoline(void *arg)
 {
 	struct pycb *r = cb_take((uint64_t)(uintptr_t)arg);
@@ -188,9 +168,7 @@ static void trampoline(void *arg)
 
 	if (!r)
 		return;
-	/* Taking the GIL during interpreter shutdown would end this
-	 * thread inside the library: leave the references, the process is
-	 * exiting. */
+	/* The GIL taken at shutdown would end the thread in the library. */
 	if (interpreter_gone())
 		return;
 	g = PyGILState_Ensure();
@@ -204,11 +182,8 @@ static void trampoline(void *arg)
 }
 
 /*
- * A kind of this file (calls.h): cb(j), a callable and its argument
- * ("OO") that the library calls back through the trampoline, on the stream
- * v[j]; the C arguments are the trampoline and the id of the record made
- * once every argument is parsed.  A failed call will never run it: the
- * record goes then.
+ * A kind of this file (calls.h): cb(j), a callable and its argument, on
+ * the stream v[j]; a failed call will never run it: the record goes then.
  */
 #define ACLPY_K_cb(j)	(cb, "OO", "", , j, )
 #define ACLPY_C_cb(i, c, m, x)						\
@@ -250,13 +225,7 @@ static void cb_end(const union aclpy_val *slot, aclError ret)
 		cb_free(r);
 }
 
-/* ---- contexts ---- */
-
-/*
- * A kind of this file: made(j), no argument, the record of the context
- * v[j] that the call makes, allocated once every argument is parsed and
- * kept where the call succeeds.
- */
+/* A kind of this file: made(j), the record of the context v[j] made. */
 #define ACLPY_K_made(j)	(made, "", "", , j, )
 #define ACLPY_C_made(i, c, m, x)					\
 	(), (), (), (), (&& made_new(&v[i])), (made_end(&v[i], v[m].p, ret);)
@@ -284,7 +253,7 @@ static void made_end(const union aclpy_val *slot, void *ctx, aclError ret)
 	pthread_mutex_unlock(&cb_lock);
 }
 
-/* The .after of destroy_context: the context args[0].p is gone. */
+/* The .after of destroy_context. */
 static void ctx_destroyed(const union aclpy_val *args)
 {
 	struct made_ctx **pm, *m = NULL;
@@ -307,8 +276,6 @@ static aclError primary_ctx_state(int32_t dev, int32_t *active,
 {
 	return aclrtGetPrimaryCtxState(dev, flags, active);
 }
-
-/* ---- table ---- */
 
 #define RUNTIME_CALLS(CALL, HAND, AUTO, DOC, VAL)			\
 	CALL(create_context, aclrtCreateContext, (out_p, i32, made(0)), (), \

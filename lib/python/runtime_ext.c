@@ -1,26 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * acl.rt: notifies, IPC events, timed stream waits, 64-bit value
- * write/wait, runtime settings, device id mappings, and the device and
- * stream controls (timed device synchronisation, task abort, stream stop,
- * attributes, V2 creation, core limits) and kernel binaries, under
- * pyACL's names and return conventions where pyACL has them.
- *
- * pyACL has no binding for aclrtIpcGetEventHandle/aclrtIpcOpenEventHandle,
- * aclrtStreamWaitEventWithTimeout, two of the id mappings,
- * aclrtStreamStop and aclrtCreateStreamV2; ours take the C name's words
- * (lib/README.md).  Nor for the stream and device state callbacks and the
- * task abort callback, which have no binding here.  The IPC event handle is the C
- * struct's 64 bytes as a bytes object: opaque, it goes to the other
- * process as it is (e.g. as handle.hex()).
- *
- * Handles (notifies, events, streams) are ints, 0 where a call failed.
- * The GIL is released around every library call, as in runtime.c.
+ * acl.rt: notifies, IPC events, timed waits, value write/wait, runtime
+ * settings, device id mappings, device and stream controls and kernel
+ * binaries, as lib/README.md documents them.  The GIL is released around
+ * every library call, as in runtime.c.
  */
 #include "acl/acl.h"
 #include "aclpy.h"
-
-/* ---- IPC events ---- */
 
 /* outsv (calls.h): ipc_get_event_handle's 64 bytes, b"" on failure. */
 static PyObject *event_handle(const void *out, const union aclpy_val *args,
@@ -34,12 +20,10 @@ static PyObject *event_handle(const void *out, const union aclpy_val *args,
 }
 
 /*
- * Stream attributes.  pyACL documents the value as a dict of
- * aclrtStreamAttrValue's members: get gives {member: value} with the one
- * member the attribute names ({} on failure); set reads that member from
- * a dict (other keys ignored, so a dict from get goes back as it is) or
- * takes a plain int for it.  An attribute CANN does not name has no
- * member: the union goes as zeros and the library refuses it.
+ * Stream attributes: pyACL's dict {member: value} of the one member the
+ * attribute names; set ignores other keys, so that get's dict goes back
+ * as it is.  An attribute CANN does not name has no member: the union
+ * goes as zeros and the library refuses it.
  */
 static const char *const attr_members[] = {
 	[ACL_STREAM_ATTR_FAILURE_MODE] = "failureMode",
@@ -109,12 +93,9 @@ static PyObject *attr_value_out(const void *out, const union aclpy_val *args,
 }
 
 /*
- * stream, ret = create_stream_v2(config): pyACL has no binding for
- * aclrtCreateStreamV2 nor for the configuration handle, so the handle is
- * made here from a dict {"priority": p, "flag": f} (either key may be left
- * out: 0) and freed after the call; None is the NULL handle (the
- * library's defaults).  The work memory a handle may name is for model
- * tasks, which never run here, and has no key.
+ * pyACL has no configuration handle: it is made here from the dict.  The
+ * work memory a handle may name is for model tasks, which never run here,
+ * and has no key.
  */
 static int set_opt(aclrtStreamConfigHandle *h, PyObject *config,
 		   const char *key, aclrtStreamConfigAttr attr,
@@ -125,7 +106,6 @@ static int set_opt(aclrtStreamConfigHandle *h, PyObject *config,
 
 	if (!item || *ret)
 		return 1;
-	/* conv writes the C type at the union's start: size bytes of it. */
 	if (!conv(item, &v))
 		return 0;
 	*ret = aclrtSetStreamConfigOpt(h, attr, &v, size);
@@ -181,22 +161,12 @@ ACLPY_FN(create_stream_v2)
 			     (unsigned long long)(uintptr_t)s, (int)ret);
 }
 
-/*
- * objn (calls.h): notify_batch_reset's list (or tuple) of notifies, one
- * more than needed: an empty list is the library's to refuse (num 0), as
- * in notify_set_import_pid.
- */
 ACLPY_SEQ_CONV(notifies, "notifies must be a list of ints", true, conv_ptr,
 	       NULL, aclrtNotify)
 
-/* ---- table ---- */
-
-/* ---- kernel binaries ---- */
-
 /*
- * pyACL's options and cfg: a list of {"type": int, "value": int} or
- * {"id": int, "value": int}; value is the union's first 32 bits (every
- * member that is not a struct).  None or [] is none, given as NULL.
+ * Kernel binaries' options and cfg: value is the union's first 32 bits
+ * (every member that is not a struct).  None or [] is none, NULL.
  */
 static const struct aclpy_field option_fields[] = {
 	{ "type", offsetof(aclrtBinaryLoadOption, type), sizeof(int32_t), INT32_MAX, true },
@@ -262,7 +232,6 @@ static int conv_cfg(PyObject *o, union aclpy_val *slot)
 	AUTO(aclrtGetNotifyId)						\
 	DOC(aclrtNotifyGetExportKey,					\
 	    "key, ret = notify_get_export_key(notify, len, flags): key is a str") \
-	/* pids a list (or tuple) of ints */				\
 	CALL(notify_set_import_pid, aclrtNotifySetImportPid,		\
 	     (p, objn(aclpy_conv_pids)), (),				\
 	     "ret = notify_set_import_pid(notify, pids): pids a list of ints") \

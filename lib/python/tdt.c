@@ -1,25 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * acl.tdt: TDT channels, datasets, data items and queues
- * (acl/acl_tdt.h, acl/acl_tdt_queue.h), named as the C calls without
- * their acltdt prefix, in pyACL's lower case: acl.tdt.create_channel,
- * send_tensor, receive_tensor, create_data_item, enqueue_data...
- *
- * Handles, datasets, items, attributes and buffers are ints (their
- * addresses; 0 where the C call gave NULL).  Outputs come first and ret
- * last, as everywhere in the module; a C call that returns a value and no
- * code returns that value alone.  create_data_item takes dims as a list
- * and the data as a pointer (acl.util.bytes_to_ptr, numpy_to_ptr) that
- * must stay valid until the dataset is sent, as in C; set_queue_attr
- * takes the name as a str and the depth as an int.  The GIL is released
- * around the calls that may wait (send, receive, enqueue, dequeue).
+ * acl.tdt: TDT channels, datasets, data items and queues, as lib/README.md
+ * documents them.  The GIL is released around the calls that may wait
+ * (send, receive, enqueue, dequeue).
  */
 #include "acl/acl.h"
 #include "acl/acl_tdt.h"
 #include "acl/acl_tdt_queue.h"
 #include "aclpy.h"
 
-/* dims, ret = get_dims_from_item(item): as many dims as the item has. */
 ACLPY_FN(get_dims_from_item)
 {
 	int64_t *d = NULL;
@@ -55,10 +44,7 @@ ACLPY_FN(get_dims_from_item)
 	return res;
 }
 
-/*
- * objn (calls.h): create_data_item's dims, a list of ints, or None or []
- * for none, given as NULL.
- */
+/* objn (calls.h): None or [] for none, NULL. */
 static int conv_dims(PyObject *list, union aclpy_val *slot)
 {
 	if (list == Py_None)
@@ -73,7 +59,6 @@ static int conv_dims(PyObject *list, union aclpy_val *slot)
 	return 1;
 }
 
-/* ret = set_queue_attr(attr, type, value): a str name or an int depth. */
 ACLPY_FN(set_queue_attr)
 {
 	const char *name;
@@ -101,7 +86,6 @@ ACLPY_FN(set_queue_attr)
 	return PyLong_FromLong(ret);
 }
 
-/* value, ret = get_queue_attr(attr, type): the name as a str. */
 ACLPY_FN(get_queue_attr)
 {
 	union {

@@ -1,25 +1,12 @@
 // SPDX-License-Identifier: MIT
-/*
- * acl.rt: virtual memory (lib/vmm.c).  Names made from the C names as
- * pyACL makes its own (aclrtFooBar -> acl.rt.foo_bar), outputs then ret.
- *
- * Handles and pointers are ints.  prop is a dict as for
- * mem_get_allocation_granularity ({"handleType", "allocationType",
- * "memAttr", "location": {"id", "type"}, "reserve"}; all keys optional,
- * 0); a location is {"id", "type"}; an access descriptor is {"flags",
- * "location"}.  A V2 shareable handle is an int for the DEFAULT type and
- * the 128 bytes of aclrtMemFabricHandle (bytes) for FABRIC.
- */
+/* acl.rt: virtual memory (lib/vmm.c), as lib/README.md documents it. */
 #include <stdbool.h>
 #include <string.h>
 
 #include "acl/acl.h"
 #include "aclpy.h"
 
-/*
- * Every key of this file's structs is optional (0), and messages name the
- * key alone: the keyed dialect.
- */
+/* Every key optional (0), messages naming the key alone: keyed. */
 ACLPY_STRUCT(location_desc, keyed, "location must be a dict", "",
 	     aclpy_location_fields, NULL, NULL);
 ACLPY_STRUCT(prop_desc, keyed, "prop must be a dict", "", aclpy_prop_fields,
@@ -33,15 +20,13 @@ static const struct aclpy_field desc_fields[] = {
 ACLPY_STRUCT(access_desc, keyed, "desc must be a dict", "", desc_fields,
 	     &location_desc, NULL);
 
-/* obj converters (calls.h) for a prop and a location */
 ACLPY_STRUCT_CONV(prop, aclrtPhysicalMemProp, prop_desc)
 ACLPY_STRUCT_CONV(location, aclrtMemLocation, location_desc)
 
-/* objn converter (calls.h): mem_set_access's list of descriptors. */
 ACLPY_SEQ_CONV(access, "desc must be a list of dicts", false, NULL,
 	       &access_desc, aclrtMemAccessDesc)
 
-/* outs (calls.h): the prop dict, as the library left it. */
+/* outs (calls.h): as the library left it. */
 static PyObject *prop_out(const void *out)
 {
 	const aclrtPhysicalMemProp *prop = out;
@@ -56,10 +41,9 @@ static PyObject *prop_out(const void *out)
 }
 
 /*
- * A V2 shareable handle is an int for DEFAULT and 128 bytes for FABRIC;
- * any other type goes as an int so that the library judges it.  The
- * handle's memory is an aclrtMemFabricHandle either way, whose first 8
- * bytes hold the int.
+ * A V2 shareable handle is 128 bytes for FABRIC, an int for any other
+ * type, so that the library judges it, in an aclrtMemFabricHandle either
+ * way.
  */
 static bool fabric(const union aclpy_val *args, int i)
 {
