@@ -1,17 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * The "acl" Python module: libaclmem's ACL API with pyACL's conventions,
- * e.g. dev_ptr, ret = acl.rt.malloc(size, policy).  Each file's table of
- * calls gives their signatures, as their docstrings.
- *
- * Pointers are ints; every call returns its outputs followed by ret, and an
- * API failure is a non-zero ret (outputs are then 0), never an exception.
- * Arguments of the wrong type raise TypeError; ints out of range for the C
- * type raise OverflowError.  acl.util.bytes_to_ptr/ptr_to_bytes move data
- * between Python objects and memory, as in pyACL.
- *
- * The GIL is released around every library call: copies and allocations
- * can take long, and other Python threads should run meanwhile.
+ * The "acl" Python module: libaclmem's ACL API with pyACL's conventions
+ * (lib/README.md), built from each file's table of calls.
  */
 /* Every public header, and ACLPY_CONSTANTS (python/constants.py). */
 #include "acl_constants.h"
@@ -73,7 +63,6 @@ ACLPY_TABLE(aclpy_acl_methods, ACL_CALLS)
 ACLPY_TABLE(aclpy_rt_methods, RT_CALLS)
 ACLPY_TABLE(aclpy_media_methods, MEDIA_CALLS)
 
-/* A module's definition: its name, its doc and its table of functions. */
 #define MODULE(var, name, doc, methods)					\
 static struct PyModuleDef var = {					\
 	PyModuleDef_HEAD_INIT, name, doc, -1, methods, NULL, NULL, NULL, NULL \
@@ -115,10 +104,7 @@ static int add_constants(PyObject *m)
 	return 0;
 }
 
-/*
- * The other files' tables, one per concern (declared in aclpy.h), added to
- * acl.rt after this file's own.
- */
+/* Added to acl.rt after this file's own table. */
 static PyMethodDef *const rt_tables[] = {
 	aclpy_system_rt_methods,
 	aclpy_rt_runtime_methods,
@@ -133,10 +119,7 @@ static PyMethodDef *const rt_tables[] = {
 
 static PyMethodDef *const mdl_tables[] = { aclpy_mdl_methods, NULL };
 
-/*
- * Make "import acl.rt" and "from acl import rt" work for a single .so;
- * tables, when given, adds the other files' functions.
- */
+/* "import acl.rt" and "from acl import rt" for a single .so. */
 static int add_submodule(PyObject *parent, struct PyModuleDef *def,
 			 const char *attr, PyMethodDef *const *tables)
 {

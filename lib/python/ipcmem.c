@@ -1,12 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * acl.rt: device memory shared between processes and registered host
- * memory, with pyACL's names and outputs.
- *
- * pyACL documents no binding for the last two of the IPC calls and for
- * host_mem_map_capabilities; theirs take the C name's words.  Keys are
- * str ("" on failure), pointers ints (0 on failure).  The GIL is released
- * around every library call.
+ * acl.rt: IPC memory and registered host memory, as lib/README.md
+ * documents them.  The GIL is released around every library call.
  */
 #include "acl/acl.h"
 #include "aclpy.h"

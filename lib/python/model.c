@@ -1,19 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * acl.mdl: model run instances (stream capture, building, execution), and
- * acl.rt's labels.
- *
- * pyACL documents no binding for these calls: the names are the C names'
- * words, as pyACL names its others (aclmdlRICaptureBegin ->
- * acl.mdl.ri_capture_begin, aclrtSwitchLabelByIndex ->
- * acl.rt.switch_label_by_index).  Handles are ints (0 on failure); a label
- * list is made from a list (or tuple) of labels.  The GIL is released
- * around every library call.
+ * acl.mdl: model run instances, and acl.rt's labels, as lib/README.md
+ * documents them.  The GIL is released around every library call.
  */
 #include "acl/acl.h"
 #include "aclpy.h"
 
-/* ri_capture_thread_exchange_mode(mode) -> (previous mode, ret) */
 ACLPY_FN(ri_capture_thread_exchange_mode)
 {
 	aclmdlRICaptureMode mode;
@@ -44,7 +36,6 @@ ACLPY_FN(ri_capture_thread_exchange_mode)
 
 ACLPY_TABLE(aclpy_mdl_methods, MDL_CALLS)
 
-/* objn (calls.h): create_label_list's list (or tuple) of labels. */
 ACLPY_SEQ_CONV(labels, "labels must be a list of ints", true, conv_ptr, NULL,
 	       aclrtLabel)
 

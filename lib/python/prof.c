@@ -9,7 +9,6 @@
 #include "acl/acl_prof.h"
 #include "aclpy.h"
 
-/* objn (calls.h): create_config's device_list. */
 ACLPY_SEQ_CONV(u32_list, "device_list must be a list of ints", true, conv_u32,
 	       NULL, uint32_t)
 

@@ -1,14 +1,7 @@
 // SPDX-License-Identifier: MIT
-/*
- * pyACL's error, system and device-fact calls: acl.get_recent_err_msg,
- * acl.rt.get_last_error, acl.get_soc_name, acl.rt.get_device_info and the
- * rest of lib/system.c and lib/errors.c, plus the float16 helpers.
- * Outputs first, ret last, as everywhere in the module.
- */
+/* pyACL's error, system and device-fact calls, and the float16 helpers. */
 #include "acl/acl.h"
 #include "aclpy.h"
-
-/* ---- acl ---- */
 
 /* A string the library keeps, decoded with errors; None for NULL. */
 static PyObject *str_or_none(const char *s, const char *errors)
@@ -23,10 +16,7 @@ static PyObject *str_or_none(const char *s, const char *errors)
 /* acl.rt's get_soc_name is acl's. */
 #define py_get_soc_name		py_aclrtGetSocName
 
-/*
- * sys_get_version_str and _num: the C calls take the package name as a
- * char *, so they are given a copy, at most ACL_PKG_VERSION_MAX_SIZE long.
- */
+/* The C calls take the package name as a char *: they are given a copy. */
 typedef char version_buf[ACL_PKG_VERSION_MAX_SIZE];
 
 #define VERSION(name, cfn, out_type)					\
@@ -78,8 +68,6 @@ ACLPY_CONV(f16, uint32_t, "value", unsigned long, PyLong_AsUnsignedLong,
 #define ACLPY_K_f	(fmt, "f", "", , f, )
 #define ACLPY_RV_float(x)	PyFloat_FromDouble(x)
 
-/* ---- acl.rt ---- */
-
 /* outs (calls.h): both as the library left them, zeroed to start. */
 static PyObject *utilization(const void *out)
 {
@@ -99,8 +87,6 @@ static PyObject *uuid(const void *out)
 	return PyBytes_FromStringAndSize((const char *)u->bytes,
 					 (Py_ssize_t)sizeof(u->bytes));
 }
-
-/* ---- tables ---- */
 
 #define ACL_SYSTEM_CALLS(CALL, HAND, AUTO, DOC, VAL)			\
 	VAL(get_recent_err_msg, aclGetRecentErrMsg, (), msg, NULL)	\
