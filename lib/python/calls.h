@@ -254,15 +254,17 @@ static PyObject *py_##cfn(PyObject *Py_UNUSED(self), PyObject *pyargs) \
 #define ACLPY_RV_ptr(x)		PyLong_FromUnsignedLongLong((uintptr_t)(x))
 #define ACLPY_RV_size(x)	PyLong_FromSize_t(x)
 #define ACLPY_RV_int(x)		PyLong_FromLong(x)
-#define ACLPY_RV_none(x)	((x), aclpy_str(NULL))
-#define ACLPY_RV_str(x)		aclpy_str(x)
+#define ACLPY_RV_none(x)	((x), aclpy_str(NULL, NULL))
+#define ACLPY_RV_str(x)		aclpy_str(x, NULL)
+/* the last error's message, whatever bytes it holds */
+#define ACLPY_RV_msg(x)		aclpy_str(x, "replace")
 
-/* A string the library keeps, strictly decoded; None for NULL. */
-static inline PyObject *aclpy_str(const char *s)
+/* A string the library keeps, decoded with errors (NULL: strict). */
+static inline PyObject *aclpy_str(const char *s, const char *errors)
 {
 	if (!s)
 		Py_RETURN_NONE;
-	return PyUnicode_FromString(s);
+	return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), errors);
 }
 
 #define ACLPY_VSTUB(pyname, cfn, args, rv, doc)				\

@@ -3,16 +3,6 @@
 #include "acl/acl.h"
 #include "aclpy.h"
 
-/* A string the library keeps, decoded with errors; None for NULL. */
-static PyObject *str_or_none(const char *s, const char *errors)
-{
-	if (!s)
-		Py_RETURN_NONE;
-	return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), errors);
-}
-
-/* VAL (calls.h): the last error's message, decoded with "replace". */
-#define ACLPY_RV_msg(x)		str_or_none(x, "replace")
 /* acl.rt's get_soc_name is acl's. */
 #define py_get_soc_name		py_aclrtGetSocName
 
@@ -45,20 +35,18 @@ ACLPY_FN(get_cann_attribute_list)
 	aclError ret;
 
 	ret = aclGetCannAttributeList(&list, &n);
-	l = PyList_New(0);
-	if (!l)
-		return NULL;
-	for (i = 0; ret == ACL_SUCCESS && i < n; i++) {
+	if (ret)
+		n = 0;
+	l = PyList_New((Py_ssize_t)n);
+	for (i = 0; l && i < n; i++) {
 		PyObject *v = PyLong_FromLong(list[i]);
 
-		if (!v || PyList_Append(l, v)) {
-			Py_XDECREF(v);
-			Py_DECREF(l);
-			return NULL;
-		}
-		Py_DECREF(v);
+		if (!v)
+			Py_CLEAR(l);
+		else
+			PyList_SET_ITEM(l, (Py_ssize_t)i, v);
 	}
-	return Py_BuildValue("(Ni)", l, (int)ret);
+	return l ? Py_BuildValue("(Ni)", l, (int)ret) : NULL;
 }
 
 /* Kinds of this file (calls.h): a float16's bits and a float. */

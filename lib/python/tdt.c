@@ -12,7 +12,7 @@
 ACLPY_FN(get_dims_from_item)
 {
 	int64_t *d = NULL;
-	PyObject *l, *res;
+	PyObject *l;
 	aclError ret;
 	size_t n, i;
 	void *it;
@@ -26,22 +26,19 @@ ACLPY_FN(get_dims_from_item)
 			return PyErr_NoMemory();
 	}
 	ret = acltdtGetDimsFromItem(it, d, n);
-	l = PyList_New(0);
-	for (i = 0; l && !ret && i < n; i++) {
+	if (ret)
+		n = 0;
+	l = PyList_New((Py_ssize_t)n);
+	for (i = 0; l && i < n; i++) {
 		PyObject *v = PyLong_FromLongLong(d[i]);
 
-		if (!v || PyList_Append(l, v)) {
-			Py_XDECREF(v);
+		if (!v)
 			Py_CLEAR(l);
-		} else {
-			Py_DECREF(v);
-		}
+		else
+			PyList_SET_ITEM(l, (Py_ssize_t)i, v);
 	}
 	PyMem_Free(d);
-	if (!l)
-		return NULL;
-	res = Py_BuildValue("(Ni)", l, (int)ret);
-	return res;
+	return l ? Py_BuildValue("(Ni)", l, (int)ret) : NULL;
 }
 
 /* objn (calls.h): None or [] for none, NULL. */
