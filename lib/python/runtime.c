@@ -9,7 +9,9 @@
  * naming a record in a registry of callbacks not yet run: looked up by id,
  * a record already freed is simply not found.  The library never says
  * that a queued callback was thrown away, so the records a dead stream or
- * context left are dropped when this module destroys it.
+ * context left are dropped when this module destroys it.  The registry
+ * also holds a record without func for each context create_context made:
+ * the others are the device's default context.
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -24,7 +26,7 @@ struct pycb {
 	PyObject *func;
 	PyObject *data;
 	void *stream;		/* as the caller named it; NULL: default */
-	void *ctx;		/* current when it was launched */
+	void *ctx;		/* current when it was launched, or made */
 	bool primary;		/* ctx is the device's default context */
 };
 
@@ -32,21 +34,12 @@ static pthread_mutex_t cb_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pycb *cb_head;	/* newest first */
 static uint64_t cb_next_id = 1;
 
-/* Contexts made by create_context and not destroyed: the others are the
- * device's default context. */
-struct made_ctx {
-	struct made_ctx *next;
-	void *ctx;
-};
-
-static struct made_ctx *made_ctxs;	/* under cb_lock */
-
 static bool made_ctx_locked(void *ctx)
 {
-	struct made_ctx *m;
+	struct pycb *r;
 
-	for (m = made_ctxs; m; m = m->next)
-		if (m->ctx == ctx)
+	for (r = cb_head; r; r = r->next)
+		if (!r->func && r->ctx == ctx)
 			return true;
 	return false;
 }
@@ -55,7 +48,7 @@ static void cb_insert(struct pycb *r)
 {
 	pthread_mutex_lock(&cb_lock);
 	r->id = cb_next_id++;
-	r->primary = !made_ctx_locked(r->ctx);
+	r->primary = r->func && !made_ctx_locked(r->ctx);
 	r->next = cb_head;
 	cb_head = r;
 	pthread_mutex_unlock(&cb_lock);
@@ -96,7 +89,8 @@ static void cb_drop(enum cb_match how, void *stream, void *ctx)
 	for (pp = &cb_head; (r = *pp);) {
 		m = how == ALL || (how == BY_PRIMARY && r->primary) ||
 		    (how == BY_CTX && r->ctx == ctx) ||
-		    (how == BY_STREAM && r->stream == stream && r->ctx == ctx);
+		    (how == BY_STREAM && r->func && r->stream == stream &&
+		     r->ctx == ctx);
 		if (m) {
 			*pp = r->next;
 			r->next = dead;
@@ -139,16 +133,8 @@ void aclpy_rt_device_reset(const union aclpy_val *args)
 
 void aclpy_rt_finalized(const union aclpy_val *args)
 {
-	struct made_ctx *m;
-
 	(void)args;
 	cb_drop(ALL, NULL, NULL);
-	pthread_mutex_lock(&cb_lock);
-	while ((m = made_ctxs)) {
-		made_ctxs = m->next;
-		PyMem_RawFree(m);
-	}
-	pthread_mutex_unlock(&cb_lock);
 }
 
 static int interpreter_gone(void)
@@ -232,7 +218,7 @@ static void cb_end(const union aclpy_val *slot, aclError ret)
 
 static int made_new(union aclpy_val *slot)
 {
-	slot->a.p = PyMem_RawMalloc(sizeof(struct made_ctx));
+	slot->a.p = PyMem_RawCalloc(1, sizeof(struct pycb));
 	if (!slot->a.p)
 		PyErr_NoMemory();
 	return slot->a.p != NULL;
@@ -240,33 +226,19 @@ static int made_new(union aclpy_val *slot)
 
 static void made_end(const union aclpy_val *slot, void *ctx, aclError ret)
 {
-	struct made_ctx *m = slot->a.p;
+	struct pycb *r = slot->a.p;
 
 	if (ret) {
-		PyMem_RawFree(m);
+		PyMem_RawFree(r);
 		return;
 	}
-	pthread_mutex_lock(&cb_lock);
-	m->ctx = ctx;
-	m->next = made_ctxs;
-	made_ctxs = m;
-	pthread_mutex_unlock(&cb_lock);
+	r->ctx = ctx;
+	cb_insert(r);
 }
 
-/* The .after of destroy_context. */
+/* The .after of destroy_context: its record and callbacks go. */
 static void ctx_destroyed(const union aclpy_val *args)
 {
-	struct made_ctx **pm, *m = NULL;
-
-	pthread_mutex_lock(&cb_lock);
-	for (pm = &made_ctxs; (m = *pm); pm = &m->next) {
-		if (m->ctx == args[0].p) {
-			*pm = m->next;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&cb_lock);
-	PyMem_RawFree(m);
 	cb_drop(BY_CTX, NULL, args[0].p);
 }
 
