@@ -12,39 +12,6 @@
 
 /* ---- configured allocations ---- */
 
-/* The index in keys[] of the one member d names (-1: none), into *found. */
-static int attr_value_member(PyObject *d, const char *const *keys,
-			     size_t nkeys, int *found)
-{
-	PyObject *key, *item;
-	Py_ssize_t pos = 0;
-	size_t k;
-
-	*found = -1;
-	while (PyDict_Next(d, &pos, &key, &item)) {
-		const char *s = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) :
-						       NULL;
-
-		for (k = 0; s && k < nkeys; k++)
-			if (!strcmp(s, keys[k]))
-				break;
-		if (!s || k == nkeys) {
-			PyErr_Clear();
-			PyErr_Format(PyExc_KeyError,
-				     "aclrtMallocAttrValue has no member %R",
-				     key);
-			return 0;
-		}
-		if (*found >= 0) {
-			PyErr_SetString(PyExc_ValueError,
-					"aclrtMallocAttrValue is a union: give one member");
-			return 0;
-		}
-		*found = (int)k;
-	}
-	return 1;
-}
-
 ACLPY_CONV(rsv_byte, uint8_t, "rsv byte", unsigned long long,
 	   PyLong_AsUnsignedLongLong, v <= UINT8_MAX, "rsv byte out of range")
 
@@ -86,13 +53,33 @@ static int read_value(PyObject *d, void *out)
 {
 	static const char *const keys[] = { "moduleId", "deviceId", "vaFlag",
 					    "rsv" };
-	int found;
+	PyObject *key, *item;
+	Py_ssize_t pos = 0;
+	int k, found = -1, n = (int)(sizeof(keys) / sizeof(*keys));
 
-	if (!attr_value_member(d, keys, sizeof(keys) / sizeof(keys[0]),
-			       &found))
-		return 0;
-	if (found == 3)
-		return parse_rsv(PyDict_GetItemString(d, "rsv"), out);
+	while (PyDict_Next(d, &pos, &key, &item)) {
+		const char *s = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) :
+						       NULL;
+
+		for (k = 0; s && k < n; k++)
+			if (!strcmp(s, keys[k]))
+				break;
+		if (!s || k == n) {
+			PyErr_Clear();
+			PyErr_Format(PyExc_KeyError,
+				     "aclrtMallocAttrValue has no member %R",
+				     key);
+			return 0;
+		}
+		if (found >= 0) {
+			PyErr_SetString(PyExc_ValueError,
+					"aclrtMallocAttrValue is a union: give one member");
+			return 0;
+		}
+		found = k;
+	}
+	if (found == n - 1)
+		return parse_rsv(item, out);
 	if (found >= 0)
 		return aclpy_read_field(d, &value_desc, &value_fields[found],
 					out);
