@@ -79,7 +79,7 @@ static void cb_free(struct pycb *r)
 
 enum cb_match { BY_STREAM, BY_CTX, BY_PRIMARY, ALL };
 
-/* With the GIL held, as cb_free. */
+/* With the GIL held, for cb_free. */
 static void cb_drop(enum cb_match how, void *stream, void *ctx)
 {
 	struct pycb **pp, *r, *dead = NULL;
@@ -115,7 +115,7 @@ static void *current_ctx(void)
 	return c;
 }
 
-/* The .after of destroy_stream(_force), reset_device and finalize */
+/* The .after of destroy_stream(_force), reset_device and finalize. */
 void aclpy_rt_stream_gone(const union aclpy_val *args)
 {
 	cb_drop(BY_STREAM, args[0].p, current_ctx());

@@ -106,6 +106,7 @@ static int set_opt(aclrtStreamConfigHandle *h, PyObject *config,
 
 	if (!item || *ret)
 		return 1;
+	/* conv writes the C type at the union's start: size bytes of it. */
 	if (!conv(item, &v))
 		return 0;
 	*ret = aclrtSetStreamConfigOpt(h, attr, &v, size);
