@@ -103,42 +103,15 @@ static const struct aclpy_field num_attrs[] = {
 ACLPY_STRUCT(cfg_desc, named, "cfg", "aclrtMallocConfig", num_attrs, NULL,
 	     NULL);
 
-/* cfg["attrs"] and its length, which "numAttrs", when given, must be. */
-static int cfg_attrs_list(PyObject *cfg, PyObject **list, Py_ssize_t *n)
-{
-	unsigned long long x;
-
-	*list = PyDict_GetItemString(cfg, "attrs");
-	if (!*list) {
-		PyErr_SetString(PyExc_KeyError, "aclrtMallocConfig needs \"attrs\"");
-		return 0;
-	}
-	if (!PyList_Check(*list) && !PyTuple_Check(*list)) {
-		PyErr_Format(PyExc_TypeError,
-			     "aclrtMallocConfig[\"attrs\"] must be a list, not %.200s",
-			     Py_TYPE(*list)->tp_name);
-		return 0;
-	}
-	*n = PySequence_Fast_GET_SIZE(*list);
-	if (PyDict_GetItemString(cfg, "numAttrs")) {
-		if (!aclpy_read_struct(cfg, &cfg_desc, &x))
-			return 0;
-		if (x != (unsigned long long)*n) {
-			PyErr_SetString(PyExc_ValueError,
-					"aclrtMallocConfig[\"numAttrs\"] is not the length of \"attrs\"");
-			return 0;
-		}
-	}
-	return 1;
-}
-
 /*
  * obj converter (calls.h): aclrtMallocConfig, its attributes in the same
- * block.  None or {} is no configuration (pyACL: "pass an empty dict").
+ * block.  None or {} is no configuration (pyACL: "pass an empty dict");
+ * "numAttrs", when given, must be the length of "attrs".
  */
 static int conv_malloc_cfg(PyObject *cfg, union aclpy_val *slot)
 {
 	aclrtMallocConfig *out;
+	unsigned long long x;
 	PyObject *list;
 	Py_ssize_t n, i;
 
@@ -148,8 +121,27 @@ static int conv_malloc_cfg(PyObject *cfg, union aclpy_val *slot)
 		return aclpy_read_struct(cfg, &cfg_desc, NULL);
 	if (PyDict_Size(cfg) == 0)
 		return 1;
-	if (!cfg_attrs_list(cfg, &list, &n))
+	list = PyDict_GetItemString(cfg, "attrs");
+	if (!list) {
+		PyErr_SetString(PyExc_KeyError, "aclrtMallocConfig needs \"attrs\"");
 		return 0;
+	}
+	if (!PyList_Check(list) && !PyTuple_Check(list)) {
+		PyErr_Format(PyExc_TypeError,
+			     "aclrtMallocConfig[\"attrs\"] must be a list, not %.200s",
+			     Py_TYPE(list)->tp_name);
+		return 0;
+	}
+	n = PySequence_Fast_GET_SIZE(list);
+	if (PyDict_GetItemString(cfg, "numAttrs")) {
+		if (!aclpy_read_struct(cfg, &cfg_desc, &x))
+			return 0;
+		if (x != (unsigned long long)n) {
+			PyErr_SetString(PyExc_ValueError,
+					"aclrtMallocConfig[\"numAttrs\"] is not the length of \"attrs\"");
+			return 0;
+		}
+	}
 	out = aclpy_slot_alloc(slot, 1, sizeof(*out) +
 			       (size_t)n * sizeof(*out->attrs));
 	if (!out)

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
 /* acl.rt: virtual memory (lib/vmm.c), as lib/README.md documents it. */
-#include <stdbool.h>
 #include <string.h>
 
 #include "acl/acl.h"
@@ -45,11 +44,6 @@ static PyObject *prop_out(const void *out)
  * type, so that the library judges it, in an aclrtMemFabricHandle either
  * way.
  */
-static bool fabric(const union aclpy_val *args, int i)
-{
-	return args[i].i32 == ACL_MEM_SHARE_HANDLE_TYPE_FABRIC;
-}
-
 /* objv (calls.h): the handle of the type args[1]. */
 static int share_in(PyObject *o, union aclpy_val *slot,
 		    const union aclpy_val *args)
@@ -60,7 +54,7 @@ static int share_in(PyObject *o, union aclpy_val *slot,
 
 	if (!fh)
 		return 0;
-	if (!fabric(args, 1))
+	if (args[1].i32 != ACL_MEM_SHARE_HANDLE_TYPE_FABRIC)
 		return conv_u64(o, fh);
 	if (PyBytes_AsStringAndSize(o, &buf, &len) < 0)
 		return 0;
@@ -79,7 +73,7 @@ static PyObject *share_out(const void *out, const union aclpy_val *args,
 {
 	const aclrtMemFabricHandle *fh = out;
 
-	if (fabric(args, 2))
+	if (args[2].i32 == ACL_MEM_SHARE_HANDLE_TYPE_FABRIC)
 		return PyBytes_FromStringAndSize((const char *)fh->data,
 						 (Py_ssize_t)sizeof(fh->data));
 	return PyLong_FromUnsignedLongLong(ret ? 0ULL :
