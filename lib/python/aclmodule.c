@@ -18,8 +18,6 @@ static PyObject *ptr_attrs(const void *out)
 			     (unsigned int)a->pageSize);
 }
 
-/* ---- tables ---- */
-
 #define ACL_CALLS(CALL, HAND, AUTO, DOC, VAL)				\
 	CALL(init, aclInit, (opt, sn), (), "ret = init([config_path])")	\
 	AUTO(aclFinalize, .after = aclpy_rt_finalized)
@@ -76,10 +74,9 @@ MODULE(rt_module, "acl.rt", "ACL runtime: devices and memory",
 MODULE(media_module, "acl.media", "media memory (acldvpp*)",
        aclpy_media_methods);
 MODULE(util_module, "acl.util", "pointer helpers", aclpy_util_methods);
-
 MODULE(prof_module, "acl.prof", "profiling (acl_prof.h)", aclpy_prof_methods);
-
-MODULE(mdl_module, "acl.mdl", "model run instances (model.c)", NULL);
+MODULE(mdl_module, "acl.mdl", "model run instances (model.c)",
+       aclpy_mdl_methods);
 MODULE(tdt_module, "acl.tdt", "TDT channels and queues (tdt.c)",
        aclpy_tdt_methods);
 
@@ -117,8 +114,6 @@ static PyMethodDef *const rt_tables[] = {
 	NULL,
 };
 
-static PyMethodDef *const mdl_tables[] = { aclpy_mdl_methods, NULL };
-
 /* "import acl.rt" and "from acl import rt" for a single .so. */
 static int add_submodule(PyObject *parent, struct PyModuleDef *def,
 			 const char *attr, PyMethodDef *const *tables)
@@ -153,7 +148,7 @@ PyMODINIT_FUNC PyInit_acl(void)
 	    add_submodule(m, &rt_module, "rt", rt_tables) ||
 	    add_submodule(m, &media_module, "media", NULL) ||
 	    add_submodule(m, &prof_module, "prof", NULL) ||
-	    add_submodule(m, &mdl_module, "mdl", mdl_tables) ||
+	    add_submodule(m, &mdl_module, "mdl", NULL) ||
 	    add_submodule(m, &tdt_module, "tdt", NULL) ||
 	    add_submodule(m, &util_module, "util", NULL)) {
 		Py_DECREF(m);

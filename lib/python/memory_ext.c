@@ -10,8 +10,6 @@
 #include "acl/acl.h"
 #include "aclpy.h"
 
-/* ---- configured allocations ---- */
-
 ACLPY_CONV(rsv_byte, uint8_t, "rsv byte", unsigned long long,
 	   PyLong_AsUnsignedLongLong, v <= UINT8_MAX, "rsv byte out of range")
 
@@ -154,8 +152,6 @@ static int conv_malloc_cfg(PyObject *cfg, union aclpy_val *slot)
 			return 0;
 	return 1;
 }
-
-/* ---- queries ---- */
 
 /*
  * A process has a handful of components; a larger input_num only asks for
