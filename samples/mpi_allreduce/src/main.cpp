@@ -13,8 +13,9 @@
  *
  *     mpirun -np 2 ./mpi_allreduce [BYTES]      (default 4 MiB a buffer)
  *
- * Each rank prints its buffers' address ranges ("rank R buffer ..."), so
- * that a transport's registrations can be matched with them.  Rank 0
+ * Each rank prints its pid and its buffers' address ranges ("rank R pid P
+ * buffer ..."), so that a transport's registrations can be matched with
+ * them.  Rank 0
  * prints "PASS mpi_allreduce" when every rank checked its data; every rank
  * exits 0 then, 1 otherwise.
  */
@@ -23,6 +24,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <vector>
+
+#include <unistd.h>
 
 // The C API from C++: without these, Open MPI's and MPICH's mpi.h pull in
 // their C++ bindings, which live in another library.
@@ -111,9 +114,11 @@ bool Round(aclrtMemMallocPolicy policy, const char *name, size_t bytes,
 			  bytes, name);
 		goto out;
 	}
-	printf("rank %d buffer %s send %p-%p\n", g_rank, name, send,
+	printf("rank %d pid %d buffer %s send %p-%p\n", g_rank,
+	       static_cast<int>(getpid()), name, send,
 	       static_cast<char *>(send) + bytes);
-	printf("rank %d buffer %s recv %p-%p\n", g_rank, name, recv,
+	printf("rank %d pid %d buffer %s recv %p-%p\n", g_rank,
+	       static_cast<int>(getpid()), name, recv,
 	       static_cast<char *>(recv) + bytes);
 
 	// Send/Recv around the ring; even ranks send first, so that no two
