@@ -106,13 +106,15 @@ bool Round(aclrtMemMallocPolicy policy, const char *name, size_t bytes,
 	size_t words = bytes / sizeof(uint32_t);
 	void *send = nullptr, *recv = nullptr;
 	std::vector<uint32_t> want(words);
-	bool ok = false;
+	bool ok = false, p2p_ok = true;
 
+	// The other ranks would wait in the next call for this one: a rank
+	// without its buffers ends the job.
 	if (aclrtMallocCached(&send, bytes, policy) != ACL_SUCCESS ||
 	    aclrtMallocCached(&recv, bytes, policy) != ACL_SUCCESS) {
 		ERROR_LOG("rank %d: aclrtMallocCached(%zu, %s) failed", g_rank,
 			  bytes, name);
-		goto out;
+		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
 	printf("rank %d pid %d buffer %s send %p-%p\n", g_rank,
 	       static_cast<int>(getpid()), name, send,
@@ -147,8 +149,9 @@ bool Round(aclrtMemMallocPolicy policy, const char *name, size_t bytes,
 		}
 		for (size_t i = 0; i < words; i++)
 			want[i] = Word(prev, i, seed);
-		if (!Compare(recv, want, name))
-			goto out;
+		// Wrong bytes end nothing early: every rank must still take
+		// part in the collectives that follow.
+		p2p_ok = Compare(recv, want, name);
 	}
 
 	// Allreduce: the sum of every rank's words, wrapping at 2^32.
@@ -164,7 +167,7 @@ bool Round(aclrtMemMallocPolicy policy, const char *name, size_t bytes,
 			sum += Word(r, i, seed + 1);
 		want[i] = sum;
 	}
-	ok = Compare(recv, want, "MPI_Allreduce");
+	ok = Compare(recv, want, "MPI_Allreduce") && p2p_ok;
 	goto out;
 
 mpi_failed:
@@ -179,10 +182,17 @@ out:
 
 bool Run(size_t bytes)
 {
-	CHECK_ACL(aclInit(nullptr));
-	CHECK_ACL(aclrtSetDevice(kDeviceId));
-	bool ok = Round(ACL_MEM_MALLOC_HUGE_FIRST, "HUGE_FIRST", bytes, 1) &&
-		  Round(ACL_MEM_MALLOC_NORMAL_ONLY, "NORMAL_ONLY", bytes, 3);
+	// As above: a rank without its device ends the job.
+	if (aclInit(nullptr) != ACL_SUCCESS ||
+	    aclrtSetDevice(kDeviceId) != ACL_SUCCESS) {
+		ERROR_LOG("rank %d: aclInit or aclrtSetDevice(%d) failed",
+			  g_rank, kDeviceId);
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	// Both rounds on every rank, whatever the first gave.
+	bool huge = Round(ACL_MEM_MALLOC_HUGE_FIRST, "HUGE_FIRST", bytes, 1);
+	bool normal = Round(ACL_MEM_MALLOC_NORMAL_ONLY, "NORMAL_ONLY", bytes, 3);
+	bool ok = huge && normal;
 	CHECK_ACL(aclrtResetDevice(kDeviceId));
 	CHECK_ACL(aclFinalize());
 	return ok;
