@@ -104,7 +104,7 @@ bench: bench-deps
 bench-mpi: bench-deps
 	$(MAKE) build/kmod/$(BENCH_KVER)/npu_mem.ko bench-build
 	tests/vm/vm-run -k $(BENCH_KVER) -t 900 -o build/bench/mpi -- \
-		bash bench/mpi.sh $(BENCH_MPI_ARGS)
+		bash bench/mpi/guest.sh $(BENCH_MPI_ARGS)
 
 deps:
 	bash scripts/deps.sh

@@ -2,7 +2,7 @@
 # shellcheck shell=bash
 #
 # rxe-mpi.sh: sourced by the MPI test (tests/mpi/guest-mpi.sh) and the MPI
-# benchmark (bench/mpi.sh), in a vm-run guest, as root: one soft-RoCE
+# benchmark (bench/mpi/guest.sh), in a vm-run guest, as root: one soft-RoCE
 # device on a veth, and mpirun with two ranks whose UCX talks through it.
 #
 #   mpi_rxe_setup        make the device; 0, or 1 with the reason in

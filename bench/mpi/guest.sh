@@ -9,8 +9,8 @@
 # ([ITERS [SIZE...]]).
 set -uo pipefail
 
-TOP=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
-out=${VM_OUTDIR:?bench/mpi.sh runs in a vm-run guest}
+TOP=$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)
+out=${VM_OUTDIR:?bench/mpi/guest.sh runs in a vm-run guest}
 [ -x "$TOP/build/bench/mpi_bw" ] ||
 	{ echo "bench-mpi: no build/bench/mpi_bw (mpicc missing?)" >&2; exit 1; }
 
