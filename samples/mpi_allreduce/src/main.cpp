@@ -15,9 +15,8 @@
  *
  * Each rank prints its pid and its buffers' address ranges ("rank R pid P
  * buffer ..."), so that a transport's registrations can be matched with
- * them.  Rank 0
- * prints "PASS mpi_allreduce" when every rank checked its data; every rank
- * exits 0 then, 1 otherwise.
+ * them.  Rank 0 prints "PASS mpi_allreduce" when every rank checked its
+ * data; every rank exits 0 then, 1 otherwise.
  */
 #include <cstdint>
 #include <cstdio>
@@ -45,16 +44,6 @@
 			ERROR_LOG("rank %d: %s failed, error code %d (line %d)", \
 				  g_rank, #call, static_cast<int>(ret_),     \
 				  __LINE__);                                 \
-			return false;                                        \
-		}                                                            \
-	} while (0)
-
-#define CHECK_MPI(call)                                                      \
-	do {                                                                 \
-		int ret_ = (call);                                           \
-		if (ret_ != MPI_SUCCESS) {                                   \
-			ERROR_LOG("rank %d: %s failed, error %d (line %d)",   \
-				  g_rank, #call, ret_, __LINE__);            \
 			return false;                                        \
 		}                                                            \
 	} while (0)
