@@ -22,7 +22,11 @@ trap mpi_rxe_teardown EXIT
 mpi_rxe_mpirun "$TOP/build/bench/mpi_bw" "$@" >"$out/mpi.csv" 2>"$out/mpi.log"
 rc=$?
 {
-	echo "MPI point-to-point over UCX rc_verbs on soft-RoCE (rxe loopback), $(uname -r)"
+	case $MPI_RXE_LAYOUT in
+	netns) how="an rxe device per rank, in two network namespaces" ;;
+	*) how="rxe loopback" ;;
+	esac
+	echo "MPI point-to-point over UCX rc_verbs on soft-RoCE ($how), $(uname -r)"
 	column -t -s, "$out/mpi.csv"
 } | tee "$out/mpi-summary.txt"
 [ "$rc" = 0 ] || { echo "bench-mpi: mpirun exit status $rc (see mpi.log)" >&2; cat "$out/mpi.log" >&2; }

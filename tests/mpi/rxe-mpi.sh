@@ -113,6 +113,7 @@ mpi_rxe_setup() {
 	local dev
 
 	MPI_RXE_WHY=""
+	MPI_RXE_LAYOUT=""
 	MPI_RXE_DEVS=()
 	mpi_rxe_teardown
 	# Loaded by hand, as nm_rxe_setup() does (its comment says why).  lo
@@ -127,14 +128,17 @@ mpi_rxe_setup() {
 		return 1
 	fi
 
-	if ip netns add "$MPI_RXE_NS_A" && ip netns add "$MPI_RXE_NS_B" &&
-		_mpi_rxe_up "$MPI_RXE_NS_A" "$MPI_RXE_VETH_A" 10.77.17.1/24 "$MPI_RXE" &&
-		_mpi_rxe_up "$MPI_RXE_NS_B" "$MPI_RXE_VETH_B" 10.77.17.2/24 "$MPI_RXE_B" &&
-		_mpi_rxe_ns_socket "$MPI_RXE_NS_B"; then
+	if ! ip netns add "$MPI_RXE_NS_A" || ! ip netns add "$MPI_RXE_NS_B" ||
+		! _mpi_rxe_up "$MPI_RXE_NS_A" "$MPI_RXE_VETH_A" 10.77.17.1/24 "$MPI_RXE" ||
+		! _mpi_rxe_up "$MPI_RXE_NS_B" "$MPI_RXE_VETH_B" 10.77.17.2/24 "$MPI_RXE_B"; then
+		echo "no rxe devices in two network namespaces here: both ranks on one device"
+	elif ! _mpi_rxe_ns_socket "$MPI_RXE_NS_B"; then
+		echo "rxe has no socket in $MPI_RXE_NS_B, its devices' namespace: both ranks on one device"
+	else
 		MPI_RXE_LAYOUT=netns
 		MPI_RXE_DEVS=("$MPI_RXE" "$MPI_RXE_B")
-	else
-		echo "rxe has no socket in a second network namespace: both ranks on one device"
+	fi
+	if [ "$MPI_RXE_LAYOUT" != netns ]; then
 		mpi_rxe_teardown
 		if ! MPI_RXE_WHY=$(set -e
 			ip link add "$MPI_RXE_VETH_A" type veth peer name "$MPI_RXE_VETH_B"
