@@ -24,6 +24,8 @@
 #                        example in arm64 guests (tests/run-arm64.sh)
 #   make bench           benchmark against the alternatives in a guest
 #                        (KVER=, BENCH_ARGS=-q): build/bench/results/
+#   make bench-mpi       MPI bandwidth over soft-RoCE, npu-mem buffers against
+#                        malloc'd ones, in a guest: build/bench/mpi/
 #   make install/uninstall (DESTDIR, PREFIX; mk/install.mk)
 #   make dkms-add, dkms-build, dkms-install, dkms-remove (mk/dkms.mk)
 TOP := $(CURDIR)
@@ -97,6 +99,13 @@ bench: bench-deps
 	$(MAKE) build/kmod/$(BENCH_KVER)/npu_mem.ko bench-build
 	KVER=$(BENCH_KVER) bash bench/run.sh
 
+# MPI over soft-RoCE in a guest, npu-mem buffers against malloc'd ones
+# (doc/mpi.md): build/bench/mpi/mpi-summary.txt.  BENCH_MPI_ARGS: mpi_bw's.
+bench-mpi: bench-deps
+	$(MAKE) build/kmod/$(BENCH_KVER)/npu_mem.ko bench-build
+	tests/vm/vm-run -k $(BENCH_KVER) -t 900 -o build/bench/mpi -- \
+		bash bench/mpi/guest.sh $(BENCH_MPI_ARGS)
+
 deps:
 	bash scripts/deps.sh
 
@@ -136,6 +145,6 @@ clean:
 	-$(MAKE) -C bench clean
 
 .PHONY: all module modules-all sparse lib tools tests deps deps-run run check check-full clean mutation \
-	bench bench-build bench-deps
+	bench bench-build bench-deps bench-mpi
 
 include mk/debug.mk mk/arm64.mk mk/dkms.mk mk/install.mk mk/deb.mk

@@ -33,6 +33,7 @@
 
 #include "acl/acl_rt.h"
 #include "aclmem/kernel.h"
+#include "launch.h"
 #include "log.h"
 
 struct param {
@@ -686,8 +687,9 @@ static aclError queue(const char *fn, struct func *f, uint32_t blocks,
 				    f->name, len);
 		return ret;
 	}
-	return aclmem_kernel_launch(f->name, blocks, stream, bin_block,
-				    bin_release, l);
+	return aclmem_kernel_launch_func(f->name, blocks, stream, bin_block,
+					 bin_release, l, f, block,
+					 (uint32_t)len);
 }
 
 /*

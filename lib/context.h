@@ -62,6 +62,8 @@ bool aclmem_ctx_device_in_use(void);
  * lets go before it.  Every hook may be NULL.
  */
 enum aclmem_part_rank {
+	ACLMEM_RANK_PROF,		/* the profiler's collection */
+	ACLMEM_RANK_TDT,		/* TDT queues */
 	ACLMEM_RANK_MODELS,		/* model run instances over streams */
 	ACLMEM_RANK_ALLOCATOR,		/* custom allocators of streams */
 	ACLMEM_RANK_NOTIFIES,

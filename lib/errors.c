@@ -4,12 +4,15 @@
  * aclrtPeekAtLastError; the state itself lives in log.c, where failures
  * are recorded) and the exception callbacks with their aclrtExceptionInfo.
  *
- * The tasks that fail here are copies, fills, waits and host functions:
- * none is a kernel, so an exception never has kernel arguments or a kernel
- * handle.  CANN's getters of those refuse such an exception: the arguments
- * with ACL_ERROR_INVALID_EXCEPTION_INFO (0xFFFFFFFF, what CANN's getters
- * also give for a NULL info), the handle with the runtime's refusal, which
- * reaches the caller as ACL_ERROR_RT_PARAM_INVALID.
+ * A failed kernel launch's exception carries the kernel's packed arguments
+ * and, when it was launched through a handle (aclrtLaunchKernel*), that
+ * handle.  Any other failed task (a copy, fill, wait, host function) is
+ * no kernel's: CANN's getters refuse such an exception, the arguments with
+ * ACL_ERROR_INVALID_EXCEPTION_INFO (0xFFFFFFFF, what CANN's getters also
+ * give for a NULL info), the handle with the runtime's refusal, which
+ * reaches the caller as ACL_ERROR_RT_PARAM_INVALID.  So do both getters
+ * for a kernel launched without a handle (AscendC's <<<>>>): its
+ * arguments are the launch's typed copies, not one packed block.
  */
 #include <pthread.h>
 #include <string.h>
@@ -68,6 +71,7 @@ struct rtExceptionInfo {
 	uint32_t thread_id;
 	uint32_t device_id;
 	uint32_t error_code;
+	const struct aclmem_exception_kernel *kernel;
 };
 
 /* Registered callbacks (CANN: identified by pointer, no duplicates). */
@@ -132,7 +136,8 @@ aclError aclrtExceptionInfoCallbackUnregister(aclrtExceptionInfoCallback callbac
 }
 
 void aclmem_exception_report(uint32_t stream_id, uint32_t task_id,
-			     int32_t device_id, uint32_t error_code)
+			     int32_t device_id, uint32_t error_code,
+			     const struct aclmem_exception_kernel *kernel)
 {
 	aclrtExceptionInfoCallback cbs[EXC_MAX_CALLBACKS + 1];
 	struct rtExceptionInfo info = {
@@ -141,6 +146,7 @@ void aclmem_exception_report(uint32_t stream_id, uint32_t task_id,
 		.thread_id = (uint32_t)syscall(SYS_gettid),
 		.device_id = (uint32_t)device_id,
 		.error_code = error_code,
+		.kernel = kernel,
 	};
 	size_t n = 0, i;
 
@@ -198,10 +204,17 @@ aclError aclrtGetArgsFromExceptionInfo(const aclrtExceptionInfo *info,
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "aclrtGetArgsFromExceptionInfo: %s is NULL",
 				   !devArgsPtr ? "devArgsPtr" : "devArgsLen");
+	if (info->kernel && info->kernel->args) {
+		*devArgsPtr = info->kernel->args;
+		*devArgsLen = info->kernel->args_len;
+		return ACL_SUCCESS;
+	}
 	return aclmem_fail(EXC_INFO_INVALID,
 			   "aclrtGetArgsFromExceptionInfo: task %u of stream "
-			   "%u ran no kernel, so it has no arguments",
-			   info->task_id, info->stream_id);
+			   "%u %s", info->task_id, info->stream_id,
+			   info->kernel ? "ran a kernel launched without a "
+			   "handle, whose arguments are not kept" :
+			   "ran no kernel, so it has no arguments");
 }
 
 aclError aclrtGetFuncHandleFromExceptionInfo(const aclrtExceptionInfo *info,
@@ -215,8 +228,13 @@ aclError aclrtGetFuncHandleFromExceptionInfo(const aclrtExceptionInfo *info,
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "aclrtGetFuncHandleFromExceptionInfo: func "
 				   "is NULL");
+	if (info->kernel && info->kernel->func) {
+		*func = info->kernel->func;
+		return ACL_SUCCESS;
+	}
 	return aclmem_fail(ACL_ERROR_RT_PARAM_INVALID,
 			   "aclrtGetFuncHandleFromExceptionInfo: task %u of "
-			   "stream %u ran no kernel", info->task_id,
-			   info->stream_id);
+			   "stream %u %s", info->task_id, info->stream_id,
+			   info->kernel ? "ran a kernel launched without a "
+			   "handle" : "ran no kernel");
 }

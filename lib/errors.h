@@ -10,14 +10,27 @@
 #include <stdint.h>
 
 /*
+ * What a failed kernel launch adds to its report, for
+ * aclrtGetFuncHandleFromExceptionInfo() and aclrtGetArgsFromExceptionInfo():
+ * the handle it was launched by (NULL for a launch without one, such as
+ * AscendC's <<<>>>) and its packed arguments, valid during the report.
+ */
+struct aclmem_exception_kernel {
+	void *func;
+	void *args;
+	uint32_t args_len;
+};
+
+/*
  * Call every exception callback with an aclrtExceptionInfo holding these
  * ids and error_code (an ACL code), and the calling thread's id as the
- * thread id.  Call it where a queued task has failed, from the thread that
+ * thread id; kernel is the failed task's kernel, NULL for another task.  Call it where a queued task has failed, from the thread that
  * ran it, with no library lock held: callbacks may call the API.  Each
  * callback runs once, in this thread, before this returns; the info is
  * valid only during the call.
  */
 void aclmem_exception_report(uint32_t stream_id, uint32_t task_id,
-			     int32_t device_id, uint32_t error_code);
+			     int32_t device_id, uint32_t error_code,
+			     const struct aclmem_exception_kernel *kernel);
 
 #endif /* ACLMEM_ERRORS_H */

@@ -15,6 +15,8 @@
 
 #include "acl/acl_rt.h"
 #include "aclmem/kernel.h"
+#include "errors.h"
+#include "launch.h"
 #include "log.h"
 #include "stream.h"
 
@@ -25,6 +27,7 @@ struct launch_task {
 	aclmem_kernel_block_fn block;
 	aclmem_kernel_release_fn release;
 	void *launch;
+	struct aclmem_exception_kernel exc;	/* exc.args: ours */
 };
 
 struct block_thread {
@@ -118,6 +121,7 @@ static void launch_release(struct aclmem_task *task, bool ran)
 
 	(void)ran;
 	t->release(t->launch);
+	free(t->exc.args);
 	free(t);
 }
 
@@ -128,19 +132,38 @@ static const char *launch_label(const struct aclmem_task *task)
 	return t->name[0] ? t->name : NULL;
 }
 
+static const struct aclmem_exception_kernel *
+launch_kernel(const struct aclmem_task *task)
+{
+	return &((const struct launch_task *)task)->exc;
+}
+
 static const struct aclmem_task_ops launch_ops = {
 	.run = launch_run,
 	.release = launch_release,
 	.name = "kernel launch",
 	.label = launch_label,
+	.kernel = launch_kernel,
 };
 
 aclError aclmem_kernel_launch(const char *name, uint32_t block_dim,
 			      aclrtStream stream, aclmem_kernel_block_fn block,
 			      aclmem_kernel_release_fn release, void *launch)
 {
+	return aclmem_kernel_launch_func(name, block_dim, stream, block,
+					 release, launch, NULL, NULL, 0);
+}
+
+aclError aclmem_kernel_launch_func(const char *name, uint32_t block_dim,
+				   aclrtStream stream,
+				   aclmem_kernel_block_fn block,
+				   aclmem_kernel_release_fn release,
+				   void *launch, void *func, const void *args,
+				   uint32_t args_len)
+{
 	static const char fn[] = "aclmem_kernel_launch";
 	struct launch_task *t;
+	void *copy = NULL;
 
 	if (!release)
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
@@ -153,11 +176,24 @@ aclError aclmem_kernel_launch(const char *name, uint32_t block_dim,
 				   ACLMEM_KERNEL_MAX_BLOCKS,
 				   block ? "" : ", no block function");
 	}
+	if (args && args_len) {
+		copy = malloc(args_len);
+		if (copy)
+			memcpy(copy, args, args_len);
+	}
 	t = aclmem_task_new(fn, sizeof(*t), &launch_ops);
-	if (!t) {
+	if (!t || (args && args_len && !copy)) {
+		if (t)
+			aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
+				    "%s: out of memory for the arguments", fn);
+		free(copy);
+		free(t);
 		release(launch);
 		return ACL_ERROR_RT_MEMORY_ALLOCATION;
 	}
+	t->exc.func = func;
+	t->exc.args = copy;
+	t->exc.args_len = copy ? args_len : 0;
 	snprintf(t->name, sizeof(t->name), "%s", name ? name : "kernel");
 	t->dim = block_dim;
 	t->block = block;

@@ -27,6 +27,11 @@
  *
  * Lock: prof_lock guards everything here; it is taken on stream workers
  * (the task watch) and never held while calling into a stream.
+ *
+ * fork(): the child has no collection (the parent's, its directory and
+ * its events stay the parent's, who writes them) and may start its own;
+ * it keeps aclprofInit's path, as aclInit's state is inherited.  prof_lock
+ * is held across the fork, so what the child drops is whole.
  */
 #include <errno.h>
 #include <json-c/json.h>
@@ -43,6 +48,7 @@
 
 #include "acl/acl_prof.h"
 #include "args.h"
+#include "context.h"
 #include "log.h"
 #include "stream.h"
 
@@ -331,6 +337,34 @@ static int stop_locked(void)
 	running = false;
 	return write_trace();
 }
+
+static void prof_fork_prepare(void)
+{
+	pthread_mutex_lock(&prof_lock);
+}
+
+static void prof_fork_parent(void)
+{
+	pthread_mutex_unlock(&prof_lock);
+}
+
+static void prof_fork_child(void)
+{
+	if (running) {
+		aclmem_stream_watch_tasks(NULL);
+		atomic_store(&tx_on, false);
+		running = false;
+	}
+	drop_events();
+	/* The forking thread's open pushes were the parent's. */
+	generation++;
+	pthread_mutex_unlock(&prof_lock);
+}
+
+ACLMEM_PART(.rank = ACLMEM_RANK_PROF,
+	    .fork_prepare = prof_fork_prepare,
+	    .fork_parent = prof_fork_parent,
+	    .fork_child = prof_fork_child)
 
 /* A zeroed object for a Create call, or NULL recorded as fn's failure. */
 static void *create(const char *fn, size_t size)

@@ -181,7 +181,9 @@ static void *worker(void *arg)
 		if (ret && ret != ACL_ERROR_RT_STREAM_ABORT)
 			aclmem_exception_report((uint32_t)s->id, t->id,
 						aclmem_ctx_device(s->ctx),
-						(uint32_t)ret);
+						(uint32_t)ret,
+						t->ops->kernel ?
+						t->ops->kernel(t) : NULL);
 		t->ops->release(t, true);
 		pthread_mutex_lock(&s->lock);
 		s->busy = false;

@@ -23,6 +23,8 @@
 
 #include "acl/acl_rt.h"
 
+struct aclmem_exception_kernel;
+
 struct aclmem_ctx;
 struct aclmem_stream;
 
@@ -65,6 +67,12 @@ struct aclmem_task_ops {
 	 * record that does not run).
 	 */
 	void (*kept)(struct aclmem_task *t);
+	/*
+	 * For a kernel launch (NULL for other kinds): what the exception
+	 * report of its failure says of the kernel, valid until release().
+	 */
+	const struct aclmem_exception_kernel *(*kernel)(
+		const struct aclmem_task *t);
 };
 
 struct aclmem_task {

@@ -57,4 +57,11 @@ void tdt_fifo_stop(struct tdt_fifo *f);
 /* Stop, wait for the callers inside to leave, release what is left. */
 void tdt_fifo_destroy(struct tdt_fifo *f);
 
+/*
+ * In the child of a fork() that held the owner's lock over it: release
+ * what is left.  The callers inside were the parent's other threads,
+ * which did not come along, so nobody is waited for.
+ */
+void tdt_fifo_forget(struct tdt_fifo *f);
+
 #endif /* ACLMEM_TDT_H */

@@ -150,3 +150,12 @@ void tdt_fifo_destroy(struct tdt_fifo *f)
 	pthread_cond_destroy(&f->changed);
 	pthread_mutex_destroy(&f->lock);
 }
+
+void tdt_fifo_forget(struct tdt_fifo *f)
+{
+	/* Its lock or condition may be mid-use by a thread that is gone. */
+	pthread_mutex_init(&f->lock, NULL);
+	pthread_cond_init(&f->changed, NULL);
+	f->inside = 0;
+	tdt_fifo_destroy(f);
+}

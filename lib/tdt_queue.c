@@ -18,6 +18,11 @@
  * caller finds its queue under queues_lock and stays counted inside its
  * FIFO, so acltdtDestroyQueue on another thread wakes it and waits for it
  * to leave (tdt_fifo_destroy) before the queue is freed.
+ *
+ * fork(): the child has none of the parent's queues (a qid is the
+ * process's own), so it refuses their qids as unknown; its own queues get
+ * qids the parent's never had.  queues_lock is held across the fork, so
+ * the list the child drops is whole.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -57,6 +62,33 @@ struct tdt_queue {
 static pthread_mutex_t queues_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct tdt_queue *queues;
 static uint32_t last_qid;
+
+static void queues_fork_prepare(void)
+{
+	pthread_mutex_lock(&queues_lock);
+}
+
+static void queues_fork_parent(void)
+{
+	pthread_mutex_unlock(&queues_lock);
+}
+
+static void queues_fork_child(void)
+{
+	struct tdt_queue *q;
+
+	pthread_mutex_unlock(&queues_lock);
+	while ((q = queues)) {
+		queues = q->next;
+		tdt_fifo_forget(&q->fifo);
+		free(q);
+	}
+}
+
+ACLMEM_PART(.rank = ACLMEM_RANK_TDT,
+	    .fork_prepare = queues_fork_prepare,
+	    .fork_parent = queues_fork_parent,
+	    .fork_child = queues_fork_child)
 
 static void buf_release(struct tdt_entry *e)
 {

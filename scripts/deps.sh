@@ -18,7 +18,8 @@ export DEBIAN_FRONTEND=noninteractive
 BASE_PKGS="build-essential gcc-multilib pkg-config make python3 python3-dev
 	python3-numpy qemu-system-x86 busybox-static cpio kmod check libdrm-dev sparse dwarves
 	linux-image-amd64 linux-headers-amd64 valgrind dkms udev libjson-c-dev cmake
-	liburing-dev libibverbs-dev ibverbs-providers rdma-core shellcheck"
+	liburing-dev libibverbs-dev ibverbs-providers rdma-core shellcheck
+	openmpi-bin libopenmpi-dev libucx0 ucx-utils"
 BPO_PKGS="linux-image-amd64 linux-headers-amd64"
 RUN_PKGS="build-essential pkg-config make python3 python3-dev qemu-system-x86
 	busybox-static cpio kmod linux-image-amd64 linux-headers-amd64 libjson-c-dev"

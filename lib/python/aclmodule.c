@@ -1,17 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * The "acl" Python module: libaclmem's ACL API with pyACL's conventions,
- * e.g. dev_ptr, ret = acl.rt.malloc(size, policy).  Each file's table of
- * calls gives their signatures, as their docstrings.
- *
- * Pointers are ints; every call returns its outputs followed by ret, and an
- * API failure is a non-zero ret (outputs are then 0), never an exception.
- * Arguments of the wrong type raise TypeError; ints out of range for the C
- * type raise OverflowError.  acl.util.bytes_to_ptr/ptr_to_bytes move data
- * between Python objects and memory, as in pyACL.
- *
- * The GIL is released around every library call: copies and allocations
- * can take long, and other Python threads should run meanwhile.
+ * The "acl" Python module: libaclmem's ACL API with pyACL's conventions
+ * (lib/README.md), built from each file's table of calls.
  */
 /* Every public header, and ACLPY_CONSTANTS (python/constants.py). */
 #include "acl_constants.h"
@@ -28,70 +18,49 @@ static PyObject *ptr_attrs(const void *out)
 			     (unsigned int)a->pageSize);
 }
 
-/* ---- tables ---- */
-
-#define ACL_CALLS(CALL, HAND)						\
+#define ACL_CALLS(CALL, HAND, AUTO, DOC, VAL)				\
 	CALL(init, aclInit, (opt, sn), (), "ret = init([config_path])")	\
-	CALL(finalize, aclFinalize, (), (.after = aclpy_rt_finalized),	\
-	     "ret = finalize()")
+	AUTO(aclFinalize, .after = aclpy_rt_finalized)
 
-#define RT_CALLS(CALL, HAND)						\
-	CALL(set_device, aclrtSetDevice, (i32), (), "ret = set_device(id)") \
-	CALL(reset_device, aclrtResetDevice, (i32),			\
-	     (.after = aclpy_rt_device_reset), "ret = reset_device(id)")	\
-	CALL(get_device, aclrtGetDevice, (out_i32), (.hold_gil = true),	\
-	     "id, ret = get_device()")					\
-	CALL(get_device_count, aclrtGetDeviceCount, (out_u32),		\
-	     (.hold_gil = true, .raw = true),				\
-	     "count, ret = get_device_count()")				\
+#define RT_CALLS(CALL, HAND, AUTO, DOC, VAL)				\
+	DOC(aclrtSetDevice, "ret = set_device(id)")			\
+	DOC(aclrtResetDevice,						\
+	    "ret = reset_device(id)", .after = aclpy_rt_device_reset)	\
+	DOC(aclrtGetDevice, "id, ret = get_device()", .hold_gil = true)	\
+	AUTO(aclrtGetDeviceCount, .hold_gil = true, .raw = true)	\
 	CALL(get_run_mode, aclrtGetRunMode, (out_init),			\
 	     (.hold_gil = true, .raw = true, .init = ACL_HOST),		\
 	     "mode, ret = get_run_mode()")				\
-	CALL(synchronize_device, aclrtSynchronizeDevice, (), (),	\
-	     "ret = synchronize_device()")				\
-	CALL(malloc, aclrtMalloc, (out_p, z, i32), (),			\
-	     "dev_ptr, ret = malloc(size, policy)")			\
-	CALL(malloc_cached, aclrtMallocCached, (out_p, z, i32), (),	\
-	     "dev_ptr, ret = malloc_cached(size, policy)")		\
-	CALL(malloc_align32, aclrtMallocAlign32, (out_p, z, i32), (),	\
-	     "dev_ptr, ret = malloc_align32(size, policy)")		\
-	CALL(malloc_host, aclrtMallocHost, (out_p, z), (),		\
-	     "host_ptr, ret = malloc_host(size)")			\
-	CALL(free, aclrtFree, (p), (), "ret = free(dev_ptr)")		\
-	CALL(free_host, aclrtFreeHost, (p), (), "ret = free_host(host_ptr)") \
-	CALL(mem_flush, aclrtMemFlush, (p, z), (),			\
-	     "ret = mem_flush(dev_ptr, size)")				\
-	CALL(mem_invalidate, aclrtMemInvalidate, (p, z), (),		\
-	     "ret = mem_invalidate(dev_ptr, size)")			\
-	CALL(memset, aclrtMemset, (p, z, i32, z), (),			\
-	     "ret = memset(dev_ptr, max_count, value, count)")		\
-	CALL(memcpy, aclrtMemcpy, (p, z, p, z, i32), (),		\
-	     "ret = memcpy(dst, dest_max, src, count, kind)")		\
+	AUTO(aclrtSynchronizeDevice)					\
+	AUTO(aclrtMalloc)						\
+	AUTO(aclrtMallocCached)						\
+	AUTO(aclrtMallocAlign32)					\
+	AUTO(aclrtMallocHost)						\
+	AUTO(aclrtFree)							\
+	AUTO(aclrtFreeHost)						\
+	AUTO(aclrtMemFlush)						\
+	AUTO(aclrtMemInvalidate)					\
+	AUTO(aclrtMemset)						\
+	AUTO(aclrtMemcpy)						\
 	CALL(get_mem_info, aclrtGetMemInfo, (i32, out_n, out_n),	\
 	     (.raw = true), "free, total, ret = get_mem_info(attr)")	\
 	CALL(pointer_get_attributes, aclrtPointerGetAttributes,		\
 	     (p, outs(aclrtPtrAttributes, ptr_attrs)), (.hold_gil = true), \
 	     "attrs, ret = pointer_get_attributes(ptr)")		\
-	CALL(create_stream, aclrtCreateStream, (out_p), (.hold_gil = true), \
-	     "stream, ret = create_stream()")				\
-	CALL(destroy_stream, aclrtDestroyStream, (p),			\
-	     (.after = aclpy_rt_stream_gone), "ret = destroy_stream(stream)") \
-	CALL(synchronize_stream, aclrtSynchronizeStream, (p), (),	\
-	     "ret = synchronize_stream(stream)")			\
-	CALL(memcpy_async, aclrtMemcpyAsync, (p, z, p, z, i32, p), (),	\
-	     "ret = memcpy_async(dst, dest_max, src, count, kind, stream)")
+	AUTO(aclrtCreateStream, .hold_gil = true)			\
+	AUTO(aclrtDestroyStream, .after = aclpy_rt_stream_gone)		\
+	AUTO(aclrtSynchronizeStream)					\
+	AUTO(aclrtMemcpyAsync)
 
 /* acl.media: only the media memory (acl/ops/acl_dvpp.h). */
-#define MEDIA_CALLS(CALL, HAND)						\
-	CALL(dvpp_malloc, acldvppMalloc, (out_p, z), (),		\
-	     "dev_ptr, ret = dvpp_malloc(size)")			\
-	CALL(dvpp_free, acldvppFree, (p), (), "ret = dvpp_free(dev_ptr)")
+#define MEDIA_CALLS(CALL, HAND, AUTO, DOC, VAL)				\
+	AUTO(acldvppMalloc)						\
+	AUTO(acldvppFree)
 
 ACLPY_TABLE(aclpy_acl_methods, ACL_CALLS)
 ACLPY_TABLE(aclpy_rt_methods, RT_CALLS)
 ACLPY_TABLE(aclpy_media_methods, MEDIA_CALLS)
 
-/* A module's definition: its name, its doc and its table of functions. */
 #define MODULE(var, name, doc, methods)					\
 static struct PyModuleDef var = {					\
 	PyModuleDef_HEAD_INIT, name, doc, -1, methods, NULL, NULL, NULL, NULL \
@@ -105,10 +74,9 @@ MODULE(rt_module, "acl.rt", "ACL runtime: devices and memory",
 MODULE(media_module, "acl.media", "media memory (acldvpp*)",
        aclpy_media_methods);
 MODULE(util_module, "acl.util", "pointer helpers", aclpy_util_methods);
-
 MODULE(prof_module, "acl.prof", "profiling (acl_prof.h)", aclpy_prof_methods);
-
-MODULE(mdl_module, "acl.mdl", "model run instances (model.c)", NULL);
+MODULE(mdl_module, "acl.mdl", "model run instances (model.c)",
+       aclpy_mdl_methods);
 MODULE(tdt_module, "acl.tdt", "TDT channels and queues (tdt.c)",
        aclpy_tdt_methods);
 
@@ -133,10 +101,7 @@ static int add_constants(PyObject *m)
 	return 0;
 }
 
-/*
- * The other files' tables, one per concern (declared in aclpy.h), added to
- * acl.rt after this file's own.
- */
+/* Added to acl.rt after this file's own table. */
 static PyMethodDef *const rt_tables[] = {
 	aclpy_system_rt_methods,
 	aclpy_rt_runtime_methods,
@@ -149,12 +114,7 @@ static PyMethodDef *const rt_tables[] = {
 	NULL,
 };
 
-static PyMethodDef *const mdl_tables[] = { aclpy_mdl_methods, NULL };
-
-/*
- * Make "import acl.rt" and "from acl import rt" work for a single .so;
- * tables, when given, adds the other files' functions.
- */
+/* "import acl.rt" and "from acl import rt" for a single .so. */
 static int add_submodule(PyObject *parent, struct PyModuleDef *def,
 			 const char *attr, PyMethodDef *const *tables)
 {
@@ -188,7 +148,7 @@ PyMODINIT_FUNC PyInit_acl(void)
 	    add_submodule(m, &rt_module, "rt", rt_tables) ||
 	    add_submodule(m, &media_module, "media", NULL) ||
 	    add_submodule(m, &prof_module, "prof", NULL) ||
-	    add_submodule(m, &mdl_module, "mdl", mdl_tables) ||
+	    add_submodule(m, &mdl_module, "mdl", NULL) ||
 	    add_submodule(m, &tdt_module, "tdt", NULL) ||
 	    add_submodule(m, &util_module, "util", NULL)) {
 		Py_DECREF(m);

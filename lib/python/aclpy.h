@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Shared by the files of the "acl" Python module: argument converters
- * (ints only, range-checked, for PyArg_ParseTuple's "O&") and the tables
- * each file adds to acl.rt and acl.util.  One file per concern, as in the
- * C library; aclmodule.c builds the module from the tables.
+ * Shared by the files of the "acl" Python module, one file per concern as
+ * in the C library; aclmodule.c builds the module from their tables.
  */
 #ifndef ACLPY_H
 #define ACLPY_H
@@ -27,9 +25,8 @@ static inline int need_int(PyObject *o, const char *what)
 }
 
 /*
- * conv_name: an int for a C type, read as a vtype by get (whose own
- * OverflowError stands) and refused outside what ok allows, with msg.
- * Each keeps the messages its hand-written converter had.
+ * conv_name: an int read as a vtype by get (whose OverflowError stands)
+ * and refused outside what ok allows, with msg.
  */
 #define ACLPY_CONV(name, type, what, vtype, get, ok, msg)		\
 static inline int conv_##name(PyObject *o, void *out)			\
@@ -52,7 +49,6 @@ static inline int conv_##name(PyObject *o, void *out)			\
 ACLPY_CONV(ptr, void *, "pointer", unsigned long long,
 	   PyLong_AsUnsignedLongLong, v <= UINTPTR_MAX, "pointer out of range")
 ACLPY_CONV(size, size_t, "size", size_t, PyLong_AsSize_t, 1, "")
-/* int32_t arguments: device ids, fill values, enum values */
 ACLPY_CONV(i32, int32_t, "argument", long, PyLong_AsLong,
 	   v >= INT32_MIN && v <= INT32_MAX, "argument out of int32 range")
 ACLPY_CONV(u32, uint32_t, "argument", unsigned long long,
@@ -67,12 +63,12 @@ ACLPY_CONV(size64, uint64_t, "size", unsigned long long,
 
 #include "calls.h"
 
-/* A hand-written function py_name of the module; args unused by some. */
+/* A hand-written py_name, whose args some leave unused. */
 #define ACLPY_FN(name)							\
 	static PyObject *py_##name(PyObject *Py_UNUSED(self),		\
 				   PyObject *args __attribute__((unused)))
 
-/* lib/python/convert.c: lists, obj converters' helpers, results. */
+/* convert.c */
 struct aclpy_struct;
 int aclpy_seq(PyObject *list, union aclpy_val *slot, const char *what,
 	      bool strict, int (*item)(PyObject *, void *),
@@ -100,7 +96,6 @@ struct aclpy_field {
 #define ACLPY_SUB(type, member, required)				\
 	{ #member, offsetof(type, member), 0, 0, required }
 
-/* The formats of a struct's errors (convert.c). */
 struct aclpy_dialect {
 	const char *not_dict;
 	const char *missing;
@@ -112,8 +107,7 @@ extern const struct aclpy_dialect aclpy_named, aclpy_keyed, aclpy_plain;
 
 /*
  * A struct read from a dict: name words a non-dict's TypeError, what the
- * struct in the other messages; read, when given, reads the dict instead
- * of the n members at f.
+ * struct in the other messages; read, when given, replaces the members'.
  */
 struct aclpy_struct {
 	const struct aclpy_dialect *dl;
@@ -125,7 +119,6 @@ struct aclpy_struct {
 	int (*read)(PyObject *d, void *out);
 };
 
-/* A struct's description var, of the fields array f. */
 #define ACLPY_STRUCT(var, dl, name, what, f, sub, read)		\
 	static const struct aclpy_struct var = {			\
 		&aclpy_##dl, name, what, f, sizeof(f) / sizeof(*(f)),	\
@@ -136,7 +129,13 @@ int aclpy_read_field(PyObject *d, const struct aclpy_struct *s,
 		     const struct aclpy_field *f, void *out);
 int aclpy_read_struct(PyObject *d, const struct aclpy_struct *s, void *out);
 
-/* An obj converter (calls.h) conv_name: the type desc describes. */
+/* obj converters (calls.h) conv_name: a list, or the struct desc reads. */
+#define ACLPY_SEQ_CONV(name, what, strict, item, desc, type)		\
+static int conv_##name(PyObject *o, union aclpy_val *slot)		\
+{									\
+	return aclpy_seq(o, slot, what, strict, item, desc, sizeof(type)); \
+}
+
 #define ACLPY_STRUCT_CONV(name, type, desc)				\
 static int conv_##name(PyObject *o, union aclpy_val *slot)		\
 {									\
@@ -144,19 +143,11 @@ static int conv_##name(PyObject *o, union aclpy_val *slot)		\
 									\
 	return p && aclpy_read_struct(o, &(desc), p);			\
 }
+
 extern const struct aclpy_field aclpy_prop_fields[5];
 extern const struct aclpy_field aclpy_location_fields[2];
 
-/*
- * Each file's table, one per concern as in the C library; aclmodule.c
- * adds them to acl, acl.rt and acl.util.  system.c: errors, system and
- * device facts (some on acl itself); runtime.c: contexts, streams, events,
- * host callbacks; memory_ext.c and memory_more.c: the memory calls beyond
- * malloc/memcpy; runtime_ext.c: notifies, IPC events, settings, device
- * id mappings; vmm.c: virtual memory; ipcmem.c: IPC memory and registered
- * host memory; util.c: acl.util, pointers, numpy and threads; prof.c:
- * acl.prof.
- */
+/* Each file's table, added to acl, acl.rt and acl.util by aclmodule.c. */
 extern PyMethodDef aclpy_system_methods[];
 extern PyMethodDef aclpy_system_rt_methods[];
 extern PyMethodDef aclpy_rt_runtime_methods[];
@@ -169,14 +160,9 @@ extern PyMethodDef aclpy_util_methods[];
 extern PyMethodDef aclpy_prof_methods[];
 extern PyMethodDef aclpy_mdl_methods[];
 extern PyMethodDef aclpy_rt_label_methods[];
-/* tdt.c: acl.tdt, TDT channels and queues. */
 extern PyMethodDef aclpy_tdt_methods[];
 
-/*
- * runtime.c's hooks drop the Python callbacks a destroyed stream
- * (args[0].p), a reset device's default context (args[0].i32) or
- * aclFinalize left unrun: the .after of those calls' table entries.
- */
+/* runtime.c: the .after of the calls that leave Python callbacks unrun. */
 void aclpy_rt_stream_gone(const union aclpy_val *args);
 void aclpy_rt_device_reset(const union aclpy_val *args);
 void aclpy_rt_finalized(const union aclpy_val *args);

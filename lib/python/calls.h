@@ -4,21 +4,23 @@
  * one library call and return the call's outputs followed by ret.  Each
  * file lists those calls once, as an X-macro of entries
  *
+ *   AUTO(c_function, option, ...)
+ *   DOC(c_function, doc, option, ...)
  *   CALL(pyname, c_function, (kind, ...), (option, ...), doc)
+ *   VAL(pyname, c_function, (kind, ...), rv, doc)
  *   HAND(pyname, METH_..., doc)          a hand-written py_pyname
  *
- * ACLPY_TABLE(name, list) makes each CALL entry a function py_c_function
- * that calls c_function directly, so that the compiler checks every
- * argument against the C prototype, and the PyMethodDef table name of the
- * list's entries in order.  The parse format ("O&O&:pyname") and the
- * result format ("(Ki)") are put together at compile time from the kinds,
- * one per C parameter in order:
+ * AUTO and DOC take the pyname and kinds, AUTO the doc too, that
+ * python/calls.py made from the C prototype (acl_calls.h).  ACLPY_TABLE
+ * makes each entry a function py_c_function that calls c_function
+ * directly, so that the compiler checks every argument against the
+ * prototype, and the list's PyMethodDef table.  Formats are put together
+ * at compile time from the kinds, one per C parameter in order:
  *
  *   p z i32 u32 u64 i64 size64
- *                         an int through conv_ptr, conv_size, conv_i32,
- *                         conv_u32, conv_u64, conv_i64, conv_size64
- *                         (aclpy.h)
+ *                         an int through conv_ptr ... conv_size64 (aclpy.h)
  *   s sn ui               PyArg_ParseTuple's "s", "z" and "I"
+ *   sl                    "s#": a str and its length, two C parameters
  *   opt                   no C parameter: the Python arguments after it
  *                         are optional ("|"), 0 when not given
  *   nul                   NULL for a reserved C parameter
@@ -28,31 +30,24 @@
  *                         int64_t, float; 0 where the call failed
  *   out_init out_z_init   an int32_t or size_t output that starts at
  *                         .init (-1: SIZE_MAX)
- *   outs(type, build)     an output of a zeroed type (PyMem, freed after
- *                         the call) that build(out) turns into the Python
- *                         value, when it is more than an int; for outsv,
- *                         build(out, args, ret), when it depends on them
+ *   outs(type, build)     an output of a zeroed type that build(out)
+ *                         turns into the Python value; for outsv,
+ *                         build(out, args, ret)
  *   key                   an int len, and for the C call a buffer of len
- *                         bytes (at most 1024) and len: the key, a str
- *                         output ("" where the call failed)
+ *                         bytes (at most 1024) and len: a str output
  *   obj(conv) objn(conv)  a Python object that conv(o, slot) turns, once
- *                         PyArg_ParseTuple has parsed every argument, into
- *                         slot->a.p (PyMem, freed after the call), and for
- *                         objn also slot->a.n, the C parameter after it
+ *                         every argument is parsed, into slot->a.p (freed
+ *                         after the call), and for objn also slot->a.n,
+ *                         the C parameter after it
  *   objv(conv)            as obj, for a conv(o, slot, args) that needs
- *                         the arguments before it (a type naming what o is)
- *   n(j)                  no Python argument: the count v[j].a.n of the
- *                         obj at index j, for C calls that take it later
+ *                         the arguments before it
+ *   n(j)                  no Python argument: the count v[j].a.n
  *   bytes(type, name)     a bytes-like object ("y*") of at most
- *                         sizeof(type) bytes (else ValueError, naming
- *                         it name), zero-padded to the type given by value
+ *                         sizeof(type) bytes, zero-padded to the type
  *
- * A call without Python arguments is METH_NOARGS; one without outputs
- * returns ret alone.  The options (designated initializers of struct
- * aclpy_opts) keep what the calls did before this table: .hold_gil for
- * quick calls made with the GIL held, .raw for outputs given as the
- * library left them when the call failed, .after for what runs after a
- * successful call.
+ * The options (struct aclpy_opts) keep what the calls did before this
+ * table: .hold_gil for quick calls, .raw for outputs given as the library
+ * left them when the call failed, .after for what runs after success.
  */
 #ifndef ACLPY_CALLS_H
 #define ACLPY_CALLS_H
@@ -61,10 +56,10 @@
 #include <string.h>
 
 #include "acl/acl.h"
+#include "acl_calls.h"
 
 #define ACLPY_ARGS_MAX	10
 
-/* One C argument or output of a call, by its kind. */
 union aclpy_val {
 	void *p;
 	const char *s;
@@ -104,6 +99,7 @@ struct aclpy_opts {
 #define ACLPY_K_sn	(fmt, "z", "", , s, )
 #define ACLPY_K_ui	(fmt, "I", "", , ui, )
 #define ACLPY_K_opt	(opt, "|", "", , , )
+#define ACLPY_K_sl	(sl, "s#", "", , , )
 #define ACLPY_K_nul	(nul, "", "", , , )
 #define ACLPY_K_out_p	(out, "", "K", , p, (unsigned long long)(uintptr_t))
 #define ACLPY_K_out_i32	(out, "", "i", , i32, (int))
@@ -125,16 +121,16 @@ struct aclpy_opts {
 #define ACLPY_K_bytes(t, name) (bytes, "y*", "", name, t, )
 
 /*
- * What each class makes of argument v[i] in each role, in this order:
- * parse (PyArg_ParseTuple's arguments), init (before parsing), call (the
- * C arguments), value (Py_BuildValue's arguments), post (once every
- * argument is parsed: && a test) and free (after the call, or in place
- * of it where parsing failed: ret is then ACL_ERROR_FAILURE).  A file may
- * add kinds and classes of its own.
+ * What each class makes of argument v[i] in each role: parse, init
+ * (before parsing), call, value (Py_BuildValue's), post (once every
+ * argument is parsed: && a test) and free (after the call, or where
+ * parsing failed).  A file may add kinds and classes of its own.
  */
 #define ACLPY_C_conv(i, c, m, x) (, c, &v[i].m), (), (, v[i].m), (), (), ()
 #define ACLPY_C_fmt(i, c, m, x)		(, &v[i].m), (), (, v[i].m), (), (), ()
 #define ACLPY_C_opt(i, c, m, x)		(), (), (), (), (), ()
+#define ACLPY_C_sl(i, c, m, x)						\
+	(, &v[i].s, &v[i].a.n), (), (, v[i].s, v[i].a.n), (), (), ()
 #define ACLPY_C_nul(i, c, m, x)		(), (), (, NULL), (), (), ()
 #define ACLPY_C_out(i, c, m, x)						\
 	(), (), (, (void *)&v[i]), (, x(ret && !o.raw ? 0 : v[i].m)), (), ()
@@ -166,7 +162,6 @@ struct aclpy_opts {
 	(&& aclpy_bytes(&v[i], sizeof(m), c)),				\
 	(PyBuffer_Release(&v[i].a.b); PyMem_Free(v[i].a.p);)
 
-/* What each role makes of argument v[i], by its kind's class. */
 #define ACLPY_R_FMT(k, i, f, b, c, m, x)	f
 #define ACLPY_R_BUILD(k, i, f, b, c, m, x)	b
 #define ACLPY_R_PARSE(k, i, f, b, c, m, x)	ACLPY_PICK(1, k, i, c, m, x)
@@ -215,11 +210,7 @@ struct aclpy_opts {
 #define ACLPY_FNAME(pyname)	":" #pyname
 #endif
 
-/* The parse, call and result of one CALL entry, as py_c_function. */
-#define ACLPY_STUB(pyname, cfn, args, opts, doc)			\
-static PyObject *py_##cfn(PyObject *Py_UNUSED(self), PyObject *pyargs) \
-{									\
-	static const struct aclpy_opts o = { ACLPY_UNPAREN opts };	\
+#define ACLPY_PARSE(pyname, args)					\
 	union aclpy_val v[ACLPY_ARGS_MAX];				\
 	PyObject *res;							\
 	aclError ret = ACL_ERROR_FAILURE;				\
@@ -234,7 +225,13 @@ static PyObject *py_##cfn(PyObject *Py_UNUSED(self), PyObject *pyargs) \
 	if (!(1 ACLPY_EACH(ACLPY_R_POST, args))) {			\
 		ACLPY_EACH(ACLPY_R_FREE, args)				\
 		return NULL;						\
-	}								\
+	}
+
+#define ACLPY_STUB(pyname, cfn, args, opts, doc)			\
+static PyObject *py_##cfn(PyObject *Py_UNUSED(self), PyObject *pyargs) \
+{									\
+	static const struct aclpy_opts o = { ACLPY_UNPAREN opts };	\
+	ACLPY_PARSE(pyname, args)					\
 	if (o.hold_gil) {						\
 		ret = cfn(ACLPY_CALL_ARGS(args));			\
 	} else {							\
@@ -253,21 +250,57 @@ static PyObject *py_##cfn(PyObject *Py_UNUSED(self), PyObject *pyargs) \
 	return res;							\
 }
 
+/* VAL: a C call returning a value, not an aclError, with the GIL held. */
+#define ACLPY_RV_ptr(x)		PyLong_FromUnsignedLongLong((uintptr_t)(x))
+#define ACLPY_RV_size(x)	PyLong_FromSize_t(x)
+#define ACLPY_RV_int(x)		PyLong_FromLong(x)
+#define ACLPY_RV_none(x)	((x), aclpy_str(NULL, NULL))
+#define ACLPY_RV_str(x)		aclpy_str(x, NULL)
+/* the last error's message, whatever bytes it holds */
+#define ACLPY_RV_msg(x)		aclpy_str(x, "replace")
+
+/* A string the library keeps, decoded with errors (NULL: strict). */
+static inline PyObject *aclpy_str(const char *s, const char *errors)
+{
+	if (!s)
+		Py_RETURN_NONE;
+	return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), errors);
+}
+
+#define ACLPY_VSTUB(pyname, cfn, args, rv, doc)				\
+static PyObject *py_##cfn(PyObject *Py_UNUSED(self), PyObject *pyargs) \
+{									\
+	ACLPY_PARSE(pyname, args)					\
+	(void)ret;							\
+	res = ACLPY_RV_##rv(cfn(ACLPY_CALL_ARGS(args)));		\
+	ACLPY_EACH(ACLPY_R_FREE, args)					\
+	return res;							\
+}
+
 #define ACLPY_NO_HAND(pyname, flags, doc)
 #define ACLPY_CALL_DEF(pyname, cfn, args, opts, doc)			\
 	{ #pyname, py_##cfn, ACLPY_METH(args), doc },
 #define ACLPY_HAND_DEF(pyname, flags, doc)				\
 	{ #pyname, py_##pyname, flags, doc },
 
-/*
- * The functions of a list's CALL entries, and the PyMethodDef table name
- * of all its entries in order (the module is built in one .so whose
- * symbols are hidden: the tables need not be static).
- */
+#define ACLPY_APPLY(r, ...)		r(__VA_ARGS__)
+#define ACLPY_AUTO(r, cfn, ...)						\
+	ACLPY_APPLY(r, ACLPY_SIG_##cfn, (__VA_ARGS__), ACLPY_DOC_##cfn)
+#define ACLPY_DOC(r, cfn, doc, ...)					\
+	ACLPY_APPLY(r, ACLPY_SIG_##cfn, (__VA_ARGS__), doc)
+#define ACLPY_AUTO_STUB(...)		ACLPY_AUTO(ACLPY_STUB, __VA_ARGS__)
+#define ACLPY_AUTO_DEF(...)		ACLPY_AUTO(ACLPY_CALL_DEF, __VA_ARGS__)
+#define ACLPY_DOC_STUB(...)		ACLPY_DOC(ACLPY_STUB, __VA_ARGS__)
+#define ACLPY_DOC_DEF(...)		ACLPY_DOC(ACLPY_CALL_DEF, __VA_ARGS__)
+
+/* The module is one .so whose symbols are hidden: tables need no static. */
 #define ACLPY_TABLE(name, list)						\
-	list(ACLPY_STUB, ACLPY_NO_HAND)					\
+	list(ACLPY_STUB, ACLPY_NO_HAND, ACLPY_AUTO_STUB, ACLPY_DOC_STUB, \
+	     ACLPY_VSTUB)						\
 	PyMethodDef name[] = {						\
-		list(ACLPY_CALL_DEF, ACLPY_HAND_DEF) { NULL, NULL, 0, NULL } \
+		list(ACLPY_CALL_DEF, ACLPY_HAND_DEF, ACLPY_AUTO_DEF,	\
+		     ACLPY_DOC_DEF, ACLPY_CALL_DEF)			\
+		{ NULL, NULL, 0, NULL }					\
 	};
 
 #endif /* ACLPY_CALLS_H */

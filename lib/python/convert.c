@@ -1,19 +1,12 @@
 // SPDX-License-Identifier: MIT
-/*
- * Converters too large to be inline in aclpy.h, shared by the binding
- * files.
- */
+/* Converters too large to be inline in aclpy.h. */
 #include "aclpy.h"
 
 /*
- * A Python sequence as a new array in slot->a.p of its slot->a.n items,
- * each size bytes made by item(o, &a[i]), or without item the struct s
- * describes: the lists of ints and of structs, freed after the call.
- * strict takes only a list or a tuple (what is then the TypeError's
- * message, "..., not <type>"), otherwise any sequence (what is
- * PySequence_Fast's message).  Never NULL for an empty list, so that the
- * library, not a NULL pointer, judges a count of 0.  0 with an exception
- * set on error.
+ * A sequence as the array slot->a.p of slot->a.n items made by item, or
+ * without item the struct s describes.  strict takes only a list or a
+ * tuple.  Never NULL for an empty list, so that the library, not a NULL
+ * pointer, judges a count of 0.
  */
 int aclpy_seq(PyObject *list, union aclpy_val *slot, const char *what,
 	      bool strict, int (*item)(PyObject *, void *),
@@ -45,17 +38,13 @@ int aclpy_seq(PyObject *list, union aclpy_val *slot, const char *what,
 	return a && i == len;
 }
 
-/* objn (calls.h): a list of pids as the array and count the C call takes. */
 int aclpy_conv_pids(PyObject *o, union aclpy_val *slot)
 {
 	return aclpy_seq(o, slot, "pids must be a list of ints", true,
 			 conv_i32, NULL, sizeof(int32_t));
 }
 
-/*
- * For an obj converter (calls.h): n zeroed items of size bytes in
- * slot->a.p, freed after the call.  NULL with an exception set on failure.
- */
+/* For an obj converter (calls.h): freed after the call. */
 void *aclpy_slot_alloc(union aclpy_val *slot, size_t n, size_t size)
 {
 	slot->a.p = PyMem_Calloc(n, size);
@@ -64,11 +53,7 @@ void *aclpy_slot_alloc(union aclpy_val *slot, size_t n, size_t size)
 	return slot->a.p;
 }
 
-/*
- * key (calls.h): the buffer for a key of slot->a.n bytes, one more so that
- * it is always terminated.  CANN's keys fit 65 bytes; a larger len asks for
- * 1024 at most.
- */
+/* key (calls.h): one byte more, always terminated; CANN's keys fit 65. */
 int aclpy_key_buf(union aclpy_val *slot)
 {
 	if (slot->a.n > 1024)
@@ -77,10 +62,8 @@ int aclpy_key_buf(union aclpy_val *slot)
 }
 
 /*
- * bytes (calls.h): the bytes parsed into slot->a.b, zero-padded to size in
- * slot->a.p, so that a handle whose trailing zero bytes were lost in
- * transit still opens.  The buffer goes at once, as the C call needs only
- * the copy.
+ * bytes (calls.h): zero-padded to size, so that a handle whose trailing
+ * zero bytes were lost in transit still opens.
  */
 int aclpy_bytes(union aclpy_val *slot, size_t size, const char *name)
 {
@@ -97,9 +80,9 @@ int aclpy_bytes(union aclpy_val *slot, size_t size, const char *name)
 
 /*
  * The three ways the module's structs word their errors, as they always
- * have.  Each format is given, in this order, the struct's name or what
- * and the key, and the offending object's type: "%.0s" skips one.
- * Without a missing format no key is required.
+ * have.  Each format is given the struct's name or what, the key and the
+ * object's type, in this order: "%.0s" skips one.  Without a missing
+ * format no key is required.
  */
 const struct aclpy_dialect aclpy_named = {
 	"%s must be dict, not %.200s", "%s needs \"%s\"",
@@ -116,11 +99,7 @@ const struct aclpy_dialect aclpy_plain = {
 	"%.0s%.0sargument out of uint32 range",
 };
 
-/*
- * d[f->key] into the member f describes of the struct at out, which the
- * caller zeroed: an unsigned integer no larger than f->max, or a struct
- * s->sub describes.  0 with an exception set on failure.
- */
+/* Into the zeroed struct at out: an integer up to f->max, or s->sub. */
 int aclpy_read_field(PyObject *d, const struct aclpy_struct *s,
 		     const struct aclpy_field *f, void *out)
 {
@@ -159,10 +138,6 @@ int aclpy_read_field(PyObject *d, const struct aclpy_struct *s,
 	return 1;
 }
 
-/*
- * The struct s describes at out, zeroed by the caller, from the dict d:
- * its members in the order given, or what s->read makes of d.
- */
 int aclpy_read_struct(PyObject *d, const struct aclpy_struct *s, void *out)
 {
 	size_t i;
@@ -181,11 +156,9 @@ int aclpy_read_struct(PyObject *d, const struct aclpy_struct *s, void *out)
 }
 
 /*
- * aclrtPhysicalMemProp and its aclrtMemLocation, the members in the order
- * they are read.  "memAttr", "location", "id" and "type" decide the
- * answer and are required where the dialect requires keys;
- * "handleType", "allocationType" and "reserve" default to 0, the only
- * values CANN takes.
+ * In the order they are read.  "memAttr", "location", "id" and "type" are
+ * required where the dialect requires keys; the others default to 0, the
+ * only values CANN takes.
  */
 const struct aclpy_field aclpy_prop_fields[5] = {
 	ACLPY_FIELD(aclrtPhysicalMemProp, handleType, INT32_MAX, false),

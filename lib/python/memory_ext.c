@@ -1,21 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * acl.rt: the memory calls beyond malloc/memcpy/memset, under pyACL's
- * names and return conventions where pyACL has them, else names made from
- * the C name the way pyACL makes its own (aclrtFooBar -> acl.rt.foo_bar),
- * outputs then ret.
- *
- * Structs are what pyACL documents: dicts keyed by the C member names
- * (aclrtMallocConfig {"attrs": [...], "numAttrs": n}, each attribute
- * {"attr": t, "value": {"moduleId": m}}, aclrtPhysicalMemProp
- * {"handleType", "allocationType", "memAttr", "location": {"id", "type"},
- * "reserve"}), arrays are lists.  A malformed struct raises (TypeError for
- * a wrong type, KeyError for a missing key, ValueError for an inconsistent
- * one, OverflowError for a value the C member cannot hold) before the
- * library is called; API failures are a non-zero ret with outputs 0.
- *
- * The GIL is released around every library call: the DevSync frees wait
- * for every stream, and copies and fills may be large.
+ * acl.rt: the memory calls beyond malloc/memcpy/memset, as lib/README.md
+ * documents them.  The GIL is released around every library call: the
+ * DevSync frees wait for every stream, and copies and fills may be large.
  */
 #include <stdbool.h>
 #include <string.h>
@@ -23,49 +10,9 @@
 #include "acl/acl.h"
 #include "aclpy.h"
 
-/* ---- configured allocations ---- */
-
-/*
- * Which member of aclrtMallocAttrValue the dict d names, into *found: an
- * index into keys[], or -1 for none.  Returns 0 with an exception set for
- * an unknown key or more than one member.
- */
-static int attr_value_member(PyObject *d, const char *const *keys,
-			     size_t nkeys, int *found)
-{
-	PyObject *key, *item;
-	Py_ssize_t pos = 0;
-	size_t k;
-
-	*found = -1;
-	while (PyDict_Next(d, &pos, &key, &item)) {
-		const char *s = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) :
-						       NULL;
-
-		for (k = 0; s && k < nkeys; k++)
-			if (!strcmp(s, keys[k]))
-				break;
-		if (!s || k == nkeys) {
-			PyErr_Clear();
-			PyErr_Format(PyExc_KeyError,
-				     "aclrtMallocAttrValue has no member %R",
-				     key);
-			return 0;
-		}
-		if (*found >= 0) {
-			PyErr_SetString(PyExc_ValueError,
-					"aclrtMallocAttrValue is a union: give one member");
-			return 0;
-		}
-		*found = (int)k;
-	}
-	return 1;
-}
-
 ACLPY_CONV(rsv_byte, uint8_t, "rsv byte", unsigned long long,
 	   PyLong_AsUnsignedLongLong, v <= UINT8_MAX, "rsv byte out of range")
 
-/* The "rsv" member: a list of at most 8 bytes.  0 with an exception set. */
 static int parse_rsv(PyObject *item, aclrtMallocAttrValue *v)
 {
 	Py_ssize_t i, n;
@@ -99,22 +46,38 @@ static const struct aclpy_field value_fields[] = {
 ACLPY_STRUCT(value_desc, named, "aclrtMallocAttrValue",
 	     "aclrtMallocAttrValue", value_fields, NULL, read_value);
 
-/*
- * One aclrtMallocAttrValue from its dict.  The C type is a union, so the
- * dict names the one member it sets: "moduleId", "deviceId", "vaFlag" or
- * "rsv" (a list of at most 8 bytes), whichever the attribute reads.
- */
+/* A union: the dict names the one member it sets. */
 static int read_value(PyObject *d, void *out)
 {
 	static const char *const keys[] = { "moduleId", "deviceId", "vaFlag",
 					    "rsv" };
-	int found;
+	PyObject *key, *item;
+	Py_ssize_t pos = 0;
+	int k, found = -1, n = (int)(sizeof(keys) / sizeof(*keys));
 
-	if (!attr_value_member(d, keys, sizeof(keys) / sizeof(keys[0]),
-			       &found))
-		return 0;
-	if (found == 3)
-		return parse_rsv(PyDict_GetItemString(d, "rsv"), out);
+	while (PyDict_Next(d, &pos, &key, &item)) {
+		const char *s = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) :
+						       NULL;
+
+		for (k = 0; s && k < n; k++)
+			if (!strcmp(s, keys[k]))
+				break;
+		if (!s || k == n) {
+			PyErr_Clear();
+			PyErr_Format(PyExc_KeyError,
+				     "aclrtMallocAttrValue has no member %R",
+				     key);
+			return 0;
+		}
+		if (found >= 0) {
+			PyErr_SetString(PyExc_ValueError,
+					"aclrtMallocAttrValue is a union: give one member");
+			return 0;
+		}
+		found = k;
+	}
+	if (found == n - 1)
+		return parse_rsv(item, out);
 	if (found >= 0)
 		return aclpy_read_field(d, &value_desc, &value_fields[found],
 					out);
@@ -123,7 +86,6 @@ static int read_value(PyObject *d, void *out)
 	return 0;
 }
 
-/* One {"attr": int, "value": dict}. */
 static const struct aclpy_field attr_fields[] = {
 	ACLPY_FIELD(aclrtMallocAttribute, attr, INT32_MAX, true),
 	ACLPY_SUB(aclrtMallocAttribute, value, true),
@@ -140,48 +102,14 @@ ACLPY_STRUCT(cfg_desc, named, "cfg", "aclrtMallocConfig", num_attrs, NULL,
 	     NULL);
 
 /*
- * cfg["attrs"] (a list or tuple) into *list and its length into *n, with
- * cfg["numAttrs"], when given, checked against that length.  Returns 0
- * with an exception set on failure.
- */
-static int cfg_attrs_list(PyObject *cfg, PyObject **list, Py_ssize_t *n)
-{
-	unsigned long long x;
-
-	*list = PyDict_GetItemString(cfg, "attrs");
-	if (!*list) {
-		PyErr_SetString(PyExc_KeyError, "aclrtMallocConfig needs \"attrs\"");
-		return 0;
-	}
-	if (!PyList_Check(*list) && !PyTuple_Check(*list)) {
-		PyErr_Format(PyExc_TypeError,
-			     "aclrtMallocConfig[\"attrs\"] must be a list, not %.200s",
-			     Py_TYPE(*list)->tp_name);
-		return 0;
-	}
-	*n = PySequence_Fast_GET_SIZE(*list);
-	if (PyDict_GetItemString(cfg, "numAttrs")) {
-		if (!aclpy_read_struct(cfg, &cfg_desc, &x))
-			return 0;
-		if (x != (unsigned long long)*n) {
-			PyErr_SetString(PyExc_ValueError,
-					"aclrtMallocConfig[\"numAttrs\"] is not the length of \"attrs\"");
-			return 0;
-		}
-	}
-	return 1;
-}
-
-/*
- * obj converter (calls.h): aclrtMallocConfig from cfg, its attributes in
- * the same block.  None or an empty dict is no configuration (pyACL: "pass
- * an empty dict"), given to the library as NULL.  Otherwise "attrs" is a
- * list of {"attr": int, "value": dict}; "numAttrs", when given, must be
- * its length (pyACL checks the same).
+ * obj converter (calls.h): aclrtMallocConfig, its attributes in the same
+ * block.  None or {} is no configuration (pyACL: "pass an empty dict");
+ * "numAttrs", when given, must be the length of "attrs".
  */
 static int conv_malloc_cfg(PyObject *cfg, union aclpy_val *slot)
 {
 	aclrtMallocConfig *out;
+	unsigned long long x;
 	PyObject *list;
 	Py_ssize_t n, i;
 
@@ -191,8 +119,27 @@ static int conv_malloc_cfg(PyObject *cfg, union aclpy_val *slot)
 		return aclpy_read_struct(cfg, &cfg_desc, NULL);
 	if (PyDict_Size(cfg) == 0)
 		return 1;
-	if (!cfg_attrs_list(cfg, &list, &n))
+	list = PyDict_GetItemString(cfg, "attrs");
+	if (!list) {
+		PyErr_SetString(PyExc_KeyError, "aclrtMallocConfig needs \"attrs\"");
 		return 0;
+	}
+	if (!PyList_Check(list) && !PyTuple_Check(list)) {
+		PyErr_Format(PyExc_TypeError,
+			     "aclrtMallocConfig[\"attrs\"] must be a list, not %.200s",
+			     Py_TYPE(list)->tp_name);
+		return 0;
+	}
+	n = PySequence_Fast_GET_SIZE(list);
+	if (PyDict_GetItemString(cfg, "numAttrs")) {
+		if (!aclpy_read_struct(cfg, &cfg_desc, &x))
+			return 0;
+		if (x != (unsigned long long)n) {
+			PyErr_SetString(PyExc_ValueError,
+					"aclrtMallocConfig[\"numAttrs\"] is not the length of \"attrs\"");
+			return 0;
+		}
+	}
 	out = aclpy_slot_alloc(slot, 1, sizeof(*out) +
 			       (size_t)n * sizeof(*out->attrs));
 	if (!out)
@@ -205,8 +152,6 @@ static int conv_malloc_cfg(PyObject *cfg, union aclpy_val *slot)
 			return 0;
 	return 1;
 }
-
-/* ---- queries ---- */
 
 /*
  * A process has a handful of components; a larger input_num only asks for
@@ -276,39 +221,30 @@ static int conv_addrs(PyObject *seq, union aclpy_val *slot)
 			 conv_ptr, NULL, sizeof(void *));
 }
 
-/*
- * obj converter (calls.h): aclrtPhysicalMemProp from pyACL's dict, in
- * which "location" is required too (aclpy_prop_fields).
- */
+/* obj converter (calls.h): pyACL's prop, "location" required. */
 ACLPY_STRUCT(location_desc, named, "aclrtPhysicalMemProp[\"location\"]",
 	     "aclrtMemLocation", aclpy_location_fields, NULL, NULL);
 ACLPY_STRUCT(prop_desc, named, "prop", "aclrtPhysicalMemProp",
 	     aclpy_prop_fields, &location_desc, NULL);
 ACLPY_STRUCT_CONV(phys_prop, aclrtPhysicalMemProp, prop_desc)
 
-#define MEMORY_EXT_CALLS(CALL, HAND)					\
-	CALL(memcpy2d, aclrtMemcpy2d, (p, z, p, z, z, z, i32), (),	\
-	     "ret = memcpy2d(dst, dpitch, src, spitch, width, height, kind)") \
-	CALL(memcpy2d_async, aclrtMemcpy2dAsync,			\
-	     (p, z, p, z, z, z, i32, p), (),				\
-	     "ret = memcpy2d_async(dst, dpitch, src, spitch, width, height, kind, stream)") \
-	CALL(memset_d32, aclrtMemsetD32, (p, z, u32, z), (),		\
-	     "ret = memset_d32(dev_ptr, mem_size, value, count)")	\
-	CALL(memset_d32_async, aclrtMemsetD32Async, (p, z, u32, z, p), (), \
-	     "ret = memset_d32_async(dev_ptr, mem_size, value, count, stream)") \
+#define MEMORY_EXT_CALLS(CALL, HAND, AUTO, DOC, VAL)			\
+	AUTO(aclrtMemcpy2d)						\
+	AUTO(aclrtMemcpy2dAsync)					\
+	DOC(aclrtMemsetD32,						\
+	    "ret = memset_d32(dev_ptr, mem_size, value, count)")	\
+	DOC(aclrtMemsetD32Async,					\
+	    "ret = memset_d32_async(dev_ptr, mem_size, value, count, stream)") \
 	CALL(malloc_with_cfg, aclrtMallocWithCfg,			\
 	     (out_p, z, i32, obj(conv_malloc_cfg)), (),			\
 	     "dev_ptr, ret = malloc_with_cfg(size, policy, cfg)")	\
 	CALL(malloc_host_with_cfg, aclrtMallocHostWithCfg,		\
 	     (out_p, size64, obj(conv_malloc_cfg)), (),			\
 	     "host_ptr, ret = malloc_host_with_cfg(size, cfg)")		\
-	CALL(free_with_dev_sync, aclrtFreeWithDevSync, (p), (),		\
-	     "ret = free_with_dev_sync(dev_ptr)")			\
-	CALL(free_host_with_dev_sync, aclrtFreeHostWithDevSync, (p), (), \
-	     "ret = free_host_with_dev_sync(host_ptr)")			\
-	CALL(mem_get_address_range, aclrtMemGetAddressRange,		\
-	     (p, out_p, out_z), (),					\
-	     "base, size, ret = mem_get_address_range(ptr)")		\
+	AUTO(aclrtFreeWithDevSync)					\
+	AUTO(aclrtFreeHostWithDevSync)					\
+	DOC(aclrtMemGetAddressRange,					\
+	    "base, size, ret = mem_get_address_range(ptr)")		\
 	CALL(get_mem_usage_info, aclrtGetMemUsageInfo,			\
 	     (i32, objn(conv_usage), outsv(size_t, usage_list)), (),	\
 	     "infos, ret = get_mem_usage_info(device_id, input_num)")	\

@@ -1,19 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * acl.rt: batched copies, the deprecated conditional copy, cache
- * operations and the L2 flush.  pyACL has no binding for these; the names
- * are made from the C names as pyACL makes its own (aclrtFooBar ->
- * acl.rt.foo_bar), outputs then ret.
- *
- * Arrays are lists (or tuples) of ints; numBatches is the length of the
- * four copy lists, which must be equal, and numAttrs that of attrs and
- * attrs_indexes, also equal (else ValueError).  An attribute is a dict
- * {"dstLoc": {"id": 0, "type": t}, "srcLoc": {...}} ("id" optional, 0);
- * task_info is a list of {"cmoType": t, "barrierId": id} dicts (its
- * length is barrierNum, at most 6, else ValueError).  The C calls'
- * reserved arguments (aclrtCmoAsyncWithDesc's reserve,
- * aclrtDeviceL2CacheFlush's rsv) are passed as NULL.  The GIL is released
- * around every library call.
+ * operations and the L2 flush, as lib/README.md documents them.  The C
+ * calls' reserved arguments are passed as NULL.
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -25,11 +14,7 @@
 #include "acl/acl.h"
 #include "aclpy.h"
 
-/*
- * This file's structs: the plain dialect, whose ints are uint32_t.  An
- * attribute {"dstLoc": {...}, "srcLoc": {...}}, each a location of an
- * optional "id" and a "type"; a task {"cmoType": t, "barrierId": id}.
- */
+/* This file's structs: the plain dialect, whose ints are uint32_t. */
 static const struct aclpy_field loc_fields[] = {
 	ACLPY_FIELD(aclrtMemLocation, id, UINT32_MAX, false),
 	ACLPY_FIELD(aclrtMemLocation, type, UINT32_MAX, true),
@@ -53,16 +38,9 @@ static const struct aclpy_field task_fields[] = {
 ACLPY_STRUCT(task_desc, plain, "expected a dict", "", task_fields, NULL,
 	     NULL);
 
-/*
- * obj converters (calls.h) of the batched copies' lists, in their order:
- * any sequence, each refused under its own name.
- */
+/* obj converters (calls.h): any sequence, each refused under its name. */
 #define LIST(name, item, desc, type)					\
-static int conv_##name(PyObject *o, union aclpy_val *slot)		\
-{									\
-	return aclpy_seq(o, slot, #name " must be a list", false, item,	\
-			 desc, sizeof(type));				\
-}
+	ACLPY_SEQ_CONV(name, #name " must be a list", false, item, desc, type)
 
 LIST(dsts, conv_ptr, NULL, void *)
 LIST(dest_maxs, conv_size, NULL, size_t)
@@ -72,8 +50,7 @@ LIST(attrs, NULL, &attr_desc, aclrtMemcpyBatchAttr)
 
 /*
  * objv converter: attrs_indexes, the last list.  numBatches is the length
- * of the four copy lists (args[0] to [3]) and numAttrs that of attrs
- * (args[5]) and attrs_indexes: each group must agree.
+ * of args[0] to [3] and numAttrs that of args[5] and this one.
  */
 static int conv_attrs_indexes(PyObject *o, union aclpy_val *slot,
 			      const union aclpy_val *args)
@@ -91,7 +68,6 @@ static int conv_attrs_indexes(PyObject *o, union aclpy_val *slot,
 	return 1;
 }
 
-/* The C arguments from dsts to numAttrs: six lists and their two counts. */
 #define BATCH								\
 	obj(conv_dsts), obj(conv_dest_maxs), obj(conv_srcs),		\
 	obj(conv_sizes), n(0), obj(conv_attrs),				\
@@ -124,7 +100,7 @@ static int conv_task_info(PyObject *info, union aclpy_val *slot)
 	return ti && ok;
 }
 
-#define MEMORY_MORE_CALLS(CALL, HAND)					\
+#define MEMORY_MORE_CALLS(CALL, HAND, AUTO, DOC, VAL)			\
 	CALL(memcpy_batch, aclrtMemcpyBatch, (BATCH, out_z_init),	\
 	     (.raw = true, .init = -1),					\
 	     "fail_index, ret = memcpy_batch(dsts, dest_maxs, srcs, sizes, attrs, attrs_indexes)") \
@@ -135,21 +111,15 @@ static int conv_task_info(PyObject *info, union aclpy_val *slot)
 	     "fail_index, ret = memcpy_batch_async(dsts, dest_maxs, srcs, sizes, attrs, attrs_indexes, stream)") \
 	CALL(memcpy_batch_async_v2, aclrtMemcpyBatchAsyncV2, (BATCH, p), (), \
 	     "ret = memcpy_batch_async_v2(dsts, dest_maxs, srcs, sizes, attrs, attrs_indexes, stream)") \
-	CALL(memcpy_async_with_condition, aclrtMemcpyAsyncWithCondition, \
-	     (p, z, p, z, i32, p), (),					\
-	     "ret = memcpy_async_with_condition(dst, dest_max, src, count, kind, stream)") \
-	CALL(cmo_async, aclrtCmoAsync, (p, z, i32, p), (),		\
-	     "ret = cmo_async(src, size, cmo_type, stream)")		\
-	CALL(cmo_async_with_barrier, aclrtCmoAsyncWithBarrier,		\
-	     (p, z, i32, u32, p), (),					\
-	     "ret = cmo_async_with_barrier(src, size, cmo_type, barrier_id, stream)") \
+	AUTO(aclrtMemcpyAsyncWithCondition)				\
+	AUTO(aclrtCmoAsync)						\
+	AUTO(aclrtCmoAsyncWithBarrier)					\
 	CALL(cmo_wait_barrier, aclrtCmoWaitBarrier,			\
 	     (obj(conv_task_info), p, u32), (),				\
 	     "ret = cmo_wait_barrier(task_info, stream, flag)")		\
 	CALL(cmo_get_desc_size, aclrtCmoGetDescSize, (out_n),		\
 	     (.hold_gil = true), "size, ret = cmo_get_desc_size()")	\
-	CALL(cmo_set_desc, aclrtCmoSetDesc, (p, p, z), (),		\
-	     "ret = cmo_set_desc(cmo_desc, src, size)")			\
+	AUTO(aclrtCmoSetDesc)						\
 	CALL(cmo_async_with_desc, aclrtCmoAsyncWithDesc, (p, i32, p, nul), \
 	     (), "ret = cmo_async_with_desc(cmo_desc, cmo_type, stream)") \
 	CALL(device_l2_cache_flush, aclrtDeviceL2CacheFlush, (nul), (),	\

@@ -1,31 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
  * acl.rt: contexts, streams beyond create/destroy, events, host callbacks
- * and memset_async, under pyACL's names and return conventions.
+ * and memset_async (lib/README.md).  The GIL is released around every
+ * library call: while one waits, the library may run a Python callback
+ * on another thread, which needs the GIL.
  *
- * Handles (contexts, streams, events) are ints, 0 where a call failed.
- * The GIL is released around every library call: several of them wait
- * (synchronisation, process_report, destroying a stream drains it), and
- * while they wait the library may run a Python callback on another thread,
- * which needs the GIL.
- *
- * Python callbacks.  The library calls a C trampoline on another thread (a
- * stream's worker, or the subscribed thread inside process_report or
- * process_host_func) with a small id as userData; the id names a record
- * holding references to the callable and its argument, in a registry of
- * callbacks not yet run.  The trampoline takes the record out of the
- * registry, takes the GIL, calls func(data), and drops the references.
- * The library never tells a caller that a callback it queued was thrown
- * away (a stream destroyed with DestroyStreamForce, aborted, stopped on
- * failure, or its context gone), so the records a dead stream or context
- * left are dropped when this module destroys it: destroy_stream(_force),
- * destroy_context, reset_device (the default context's callbacks, once
- * the default context is gone) and finalize (all).  A callback that a
- * report thread had already taken but not yet started when its stream is
- * destroyed is then dropped rather than run; callers destroy streams after
- * synchronising them and unsubscribing, so this window stays closed in
- * practice.  Looking records up by id rather than by pointer keeps a late
- * trampoline from touching a freed record: it finds nothing and returns.
+ * The library calls a callback's trampoline with a small id as userData,
+ * naming a record in a registry of callbacks not yet run: looked up by id,
+ * a record already freed is simply not found.  The library never says
+ * that a queued callback was thrown away, so the records a dead stream or
+ * context left are dropped when this module destroys it.  The registry
+ * also holds a record without func for each context create_context made:
+ * the others are the device's default context.
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -34,15 +20,13 @@
 #include "acl/acl.h"
 #include "aclpy.h"
 
-/* ---- the registry of Python callbacks not yet run ---- */
-
 struct pycb {
 	struct pycb *next;
 	uint64_t id;
 	PyObject *func;
 	PyObject *data;
 	void *stream;		/* as the caller named it; NULL: default */
-	void *ctx;		/* current when it was launched */
+	void *ctx;		/* current when it was launched, or made */
 	bool primary;		/* ctx is the device's default context */
 };
 
@@ -50,21 +34,12 @@ static pthread_mutex_t cb_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pycb *cb_head;	/* newest first */
 static uint64_t cb_next_id = 1;
 
-/* Contexts made by create_context and not destroyed: the others are the
- * device's default context. */
-struct made_ctx {
-	struct made_ctx *next;
-	void *ctx;
-};
-
-static struct made_ctx *made_ctxs;	/* under cb_lock */
-
 static bool made_ctx_locked(void *ctx)
 {
-	struct made_ctx *m;
+	struct pycb *r;
 
-	for (m = made_ctxs; m; m = m->next)
-		if (m->ctx == ctx)
+	for (r = cb_head; r; r = r->next)
+		if (!r->func && r->ctx == ctx)
 			return true;
 	return false;
 }
@@ -73,13 +48,13 @@ static void cb_insert(struct pycb *r)
 {
 	pthread_mutex_lock(&cb_lock);
 	r->id = cb_next_id++;
-	r->primary = !made_ctx_locked(r->ctx);
+	r->primary = r->func && !made_ctx_locked(r->ctx);
 	r->next = cb_head;
 	cb_head = r;
 	pthread_mutex_unlock(&cb_lock);
 }
 
-/* Unlink the record with this id; NULL if it is gone (run or dropped). */
+/* NULL if it is gone (run or dropped). */
 static struct pycb *cb_take(uint64_t id)
 {
 	struct pycb **pp, *r;
@@ -95,7 +70,6 @@ static struct pycb *cb_take(uint64_t id)
 	return r;
 }
 
-/* With the GIL held. */
 static void cb_free(struct pycb *r)
 {
 	Py_XDECREF(r->func);
@@ -105,7 +79,7 @@ static void cb_free(struct pycb *r)
 
 enum cb_match { BY_STREAM, BY_CTX, BY_PRIMARY, ALL };
 
-/* Drop the records a dead stream or context left; with the GIL held. */
+/* With the GIL held, for cb_free. */
 static void cb_drop(enum cb_match how, void *stream, void *ctx)
 {
 	struct pycb **pp, *r, *dead = NULL;
@@ -115,7 +89,8 @@ static void cb_drop(enum cb_match how, void *stream, void *ctx)
 	for (pp = &cb_head; (r = *pp);) {
 		m = how == ALL || (how == BY_PRIMARY && r->primary) ||
 		    (how == BY_CTX && r->ctx == ctx) ||
-		    (how == BY_STREAM && r->stream == stream && r->ctx == ctx);
+		    (how == BY_STREAM && r->func && r->stream == stream &&
+		     r->ctx == ctx);
 		if (m) {
 			*pp = r->next;
 			r->next = dead;
@@ -158,16 +133,8 @@ void aclpy_rt_device_reset(const union aclpy_val *args)
 
 void aclpy_rt_finalized(const union aclpy_val *args)
 {
-	struct made_ctx *m;
-
 	(void)args;
 	cb_drop(ALL, NULL, NULL);
-	pthread_mutex_lock(&cb_lock);
-	while ((m = made_ctxs)) {
-		made_ctxs = m->next;
-		PyMem_RawFree(m);
-	}
-	pthread_mutex_unlock(&cb_lock);
 }
 
 static int interpreter_gone(void)
@@ -179,7 +146,6 @@ static int interpreter_gone(void)
 #endif
 }
 
-/* Called by the library on a thread of its own or a subscribed one. */
 static void trampoline(void *arg)
 {
 	struct pycb *r = cb_take((uint64_t)(uintptr_t)arg);
@@ -188,9 +154,7 @@ static void trampoline(void *arg)
 
 	if (!r)
 		return;
-	/* Taking the GIL during interpreter shutdown would end this
-	 * thread inside the library: leave the references, the process is
-	 * exiting. */
+	/* The GIL taken at shutdown would end the thread in the library. */
 	if (interpreter_gone())
 		return;
 	g = PyGILState_Ensure();
@@ -204,11 +168,8 @@ static void trampoline(void *arg)
 }
 
 /*
- * A kind of this file (calls.h): cb(j), a callable and its argument
- * ("OO") that the library calls back through the trampoline, on the stream
- * v[j]; the C arguments are the trampoline and the id of the record made
- * once every argument is parsed.  A failed call will never run it: the
- * record goes then.
+ * A kind of this file (calls.h): cb(j), a callable and its argument, on
+ * the stream v[j]; a failed call will never run it: the record goes then.
  */
 #define ACLPY_K_cb(j)	(cb, "OO", "", , j, )
 #define ACLPY_C_cb(i, c, m, x)						\
@@ -250,20 +211,14 @@ static void cb_end(const union aclpy_val *slot, aclError ret)
 		cb_free(r);
 }
 
-/* ---- contexts ---- */
-
-/*
- * A kind of this file: made(j), no argument, the record of the context
- * v[j] that the call makes, allocated once every argument is parsed and
- * kept where the call succeeds.
- */
+/* A kind of this file: made(j), the record of the context v[j] made. */
 #define ACLPY_K_made(j)	(made, "", "", , j, )
 #define ACLPY_C_made(i, c, m, x)					\
 	(), (), (), (), (&& made_new(&v[i])), (made_end(&v[i], v[m].p, ret);)
 
 static int made_new(union aclpy_val *slot)
 {
-	slot->a.p = PyMem_RawMalloc(sizeof(struct made_ctx));
+	slot->a.p = PyMem_RawCalloc(1, sizeof(struct pycb));
 	if (!slot->a.p)
 		PyErr_NoMemory();
 	return slot->a.p != NULL;
@@ -271,33 +226,19 @@ static int made_new(union aclpy_val *slot)
 
 static void made_end(const union aclpy_val *slot, void *ctx, aclError ret)
 {
-	struct made_ctx *m = slot->a.p;
+	struct pycb *r = slot->a.p;
 
 	if (ret) {
-		PyMem_RawFree(m);
+		PyMem_RawFree(r);
 		return;
 	}
-	pthread_mutex_lock(&cb_lock);
-	m->ctx = ctx;
-	m->next = made_ctxs;
-	made_ctxs = m;
-	pthread_mutex_unlock(&cb_lock);
+	r->ctx = ctx;
+	cb_insert(r);
 }
 
-/* The .after of destroy_context: the context args[0].p is gone. */
+/* The .after of destroy_context: its record and callbacks go. */
 static void ctx_destroyed(const union aclpy_val *args)
 {
-	struct made_ctx **pm, *m = NULL;
-
-	pthread_mutex_lock(&cb_lock);
-	for (pm = &made_ctxs; (m = *pm); pm = &m->next) {
-		if (m->ctx == args[0].p) {
-			*pm = m->next;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&cb_lock);
-	PyMem_RawFree(m);
 	cb_drop(BY_CTX, NULL, args[0].p);
 }
 
@@ -308,64 +249,40 @@ static aclError primary_ctx_state(int32_t dev, int32_t *active,
 	return aclrtGetPrimaryCtxState(dev, flags, active);
 }
 
-/* ---- table ---- */
-
-#define RUNTIME_CALLS(CALL, HAND)					\
+#define RUNTIME_CALLS(CALL, HAND, AUTO, DOC, VAL)			\
 	CALL(create_context, aclrtCreateContext, (out_p, i32, made(0)), (), \
 	     "context, ret = create_context(device_id)")		\
-	CALL(destroy_context, aclrtDestroyContext, (p),			\
-	     (.after = ctx_destroyed), "ret = destroy_context(context)") \
+	AUTO(aclrtDestroyContext, .after = ctx_destroyed)		\
 	CALL(set_context, aclrtSetCurrentContext, (p), (),		\
 	     "ret = set_context(context)")				\
 	CALL(get_context, aclrtGetCurrentContext, (out_p), (),		\
 	     "context, ret = get_context()")				\
-	CALL(ctx_get_current_default_stream,				\
-	     aclrtCtxGetCurrentDefaultStream, (out_p), (),		\
-	     "stream, ret = ctx_get_current_default_stream()")		\
+	AUTO(aclrtCtxGetCurrentDefaultStream)				\
 	CALL(get_primary_ctx_state, primary_ctx_state,			\
 	     (i32, out_i32, out_u32), (),				\
 	     "active, flags, ret = get_primary_ctx_state(device_id)")	\
-	CALL(create_stream_with_config, aclrtCreateStreamWithConfig,	\
-	     (out_p, u32, u32), (),					\
-	     "stream, ret = create_stream_with_config(priority, flag)")	\
-	CALL(device_get_stream_priority_range,				\
-	     aclrtDeviceGetStreamPriorityRange, (out_i32, out_i32),	\
-	     (.hold_gil = true, .raw = true),				\
-	     "least, greatest, ret = device_get_stream_priority_range()") \
-	CALL(synchronize_stream_with_timeout,				\
-	     aclrtSynchronizeStreamWithTimeout, (p, i32), (),		\
-	     "ret = synchronize_stream_with_timeout(stream, timeout)")	\
+	AUTO(aclrtCreateStreamWithConfig)				\
+	DOC(aclrtDeviceGetStreamPriorityRange,				\
+	    "least, greatest, ret = device_get_stream_priority_range()", \
+	    .hold_gil = true, .raw = true)				\
+	AUTO(aclrtSynchronizeStreamWithTimeout)				\
 	CALL(stream_query, aclrtStreamQuery, (p, out_init),		\
 	     (.raw = true, .init = ACL_STREAM_STATUS_RESERVED),		\
 	     "status, ret = stream_query(stream)")			\
-	CALL(set_stream_failure_mode, aclrtSetStreamFailureMode, (p, u64), \
-	     (), "ret = set_stream_failure_mode(stream, mode)")		\
-	CALL(stream_get_id, aclrtStreamGetId, (p, out_i32), (),		\
-	     "stream_id, ret = stream_get_id(stream)")			\
-	CALL(stream_get_priority, aclrtStreamGetPriority, (p, out_u32), (), \
-	     "priority, ret = stream_get_priority(stream)")		\
-	CALL(stream_get_flags, aclrtStreamGetFlags, (p, out_u32), (),	\
-	     "flags, ret = stream_get_flags(stream)")			\
-	/* Callbacks handed to a report thread still run: keep them. */ \
-	CALL(stream_abort, aclrtStreamAbort, (p), (),			\
-	     "ret = stream_abort(stream)")				\
-	CALL(destroy_stream_force, aclrtDestroyStreamForce, (p),	\
-	     (.after = aclpy_rt_stream_gone),				\
-	     "ret = destroy_stream_force(stream)")			\
-	CALL(memset_async, aclrtMemsetAsync, (p, z, i32, z, p), (),	\
-	     "ret = memset_async(dev_ptr, max_count, value, count, stream)") \
-	CALL(create_event, aclrtCreateEvent, (out_p), (),		\
-	     "event, ret = create_event()")				\
-	CALL(create_event_with_flag, aclrtCreateEventWithFlag, (out_p, u32), \
-	     (), "event, ret = create_event_with_flag(flag)")		\
-	CALL(create_event_ex_with_flag, aclrtCreateEventExWithFlag,	\
-	     (out_p, u32), (), "event, ret = create_event_ex_with_flag(flag)") \
-	CALL(destroy_event, aclrtDestroyEvent, (p), (),			\
-	     "ret = destroy_event(event)")				\
-	CALL(record_event, aclrtRecordEvent, (p, p), (),		\
-	     "ret = record_event(event, stream)")			\
-	CALL(reset_event, aclrtResetEvent, (p, p), (),			\
-	     "ret = reset_event(event, stream)")			\
+	AUTO(aclrtSetStreamFailureMode)					\
+	AUTO(aclrtStreamGetId)						\
+	AUTO(aclrtStreamGetPriority)					\
+	AUTO(aclrtStreamGetFlags)					\
+	/* Callbacks handed to a report thread still run: keep them. */	\
+	AUTO(aclrtStreamAbort)						\
+	AUTO(aclrtDestroyStreamForce, .after = aclpy_rt_stream_gone)	\
+	AUTO(aclrtMemsetAsync)						\
+	AUTO(aclrtCreateEvent)						\
+	AUTO(aclrtCreateEventWithFlag)					\
+	AUTO(aclrtCreateEventExWithFlag)				\
+	AUTO(aclrtDestroyEvent)						\
+	AUTO(aclrtRecordEvent)						\
+	AUTO(aclrtResetEvent)						\
 	CALL(query_event, aclrtQueryEvent, (p, out_init),		\
 	     (.raw = true, .init = ACL_EVENT_STATUS_RESERVED),		\
 	     "status, ret = query_event(event)")			\
@@ -377,37 +294,26 @@ static aclError primary_ctx_state(int32_t dev, int32_t *active,
 	     (p, out_init),						\
 	     (.raw = true, .init = ACL_EVENT_WAIT_STATUS_RESERVED),	\
 	     "status, ret = query_event_wait_status(event)")		\
-	CALL(synchronize_event, aclrtSynchronizeEvent, (p), (),		\
-	     "ret = synchronize_event(event)")				\
-	CALL(synchronize_event_with_timeout,				\
-	     aclrtSynchronizeEventWithTimeout, (p, i32), (),		\
-	     "ret = synchronize_event_with_timeout(event, timeout)")	\
-	CALL(event_elapsed_time, aclrtEventElapsedTime, (out_f, p, p), (), \
-	     "ms, ret = event_elapsed_time(start, end)")		\
-	CALL(event_get_timestamp, aclrtEventGetTimestamp, (p, out_u64), (), \
-	     "timestamp, ret = event_get_timestamp(event)")		\
-	CALL(stream_wait_event, aclrtStreamWaitEvent, (p, p), (),	\
-	     "ret = stream_wait_event(stream, event)")			\
-	CALL(get_event_id, aclrtGetEventId, (p, out_u32), (),		\
-	     "event_id, ret = get_event_id(event)")			\
-	CALL(get_event_avail_num, aclrtGetEventAvailNum, (out_u32), (),	\
-	     "count, ret = get_event_avail_num()")			\
+	AUTO(aclrtSynchronizeEvent)					\
+	AUTO(aclrtSynchronizeEventWithTimeout)				\
+	DOC(aclrtEventElapsedTime, "ms, ret = event_elapsed_time(start, end)") \
+	AUTO(aclrtEventGetTimestamp)					\
+	AUTO(aclrtStreamWaitEvent)					\
+	AUTO(aclrtGetEventId)						\
+	DOC(aclrtGetEventAvailNum, "count, ret = get_event_avail_num()") \
 	/* Unsubscribing runs the callbacks still queued for the thread. */ \
-	CALL(subscribe_report, aclrtSubscribeReport, (u64, p), (),	\
-	     "ret = subscribe_report(thread_id, stream)")		\
+	AUTO(aclrtSubscribeReport)					\
 	CALL(unsubscribe_report, aclrtUnSubscribeReport, (u64, p), (),	\
 	     "ret = unsubscribe_report(thread_id, stream)")		\
 	CALL(launch_callback, aclrtLaunchCallback, (cb(2), i32, p), (),	\
 	     "ret = launch_callback(func, user_data, block_type, stream): " \
 	     "func(user_data) runs on the thread subscribed to the stream") \
-	CALL(process_report, aclrtProcessReport, (i32), (),		\
-	     "ret = process_report(timeout_ms)")			\
+	DOC(aclrtProcessReport, "ret = process_report(timeout_ms)")	\
 	CALL(launch_host_func, aclrtLaunchHostFunc, (p, cb(0)), (),	\
 	     "ret = launch_host_func(stream, func, args): func(args) in stream order") \
-	CALL(subscribe_host_func, aclrtSubscribeHostFunc, (u64, p), (),	\
-	     "ret = subscribe_host_func(thread_id, stream)")		\
-	CALL(process_host_func, aclrtProcessHostFunc, (i32), (),	\
-	     "ret = process_host_func(timeout_ms)")			\
+	DOC(aclrtSubscribeHostFunc,					\
+	    "ret = subscribe_host_func(thread_id, stream)")		\
+	DOC(aclrtProcessHostFunc, "ret = process_host_func(timeout_ms)") \
 	CALL(unsubscribe_host_func, aclrtUnSubscribeHostFunc, (u64, p), (), \
 	     "ret = unsubscribe_host_func(thread_id, stream)")
 

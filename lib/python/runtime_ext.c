@@ -1,26 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * acl.rt: notifies, IPC events, timed stream waits, 64-bit value
- * write/wait, runtime settings, device id mappings, and the device and
- * stream controls (timed device synchronisation, task abort, stream stop,
- * attributes, V2 creation, core limits) and kernel binaries, under
- * pyACL's names and return conventions where pyACL has them.
- *
- * pyACL has no binding for aclrtIpcGetEventHandle/aclrtIpcOpenEventHandle,
- * aclrtStreamWaitEventWithTimeout, two of the id mappings,
- * aclrtStreamStop and aclrtCreateStreamV2; ours take the C name's words
- * (lib/README.md).  Nor for the stream and device state callbacks and the
- * task abort callback, which have no binding here.  The IPC event handle is the C
- * struct's 64 bytes as a bytes object: opaque, it goes to the other
- * process as it is (e.g. as handle.hex()).
- *
- * Handles (notifies, events, streams) are ints, 0 where a call failed.
- * The GIL is released around every library call, as in runtime.c.
+ * acl.rt: notifies, IPC events, timed waits, value write/wait, runtime
+ * settings, device id mappings, device and stream controls and kernel
+ * binaries, as lib/README.md documents them.  The GIL is released around
+ * every library call, as in runtime.c.
  */
 #include "acl/acl.h"
 #include "aclpy.h"
-
-/* ---- IPC events ---- */
 
 /* outsv (calls.h): ipc_get_event_handle's 64 bytes, b"" on failure. */
 static PyObject *event_handle(const void *out, const union aclpy_val *args,
@@ -34,12 +20,10 @@ static PyObject *event_handle(const void *out, const union aclpy_val *args,
 }
 
 /*
- * Stream attributes.  pyACL documents the value as a dict of
- * aclrtStreamAttrValue's members: get gives {member: value} with the one
- * member the attribute names ({} on failure); set reads that member from
- * a dict (other keys ignored, so a dict from get goes back as it is) or
- * takes a plain int for it.  An attribute CANN does not name has no
- * member: the union goes as zeros and the library refuses it.
+ * Stream attributes: pyACL's dict {member: value} of the one member the
+ * attribute names; set ignores other keys, so that get's dict goes back
+ * as it is.  An attribute CANN does not name has no member: the union
+ * goes as zeros and the library refuses it.
  */
 static const char *const attr_members[] = {
 	[ACL_STREAM_ATTR_FAILURE_MODE] = "failureMode",
@@ -109,12 +93,9 @@ static PyObject *attr_value_out(const void *out, const union aclpy_val *args,
 }
 
 /*
- * stream, ret = create_stream_v2(config): pyACL has no binding for
- * aclrtCreateStreamV2 nor for the configuration handle, so the handle is
- * made here from a dict {"priority": p, "flag": f} (either key may be left
- * out: 0) and freed after the call; None is the NULL handle (the
- * library's defaults).  The work memory a handle may name is for model
- * tasks, which never run here, and has no key.
+ * pyACL has no configuration handle: it is made here from the dict.  The
+ * work memory a handle may name is for model tasks, which never run here,
+ * and has no key.
  */
 static int set_opt(aclrtStreamConfigHandle *h, PyObject *config,
 		   const char *key, aclrtStreamConfigAttr attr,
@@ -181,25 +162,12 @@ ACLPY_FN(create_stream_v2)
 			     (unsigned long long)(uintptr_t)s, (int)ret);
 }
 
-/*
- * objn (calls.h): notify_batch_reset's list (or tuple) of notifies, one
- * more than needed: an empty list is the library's to refuse (num 0), as
- * in notify_set_import_pid.
- */
-static int conv_notifies(PyObject *list, union aclpy_val *slot)
-{
-	return aclpy_seq(list, slot, "notifies must be a list of ints", true,
-			 conv_ptr, NULL, sizeof(aclrtNotify));
-}
-
-/* ---- table ---- */
-
-/* ---- kernel binaries ---- */
+ACLPY_SEQ_CONV(notifies, "notifies must be a list of ints", true, conv_ptr,
+	       NULL, aclrtNotify)
 
 /*
- * pyACL's options and cfg: a list of {"type": int, "value": int} or
- * {"id": int, "value": int}; value is the union's first 32 bits (every
- * member that is not a struct).  None or [] is none, given as NULL.
+ * Kernel binaries' options and cfg: value is the union's first 32 bits
+ * (every member that is not a struct).  None or [] is none, NULL.
  */
 static const struct aclpy_field option_fields[] = {
 	{ "type", offsetof(aclrtBinaryLoadOption, type), sizeof(int32_t), INT32_MAX, true },
@@ -256,26 +224,19 @@ static int conv_cfg(PyObject *o, union aclpy_val *slot)
 	return conv_list(o, slot, &attr_desc, sizeof(aclrtLaunchKernelAttr));
 }
 
-#define RUNTIME_EXT_CALLS(CALL, HAND)					\
-	CALL(create_notify, aclrtCreateNotify, (out_p, u64), (),	\
-	     "notify, ret = create_notify(flag)")			\
-	CALL(destroy_notify, aclrtDestroyNotify, (p), (),		\
-	     "ret = destroy_notify(notify)")				\
-	CALL(record_notify, aclrtRecordNotify, (p, p), (),		\
-	     "ret = record_notify(notify, stream)")			\
-	CALL(wait_and_reset_notify, aclrtWaitAndResetNotify, (p, p, u32), \
-	     (), "ret = wait_and_reset_notify(notify, stream, timeout_ms)") \
-	CALL(get_notify_id, aclrtGetNotifyId, (p, out_u32), (),		\
-	     "notify_id, ret = get_notify_id(notify)")			\
-	CALL(notify_get_export_key, aclrtNotifyGetExportKey,		\
-	     (p, key, u64), (),						\
-	     "key, ret = notify_get_export_key(notify, len, flags): key is a str") \
-	/* pids a list (or tuple) of ints */				\
+#define RUNTIME_EXT_CALLS(CALL, HAND, AUTO, DOC, VAL)			\
+	AUTO(aclrtCreateNotify)						\
+	AUTO(aclrtDestroyNotify)					\
+	AUTO(aclrtRecordNotify)						\
+	DOC(aclrtWaitAndResetNotify,					\
+	    "ret = wait_and_reset_notify(notify, stream, timeout_ms)")	\
+	AUTO(aclrtGetNotifyId)						\
+	DOC(aclrtNotifyGetExportKey,					\
+	    "key, ret = notify_get_export_key(notify, len, flags): key is a str") \
 	CALL(notify_set_import_pid, aclrtNotifySetImportPid,		\
 	     (p, objn(aclpy_conv_pids)), (),				\
 	     "ret = notify_set_import_pid(notify, pids): pids a list of ints") \
-	CALL(notify_import_by_key, aclrtNotifyImportByKey, (out_p, s, u64), \
-	     (), "notify, ret = notify_import_by_key(key, flags)")	\
+	AUTO(aclrtNotifyImportByKey)					\
 	CALL(ipc_get_event_handle, aclrtIpcGetEventHandle,		\
 	     (p, outsv(aclrtIpcEventHandle, event_handle)), (),		\
 	     "handle, ret = ipc_get_event_handle(event): handle is 64 bytes") \
@@ -283,74 +244,39 @@ static int conv_cfg(PyObject *o, union aclpy_val *slot)
 	     (bytes(aclrtIpcEventHandle, "handle"), out_p), (),		\
 	     "event, ret = ipc_open_event_handle(handle)")		\
 	/* the C call's order */					\
-	CALL(stream_wait_event_with_timeout,				\
-	     aclrtStreamWaitEventWithTimeout, (p, p, i32), (),		\
-	     "ret = stream_wait_event_with_timeout(stream, event, timeout_ms)") \
-	CALL(value_write, aclrtValueWrite, (p, u64, u32, p), (),	\
-	     "ret = value_write(dev_addr, value, flag, stream)")	\
-	CALL(value_wait, aclrtValueWait, (p, u64, u32, p), (),		\
-	     "ret = value_wait(dev_addr, value, flag, stream)")		\
-	CALL(reduce_async, aclrtReduceAsync, (p, p, u64, i32, i32, p, p), \
-	     (), "ret = reduce_async(dst, src, count, kind, type, stream, "	\
-	     "reserve)")						\
-	CALL(set_sys_param_opt, aclrtSetSysParamOpt, (i32, i64), (),	\
-	     "ret = set_sys_param_opt(opt, value)")			\
-	CALL(get_sys_param_opt, aclrtGetSysParamOpt, (i32, out_i64), (), \
-	     "value, ret = get_sys_param_opt(opt)")			\
-	CALL(ctx_set_sys_param_opt, aclrtCtxSetSysParamOpt, (i32, i64), (), \
-	     "ret = ctx_set_sys_param_opt(opt, value)")			\
-	CALL(ctx_get_sys_param_opt, aclrtCtxGetSysParamOpt, (i32, out_i64), \
-	     (), "value, ret = ctx_get_sys_param_opt(opt)")		\
-	CALL(set_device_sat_mode, aclrtSetDeviceSatMode, (i32), (),	\
-	     "ret = set_device_sat_mode(mode)")				\
-	CALL(get_device_sat_mode, aclrtGetDeviceSatMode, (out_i32), (),	\
-	     "mode, ret = get_device_sat_mode()")			\
-	CALL(set_ts_device, aclrtSetTsDevice, (i32), (),		\
-	     "ret = set_ts_device(ts_id)")				\
-	CALL(device_set_limit, aclrtDeviceSetLimit, (i32, z), (),	\
-	     "ret = device_set_limit(limit, value)")			\
+	DOC(aclrtStreamWaitEventWithTimeout,				\
+	    "ret = stream_wait_event_with_timeout(stream, event, timeout_ms)") \
+	AUTO(aclrtValueWrite)						\
+	AUTO(aclrtValueWait)						\
+	AUTO(aclrtReduceAsync)						\
+	AUTO(aclrtSetSysParamOpt)					\
+	AUTO(aclrtGetSysParamOpt)					\
+	AUTO(aclrtCtxSetSysParamOpt)					\
+	AUTO(aclrtCtxGetSysParamOpt)					\
+	AUTO(aclrtSetDeviceSatMode)					\
+	AUTO(aclrtGetDeviceSatMode)					\
+	AUTO(aclrtSetTsDevice)						\
+	AUTO(aclrtDeviceSetLimit)					\
 	CALL(device_get_limit, aclrtDeviceGetLimit, (i32, out_n), (),	\
 	     "value, ret = device_get_limit(limit)")			\
-	CALL(get_logic_dev_id_by_phy_dev_id, aclrtGetLogicDevIdByPhyDevId, \
-	     (i32, out_i32), (),					\
-	     "logic_dev_id, ret = get_logic_dev_id_by_phy_dev_id(phy_dev_id)") \
-	CALL(get_phy_dev_id_by_logic_dev_id, aclrtGetPhyDevIdByLogicDevId, \
-	     (i32, out_i32), (),					\
-	     "phy_dev_id, ret = get_phy_dev_id_by_logic_dev_id(logic_dev_id)") \
-	CALL(get_user_dev_id_by_phy_dev_id, aclrtGetUserDevIdByPhyDevId, \
-	     (i32, out_i32), (),					\
-	     "user_dev_id, ret = get_user_dev_id_by_phy_dev_id(phy_dev_id)") \
-	CALL(get_phy_dev_id_by_user_dev_id, aclrtGetPhyDevIdByUserDevId, \
-	     (i32, out_i32), (),					\
-	     "phy_dev_id, ret = get_phy_dev_id_by_user_dev_id(user_dev_id)") \
-	CALL(get_logic_dev_id_by_user_dev_id, aclrtGetLogicDevIdByUserDevId, \
-	     (i32, out_i32), (),					\
-	     "logic_dev_id, ret = get_logic_dev_id_by_user_dev_id(user_dev_id)") \
-	CALL(get_user_dev_id_by_logic_dev_id, aclrtGetUserDevIdByLogicDevId, \
-	     (i32, out_i32), (),					\
-	     "user_dev_id, ret = get_user_dev_id_by_logic_dev_id(logic_dev_id)") \
-	CALL(get_devices_topo, aclrtGetDevicesTopo, (u32, u32, out_u64), (), \
-	     "value, ret = get_devices_topo(device_id, other_device_id)") \
-	CALL(synchronize_device_with_timeout,				\
-	     aclrtSynchronizeDeviceWithTimeout, (i32), (),		\
-	     "ret = synchronize_device_with_timeout(timeout_ms)")	\
-	CALL(device_task_abort, aclrtDeviceTaskAbort, (i32, u32), (),	\
-	     "ret = device_task_abort(device_id, timeout_ms)")		\
-	CALL(stream_stop, aclrtStreamStop, (p), (),			\
-	     "ret = stream_stop(stream)")				\
-	CALL(get_stream_available_num, aclrtGetStreamAvailableNum,	\
-	     (out_u32), (), "stream_count, ret = get_stream_available_num()") \
-	CALL(set_stream_overflow_switch, aclrtSetStreamOverflowSwitch,	\
-	     (p, u32), (), "ret = set_stream_overflow_switch(stream, flag)") \
-	CALL(get_stream_overflow_switch, aclrtGetStreamOverflowSwitch,	\
-	     (p, out_u32), (),						\
-	     "flag, ret = get_stream_overflow_switch(stream)")		\
-	CALL(get_overflow_status, aclrtGetOverflowStatus, (p, z, p), (),	\
-	     "ret = get_overflow_status(output_addr, output_size, stream)") \
-	CALL(reset_overflow_status, aclrtResetOverflowStatus, (p), (),	\
-	     "ret = reset_overflow_status(stream)")			\
-	CALL(get_thread_last_task_id, aclrtGetThreadLastTaskId, (out_u32), \
-	     (.hold_gil = true), "task_id, ret = get_thread_last_task_id()") \
+	AUTO(aclrtGetLogicDevIdByPhyDevId)				\
+	AUTO(aclrtGetPhyDevIdByLogicDevId)				\
+	AUTO(aclrtGetUserDevIdByPhyDevId)				\
+	AUTO(aclrtGetPhyDevIdByUserDevId)				\
+	AUTO(aclrtGetLogicDevIdByUserDevId)				\
+	AUTO(aclrtGetUserDevIdByLogicDevId)				\
+	AUTO(aclrtGetDevicesTopo)					\
+	DOC(aclrtSynchronizeDeviceWithTimeout,				\
+	    "ret = synchronize_device_with_timeout(timeout_ms)")	\
+	DOC(aclrtDeviceTaskAbort,					\
+	    "ret = device_task_abort(device_id, timeout_ms)")		\
+	AUTO(aclrtStreamStop)						\
+	AUTO(aclrtGetStreamAvailableNum)				\
+	AUTO(aclrtSetStreamOverflowSwitch)				\
+	AUTO(aclrtGetStreamOverflowSwitch)				\
+	AUTO(aclrtGetOverflowStatus)					\
+	AUTO(aclrtResetOverflowStatus)					\
+	AUTO(aclrtGetThreadLastTaskId, .hold_gil = true)		\
 	CALL(set_stream_attribute, aclrtSetStreamAttribute,		\
 	     (p, i32, objv(attr_value_in)), (),				\
 	     "ret = set_stream_attribute(stream, stm_attr_type, value): value a " \
@@ -362,20 +288,12 @@ static int conv_cfg(PyObject *o, union aclpy_val *slot)
 	HAND(create_stream_v2, METH_VARARGS,				\
 	     "stream, ret = create_stream_v2(config): config a dict "	\
 	     "{\"priority\": p, \"flag\": f} or None")			\
-	CALL(get_stream_res_limit, aclrtGetStreamResLimit, (p, i32, out_u32), \
-	     (), "value, ret = get_stream_res_limit(stream, type)")	\
-	CALL(set_stream_res_limit, aclrtSetStreamResLimit, (p, i32, u32), \
-	     (), "ret = set_stream_res_limit(stream, type, value)")	\
-	CALL(reset_stream_res_limit, aclrtResetStreamResLimit, (p), (),	\
-	     "ret = reset_stream_res_limit(stream)")			\
-	CALL(use_stream_res_in_current_thread,				\
-	     aclrtUseStreamResInCurrentThread, (p), (),			\
-	     "ret = use_stream_res_in_current_thread(stream)")		\
-	CALL(unuse_stream_res_in_current_thread,			\
-	     aclrtUnuseStreamResInCurrentThread, (p), (),		\
-	     "ret = unuse_stream_res_in_current_thread(stream)")	\
-	CALL(get_res_in_current_thread, aclrtGetResInCurrentThread,	\
-	     (i32, out_u32), (), "value, ret = get_res_in_current_thread(type)") \
+	AUTO(aclrtGetStreamResLimit)					\
+	AUTO(aclrtSetStreamResLimit)					\
+	AUTO(aclrtResetStreamResLimit)					\
+	AUTO(aclrtUseStreamResInCurrentThread)				\
+	AUTO(aclrtUnuseStreamResInCurrentThread)			\
+	AUTO(aclrtGetResInCurrentThread)				\
 	CALL(notify_batch_reset, aclrtNotifyBatchReset,			\
 	     (objn(conv_notifies)), (),					\
 	     "ret = notify_batch_reset(notifies): a list of notifies")	\
@@ -383,20 +301,15 @@ static int conv_cfg(PyObject *o, union aclpy_val *slot)
 	     (s, obj(conv_options), out_p), (),				\
 	     "bin_handle, ret = binary_load_from_file(bin_path, options): " \
 	     "options a list of {\"type\": t, \"value\": v}, or []")	\
-	CALL(binary_get_function, aclrtBinaryGetFunction, (p, s, out_p), \
-	     (), "func_handle, ret = binary_get_function(bin_handle, kernel_name)") \
-	CALL(binary_unload, aclrtBinaryUnLoad, (p), (),		\
+	AUTO(aclrtBinaryGetFunction)					\
+	CALL(binary_unload, aclrtBinaryUnLoad, (p), (),			\
 	     "ret = binary_unload(bin_handle)")				\
-	CALL(kernel_args_init, aclrtKernelArgsInit, (p, out_p), (),	\
-	     "args_handle, ret = kernel_args_init(func_handle)")	\
-	CALL(kernel_args_append, aclrtKernelArgsAppend, (p, p, z, out_p), \
-	     (), "param_handle, ret = kernel_args_append(args_handle, param, " \
-	     "param_size): param the address of the value")		\
-	CALL(kernel_args_para_update, aclrtKernelArgsParaUpdate,	\
-	     (p, p, p, z), (), "ret = kernel_args_para_update(args_handle, " \
-	     "param_handle, param, param_size)")			\
-	CALL(kernel_args_finalize, aclrtKernelArgsFinalize, (p), (),	\
-	     "ret = kernel_args_finalize(args_handle)")			\
+	AUTO(aclrtKernelArgsInit)					\
+	DOC(aclrtKernelArgsAppend,					\
+	    "param_handle, ret = kernel_args_append(args_handle, param, " \
+	    "param_size): param the address of the value")		\
+	AUTO(aclrtKernelArgsParaUpdate)					\
+	AUTO(aclrtKernelArgsFinalize)					\
 	CALL(launch_kernel_with_config, aclrtLaunchKernelWithConfig,	\
 	     (p, u32, p, obj(conv_cfg), p, p), (),			\
 	     "ret = launch_kernel_with_config(func_handle, block_dim, stream, " \

@@ -1,38 +1,12 @@
 // SPDX-License-Identifier: MIT
-/*
- * pyACL's error, system and device-fact calls: acl.get_recent_err_msg,
- * acl.rt.get_last_error, acl.get_soc_name, acl.rt.get_device_info and the
- * rest of lib/system.c and lib/errors.c, plus the float16 helpers.
- * Outputs first, ret last, as everywhere in the module.
- */
+/* pyACL's error, system and device-fact calls, and the float16 helpers. */
 #include "acl/acl.h"
 #include "aclpy.h"
 
-/* ---- acl ---- */
+/* acl.rt's get_soc_name is acl's. */
+#define py_get_soc_name		py_aclrtGetSocName
 
-/* A string the library keeps, decoded with errors; None for NULL. */
-static PyObject *str_or_none(const char *s, const char *errors)
-{
-	if (!s)
-		Py_RETURN_NONE;
-	return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), errors);
-}
-
-ACLPY_FN(get_recent_err_msg)
-{
-	return str_or_none(aclGetRecentErrMsg(), "replace");
-}
-
-/* PyUnicode_FromString's strict decoding. */
-ACLPY_FN(get_soc_name)
-{
-	return str_or_none(aclrtGetSocName(), NULL);
-}
-
-/*
- * sys_get_version_str and _num: the C calls take the package name as a
- * char *, so they are given a copy, at most ACL_PKG_VERSION_MAX_SIZE long.
- */
+/* The C calls take the package name as a char *: they are given a copy. */
 typedef char version_buf[ACL_PKG_VERSION_MAX_SIZE];
 
 #define VERSION(name, cfn, out_type)					\
@@ -61,53 +35,26 @@ ACLPY_FN(get_cann_attribute_list)
 	aclError ret;
 
 	ret = aclGetCannAttributeList(&list, &n);
-	l = PyList_New(0);
-	if (!l)
-		return NULL;
-	for (i = 0; ret == ACL_SUCCESS && i < n; i++) {
+	if (ret)
+		n = 0;
+	l = PyList_New((Py_ssize_t)n);
+	for (i = 0; l && i < n; i++) {
 		PyObject *v = PyLong_FromLong(list[i]);
 
-		if (!v || PyList_Append(l, v)) {
-			Py_XDECREF(v);
-			Py_DECREF(l);
-			return NULL;
-		}
-		Py_DECREF(v);
+		if (!v)
+			Py_CLEAR(l);
+		else
+			PyList_SET_ITEM(l, (Py_ssize_t)i, v);
 	}
-	return Py_BuildValue("(Ni)", l, (int)ret);
+	return l ? Py_BuildValue("(Ni)", l, (int)ret) : NULL;
 }
 
-ACLPY_FN(data_type_size)
-{
-	int32_t t;
-
-	if (!PyArg_ParseTuple(args, "O&:data_type_size", conv_i32, &t))
-		return NULL;
-	return PyLong_FromSize_t(aclDataTypeSize((aclDataType)t));
-}
-
-ACLPY_CONV(f16, aclFloat16, "value", unsigned long, PyLong_AsUnsignedLong,
+/* Kinds of this file (calls.h): a float16's bits and a float. */
+ACLPY_CONV(f16, uint32_t, "value", unsigned long, PyLong_AsUnsignedLong,
 	   v <= 0xFFFF, "value out of float16 range")
-
-ACLPY_FN(float16_to_float)
-{
-	aclFloat16 h;
-
-	if (!PyArg_ParseTuple(args, "O&:float16_to_float", conv_f16, &h))
-		return NULL;
-	return PyFloat_FromDouble(aclFloat16ToFloat(h));
-}
-
-ACLPY_FN(float_to_float16)
-{
-	float f;
-
-	if (!PyArg_ParseTuple(args, "f:float_to_float16", &f))
-		return NULL;
-	return PyLong_FromLong(aclFloatToFloat16(f));
-}
-
-/* ---- acl.rt ---- */
+#define ACLPY_K_f16	(conv, "O&", "", conv_f16, u32, )
+#define ACLPY_K_f	(fmt, "f", "", , f, )
+#define ACLPY_RV_float(x)	PyFloat_FromDouble(x)
 
 /* outs (calls.h): both as the library left them, zeroed to start. */
 static PyObject *utilization(const void *out)
@@ -129,58 +76,43 @@ static PyObject *uuid(const void *out)
 					 (Py_ssize_t)sizeof(u->bytes));
 }
 
-/* ---- tables ---- */
-
-#define ACL_SYSTEM_CALLS(CALL, HAND)					\
-	HAND(get_recent_err_msg, METH_NOARGS, NULL)			\
-	HAND(get_soc_name, METH_NOARGS, NULL)				\
+#define ACL_SYSTEM_CALLS(CALL, HAND, AUTO, DOC, VAL)			\
+	VAL(get_recent_err_msg, aclGetRecentErrMsg, (), msg, NULL)	\
+	VAL(get_soc_name, aclrtGetSocName, (), str, NULL)		\
 	CALL(sys_get_version_str, version_str,				\
 	     (s, outs(version_buf, version_out)), (.hold_gil = true), NULL) \
 	CALL(sys_get_version_num, version_num, (s, out_i32),		\
 	     (.hold_gil = true, .raw = true), NULL)			\
-	CALL(get_cann_attribute, aclGetCannAttribute, (i32, out_i32),	\
-	     (.hold_gil = true, .raw = true), NULL)			\
+	DOC(aclGetCannAttribute, NULL, .hold_gil = true, .raw = true)	\
 	HAND(get_cann_attribute_list, METH_NOARGS, NULL)		\
 	CALL(get_device_capability, aclGetDeviceCapability,		\
 	     (i32, i32, out_i64), (.hold_gil = true, .raw = true), NULL) \
-	HAND(data_type_size, METH_VARARGS, NULL)			\
-	HAND(float16_to_float, METH_VARARGS, NULL)			\
-	HAND(float_to_float16, METH_VARARGS, NULL)
+	VAL(data_type_size, aclDataTypeSize, (i32), size, NULL)		\
+	VAL(float16_to_float, aclFloat16ToFloat, (f16), float, NULL)	\
+	VAL(float_to_float16, aclFloatToFloat16, (f), int, NULL)
 
-#define RT_SYSTEM_CALLS(CALL, HAND)					\
-	CALL(get_last_error, aclrtGetLastError, (i32), (.hold_gil = true), \
-	     NULL)							\
-	CALL(peek_at_last_error, aclrtPeekAtLastError, (i32),		\
-	     (.hold_gil = true), NULL)					\
+#define RT_SYSTEM_CALLS(CALL, HAND, AUTO, DOC, VAL)			\
+	DOC(aclrtGetLastError, NULL, .hold_gil = true)			\
+	DOC(aclrtPeekAtLastError, NULL, .hold_gil = true)		\
 	HAND(get_soc_name, METH_NOARGS, NULL)				\
-	CALL(get_version, aclrtGetVersion, (out_i32, out_i32, out_i32),	\
-	     (.hold_gil = true, .raw = true), NULL)			\
-	CALL(check_arch_compatibility, aclrtCheckArchCompatibility,	\
-	     (s, out_i32), (.hold_gil = true, .raw = true), NULL)	\
+	DOC(aclrtGetVersion, NULL, .hold_gil = true, .raw = true)	\
+	DOC(aclrtCheckArchCompatibility, NULL, .hold_gil = true, .raw = true) \
 	CALL(get_device_info, aclrtGetDeviceInfo, (i32, i32, out_i64),	\
 	     (.raw = true), NULL)					\
-	CALL(get_device_capability, aclrtGetDeviceCapability,		\
-	     (i32, i32, out_i32), (.hold_gil = true, .raw = true), NULL) \
-	CALL(query_device_status, aclrtQueryDeviceStatus, (i32, out_i32), \
-	     (.raw = true), NULL)					\
+	DOC(aclrtGetDeviceCapability, NULL, .hold_gil = true, .raw = true) \
+	DOC(aclrtQueryDeviceStatus, NULL, .raw = true)			\
 	CALL(get_device_utilization_rate, aclrtGetDeviceUtilizationRate, \
 	     (i32, outs(aclrtUtilizationInfo, utilization)), (), NULL)	\
-	CALL(get_device_res_limit, aclrtGetDeviceResLimit,		\
-	     (i32, i32, out_u32), (.hold_gil = true, .raw = true), NULL) \
+	DOC(aclrtGetDeviceResLimit, NULL, .hold_gil = true, .raw = true) \
 	CALL(set_device_res_limit, aclrtSetDeviceResLimit, (i32, i32, ui), \
 	     (.hold_gil = true), NULL)					\
-	CALL(reset_device_res_limit, aclrtResetDeviceResLimit, (i32),	\
-	     (.hold_gil = true), NULL)					\
-	CALL(device_can_access_peer, aclrtDeviceCanAccessPeer,		\
-	     (out_i32, i32, i32), (.hold_gil = true, .raw = true), NULL) \
+	DOC(aclrtResetDeviceResLimit, NULL, .hold_gil = true)		\
+	DOC(aclrtDeviceCanAccessPeer, NULL, .hold_gil = true, .raw = true) \
 	CALL(device_enable_peer_access, aclrtDeviceEnablePeerAccess,	\
 	     (i32, opt, ui), (.hold_gil = true), NULL)			\
-	CALL(device_disable_peer_access, aclrtDeviceDisablePeerAccess,	\
-	     (i32), (.hold_gil = true), NULL)				\
-	CALL(device_peer_access_status, aclrtDevicePeerAccessStatus,	\
-	     (i32, i32, out_i32), (.hold_gil = true, .raw = true), NULL) \
-	CALL(device_get_bare_tgid, aclrtDeviceGetBareTgid, (out_i32),	\
-	     (.hold_gil = true, .raw = true), NULL)			\
+	DOC(aclrtDeviceDisablePeerAccess, NULL, .hold_gil = true)	\
+	DOC(aclrtDevicePeerAccessStatus, NULL, .hold_gil = true, .raw = true) \
+	DOC(aclrtDeviceGetBareTgid, NULL, .hold_gil = true, .raw = true) \
 	CALL(device_get_uuid, aclrtDeviceGetUuid,			\
 	     (i32, outs(aclrtUuid, uuid)), (.hold_gil = true), NULL)
 

@@ -1,116 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
- * acl.tdt: TDT channels, datasets, data items and queues
- * (acl/acl_tdt.h, acl/acl_tdt_queue.h), named as the C calls without
- * their acltdt prefix, in pyACL's lower case: acl.tdt.create_channel,
- * send_tensor, receive_tensor, create_data_item, enqueue_data...
- *
- * Handles, datasets, items, attributes and buffers are ints (their
- * addresses; 0 where the C call gave NULL).  Outputs come first and ret
- * last, as everywhere in the module; a C call that returns a value and no
- * code returns that value alone.  create_data_item takes dims as a list
- * and the data as a pointer (acl.util.bytes_to_ptr, numpy_to_ptr) that
- * must stay valid until the dataset is sent, as in C; set_queue_attr
- * takes the name as a str and the depth as an int.  The GIL is released
- * around the calls that may wait (send, receive, enqueue, dequeue).
+ * acl.tdt: TDT channels, datasets, data items and queues, as lib/README.md
+ * documents them.  The GIL is released around the calls that may wait
+ * (send, receive, enqueue, dequeue).
  */
 #include "acl/acl.h"
 #include "acl/acl_tdt.h"
 #include "acl/acl_tdt_queue.h"
 #include "aclpy.h"
 
-static PyObject *ptr_or_zero(const void *p)
-{
-	return PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)p);
-}
-
-ACLPY_FN(create_channel)
-{
-	uint32_t dev;
-	const char *name;
-
-	if (!PyArg_ParseTuple(args, "O&s:create_channel", conv_u32, &dev, &name))
-		return NULL;
-	return ptr_or_zero(acltdtCreateChannel(dev, name));
-}
-
-ACLPY_FN(create_channel_with_capacity)
-{
-	uint32_t dev;
-	const char *name;
-	size_t cap;
-
-	if (!PyArg_ParseTuple(args, "O&sO&:create_channel_with_capacity",
-			      conv_u32, &dev, &name, conv_size, &cap))
-		return NULL;
-	return ptr_or_zero(acltdtCreateChannelWithCapacity(dev, name, cap));
-}
-
-ACLPY_FN(create_dataset)
-{
-	return ptr_or_zero(acltdtCreateDataset());
-}
-
-ACLPY_FN(create_queue_attr)
-{
-	return ptr_or_zero(acltdtCreateQueueAttr());
-}
-
-ACLPY_FN(get_data_item)
-{
-	void *ds;
-	size_t i;
-
-	if (!PyArg_ParseTuple(args, "O&O&:get_data_item", conv_ptr, &ds,
-			      conv_size, &i))
-		return NULL;
-	return ptr_or_zero(acltdtGetDataItem(ds, i));
-}
-
-ACLPY_FN(get_dataset_size)
-{
-	void *ds;
-
-	if (!PyArg_ParseTuple(args, "O&:get_dataset_size", conv_ptr, &ds))
-		return NULL;
-	return PyLong_FromSize_t(acltdtGetDatasetSize(ds));
-}
-
-ACLPY_FN(get_dataset_name)
-{
-	const char *s;
-	void *ds;
-
-	if (!PyArg_ParseTuple(args, "O&:get_dataset_name", conv_ptr, &ds))
-		return NULL;
-	s = acltdtGetDatasetName(ds);
-	if (!s)
-		Py_RETURN_NONE;
-	return PyUnicode_FromString(s);
-}
-
-/* The item getters: one pointer in, one value out. */
-#define ITEM_FN(name, expr)						\
-ACLPY_FN(name)								\
-{									\
-	void *it;							\
-									\
-	if (!PyArg_ParseTuple(args, "O&:" #name, conv_ptr, &it))	\
-		return NULL;						\
-	return expr;							\
-}
-
-ITEM_FN(get_tensor_type_from_item, PyLong_FromLong(acltdtGetTensorTypeFromItem(it)))
-ITEM_FN(get_data_type_from_item, PyLong_FromLong(acltdtGetDataTypeFromItem(it)))
-ITEM_FN(get_data_addr_from_item, ptr_or_zero(acltdtGetDataAddrFromItem(it)))
-ITEM_FN(get_data_size_from_item, PyLong_FromSize_t(acltdtGetDataSizeFromItem(it)))
-ITEM_FN(get_dim_num_from_item, PyLong_FromSize_t(acltdtGetDimNumFromItem(it)))
-
-/* dims, ret = get_dims_from_item(item): as many dims as the item has. */
 ACLPY_FN(get_dims_from_item)
 {
 	int64_t *d = NULL;
-	PyObject *l, *res;
+	PyObject *l;
 	aclError ret;
 	size_t n, i;
 	void *it;
@@ -124,55 +26,36 @@ ACLPY_FN(get_dims_from_item)
 			return PyErr_NoMemory();
 	}
 	ret = acltdtGetDimsFromItem(it, d, n);
-	l = PyList_New(0);
-	for (i = 0; l && !ret && i < n; i++) {
+	if (ret)
+		n = 0;
+	l = PyList_New((Py_ssize_t)n);
+	for (i = 0; l && i < n; i++) {
 		PyObject *v = PyLong_FromLongLong(d[i]);
 
-		if (!v || PyList_Append(l, v)) {
-			Py_XDECREF(v);
+		if (!v)
 			Py_CLEAR(l);
-		} else {
-			Py_DECREF(v);
-		}
+		else
+			PyList_SET_ITEM(l, (Py_ssize_t)i, v);
 	}
 	PyMem_Free(d);
-	if (!l)
-		return NULL;
-	res = Py_BuildValue("(Ni)", l, (int)ret);
-	return res;
+	return l ? Py_BuildValue("(Ni)", l, (int)ret) : NULL;
 }
 
-/*
- * item = create_data_item(tdt_type, dims, data_type, data_ptr, size):
- * dims a list of ints, or None or [] for none.
- */
-ACLPY_FN(create_data_item)
+/* objn (calls.h): None or [] for none, NULL. */
+static int conv_dims(PyObject *list, union aclpy_val *slot)
 {
-	union aclpy_val dims = { 0 };
-	int32_t type, dtype;
-	acltdtDataItem *it;
-	PyObject *list;
-	void *data;
-	size_t size;
-
-	if (!PyArg_ParseTuple(args, "O&OO&O&O&:create_data_item", conv_i32,
-			      &type, &list, conv_i32, &dtype, conv_ptr, &data,
-			      conv_size, &size))
-		return NULL;
-	if (list != Py_None &&
-	    !aclpy_seq(list, &dims, "dims must be a list of ints", true,
-		       conv_i64, NULL, sizeof(int64_t))) {
-		PyMem_Free(dims.a.p);
-		return NULL;
+	if (list == Py_None)
+		return 1;
+	if (!aclpy_seq(list, slot, "dims must be a list of ints", true,
+		       conv_i64, NULL, sizeof(int64_t)))
+		return 0;
+	if (!slot->a.n) {
+		PyMem_Free(slot->a.p);
+		slot->a.p = NULL;
 	}
-	it = acltdtCreateDataItem((acltdtTensorType)type,
-				  dims.a.n ? dims.a.p : NULL, dims.a.n,
-				  (aclDataType)dtype, data, size);
-	PyMem_Free(dims.a.p);
-	return ptr_or_zero(it);
+	return 1;
 }
 
-/* ret = set_queue_attr(attr, type, value): a str name or an int depth. */
 ACLPY_FN(set_queue_attr)
 {
 	const char *name;
@@ -200,7 +83,6 @@ ACLPY_FN(set_queue_attr)
 	return PyLong_FromLong(ret);
 }
 
-/* value, ret = get_queue_attr(attr, type): the name as a str. */
 ACLPY_FN(get_queue_attr)
 {
 	union {
@@ -224,82 +106,66 @@ ACLPY_FN(get_queue_attr)
 	return Py_BuildValue("(Ii)", (unsigned int)v.depth, (int)ret);
 }
 
-#define TDT_CALLS(CALL, HAND)						\
-	HAND(create_channel, METH_VARARGS,				\
-	     "handle = create_channel(device_id, name)")		\
-	HAND(create_channel_with_capacity, METH_VARARGS,		\
-	     "handle = create_channel_with_capacity(device_id, name, capacity)") \
-	CALL(stop_channel, acltdtStopChannel, (p), (.hold_gil = true),	\
-	     "ret = stop_channel(handle)")				\
-	CALL(destroy_channel, acltdtDestroyChannel, (p), (),		\
-	     "ret = destroy_channel(handle)")				\
-	CALL(send_tensor, acltdtSendTensor, (p, p, i32), (),		\
-	     "ret = send_tensor(handle, dataset, timeout)")		\
-	CALL(receive_tensor, acltdtReceiveTensor, (p, p, i32), (),	\
-	     "ret = receive_tensor(handle, dataset, timeout)")		\
-	CALL(query_channel_size, acltdtQueryChannelSize, (p, out_z),	\
-	     (.hold_gil = true), "size, ret = query_channel_size(handle)") \
-	HAND(create_dataset, METH_NOARGS, "dataset = create_dataset()")	\
-	CALL(destroy_dataset, acltdtDestroyDataset, (p), (.hold_gil = true), \
-	     "ret = destroy_dataset(dataset)")				\
-	CALL(add_data_item, acltdtAddDataItem, (p, p), (.hold_gil = true), \
-	     "ret = add_data_item(dataset, data_item)")			\
-	HAND(get_data_item, METH_VARARGS,				\
-	     "data_item = get_data_item(dataset, index)")		\
-	HAND(get_dataset_size, METH_VARARGS,				\
-	     "size = get_dataset_size(dataset)")			\
-	HAND(get_dataset_name, METH_VARARGS,				\
-	     "name = get_dataset_name(dataset)")			\
-	HAND(create_data_item, METH_VARARGS,				\
-	     "data_item = create_data_item(tdt_type, dims, data_type, data_ptr, size)") \
-	CALL(destroy_data_item, acltdtDestroyDataItem, (p),		\
-	     (.hold_gil = true), "ret = destroy_data_item(data_item)")	\
-	HAND(get_tensor_type_from_item, METH_VARARGS,			\
-	     "tdt_type = get_tensor_type_from_item(data_item)")		\
-	HAND(get_data_type_from_item, METH_VARARGS,			\
-	     "data_type = get_data_type_from_item(data_item)")		\
-	HAND(get_data_addr_from_item, METH_VARARGS,			\
-	     "data_ptr = get_data_addr_from_item(data_item)")		\
-	HAND(get_data_size_from_item, METH_VARARGS,			\
-	     "size = get_data_size_from_item(data_item)")		\
-	HAND(get_dim_num_from_item, METH_VARARGS,			\
-	     "dim_num = get_dim_num_from_item(data_item)")		\
+#define TDT_CALLS(CALL, HAND, AUTO, DOC, VAL)				\
+	VAL(create_channel, acltdtCreateChannel, (u32, s), ptr,		\
+	    "handle = create_channel(device_id, name)")			\
+	VAL(create_channel_with_capacity, acltdtCreateChannelWithCapacity, \
+	    (u32, s, z), ptr,						\
+	    "handle = create_channel_with_capacity(device_id, name, capacity)") \
+	AUTO(acltdtStopChannel, .hold_gil = true)			\
+	AUTO(acltdtDestroyChannel)					\
+	AUTO(acltdtSendTensor)						\
+	AUTO(acltdtReceiveTensor)					\
+	AUTO(acltdtQueryChannelSize, .hold_gil = true)			\
+	VAL(create_dataset, acltdtCreateDataset, (), ptr,		\
+	    "dataset = create_dataset()")				\
+	AUTO(acltdtDestroyDataset, .hold_gil = true)			\
+	AUTO(acltdtAddDataItem, .hold_gil = true)			\
+	VAL(get_data_item, acltdtGetDataItem, (p, z), ptr,		\
+	    "data_item = get_data_item(dataset, index)")		\
+	VAL(get_dataset_size, acltdtGetDatasetSize, (p), size,		\
+	    "size = get_dataset_size(dataset)")				\
+	VAL(get_dataset_name, acltdtGetDatasetName, (p), str,		\
+	    "name = get_dataset_name(dataset)")				\
+	VAL(create_data_item, acltdtCreateDataItem,			\
+	    (i32, objn(conv_dims), i32, p, z), ptr,			\
+	    "data_item = create_data_item(tdt_type, dims, data_type, data_ptr, size)") \
+	AUTO(acltdtDestroyDataItem, .hold_gil = true)			\
+	VAL(get_tensor_type_from_item, acltdtGetTensorTypeFromItem, (p), \
+	    int, "tdt_type = get_tensor_type_from_item(data_item)")	\
+	VAL(get_data_type_from_item, acltdtGetDataTypeFromItem, (p), int, \
+	    "data_type = get_data_type_from_item(data_item)")		\
+	VAL(get_data_addr_from_item, acltdtGetDataAddrFromItem, (p), ptr, \
+	    "data_ptr = get_data_addr_from_item(data_item)")		\
+	VAL(get_data_size_from_item, acltdtGetDataSizeFromItem, (p), size, \
+	    "size = get_data_size_from_item(data_item)")		\
+	VAL(get_dim_num_from_item, acltdtGetDimNumFromItem, (p), size,	\
+	    "dim_num = get_dim_num_from_item(data_item)")		\
 	HAND(get_dims_from_item, METH_VARARGS,				\
 	     "dims, ret = get_dims_from_item(data_item)")		\
-	HAND(create_queue_attr, METH_NOARGS, "attr = create_queue_attr()") \
-	CALL(destroy_queue_attr, acltdtDestroyQueueAttr, (p),		\
-	     (.hold_gil = true), "ret = destroy_queue_attr(attr)")	\
+	VAL(create_queue_attr, acltdtCreateQueueAttr, (), ptr,		\
+	    "attr = create_queue_attr()")				\
+	AUTO(acltdtDestroyQueueAttr, .hold_gil = true)			\
 	HAND(set_queue_attr, METH_VARARGS,				\
 	     "ret = set_queue_attr(attr, type, value)")			\
 	HAND(get_queue_attr, METH_VARARGS,				\
 	     "value, ret = get_queue_attr(attr, type)")			\
-	CALL(create_queue, acltdtCreateQueue, (p, out_u32), (),		\
-	     "qid, ret = create_queue(attr)")				\
-	CALL(destroy_queue, acltdtDestroyQueue, (u32), (),		\
-	     "ret = destroy_queue(qid)")				\
-	CALL(enqueue, acltdtEnqueue, (u32, p, i32), (),			\
-	     "ret = enqueue(qid, buf, timeout)")			\
-	CALL(dequeue, acltdtDequeue, (u32, out_p, i32), (),		\
-	     "buf, ret = dequeue(qid, timeout)")			\
-	CALL(enqueue_data, acltdtEnqueueData, (u32, p, z, p, z, i32, u32), \
-	     (), "ret = enqueue_data(qid, data_ptr, data_size, user_data_ptr, " \
-	     "user_data_size, timeout, rsv)")				\
-	CALL(dequeue_data, acltdtDequeueData, (u32, p, z, out_z, p, z, i32), \
-	     (.raw = true), "ret_data_size, ret = dequeue_data(qid, data_ptr, " \
-	     "data_size, user_data_ptr, user_data_size, timeout)")	\
-	CALL(grant_queue, acltdtGrantQueue, (u32, i32, u32, i32),	\
-	     (.hold_gil = true),					\
-	     "ret = grant_queue(qid, pid, permission, timeout)")	\
-	CALL(attach_queue, acltdtAttachQueue, (u32, i32, out_u32),	\
-	     (.hold_gil = true), "permission, ret = attach_queue(qid, timeout)") \
-	CALL(alloc_buf, acltdtAllocBuf, (z, u32, out_p), (),		\
-	     "buf, ret = alloc_buf(size, type)")			\
-	CALL(free_buf, acltdtFreeBuf, (p), (), "ret = free_buf(buf)")	\
-	CALL(get_buf_data, acltdtGetBufData, (p, out_p, out_z),		\
-	     (.hold_gil = true), "data_ptr, size, ret = get_buf_data(buf)") \
-	CALL(set_buf_data_len, acltdtSetBufDataLen, (p, z),		\
-	     (.hold_gil = true), "ret = set_buf_data_len(buf, len)")	\
-	CALL(get_buf_data_len, acltdtGetBufDataLen, (p, out_z),		\
-	     (.hold_gil = true), "len, ret = get_buf_data_len(buf)")
+	AUTO(acltdtCreateQueue)						\
+	AUTO(acltdtDestroyQueue)					\
+	AUTO(acltdtEnqueue)						\
+	AUTO(acltdtDequeue)						\
+	DOC(acltdtEnqueueData,						\
+	    "ret = enqueue_data(qid, data_ptr, data_size, user_data_ptr, " \
+	    "user_data_size, timeout, rsv)")				\
+	DOC(acltdtDequeueData,						\
+	    "ret_data_size, ret = dequeue_data(qid, data_ptr, data_size, " \
+	    "user_data_ptr, user_data_size, timeout)", .raw = true)	\
+	AUTO(acltdtGrantQueue, .hold_gil = true)			\
+	AUTO(acltdtAttachQueue, .hold_gil = true)			\
+	AUTO(acltdtAllocBuf)						\
+	AUTO(acltdtFreeBuf)						\
+	AUTO(acltdtGetBufData, .hold_gil = true)			\
+	AUTO(acltdtSetBufDataLen, .hold_gil = true)			\
+	AUTO(acltdtGetBufDataLen, .hold_gil = true)
 
 ACLPY_TABLE(aclpy_tdt_methods, TDT_CALLS)

@@ -1,15 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * acl.util: pointer and numpy helpers and threads, as pyACL documents them.
- *
  * numpy is imported only by the calls that need it (Debian's
- * python3-numpy); numpy_to_ptr works on anything with the buffer protocol.
- *
- * A thread_id is the new thread's pthread_t, as pthread_self() gives it
- * inside the thread: the id acl.rt.subscribe_report expects, since the
- * library recognises a subscribed thread by pthread_self().  The thread is
- * a plain pthread that takes the GIL to call func; it starts with no
- * current context (acl.rt.set_context), as pyACL documents.
+ * python3-numpy).  A thread_id is the pthread_t, which
+ * acl.rt.subscribe_report expects: the library recognises a subscribed
+ * thread by pthread_self().
  */
 #include <errno.h>
 #include <pthread.h>
@@ -19,14 +14,9 @@
 #include "acl/acl.h"
 #include "aclpy.h"
 
-/* ---- pointers and numpy ---- */
-
 /*
- * The address of the buffer of args' one object (fmt), for bytes_to_ptr
- * and numpy_to_ptr: need is what the call takes, in its TypeError, flags
- * the buffer request.  Valid while the object lives unresized: the caller
- * keeps it, as in pyACL.  A strided view (numpy_to_ptr's flags) is given
- * with pyACL's warning.
+ * Valid while the object lives unresized: the caller keeps it, as in
+ * pyACL.  A strided view is given with pyACL's warning.
  */
 static PyObject *buffer_ptr(PyObject *args, const char *fmt, const char *need,
 			    int flags)
@@ -122,10 +112,7 @@ static const char *const npy_codes[] = {
 	[23] = "e",
 };
 
-/*
- * How many elements a shape (a PySequence_Fast of ints) holds, at most
- * PY_SSIZE_T_MAX.  Returns 0 with an exception set on failure.
- */
+/* How many elements a shape holds, at most PY_SSIZE_T_MAX. */
 static int shape_elements(PyObject *seq, size_t *total)
 {
 	Py_ssize_t i, n = PySequence_Fast_GET_SIZE(seq);
@@ -155,11 +142,7 @@ static int shape_elements(PyObject *seq, size_t *total)
 	return 1;
 }
 
-/*
- * numpy's dtype for a type number of npy_codes[], and in *bytes the size
- * of count elements of it, at most PY_SSIZE_T_MAX.  A new reference, or
- * NULL with an exception set.
- */
+/* numpy's dtype, and in *bytes the size of count of it, bounded too. */
 static PyObject *npy_dtype(PyObject *np, int32_t type, size_t count,
 			   size_t *bytes)
 {
@@ -186,10 +169,6 @@ fail:
 	return NULL;
 }
 
-/*
- * The array of dtype over the size bytes at p, in the shape seq.  A new
- * reference, or NULL with an exception set.
- */
 static PyObject *view_array(PyObject *np, PyObject *dtype, void *p,
 			    size_t size, PyObject *seq)
 {
@@ -247,8 +226,6 @@ out:
 	Py_DECREF(seq);
 	return res;
 }
-
-/* ---- threads ---- */
 
 struct pythread {
 	struct pythread *next;

@@ -1,25 +1,11 @@
 // SPDX-License-Identifier: MIT
-/*
- * acl.rt: virtual memory (lib/vmm.c).  Names made from the C names as
- * pyACL makes its own (aclrtFooBar -> acl.rt.foo_bar), outputs then ret.
- *
- * Handles and pointers are ints.  prop is a dict as for
- * mem_get_allocation_granularity ({"handleType", "allocationType",
- * "memAttr", "location": {"id", "type"}, "reserve"}; all keys optional,
- * 0); a location is {"id", "type"}; an access descriptor is {"flags",
- * "location"}.  A V2 shareable handle is an int for the DEFAULT type and
- * the 128 bytes of aclrtMemFabricHandle (bytes) for FABRIC.
- */
-#include <stdbool.h>
+/* acl.rt: virtual memory (lib/vmm.c), as lib/README.md documents it. */
 #include <string.h>
 
 #include "acl/acl.h"
 #include "aclpy.h"
 
-/*
- * Every key of this file's structs is optional (0), and messages name the
- * key alone: the keyed dialect.
- */
+/* Every key optional (0), messages naming the key alone: keyed. */
 ACLPY_STRUCT(location_desc, keyed, "location must be a dict", "",
 	     aclpy_location_fields, NULL, NULL);
 ACLPY_STRUCT(prop_desc, keyed, "prop must be a dict", "", aclpy_prop_fields,
@@ -33,18 +19,13 @@ static const struct aclpy_field desc_fields[] = {
 ACLPY_STRUCT(access_desc, keyed, "desc must be a dict", "", desc_fields,
 	     &location_desc, NULL);
 
-/* obj converters (calls.h) for a prop and a location */
 ACLPY_STRUCT_CONV(prop, aclrtPhysicalMemProp, prop_desc)
 ACLPY_STRUCT_CONV(location, aclrtMemLocation, location_desc)
 
-/* objn converter (calls.h): mem_set_access's list of descriptors. */
-static int conv_access(PyObject *list, union aclpy_val *slot)
-{
-	return aclpy_seq(list, slot, "desc must be a list of dicts", false,
-			 NULL, &access_desc, sizeof(aclrtMemAccessDesc));
-}
+ACLPY_SEQ_CONV(access, "desc must be a list of dicts", false, NULL,
+	       &access_desc, aclrtMemAccessDesc)
 
-/* outs (calls.h): the prop dict, as the library left it. */
+/* outs (calls.h): as the library left it. */
 static PyObject *prop_out(const void *out)
 {
 	const aclrtPhysicalMemProp *prop = out;
@@ -59,16 +40,10 @@ static PyObject *prop_out(const void *out)
 }
 
 /*
- * A V2 shareable handle is an int for DEFAULT and 128 bytes for FABRIC;
- * any other type goes as an int so that the library judges it.  The
- * handle's memory is an aclrtMemFabricHandle either way, whose first 8
- * bytes hold the int.
+ * A V2 shareable handle is 128 bytes for FABRIC, an int for any other
+ * type, so that the library judges it, in an aclrtMemFabricHandle either
+ * way.
  */
-static bool fabric(const union aclpy_val *args, int i)
-{
-	return args[i].i32 == ACL_MEM_SHARE_HANDLE_TYPE_FABRIC;
-}
-
 /* objv (calls.h): the handle of the type args[1]. */
 static int share_in(PyObject *o, union aclpy_val *slot,
 		    const union aclpy_val *args)
@@ -79,7 +54,7 @@ static int share_in(PyObject *o, union aclpy_val *slot,
 
 	if (!fh)
 		return 0;
-	if (!fabric(args, 1))
+	if (args[1].i32 != ACL_MEM_SHARE_HANDLE_TYPE_FABRIC)
 		return conv_u64(o, fh);
 	if (PyBytes_AsStringAndSize(o, &buf, &len) < 0)
 		return 0;
@@ -98,46 +73,37 @@ static PyObject *share_out(const void *out, const union aclpy_val *args,
 {
 	const aclrtMemFabricHandle *fh = out;
 
-	if (fabric(args, 2))
+	if (args[2].i32 == ACL_MEM_SHARE_HANDLE_TYPE_FABRIC)
 		return PyBytes_FromStringAndSize((const char *)fh->data,
 						 (Py_ssize_t)sizeof(fh->data));
 	return PyLong_FromUnsignedLongLong(ret ? 0ULL :
 					   *(const uint64_t *)out);
 }
 
-#define VMM_CALLS(CALL, HAND)						\
-	CALL(reserve_mem_address, aclrtReserveMemAddress,		\
-	     (out_p, z, z, p, u64), (),					\
-	     "vir_ptr, ret = reserve_mem_address(size, alignment, expect_ptr, flags)") \
-	CALL(release_mem_address, aclrtReleaseMemAddress, (p), (),	\
-	     "ret = release_mem_address(vir_ptr)")			\
+#define VMM_CALLS(CALL, HAND, AUTO, DOC, VAL)				\
+	AUTO(aclrtReserveMemAddress)					\
+	AUTO(aclrtReleaseMemAddress)					\
 	CALL(malloc_physical, aclrtMallocPhysical,			\
 	     (out_p, z, obj(conv_prop), u64), (),			\
 	     "handle, ret = malloc_physical(size, prop, flags)")	\
-	CALL(free_physical, aclrtFreePhysical, (p), (),			\
-	     "ret = free_physical(handle)")				\
-	CALL(map_mem, aclrtMapMem, (p, z, z, p, u64), (),		\
-	     "ret = map_mem(vir_ptr, size, offset, handle, flags)")	\
-	CALL(unmap_mem, aclrtUnmapMem, (p), (), "ret = unmap_mem(vir_ptr)") \
+	AUTO(aclrtFreePhysical)						\
+	AUTO(aclrtMapMem)						\
+	AUTO(aclrtUnmapMem)						\
 	CALL(mem_set_access, aclrtMemSetAccess, (p, z, objn(conv_access)), \
 	     (),							\
 	     "ret = mem_set_access(vir_ptr, size, desc_list)")		\
 	CALL(mem_get_access, aclrtMemGetAccess,				\
 	     (p, obj(conv_location), out_u64), (),			\
 	     "flag, ret = mem_get_access(vir_ptr, location)")		\
-	CALL(mem_retain_allocation_handle, aclrtMemRetainAllocationHandle, \
-	     (p, out_p), (),						\
-	     "handle, ret = mem_retain_allocation_handle(vir_ptr)")	\
+	AUTO(aclrtMemRetainAllocationHandle)				\
 	CALL(mem_get_allocation_properties_from_handle,			\
 	     aclrtMemGetAllocationPropertiesFromHandle,			\
 	     (p, outs(aclrtPhysicalMemProp, prop_out)), (),		\
 	     "prop, ret = mem_get_allocation_properties_from_handle(handle)") \
-	CALL(mem_export_to_shareable_handle, aclrtMemExportToShareableHandle, \
-	     (p, i32, u64, out_u64), (),				\
-	     "shareable, ret = mem_export_to_shareable_handle(handle, handle_type, flags)") \
-	CALL(mem_import_from_shareable_handle,				\
-	     aclrtMemImportFromShareableHandle, (u64, i32, out_p), (),	\
-	     "handle, ret = mem_import_from_shareable_handle(shareable, device_id)") \
+	DOC(aclrtMemExportToShareableHandle,				\
+	    "shareable, ret = mem_export_to_shareable_handle(handle, handle_type, flags)") \
+	DOC(aclrtMemImportFromShareableHandle,				\
+	    "handle, ret = mem_import_from_shareable_handle(shareable, device_id)") \
 	CALL(mem_set_pid_to_shareable_handle,				\
 	     aclrtMemSetPidToShareableHandle, (u64, objn(aclpy_conv_pids)), \
 	     (),							\

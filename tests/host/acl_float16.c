@@ -360,15 +360,57 @@ static void cb_self(aclrtExceptionInfo *info)
 	aclrtExceptionInfoCallbackUnregister(cb_self);
 }
 
+/* What the kernel getters gave in a report. */
+static aclError k_func_ret, k_args_ret;
+static void *k_func, *k_args;
+static uint32_t k_len;
+
+static void cb_kernel(aclrtExceptionInfo *info)
+{
+	k_func = k_args = NULL;
+	k_len = 0;
+	k_func_ret = aclrtGetFuncHandleFromExceptionInfo(info, &k_func);
+	k_args_ret = aclrtGetArgsFromExceptionInfo(info, &k_args, &k_len);
+}
+
+START_TEST(exception_kernel_details)
+{
+	static char args[24] = "packed arguments";
+	struct aclmem_exception_kernel handle = { &handle, args, sizeof(args) };
+	struct aclmem_exception_kernel bare = { NULL, NULL, 0 };
+
+	ck_assert_int_eq(aclrtSetExceptionInfoCallback(cb_kernel), ACL_SUCCESS);
+	/* A kernel launched through a handle: both come back. */
+	aclmem_exception_report(1, 2, 0, ACL_ERROR_RT_AICORE_TRAP_EXCEPTION, &handle);
+	ck_assert_int_eq(k_func_ret, ACL_SUCCESS);
+	ck_assert_ptr_eq(k_func, &handle);
+	ck_assert_int_eq(k_args_ret, ACL_SUCCESS);
+	ck_assert_ptr_eq(k_args, args);
+	ck_assert_uint_eq(k_len, sizeof(args));
+	/* Without a handle (<<<>>>), and no kernel at all: refused. */
+	aclmem_exception_report(1, 3, 0, ACL_ERROR_RT_AICORE_TRAP_EXCEPTION, &bare);
+	ck_assert_int_eq(k_func_ret, ACL_ERROR_RT_PARAM_INVALID);
+	ck_assert_int_eq(k_args_ret, (aclError)0xFFFFFFFFU);
+	ck_assert_ptr_null(k_func);
+	ck_assert_uint_eq(k_len, 0);
+	aclmem_exception_report(1, 4, 0, ACL_ERROR_RT_PARAM_INVALID, NULL);
+	ck_assert_int_eq(k_func_ret, ACL_ERROR_RT_PARAM_INVALID);
+	ck_assert_int_eq(k_args_ret, (aclError)0xFFFFFFFFU);
+	ck_assert_int_eq(aclrtSetExceptionInfoCallback(NULL), ACL_SUCCESS);
+	aclrtGetLastError(ACL_RT_THREAD_LEVEL);
+	aclGetRecentErrMsg();
+}
+END_TEST
+
 START_TEST(exception_callbacks)
 {
 	calls_a = calls_b = 0;
 	/* Nothing registered: a report is a no-op. */
-	aclmem_exception_report(1, 2, 0, 507011);
+	aclmem_exception_report(1, 2, 0, 507011, NULL);
 	ck_assert_int_eq(calls_a + calls_b, 0);
 
 	ck_assert_int_eq(aclrtSetExceptionInfoCallback(cb_a), ACL_SUCCESS);
-	aclmem_exception_report(7, 42, 0, ACL_ERROR_RT_PARAM_INVALID);
+	aclmem_exception_report(7, 42, 0, ACL_ERROR_RT_PARAM_INVALID, NULL);
 	ck_assert_int_eq(calls_a, 1);
 	ck_assert_uint_eq(seen[0], 42);
 	ck_assert_uint_eq(seen[1], 7);
@@ -378,35 +420,35 @@ START_TEST(exception_callbacks)
 
 	/* Set replaces; NULL clears. */
 	ck_assert_int_eq(aclrtSetExceptionInfoCallback(cb_b), ACL_SUCCESS);
-	aclmem_exception_report(1, 1, 0, 1);
+	aclmem_exception_report(1, 1, 0, 1, NULL);
 	ck_assert_int_eq(calls_a, 1);
 	ck_assert_int_eq(calls_b, 1);
 	ck_assert_int_eq(aclrtSetExceptionInfoCallback(NULL), ACL_SUCCESS);
-	aclmem_exception_report(1, 1, 0, 1);
+	aclmem_exception_report(1, 1, 0, 1, NULL);
 	ck_assert_int_eq(calls_b, 1);
 
 	/* Register: several, no duplicates, unknown unregister succeeds. */
 	ck_assert_int_eq(aclrtExceptionInfoCallbackRegister(cb_a), ACL_SUCCESS);
 	ck_assert_int_eq(aclrtExceptionInfoCallbackRegister(cb_a), ACL_SUCCESS);
 	ck_assert_int_eq(aclrtExceptionInfoCallbackRegister(cb_b), ACL_SUCCESS);
-	aclmem_exception_report(1, 1, 0, 1);
+	aclmem_exception_report(1, 1, 0, 1, NULL);
 	ck_assert_int_eq(calls_a, 2);
 	ck_assert_int_eq(calls_b, 2);
 	ck_assert_int_eq(aclrtExceptionInfoCallbackUnregister(cb_a), ACL_SUCCESS);
 	ck_assert_int_eq(aclrtExceptionInfoCallbackUnregister(cb_a), ACL_SUCCESS);
-	aclmem_exception_report(1, 1, 0, 1);
+	aclmem_exception_report(1, 1, 0, 1, NULL);
 	ck_assert_int_eq(calls_a, 2);
 	ck_assert_int_eq(calls_b, 3);
 	/* Set and registered, the same function: called once. */
 	ck_assert_int_eq(aclrtSetExceptionInfoCallback(cb_b), ACL_SUCCESS);
-	aclmem_exception_report(1, 1, 0, 1);
+	aclmem_exception_report(1, 1, 0, 1, NULL);
 	ck_assert_int_eq(calls_b, 4);
 	aclrtSetExceptionInfoCallback(NULL);
 	ck_assert_int_eq(aclrtExceptionInfoCallbackUnregister(cb_b), ACL_SUCCESS);
 
 	ck_assert_int_eq(aclrtExceptionInfoCallbackRegister(cb_self), ACL_SUCCESS);
-	aclmem_exception_report(1, 1, 0, 1);
-	aclmem_exception_report(1, 1, 0, 1);
+	aclmem_exception_report(1, 1, 0, 1, NULL);
+	aclmem_exception_report(1, 1, 0, 1, NULL);
 	ck_assert_int_eq(calls_b, 104);
 
 	ck_assert_int_eq(aclrtExceptionInfoCallbackRegister(NULL),
@@ -441,5 +483,6 @@ int main(void)
 	nm_add(s, recent_msg_bounded, 10);
 	nm_add(s, errors_are_per_thread, 30);
 	nm_add(s, exception_callbacks, 10);
+	nm_add(s, exception_kernel_details, 10);
 	return acltest_run(s);
 }

@@ -5,7 +5,8 @@
  * aclrtBinaryLoadFromData, its kernels found by name, their arguments
  * packed with aclrtKernelArgs* or given as one block (aclrtLaunchKernel),
  * launched on a stream: the results equal plain C's, a trapping block
- * fails the stream with 507016, every bad argument gets its ACL code, and
+ * fails the stream with 507016 and its exception names the kernel's handle
+ * and arguments, every bad argument gets its ACL code, and
  * an unload refuses the handles at once while a launch queued before it
  * still runs.
  */
@@ -271,6 +272,27 @@ START_TEST(placeholder_buffer_reaches_the_kernel)
 }
 END_TEST
 
+/* What the exception callback saw, for the test's thread to check. */
+static struct {
+	int calls;
+	aclError func_ret, args_ret;
+	aclrtFuncHandle func;
+	void *args;
+	uint32_t len;
+	unsigned char bytes[64];
+} trap_seen;
+
+static void trap_cb(aclrtExceptionInfo *info)
+{
+	trap_seen.calls++;
+	trap_seen.func_ret = aclrtGetFuncHandleFromExceptionInfo(info, &trap_seen.func);
+	trap_seen.args_ret = aclrtGetArgsFromExceptionInfo(info, &trap_seen.args,
+							   &trap_seen.len);
+	/* The arguments are valid during the callback only. */
+	if (!trap_seen.args_ret && trap_seen.len <= sizeof(trap_seen.bytes))
+		memcpy(trap_seen.bytes, trap_seen.args, trap_seen.len);
+}
+
 START_TEST(trapping_block_fails_the_stream)
 {
 	aclrtBinHandle bin = load();
@@ -281,11 +303,21 @@ START_TEST(trapping_block_fails_the_stream)
 	} blk;
 	aclrtStream s;
 
+	memset(&blk, 0, sizeof(blk));	/* the padding too: it is compared */
 	ck_assert_int_eq(aclrtMalloc((void **)&blk.out, 64, ACL_MEM_MALLOC_HUGE_FIRST), 0);
 	blk.bad = 2;
 	ck_assert_int_eq(aclrtCreateStream(&s), 0);
+	ck_assert_int_eq(aclrtSetExceptionInfoCallback(trap_cb), 0);
 	ck_assert_int_eq(aclrtLaunchKernel(f, BLOCKS, &blk, sizeof(blk), s), 0);
 	ck_assert_int_eq(aclrtSynchronizeStream(s), ACL_ERROR_RT_AICORE_TRAP_EXCEPTION);
+	ck_assert_int_eq(aclrtSetExceptionInfoCallback(NULL), 0);
+	/* The exception names the kernel's handle and its arguments. */
+	ck_assert_int_eq(trap_seen.calls, 1);
+	ck_assert_int_eq(trap_seen.func_ret, ACL_SUCCESS);
+	ck_assert_ptr_eq(trap_seen.func, f);
+	ck_assert_int_eq(trap_seen.args_ret, ACL_SUCCESS);
+	ck_assert_uint_eq(trap_seen.len, sizeof(blk));
+	ck_assert_mem_eq(trap_seen.bytes, &blk, sizeof(blk));
 	/* The process goes on: the same kernel without a trap. */
 	blk.bad = BLOCKS;
 	ck_assert_int_eq(aclrtLaunchKernel(f, BLOCKS, &blk, sizeof(blk), s), 0);

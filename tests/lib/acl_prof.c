@@ -7,7 +7,9 @@
  * run whose trace.json parses as JSON and holds exactly the stream's
  * tasks and marks in stream order, the program's marks with their text
  * intact (quotes, backslashes, control characters), push/pop and ranges
- * that nest, and timestamps that never go back.
+ * that nest, and timestamps that never go back.  A fork()ed child has no
+ * collection (the parent's stays the parent's to write) but keeps
+ * aclprofInit's path.
  */
 #include <json-c/json.h>
 #include <dirent.h>
@@ -286,6 +288,58 @@ static int64_t num(json_object *e, const char *key)
 	return json_object_get_int64(v);
 }
 
+static int fork_child(int rfd, void *arg)
+{
+	aclprofConfig *c = arg;
+	void *stamp = aclprofCreateStamp();
+
+	(void)rfd;
+	if (!stamp)
+		return 10;
+	if (aclprofStop(c) != ACL_ERROR_PROF_NOT_RUN)
+		return 11;
+	if (aclprofMark(stamp) != ACL_ERROR_PROF_NOT_RUN)
+		return 12;
+	aclprofDestroyStamp(stamp);
+	/* aclprofInit's state came along, as aclInit's does. */
+	if (aclprofInit(dir, strlen(dir)) != ACL_ERROR_REPEAT_INITIALIZE)
+		return 13;
+	if (aclprofFinalize() != ACL_SUCCESS)
+		return 14;
+	return 0;
+}
+
+static void mark(const char *msg)
+{
+	void *stamp = aclprofCreateStamp();
+
+	ck_assert_ptr_nonnull(stamp);
+	ck_assert_int_eq(aclprofSetStampTraceMessage(stamp, msg, strlen(msg)), 0);
+	ck_assert_int_eq(aclprofMark(stamp), 0);
+	aclprofDestroyStamp(stamp);
+}
+
+START_TEST(fork_child_has_no_collection)
+{
+	aclprofConfig *c = config(ACL_PROF_MSPROFTX);
+	json_object *o;
+	const char *text;
+
+	ck_assert_int_eq(aclprofInit(dir, strlen(dir)), ACL_SUCCESS);
+	ck_assert_int_eq(aclprofStart(c), ACL_SUCCESS);
+	mark("before the fork");
+	ck_assert_int_eq(acltest_reap(acltest_spawn(fork_child, c, NULL)), 0);
+	mark("after the fork");
+	ck_assert_int_eq(aclprofStop(c), ACL_SUCCESS);
+	o = read_trace();
+	text = json_object_to_json_string(o);
+	ck_assert_ptr_nonnull(strstr(text, "before the fork"));
+	ck_assert_ptr_nonnull(strstr(text, "after the fork"));
+	json_object_put(o);
+	ck_assert_int_eq(aclprofDestroyConfig(c), ACL_SUCCESS);
+}
+END_TEST
+
 START_TEST(trace_of_a_run)
 {
 	static const char *const want[][2] = {
@@ -417,5 +471,6 @@ int main(void)
 	nm_add_fx(s, bad_arguments, 60, &fx);
 	nm_add_fx(s, msproftx_rules, 60, &fx);
 	nm_add_fx(s, trace_of_a_run, 60, &fx);
+	nm_add_fx(s, fork_child_has_no_collection, 60, &fx);
 	return acltest_run(s);
 }

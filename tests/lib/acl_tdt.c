@@ -5,7 +5,8 @@
  * whole and as they were when sent, though the sender changed its buffers
  * since; a full channel or queue blocks and times out with CANN's codes;
  * a stop or a destroy wakes a blocked receiver; queues carry buffers and
- * copies of data, with their private data, in order between threads.
+ * copies of data, with their private data, in order between threads.  A
+ * fork()ed child has none of the parent's queues and never reuses a qid.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -578,6 +579,50 @@ static void *blocked_dequeue(void *arg)
 	return NULL;
 }
 
+static int queue_fork_child(int rfd, void *arg)
+{
+	uint32_t qid = *(uint32_t *)arg, mine = 0;
+	char data[8];
+	size_t n = 0;
+
+	(void)rfd;
+	/* No device state came along: set it, so only the qid is at fault. */
+	if (aclrtSetDevice(0))
+		return 9;
+	if (acltdtEnqueueData(qid, "child", 5, NULL, 0, 0, 0) != BADP)
+		return 10;
+	if (acltdtDequeueData(qid, data, sizeof(data), &n, NULL, 0, 0) != BADP)
+		return 11;
+	if (acltdtDestroyQueue(qid) != BADP)
+		return 12;
+	if (acltdtCreateQueue(NULL, &mine) || mine <= qid)
+		return 13;
+	if (acltdtEnqueueData(mine, "child", 5, NULL, 0, 0, 0) ||
+	    acltdtDestroyQueue(mine))
+		return 14;
+	if (aclrtResetDevice(0))
+		return 15;
+	return 0;
+}
+
+START_TEST(queue_not_inherited)
+{
+	uint32_t qid = new_queue(2);
+	char data[8];
+	size_t n = 0;
+
+	ck_assert_int_eq(acltdtEnqueueData(qid, "parent", 6, NULL, 0, 0, 0), 0);
+	ck_assert_int_eq(acltest_reap(acltest_spawn(queue_fork_child, &qid, NULL)), 0);
+	/* The parent's queue holds what it held. */
+	ck_assert_int_eq(acltdtDequeueData(qid, data, sizeof(data), &n, NULL, 0, 0), 0);
+	ck_assert_uint_eq(n, 6);
+	ck_assert_mem_eq(data, "parent", 6);
+	ck_assert_int_eq(acltdtDequeueData(qid, data, sizeof(data), &n, NULL, 0, 0),
+			 ACL_ERROR_RT_QUEUE_EMPTY);
+	ck_assert_int_eq(acltdtDestroyQueue(qid), 0);
+}
+END_TEST
+
 START_TEST(queue_between_threads)
 {
 	struct pass p = { new_queue(2), 0, 0 };
@@ -621,5 +666,6 @@ int main(void)
 	nm_add_fx(s, queue_attr_args, 30, &acltest_device);
 	nm_add_fx(s, queue_data_and_bufs, 30, &acltest_device);
 	nm_add_fx(s, queue_between_threads, 60, &acltest_device);
+	nm_add_fx(s, queue_not_inherited, 30, &acltest_device);
 	return acltest_run(s);
 }

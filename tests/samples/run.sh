@@ -15,8 +15,8 @@
 #       (set_env.sh under bash and dash, -lascendcl records libaclmem.so.1,
 #       pkg-config from the build tree), each kernel-launch sample's
 #       RUN_MODE=cpu (CANN's CPU debug mode) built and run here, and for
-#       every sample that built a program in build/tests/samples/ for the
-#       guests' "samples" suite
+#       every sample that built a program (but an MPI one, which the suite
+#       "mpi" runs) in build/tests/samples/ for the guests' "samples" suite
 #       (tests/guest/run-suites.sh): NAME (tree), NAME-installed, and
 #       python-NAME[-installed] for samples/python/NAME.py.  A sample that
 #       calls a function the toolkit's headers do not declare yet is
@@ -235,7 +235,10 @@ for cm in samples/*/CMakeLists.txt; do
 		dir=$W/$variant/$name
 		if build "$name" "$tk" "$dir" "$label" && needs_aclmem "$dir/$name"; then
 			ok "samples/$name: cmake against the $variant toolkit"
-			wrapper "$label" "$tk" "$name" "$dir/$name"
+			# An MPI program runs under mpirun, over a network the
+			# suite "mpi" sets up (tests/mpi/guest-mpi.sh).
+			grep -q 'find_package(MPI' "$cm" ||
+				wrapper "$label" "$tk" "$name" "$dir/$name"
 		else
 			nok "samples/$name: cmake against the $variant toolkit (see $LOGS/$label.log)"
 		fi
