@@ -9,14 +9,15 @@
  *    run time;
  *  - method_*.c: the allocation methods, one file per family; each fills
  *    in struct method objects and keeps its own state behind m->priv;
- *  - alloc.c, bandwidth.c, latency.c, live.c, copy.c: the sections, each of which
- *    measures and leaves its results in the structs below;
+ *  - alloc.c, bandwidth.c, latency.c, live.c, copy.c, numa.c: the sections,
+ *    each of which measures and leaves its results in the structs below;
  *  - targets.c: the PASS/MISS verdicts; report.c: the tables and CSV files,
  *    with the verdicts beside them (report.c calls targets.c, never the
  *    other way round).
  *
- * Everything runs in one thread; the only other processes are libaclmem's
- * children (method_acl.c).
+ * Everything runs in one thread (numa.c pins it to one node's CPUs for its
+ * section); the only other processes are libaclmem's children
+ * (method_acl.c).
  */
 #ifndef NPU_MEM_BENCH_H
 #define NPU_MEM_BENCH_H
@@ -319,6 +320,40 @@ extern char copy_why[160];
 
 void run_copy(void);
 
+/* ---- numa.c: a buffer on the thread's node against one on the other ------ */
+
+/* One size of the allocation row; [0] local (NPU 0), [1] remote. */
+struct numa_cell {
+	uint64_t size;
+	int status[2];
+	unsigned int n;
+	double med_ns[2];	/* ALLOC + mmap + first touch, median */
+	uint32_t huge[2];	/* 2 MiB chunks of the first buffer */
+	uint64_t query[2][2];	/* bytes on node[0], node[1] by QUERY */
+	uint64_t pages[2][2];	/* the same by move_pages(2) */
+	int pages_status[2];
+};
+
+#define MAX_NUMA	4
+struct numa_run {
+	bool ran, ok;
+	char why[160];
+	uint32_t dev[2], node[2];	/* the NPUs and their nodes */
+	struct numa_cell cells[MAX_NUMA];
+	unsigned int ncells;
+	/* memcpy from the thread's node into a buffer of each NPU */
+	uint64_t copy_bytes;
+	int copy_status;
+	unsigned int copy_n;
+	double copy_ns[2];
+	uint64_t copy_src[2];		/* the source's bytes per node */
+	uint64_t copy_dst[2][2];	/* each destination's, by QUERY */
+};
+
+extern struct numa_run numa;
+
+void run_numa(void);
+
 /* ---- targets.c ------------------------------------------------------------ */
 
 void add_target(const char *name, const char *row, double value, double limit,
@@ -335,6 +370,7 @@ void report_bw(void);
 void report_lat(void);
 void report_live(void);
 void report_copy(void);
+void report_numa(void);
 void write_meta(double secs);
 
 #endif

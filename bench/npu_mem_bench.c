@@ -24,10 +24,13 @@
  *   -P LIST     the live-buffer counts measured, ascending (default
  *               10,1000,10000,100000,100001,100064), each against an fd
  *               with 10 live
- *   -s LIST     sections to run, comma separated: alloc,bw,lat,live,copy
+ *   -s LIST     sections to run, comma separated: alloc,bw,lat,live,copy,numa
  *   -M LIST     only these allocation methods (keys as in alloc.csv)
  *   -f          turn system-wide knobs (nr_hugepages, drop_caches) outside
  *               a vm-run guest too (default: only where VM_RUN is set)
+ *
+ * The numa section needs two NPUs on two NUMA nodes (make bench's guest has
+ * them); its sizes are the largest size / 16, / 4 and itself.
  *
  * Needs root in a guest with /dev/npu-mem (tests/vm/vm-run; `make bench`).
  * Methods whose kernel interface is missing are reported "n/a".
@@ -65,7 +68,7 @@ struct bench_opt opt = {
 	.bw_bytes = 256 * MiB,
 	.lat_bytes = 256 * MiB,
 	.max_live = 100064,
-	.sections = "alloc,bw,lat,live,copy",
+	.sections = "alloc,bw,lat,live,copy,numa",
 };
 
 int npu_fd = -1;
@@ -77,7 +80,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: npu_mem_bench [-o DIR] [-m MAXSIZE] [-b BUDGET_MS] [-n N] [-2] [-q]\n"
 		"                     [-B BW_BYTES] [-L LAT_BYTES] [-N MAX_LIVE] [-P LIST]\n"
-		"                     [-s alloc,bw,lat,live,copy] [-M method,...] [-f]\n");
+		"                     [-s alloc,bw,lat,live,copy,numa] [-M method,...] [-f]\n");
 	exit(2);
 }
 
@@ -165,6 +168,8 @@ static void run_sections(void)
 		run_live();
 	if (section_on("copy"))
 		run_copy();
+	if (section_on("numa"))
+		run_numa();
 }
 
 static void report(void)
@@ -183,6 +188,7 @@ static void report(void)
 	report_lat();
 	report_live();
 	report_copy();
+	report_numa();
 	report_targets();
 }
 

@@ -486,3 +486,111 @@ void report_copy(void)
 		}
 	}
 }
+
+static const char *const numa_sides[2] = { "local", "remote" };
+
+/* "A/B" MiB on the two nodes, by QUERY and by move_pages(2). */
+static void numa_place_str(char *buf, size_t len, const uint64_t q[2],
+			   const uint64_t p[2], int p_status)
+{
+	if (p_status)
+		snprintf(buf, len, "%llu/%llu (%s)",
+			 (unsigned long long)(q[0] / MiB),
+			 (unsigned long long)(q[1] / MiB), nm_errname(-p_status));
+	else
+		snprintf(buf, len, "%llu/%llu %s",
+			 (unsigned long long)(q[0] / MiB),
+			 (unsigned long long)(q[1] / MiB),
+			 q[0] == p[0] && q[1] == p[1] ? "=" : "MISMATCH");
+}
+
+static void report_numa_alloc(FILE *csv)
+{
+	char sz[24], place[2][48];
+	unsigned int j, s;
+
+	out("%-5s %3s %12s %12s %8s  %-20s %-20s\n", "size", "n", "local_ns/GiB",
+	    "remote_ns/GiB", "x_remote", "local MiB n0/n1", "remote MiB n0/n1");
+	for (j = 0; j < numa.ncells; j++) {
+		const struct numa_cell *c = &numa.cells[j];
+
+		size_str(c->size, sz, sizeof(sz));
+		for (s = 0; s < 2; s++)
+			numa_place_str(place[s], sizeof(place[s]), c->query[s],
+				       c->pages[s], c->pages_status[s]);
+		if (c->status[0] || c->status[1])
+			out("%-5s %3s %12s %12s %8s  local %s, remote %s\n", sz,
+			    "-", "n/a", "n/a", "", nm_errname(-c->status[0]),
+			    nm_errname(-c->status[1]));
+		else
+			out("%-5s %3u %12.0f %12.0f %8.2f  %-20s %-20s\n", sz,
+			    c->n, c->med_ns[0] * GiB / c->size,
+			    c->med_ns[1] * GiB / c->size,
+			    c->med_ns[1] / c->med_ns[0], place[0], place[1]);
+		for (s = 0; csv && s < 2; s++)
+			fprintf(csv, "alloc_touch,%s,%u,%u,%llu,%u,%.0f,%.0f,%llu,%llu,%llu,%llu,%u,%s\n",
+				numa_sides[s], numa.dev[s], numa.node[s],
+				(unsigned long long)c->size, c->n, c->med_ns[s],
+				c->status[s] ? 0 : c->med_ns[s] * GiB / c->size,
+				(unsigned long long)c->query[s][0],
+				(unsigned long long)c->query[s][1],
+				(unsigned long long)c->pages[s][0],
+				(unsigned long long)c->pages[s][1], c->huge[s],
+				c->status[s] ? nm_errname(-c->status[s]) : "ok");
+	}
+}
+
+static void report_numa_copy(FILE *csv)
+{
+	unsigned int s;
+
+	if (numa.copy_status || !numa.copy_n) {
+		out("copy: n/a (%s)\n", nm_errname(-numa.copy_status));
+		return;
+	}
+	out("\nmemcpy of %llu MiB from node %u (source: %llu/%llu MiB on n0/n1) into a buffer of each NPU, median of %u interleaved rounds:\n",
+	    (unsigned long long)(numa.copy_bytes / MiB), numa.node[0],
+	    (unsigned long long)(numa.copy_src[0] / MiB),
+	    (unsigned long long)(numa.copy_src[1] / MiB), numa.copy_n);
+	out("%-8s %6s %5s %10s %8s %8s  %s\n", "dest", "device", "node",
+	    "median_ms", "GB/s", "x_local", "dest MiB n0/n1 (QUERY)");
+	for (s = 0; s < 2; s++) {
+		out("%-8s %6u %5u %10.2f %8.3f %8.2f  %llu/%llu\n", numa_sides[s],
+		    numa.dev[s], numa.node[s], numa.copy_ns[s] / 1e6,
+		    numa.copy_bytes / numa.copy_ns[s],
+		    numa.copy_ns[0] / numa.copy_ns[s],
+		    (unsigned long long)(numa.copy_dst[s][0] / MiB),
+		    (unsigned long long)(numa.copy_dst[s][1] / MiB));
+		if (csv)
+			fprintf(csv, "memcpy,%s,%u,%u,%llu,%u,%.0f,,%llu,%llu,,,,ok\n",
+				numa_sides[s], numa.dev[s], numa.node[s],
+				(unsigned long long)numa.copy_bytes, numa.copy_n,
+				numa.copy_ns[s],
+				(unsigned long long)numa.copy_dst[s][0],
+				(unsigned long long)numa.copy_dst[s][1]);
+	}
+}
+
+void report_numa(void)
+{
+	FILE *csv;
+
+	if (!numa.ran)
+		return;
+	if (!numa.ok) {
+		out("\nnuma: n/a: %s\n", numa.why);
+		return;
+	}
+	csv = open_out("numa.csv");
+	if (csv)
+		fprintf(csv, "row,side,device,node,bytes,n,median_ns,ns_per_gib,query_node0_bytes,query_node1_bytes,pages_node0_bytes,pages_node1_bytes,huge_pages,status\n");
+	out("\n== NUMA: the thread on node %u (NPU %u's); local: NPU %u's buffer, remote: NPU %u's (node %u); median of N interleaved rounds ==\n",
+	    numa.node[0], numa.dev[0], numa.dev[0], numa.dev[1], numa.node[1]);
+	out("ALLOC + mmap + first touch, HUGE_FIRST; placement: MiB on node %u/%u by QUERY, \"=\" when move_pages(2) agrees:\n",
+	    numa.node[0], numa.node[1]);
+	report_numa_alloc(csv);
+	report_numa_copy(csv);
+	out("(QEMU TCG models no NUMA latency: local and remote differ here only in placement, not in access cost)\n");
+	if (csv)
+		fclose(csv);
+}
