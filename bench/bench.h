@@ -22,6 +22,7 @@
 #ifndef NPU_MEM_BENCH_H
 #define NPU_MEM_BENCH_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -88,6 +89,7 @@ uint64_t now_ns(void);
 const char *size_str(uint64_t s, char *buf, size_t len);
 uint64_t parse_size(const char *s);
 bool section_on(const char *name);
+int read_sysfs_list(const char *path, cpu_set_t *set);
 void trace_init(void);
 void trace_begin(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void trace_end(void);

@@ -81,6 +81,19 @@ static int reserve_await(uint64_t want)
 	return 0;
 }
 
+/*
+ * The watermarks hold per node, and the thread fills every node with
+ * memory: a reserve set to @bytes holds that many times the nodes.
+ */
+static uint64_t reserve_full(uint64_t bytes)
+{
+	cpu_set_t nodes;
+
+	if (read_sysfs_list("/sys/devices/system/node/has_memory", &nodes))
+		return bytes;
+	return bytes * CPU_COUNT(&nodes);
+}
+
 static int reserve_off(void)
 {
 	int ret = reserve_set(0, 0);
@@ -103,7 +116,7 @@ static int reserve_before(struct method *m, enum reserve_use use,
 	case RES_WARM:
 		ret = reserve_set(mb, mb);
 		if (!ret)
-			ret = reserve_await(size / HUGE * HUGE);
+			ret = reserve_await(reserve_full(size / HUGE * HUGE));
 		/* Full: now no refill may run beside the timed cycle. */
 		if (!ret)
 			ret = reserve_set(0, mb);
@@ -323,24 +336,25 @@ static uint64_t zero_thread_cpu_ns(void)
 }
 
 /*
- * How fast the thread fills an empty reserve of @size, and its CPU time
- * for it: 0, or -errno with the reserve left off.
+ * How fast the thread fills an empty reserve of @size, all nodes together
+ * (each node's share of it), and its CPU time for it: 0, or -errno with
+ * the reserve left off.
  */
 int reserve_refill_rate(uint64_t size, double *gib_s, double *cpu_s)
 {
-	uint64_t t0, c0;
+	uint64_t t0, c0, node;
 	int ret;
 
-	size = size / HUGE * HUGE;
+	node = size / reserve_full(1) / HUGE * HUGE;
 	ret = reserve_off();
 	if (ret)
 		return ret;
 	c0 = zero_thread_cpu_ns();
 	t0 = now_ns();
-	ret = reserve_set(size / MiB, size / MiB);
+	ret = reserve_set(node / MiB, node / MiB);
 	if (!ret)
-		ret = reserve_await(size);
-	*gib_s = (double)size / GiB / ((now_ns() - t0) / 1e9);
+		ret = reserve_await(reserve_full(node));
+	*gib_s = (double)reserve_full(node) / GiB / ((now_ns() - t0) / 1e9);
 	*cpu_s = (zero_thread_cpu_ns() - c0) / 1e9;
 	reserve_off();
 	return ret;

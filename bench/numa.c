@@ -69,28 +69,17 @@ static int pick_devices(void)
 	return -ENODEV;
 }
 
-/* The thread onto the CPUs of @node (sysfs cpulist: "0", "0-3,8"). */
+/* The thread onto the CPUs of @node. */
 static int pin_to_node(unsigned int node)
 {
-	char path[96], *list, *tok, *save = NULL;
-	unsigned int a, b;
+	char path[96];
 	cpu_set_t set;
+	int ret;
 
 	snprintf(path, sizeof(path), "/sys/devices/system/node/node%u/cpulist", node);
-	list = nm_read_file(path);
-	if (!list)
-		return -ENOENT;
-	CPU_ZERO(&set);
-	for (tok = strtok_r(list, ",\n", &save); tok;
-	     tok = strtok_r(NULL, ",\n", &save)) {
-		if (sscanf(tok, "%u-%u", &a, &b) != 2)
-			b = a = (unsigned int)atoi(tok);
-		for (; a <= b && a < CPU_SETSIZE; a++)
-			CPU_SET(a, &set);
-	}
-	free(list);
-	if (!CPU_COUNT(&set))
-		return -ENOENT;
+	ret = read_sysfs_list(path, &set);
+	if (ret)
+		return ret;
 	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
 }
 

@@ -107,6 +107,26 @@ bool section_on(const char *name)
 	return strstr(opt.sections, name) != NULL;
 }
 
+/* A sysfs list of CPUs or nodes ("0-3,8") into @set: 0, or -errno. */
+int read_sysfs_list(const char *path, cpu_set_t *set)
+{
+	char *list = nm_read_file(path), *tok, *save = NULL;
+	unsigned int a, b;
+
+	if (!list)
+		return -errno;
+	CPU_ZERO(set);
+	for (tok = strtok_r(list, ",\n", &save); tok;
+	     tok = strtok_r(NULL, ",\n", &save)) {
+		if (sscanf(tok, "%u-%u", &a, &b) != 2)
+			b = a = (unsigned int)atoi(tok);
+		for (; a <= b && a < CPU_SETSIZE; a++)
+			CPU_SET(a, set);
+	}
+	free(list);
+	return CPU_COUNT(set) ? 0 : -ENOENT;
+}
+
 /*
  * Kernel tracing around chosen npu-mem cycles (bench/trace.sh sets up the
  * function_graph tracer, NPU_MEM_BENCH_TRACE=1 asks for this): tracing is
