@@ -8,8 +8,8 @@
  *                 [-M METHODS] [-f]
  *
  *   -o DIR      write alloc.csv, bandwidth.csv, latency.csv, live.csv,
- *               copy.csv, small_copy.csv, targets.csv, meta.txt and
- *               summary.txt there
+ *               copy.csv, small_copy.csv, numa.csv, targets.csv, meta.txt
+ *               and summary.txt there
  *   -m SIZE     largest allocation (default 1G, capped at MemAvailable/4)
  *   -b MS       time budget per (method, size) cell, which sets the repeat
  *               count (default 200): small sizes get many repeats (up to

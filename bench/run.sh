@@ -5,8 +5,9 @@
 # (tests/vm/configs/x86_64-bench.conf) with npu_mem loaded, run
 # build/bench/npu_mem_bench there (bench/guest.sh), then plot the results
 # on the host.  Everything lands in build/bench/results/: summary.txt (the
-# tables), alloc.csv, bandwidth.csv, latency.csv, live.csv, targets.csv, reserve_refill.csv,
-# meta.txt, alloc.png, and the guest's console.log and dmesg.txt.
+# tables), alloc.csv, bandwidth.csv, latency.csv, live.csv, numa.csv,
+# targets.csv, reserve_refill.csv, meta.txt, alloc.png, and the guest's
+# console.log and dmesg.txt.
 #
 # Environment:
 #   KVER           kernel under /lib/modules (default: vm-run's, the newest)
