@@ -43,16 +43,22 @@ static int pick_devices(void)
 {
 	struct npu_mem_info i;
 	uint32_t d, count;
+	int ret;
 
-	if (npu_fd < 0)
-		return snprintf(numa.why, sizeof(numa.why), "no /dev/npu-mem"), -ENODEV;
-	if (npu_info(0, &i))
-		return snprintf(numa.why, sizeof(numa.why), "GET_INFO: %s",
-				strerror(errno)), -errno;
+	if (npu_fd < 0) {
+		snprintf(numa.why, sizeof(numa.why), "no /dev/npu-mem");
+		return -ENODEV;
+	}
+	ret = npu_info(0, &i);
+	if (ret) {
+		snprintf(numa.why, sizeof(numa.why), "GET_INFO: %s", strerror(-ret));
+		return ret;
+	}
+	if (i.dev_node == NPU_MEM_NODE_NONE) {
+		snprintf(numa.why, sizeof(numa.why), "NPU 0 is on no known node");
+		return -ENODEV;
+	}
 	count = i.device_count;
-	if (i.dev_node == NPU_MEM_NODE_NONE)
-		return snprintf(numa.why, sizeof(numa.why),
-				"NPU 0 is on no known node"), -ENODEV;
 	numa.dev[0] = 0;
 	numa.node[0] = i.dev_node;
 	for (d = 1; d < count; d++) {
@@ -135,6 +141,16 @@ static void query_per_node(uint32_t handle, uint64_t size, uint64_t bytes[2])
 	}
 }
 
+/* ALLOC (HUGE_FIRST) for side @s's NPU: 0 or -errno. */
+static int numa_alloc(unsigned int s, uint64_t size, struct npu_mem_alloc *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = size;
+	a->policy = NPU_MEM_POLICY_HUGE_FIRST;
+	a->device = numa.dev[s];
+	return ioctl(npu_fd, NPU_MEM_IOCTL_ALLOC, a) ? -errno : 0;
+}
+
 /*
  * One cycle on side @s: ALLOC for its NPU + mmap + first touch, timed;
  * with @place, where the pages went; then munmap + FREE, untimed.
@@ -148,12 +164,9 @@ static int numa_cycle(unsigned int s, uint64_t size, uint64_t *ns,
 	int ret;
 
 	t0 = now_ns();
-	memset(&a, 0, sizeof(a));
-	a.size = size;
-	a.policy = NPU_MEM_POLICY_HUGE_FIRST;
-	a.device = numa.dev[s];
-	if (ioctl(npu_fd, NPU_MEM_IOCTL_ALLOC, &a))
-		return -errno;
+	ret = numa_alloc(s, size, &a);
+	if (ret)
+		return ret;
 	p = mmap(NULL, a.buf.size, PROT_READ | PROT_WRITE, MAP_SHARED, npu_fd,
 		 a.buf.mmap_offset);
 	if (p == MAP_FAILED) {
@@ -175,7 +188,7 @@ static int numa_cycle(unsigned int s, uint64_t size, uint64_t *ns,
 
 static void numa_alloc_size(struct numa_cell *c)
 {
-	uint64_t est = 0, ns, *t[2];
+	uint64_t est = 0, ns = 0, *t[2];
 	unsigned int s, r, n, order[2] = { 0, 1 };
 
 	for (s = 0; s < 2; s++) {
@@ -222,7 +235,7 @@ static void numa_copy(void)
 	unsigned int s, r, n, order[2] = { 0, 1 };
 
 	numa.copy_bytes = size;
-	src = map_anon_advised(size, MADV_NOHUGEPAGE);
+	src = map_anon_aligned(size);
 	if (!src) {
 		numa.copy_status = -ENOMEM;
 		return;
@@ -230,14 +243,9 @@ static void numa_copy(void)
 	memset(src, 1, size);	/* first touch, pinned: on the thread's node */
 	pages_per_node(src, size, numa.copy_src);
 	for (s = 0; s < 2; s++) {
-		memset(&a, 0, sizeof(a));
-		a.size = size;
-		a.policy = NPU_MEM_POLICY_HUGE_FIRST;
-		a.device = numa.dev[s];
-		if (ioctl(npu_fd, NPU_MEM_IOCTL_ALLOC, &a)) {
-			numa.copy_status = -errno;
+		numa.copy_status = numa_alloc(s, size, &a);
+		if (numa.copy_status)
 			goto out;
-		}
 		dst[s] = mmap(NULL, a.buf.size, PROT_READ | PROT_WRITE,
 			      MAP_SHARED, npu_fd, a.buf.mmap_offset);
 		len[s] = a.buf.size;
