@@ -51,6 +51,7 @@ union npu_mem_ioctl_arg {
 	struct npu_mem_ipc_revoke ipc_revoke;
 	struct npu_mem_host_register host_register;
 	struct npu_mem_dmabuf_import dmabuf_import;
+	struct npu_mem_peer peer;
 };
 
 static int npu_mem_get_info(struct npu_mem_client *client, void *data,
@@ -84,6 +85,8 @@ static int npu_mem_get_info(struct npu_mem_client *client, void *data,
 	info->normal_pages = atomic64_read(&npu_mem_usage.normal_pages);
 	info->buffers = atomic64_read(&npu_mem_usage.buffers);
 	info->retained_bytes = atomic64_read(&npu_mem_usage.retained_bytes);
+	npu_mem_npu_usage(npu, &info->dev_bytes, &info->dev_buffers);
+	info->dev_node_bytes = npu_mem_node_bytes(npu_mem_npu_node(npu));
 
 	mutex_lock(&client->lock);
 	info->client_buffers = client->nr_buffers;
@@ -325,6 +328,94 @@ static int npu_mem_dmabuf_import_ioctl(struct npu_mem_client *client,
 	return add_pending(client, buf, hflags, &args->handle, &args->buf, p);
 }
 
+/*
+ * The buffer and the NPU a peer call names, checked in the UAPI header's
+ * order of errors; @writer: a call that changes the buffer's mappings,
+ * which a handle with less access than the owner's may not (the peer
+ * could write through its mapping).  On success the caller puts *@bufp.
+ */
+static int peer_args(struct npu_mem_client *client, struct npu_mem_peer *args,
+		     bool writer, struct npu_mem_buf **bufp,
+		     struct npu_mem_npu **npup)
+{
+	struct npu_mem_npu *npu;
+	struct npu_mem_buf *buf;
+	u32 hflags;
+	int ret;
+
+	if (args->flags || args->pad || args->reserved)
+		return -EINVAL;
+	npu = client_npu(client, args->device);
+	if (!npu)
+		return -EINVAL;
+	buf = npu_mem_client_lookup(client, args->handle, &hflags);
+	if (!buf)
+		return -ENOENT;
+	ret = -EOPNOTSUPP;
+	if (buf->flags & (NPU_MEM_BUF_HOST | NPU_MEM_BUF_FOREIGN))
+		goto err;
+	ret = -EINVAL;
+	if (writer && npu == buf->npu)
+		goto err;
+	ret = -EACCES;
+	if (writer && npu_mem_handle_reader(buf, hflags))
+		goto err;
+	*bufp = buf;
+	*npup = npu;
+	return 0;
+err:
+	npu_mem_buf_put(buf);
+	return ret;
+}
+
+static int npu_mem_peer_map_ioctl(struct npu_mem_client *client, void *data,
+				  struct npu_mem_pending *p)
+{
+	struct npu_mem_peer *args = data;
+	struct npu_mem_npu *npu;
+	struct npu_mem_buf *buf;
+	int ret;
+
+	ret = peer_args(client, args, true, &buf, &npu);
+	if (ret)
+		return ret;
+	ret = npu_mem_buf_peer_map(buf, npu, client->sees_phys, args);
+	npu_mem_buf_put(buf);
+	return ret;
+}
+
+static int npu_mem_peer_unmap_ioctl(struct npu_mem_client *client, void *data,
+				    struct npu_mem_pending *p)
+{
+	struct npu_mem_peer *args = data;
+	struct npu_mem_npu *npu;
+	struct npu_mem_buf *buf;
+	int ret;
+
+	ret = peer_args(client, args, true, &buf, &npu);
+	if (ret)
+		return ret;
+	ret = npu_mem_buf_peer_unmap(buf, npu);
+	npu_mem_buf_put(buf);
+	return ret;
+}
+
+static int npu_mem_peer_query_ioctl(struct npu_mem_client *client, void *data,
+				    struct npu_mem_pending *p)
+{
+	struct npu_mem_peer *args = data;
+	struct npu_mem_npu *npu;
+	struct npu_mem_buf *buf;
+	int ret;
+
+	ret = peer_args(client, args, false, &buf, &npu);
+	if (ret)
+		return ret;
+	ret = npu_mem_buf_peer_describe(buf, npu, client->sees_phys, args);
+	npu_mem_buf_put(buf);
+	return ret;
+}
+
 struct npu_mem_ioctl_desc {
 	unsigned int cmd;
 	size_t min_size;	/* the struct's ABI v1 size: nothing older exists */
@@ -339,7 +430,9 @@ struct npu_mem_ioctl_desc {
 	[_IOC_NR(_cmd)] = { .cmd = _cmd, .min_size = _v1_size, .fn = _fn }
 
 static const struct npu_mem_ioctl_desc npu_mem_ioctls[] = {
-	NPU_MEM_IOCTL(NPU_MEM_IOCTL_GET_INFO, npu_mem_get_info),
+	NPU_MEM_IOCTL_V1(NPU_MEM_IOCTL_GET_INFO,
+			 offsetofend(struct npu_mem_info, reserved),
+			 npu_mem_get_info),
 	NPU_MEM_IOCTL(NPU_MEM_IOCTL_ALLOC, npu_mem_alloc_ioctl),
 	NPU_MEM_IOCTL(NPU_MEM_IOCTL_FREE, npu_mem_free_ioctl),
 	NPU_MEM_IOCTL_V1(NPU_MEM_IOCTL_QUERY,
@@ -353,6 +446,9 @@ static const struct npu_mem_ioctl_desc npu_mem_ioctls[] = {
 	NPU_MEM_IOCTL(NPU_MEM_IOCTL_IPC_REVOKE, npu_mem_ipc_revoke_ioctl),
 	NPU_MEM_IOCTL(NPU_MEM_IOCTL_HOST_REGISTER, npu_mem_host_register_ioctl),
 	NPU_MEM_IOCTL(NPU_MEM_IOCTL_DMABUF_IMPORT, npu_mem_dmabuf_import_ioctl),
+	NPU_MEM_IOCTL(NPU_MEM_IOCTL_PEER_MAP, npu_mem_peer_map_ioctl),
+	NPU_MEM_IOCTL(NPU_MEM_IOCTL_PEER_UNMAP, npu_mem_peer_unmap_ioctl),
+	NPU_MEM_IOCTL(NPU_MEM_IOCTL_PEER_QUERY, npu_mem_peer_query_ioctl),
 };
 
 long npu_mem_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
