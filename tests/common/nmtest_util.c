@@ -25,7 +25,9 @@
 
 const struct nm_ioctl_desc nm_ioctls_v1[] = {
 #define D(cmd, nr, dir, type) { #cmd, cmd, nr, dir, sizeof(type), sizeof(type) }
-	D(NPU_MEM_IOCTL_GET_INFO, 0x00, NM_IOC_RW, struct npu_mem_info),
+	/* grew in ABI 1.4 */
+	{ "NPU_MEM_IOCTL_GET_INFO", NPU_MEM_IOCTL_GET_INFO, 0x00, NM_IOC_RW,
+	  sizeof(struct npu_mem_info), 144 },
 	D(NPU_MEM_IOCTL_ALLOC, 0x01, NM_IOC_RW, struct npu_mem_alloc),
 	D(NPU_MEM_IOCTL_FREE, 0x02, _IOC_WRITE, struct npu_mem_free),
 	/* grew in ABI 1.3 */

@@ -32,7 +32,7 @@ START_TEST(abi_version)
 
 	nm_get_info_ok(fd, &info);
 	ck_assert_uint_eq(info.abi_major, 1);
-	ck_assert_uint_eq(info.abi_minor, 3);
+	ck_assert_uint_eq(info.abi_minor, 4);
 	ck_assert_uint_eq(info.abi_major, NPU_MEM_ABI_MAJOR);
 	ck_assert_uint_eq(info.abi_minor, NPU_MEM_ABI_MINOR);
 	close(fd);
@@ -142,6 +142,9 @@ static void assert_filled(const struct npu_mem_info *a,
 	EQ(dev_node);
 	EQ(dev_pci_domain);
 	EQ(dev_pci_bdf);
+	EQ(dev_bytes);
+	EQ(dev_buffers);
+	EQ(dev_node_bytes);
 #undef EQ
 	ck_assert_uint_ne(a->free_ram, POISON64);
 	ck_assert_uint_le(a->free_ram, a->total_ram);

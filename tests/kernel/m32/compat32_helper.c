@@ -42,7 +42,7 @@
 } while (0)
 
 _Static_assert(sizeof(void *) == 4, "a 32-bit build (M32_CC)");
-_Static_assert(sizeof(struct npu_mem_info) == 144, "info size");
+_Static_assert(sizeof(struct npu_mem_info) == 168, "info size");
 _Static_assert(sizeof(struct npu_mem_alloc) == 72, "alloc size");
 _Static_assert(sizeof(struct npu_mem_query) == 72, "query size");
 _Static_assert(sizeof(struct npu_mem_free) == 8, "free size");
@@ -97,7 +97,7 @@ static int cmd_info(void)
 	       (unsigned long long)info.page_sizes,
 	       (unsigned long long)info.total_ram,
 	       (unsigned long long)info.limit_bytes);
-	CHECK(info.abi_major == 1 && info.abi_minor == 3, "abi");
+	CHECK(info.abi_major == 1 && info.abi_minor == 4, "abi");
 	CHECK((info.page_sizes & (NPU_MEM_PAGE_4K | NPU_MEM_PAGE_2M)) ==
 	      (NPU_MEM_PAGE_4K | NPU_MEM_PAGE_2M), "page sizes");
 	CHECK(info.total_ram && info.total_ram != ~0ULL, "total_ram");
@@ -214,7 +214,7 @@ static int cmd_errors(void)
 	CHECK(xioctl(fd, _IOC(_IOC_READ | _IOC_WRITE, NPU_MEM_IOCTL_MAGIC, 0,
 			      sizeof(big)), big) == -EINVAL, "larger, nonzero");
 	CHECK(xioctl(fd, _IOC(_IOC_READ | _IOC_WRITE, NPU_MEM_IOCTL_MAGIC, 0,
-			      sizeof(info) - 8), &info) == -EINVAL, "smaller");
+			      144 - 8), &info) == -EINVAL, "smaller than v1");
 	memset(&a, 0, sizeof(a));
 	a.size = 4096;
 	a.policy = 4;
