@@ -542,6 +542,7 @@ static void peer_unmap(struct npu_mem_buf *buf, struct npu_mem_peer_map *peer)
 			  DMA_ATTR_SKIP_CPU_SYNC);
 	sg_free_table(&peer->sgt);
 	kfree(peer);
+	atomic64_dec(&npu_mem_usage.peer_maps);
 }
 
 /* @buf's peer mappings for @npu, or all of them (@npu NULL). */
@@ -706,6 +707,7 @@ int npu_mem_buf_peer_map(struct npu_mem_buf *buf, struct npu_mem_npu *npu,
 	ret = peer_check(buf, npu);
 	if (!ret) {
 		list_add_tail(&peer->node, &buf->peers);
+		atomic64_inc(&npu_mem_usage.peer_maps);
 		peer_fill(peer, sees_phys, out);
 		peer = NULL;
 	}

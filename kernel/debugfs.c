@@ -26,6 +26,8 @@ static int usage_show(struct seq_file *m, void *unused)
 	seq_printf(m, "retained_bytes: %lld\n",
 		   atomic64_read(&npu_mem_usage.retained_bytes));
 	seq_printf(m, "limit_bytes: %llu\n", npu_mem_limit_bytes());
+	seq_printf(m, "peer_mappings: %lld\n",
+		   atomic64_read(&npu_mem_usage.peer_maps));
 	for_each_node_state(node, N_MEMORY)
 		seq_printf(m, "node%d_bytes: %llu\n", node,
 			   npu_mem_node_bytes(node));

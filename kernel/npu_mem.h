@@ -196,6 +196,7 @@ struct npu_mem_usage {
 	atomic64_t huge_pages;
 	atomic64_t normal_pages;
 	atomic64_t buffers;
+	atomic64_t peer_maps;		/* peer mappings (PEER_MAP) live */
 };
 
 extern struct npu_mem_usage npu_mem_usage;

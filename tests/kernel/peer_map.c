@@ -11,7 +11,9 @@
  *  - the mapping ends with PEER_UNMAP, with the buffer's last reference
  *    (FREE while a CPU mapping lives keeps it; the munmap ends it), with
  *    removal of the peer's device and with removal of the buffer's own;
- *    each time B's engine refuses the old peer address again;
+ *    each time B's engine refuses the old peer address again and debugfs
+ *    counts one peer mapping less (a freed buffer is out of the engine's
+ *    sight anyway: only the count shows a mapping left behind);
  *  - removing one device while other devices' engines copy leaves their
  *    buffers, own and peer mappings and copies untouched;
  *  - exact errors: flags, pad, reserved, a bad index, the buffer's own
@@ -23,7 +25,8 @@
  *    handles: every answer is one the rules allow, nothing leaks
  *    (GET_INFO back to where it started);
  *  - GET_INFO's dev_bytes and dev_buffers follow ALLOC and FREE for the
- *    device the buffer is for only, dev_node_bytes for its node.
+ *    device the buffer is for only, dev_node_bytes (and debugfs usage's
+ *    nodeN_bytes) for its node; a peer mapping changes none of them.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -90,6 +93,16 @@ static int dma_copy_on(uint32_t dev, uint64_t src, uint64_t dst, uint64_t len)
 		 (unsigned long long)src, (unsigned long long)dst,
 		 (unsigned long long)len);
 	return nm_write_file(path, text);
+}
+
+/* Peer mappings alive, all buffers (debugfs usage: only the module knows). */
+static uint64_t peer_maps(void)
+{
+	uint64_t v = 0;
+	int ret = nm_kv_file(NM_DEBUGFS "/usage", "peer_mappings", &v);
+
+	ck_assert_msg(ret == 0, "usage peer_mappings: %s", nm_retname(ret));
+	return v;
 }
 
 static void fill(uint8_t *p, size_t len, uint8_t seed)
@@ -216,6 +229,7 @@ START_TEST(unmapped_with_the_last_reference)
 	int fd = nm_open();
 	struct npu_mem_alloc a, b;
 	struct npu_mem_peer p;
+	uint64_t base = peer_maps();
 	uint8_t *pa;
 
 	nm_assert_ok(alloc_on(fd, 1, NM_2M, NPU_MEM_POLICY_HUGE_FIRST, &b));
@@ -224,7 +238,9 @@ START_TEST(unmapped_with_the_last_reference)
 	nm_assert_ok(alloc_on(fd, 0, LEN, NPU_MEM_POLICY_NORMAL_ONLY, &a));
 	nm_assert_ok(peer_map(fd, a.handle, 1, &p));
 	nm_assert_ok(dma_copy_on(1, p.dev_addr, b.buf.dev_addr, LEN));
+	ck_assert_uint_eq(peer_maps(), base + 1);
 	nm_free_ok(fd, a.handle);
+	ck_assert_uint_eq(peer_maps(), base);
 	nm_assert_ret(dma_copy_on(1, p.dev_addr, b.buf.dev_addr, LEN), -EINVAL);
 	nm_assert_ret(peer_query(fd, a.handle, 1, &p), -ENOENT);
 
@@ -236,7 +252,9 @@ START_TEST(unmapped_with_the_last_reference)
 	nm_sync_ok(fd, a.handle, NPU_MEM_SYNC_TO_DEVICE, 0, LEN);
 	nm_free_ok(fd, a.handle);
 	nm_assert_ok(dma_copy_on(1, p.dev_addr, b.buf.dev_addr, LEN));
+	ck_assert_uint_eq(peer_maps(), base + 1);
 	munmap(pa, a.buf.size);
+	ck_assert_uint_eq(peer_maps(), base);
 	nm_assert_ret(dma_copy_on(1, p.dev_addr, b.buf.dev_addr, LEN), -EINVAL);
 
 	nm_free_ok(fd, b.handle);
@@ -407,6 +425,7 @@ START_TEST(removal_takes_its_mappings_only)
 	struct npu_mem_peer x1, x2, yp, q;
 	struct copier cy = { 0 };
 	struct nm_bg bg;
+	uint64_t base;
 
 	if (g_count < 3) {
 		nm_skip_note("needs three NPUs, has %u", g_count);
@@ -430,7 +449,9 @@ START_TEST(removal_takes_its_mappings_only)
 	nm_bg_start(&bg, copy_loop, &cy);
 
 	/* the peer goes */
+	base = peer_maps();
 	remove_dev(1);
+	ck_assert_uint_eq(peer_maps(), base - 1);
 	nm_assert_ret(peer_query(fd, x.handle, 1, &q), -ENXIO);
 	nm_assert_ret(peer_map(fd, x.handle, 1, &q), -ENODEV);
 	nm_assert_ret(peer_unmap(fd, x.handle, 1), -ENXIO);
@@ -450,6 +471,7 @@ START_TEST(removal_takes_its_mappings_only)
 		nm_skip_note("four NPUs needed to remove the buffer's own");
 	} else {
 		remove_dev(0);
+		ck_assert_uint_eq(peer_maps(), base - 2);
 		nm_assert_ret(peer_query(fd, x.handle, 2, &q), -ENXIO);
 		nm_assert_ret(peer_query(fd, x.handle, 0, &q), -ENXIO);
 		nm_assert_ret(peer_map(fd, x.handle, 2, &q), -ENODEV);
@@ -568,6 +590,7 @@ START_TEST(racing_map_unmap_free)
 	struct npu_mem_info start, end;
 	pthread_t th[RACE_THREADS];
 	struct nm_span span;
+	uint64_t base = peer_maps();
 
 	r.fd = nm_open();
 	nm_assert_ok(info_of(r.fd, 0, &start));
@@ -593,6 +616,7 @@ START_TEST(racing_map_unmap_free)
 	ck_assert_uint_eq(end.dev_buffers, start.dev_buffers);
 	ck_assert_uint_eq(end.dev_bytes, start.dev_bytes);
 	ck_assert_uint_eq(end.client_buffers, 0);
+	ck_assert_uint_eq(peer_maps(), base);
 	close(r.fd);
 }
 END_TEST
@@ -607,6 +631,8 @@ START_TEST(usage_per_device_and_node)
 	for (uint32_t d = 0; d < g_count; d++) {
 		struct npu_mem_alloc a;
 		struct npu_mem_peer p;
+		char key[32];
+		uint64_t v;
 
 		for (uint32_t e = 0; e < g_count; e++)
 			nm_assert_ok(info_of(fd, e, &before[e]));
@@ -628,6 +654,10 @@ START_TEST(usage_per_device_and_node)
 			ck_assert_uint_eq(after.dev_node_bytes -
 					  before[e].dev_node_bytes,
 					  same_node ? a.buf.size : 0);
+			snprintf(key, sizeof(key), "node%d_bytes",
+				 (int)after.dev_node);
+			nm_assert_ok(nm_kv_file(NM_DEBUGFS "/usage", key, &v));
+			ck_assert_uint_eq(v, after.dev_node_bytes);
 		}
 		nm_free_ok(fd, a.handle);
 		for (uint32_t e = 0; e < g_count; e++) {
