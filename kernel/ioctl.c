@@ -5,8 +5,8 @@
  * Commands are dispatched by _IOC_NR; the size in the caller's command is
  * the struct size it was built with (see the UAPI header for the rules).
  * A handler that creates something userspace must learn about (a handle,
- * an fd) leaves it "pending" so that a failed copy back to userspace can
- * undo it instead of leaking it.
+ * an fd, a peer mapping's address) leaves it "pending" so that a failed
+ * copy back to userspace can undo it instead of leaking it.
  */
 #include <linux/dma-buf.h>
 #include <linux/fcntl.h>
@@ -26,6 +26,7 @@ struct npu_mem_pending {
 	int fd;			/* commit: install @file there; undo: release */
 	struct file *file;
 	const u64 *key;		/* undo: revoke the IPC key it points to */
+	struct npu_mem_npu *peer;	/* undo: unmap @buf for it */
 };
 
 /*
@@ -380,8 +381,14 @@ static int npu_mem_peer_map_ioctl(struct npu_mem_client *client, void *data,
 	if (ret)
 		return ret;
 	ret = npu_mem_buf_peer_map(buf, npu, client->sees_phys, args);
-	npu_mem_buf_put(buf);
-	return ret;
+	if (ret) {
+		npu_mem_buf_put(buf);
+		return ret;
+	}
+	/* The lookup's reference goes with the pending undo. */
+	p->buf = buf;
+	p->peer = npu;
+	return 0;
 }
 
 static int npu_mem_peer_unmap_ioctl(struct npu_mem_client *client, void *data,
@@ -492,6 +499,8 @@ long npu_mem_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 			npu_mem_client_remove(client, pending.handle, pending.buf);
 		if (pending.key)
 			npu_mem_ipc_revoke(client, pending.key);
+		if (pending.peer)
+			npu_mem_buf_peer_unmap(pending.buf, pending.peer);
 		ret = -EFAULT;
 	} else if (pending.file) {
 		fd_install(pending.fd, pending.file);

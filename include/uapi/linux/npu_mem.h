@@ -677,6 +677,8 @@ struct npu_mem_dmabuf_import {
  *  -ENODEV   PEER_MAP: the peer's device, or the buffer's own, was removed
  *  -ENOMEM   PEER_MAP: no memory, or the peer's DMA address space (IOMMU
  *            or bounce buffers) is full
+ *  -EFAULT   a bad pointer; a PEER_MAP whose answer cannot be written back
+ *            is undone (the buffer is not left mapped for the peer)
  */
 
 /**
