@@ -369,19 +369,27 @@ err:
 	return ret;
 }
 
-static int npu_mem_peer_map_ioctl(struct npu_mem_client *client, void *data,
-				  struct npu_mem_pending *p)
+enum peer_op { PEER_MAP, PEER_UNMAP, PEER_QUERY };
+
+static int peer_ioctl(struct npu_mem_client *client, void *data,
+		      struct npu_mem_pending *p, enum peer_op op)
 {
 	struct npu_mem_peer *args = data;
 	struct npu_mem_npu *npu;
 	struct npu_mem_buf *buf;
 	int ret;
 
-	ret = peer_args(client, args, true, &buf, &npu);
+	ret = peer_args(client, args, op != PEER_QUERY, &buf, &npu);
 	if (ret)
 		return ret;
-	ret = npu_mem_buf_peer_map(buf, npu, client->sees_phys, args);
-	if (ret) {
+	if (op == PEER_MAP)
+		ret = npu_mem_buf_peer_map(buf, npu, client->sees_phys, args);
+	else if (op == PEER_UNMAP)
+		ret = npu_mem_buf_peer_unmap(buf, npu);
+	else
+		ret = npu_mem_buf_peer_describe(buf, npu, client->sees_phys,
+						args);
+	if (ret || op != PEER_MAP) {
 		npu_mem_buf_put(buf);
 		return ret;
 	}
@@ -391,36 +399,22 @@ static int npu_mem_peer_map_ioctl(struct npu_mem_client *client, void *data,
 	return 0;
 }
 
+static int npu_mem_peer_map_ioctl(struct npu_mem_client *client, void *data,
+				  struct npu_mem_pending *p)
+{
+	return peer_ioctl(client, data, p, PEER_MAP);
+}
+
 static int npu_mem_peer_unmap_ioctl(struct npu_mem_client *client, void *data,
 				    struct npu_mem_pending *p)
 {
-	struct npu_mem_peer *args = data;
-	struct npu_mem_npu *npu;
-	struct npu_mem_buf *buf;
-	int ret;
-
-	ret = peer_args(client, args, true, &buf, &npu);
-	if (ret)
-		return ret;
-	ret = npu_mem_buf_peer_unmap(buf, npu);
-	npu_mem_buf_put(buf);
-	return ret;
+	return peer_ioctl(client, data, p, PEER_UNMAP);
 }
 
 static int npu_mem_peer_query_ioctl(struct npu_mem_client *client, void *data,
 				    struct npu_mem_pending *p)
 {
-	struct npu_mem_peer *args = data;
-	struct npu_mem_npu *npu;
-	struct npu_mem_buf *buf;
-	int ret;
-
-	ret = peer_args(client, args, false, &buf, &npu);
-	if (ret)
-		return ret;
-	ret = npu_mem_buf_peer_describe(buf, npu, client->sees_phys, args);
-	npu_mem_buf_put(buf);
-	return ret;
+	return peer_ioctl(client, data, p, PEER_QUERY);
 }
 
 struct npu_mem_ioctl_desc {
