@@ -38,31 +38,15 @@
 
 #include "nmtest_dmabuf.h"
 #include "nmtest_fixture.h"
+#include "nmtest_multi.h"
 #include "nmtest_pci.h"
 
 #define RW		(PROT_READ | PROT_WRITE)
-#define MAX_NPUS	8
+#define MAX_NPUS	NM_MAX_NPUS
 #define LEN		(2 * NM_4K)
 
 static unsigned int g_count;
 static struct npu_mem_info g_info[MAX_NPUS];
-
-static int info_of(int fd, uint32_t dev, struct npu_mem_info *out)
-{
-	memset(out, 0, sizeof(*out));
-	out->device = dev;
-	return nm_ioctl(fd, NPU_MEM_IOCTL_GET_INFO, out);
-}
-
-static int alloc_on(int fd, uint32_t dev, uint64_t size, uint32_t policy,
-		    struct npu_mem_alloc *a)
-{
-	memset(a, 0, sizeof(*a));
-	a->size = size;
-	a->policy = policy;
-	a->device = dev;
-	return nm_ioctl(fd, NPU_MEM_IOCTL_ALLOC, a);
-}
 
 static int peer(int fd, unsigned long cmd, uint32_t handle, uint32_t dev,
 		struct npu_mem_peer *p)
@@ -80,20 +64,6 @@ static int peer(int fd, unsigned long cmd, uint32_t handle, uint32_t dev,
 #define peer_map(fd, h, d, p)	peer((fd), NPU_MEM_IOCTL_PEER_MAP, (h), (d), (p))
 #define peer_unmap(fd, h, d)	peer((fd), NPU_MEM_IOCTL_PEER_UNMAP, (h), (d), NULL)
 #define peer_query(fd, h, d, p)	peer((fd), NPU_MEM_IOCTL_PEER_QUERY, (h), (d), (p))
-
-static int dma_copy_on(uint32_t dev, uint64_t src, uint64_t dst, uint64_t len)
-{
-	char path[96], text[96];
-
-	if (dev)
-		snprintf(path, sizeof(path), NM_DEBUGFS "/dma_copy%u", dev);
-	else
-		snprintf(path, sizeof(path), NM_DMA_COPY);
-	snprintf(text, sizeof(text), "%#llx %#llx %#llx",
-		 (unsigned long long)src, (unsigned long long)dst,
-		 (unsigned long long)len);
-	return nm_write_file(path, text);
-}
 
 /* Peer mappings alive, all buffers (debugfs usage: only the module knows). */
 static uint64_t peer_maps(void)
@@ -135,14 +105,14 @@ static void peer_roundtrip(int fd, uint32_t bdev, struct npu_mem_alloc *a,
 	memset(pb, 0, LEN);
 	nm_sync_ok(fd, a->handle, NPU_MEM_SYNC_TO_DEVICE, 0, LEN);
 	nm_sync_ok(fd, b->handle, NPU_MEM_SYNC_TO_DEVICE, 0, LEN);
-	nm_assert_ok(dma_copy_on(bdev, a_peer, b->buf.dev_addr, LEN));
+	nm_assert_ok(nm_dma_copy_on(bdev, a_peer, b->buf.dev_addr, LEN));
 	nm_sync_ok(fd, b->handle, NPU_MEM_SYNC_FROM_DEVICE, 0, LEN);
 	snprintf(what, sizeof(what), "device %u read its peer", bdev);
 	check(pb, LEN, seed, what);
 
 	fill(pb, NM_4K, (uint8_t)(seed + 1));
 	nm_sync_ok(fd, b->handle, NPU_MEM_SYNC_TO_DEVICE, 0, LEN);
-	nm_assert_ok(dma_copy_on(bdev, b->buf.dev_addr, a_peer + NM_4K, NM_4K));
+	nm_assert_ok(nm_dma_copy_on(bdev, b->buf.dev_addr, a_peer + NM_4K, NM_4K));
 	nm_sync_ok(fd, a->handle, NPU_MEM_SYNC_FROM_DEVICE, 0, LEN);
 	snprintf(what, sizeof(what), "device %u wrote its peer", bdev);
 	check(pa + NM_4K, NM_4K, (uint8_t)(seed + 1), what);
@@ -164,8 +134,8 @@ START_TEST(peer_dma_reads_and_writes)
 		struct npu_mem_alloc a, b;
 		struct npu_mem_peer p, q;
 
-		nm_assert_ok(alloc_on(fd, adev, LEN, NPU_MEM_POLICY_NORMAL_ONLY, &a));
-		nm_assert_ok(alloc_on(fd, bdev, NM_2M, NPU_MEM_POLICY_HUGE_FIRST, &b));
+		nm_assert_ok(nm_alloc_on(fd, adev, LEN, NPU_MEM_POLICY_NORMAL_ONLY, &a));
+		nm_assert_ok(nm_alloc_on(fd, bdev, NM_2M, NPU_MEM_POLICY_HUGE_FIRST, &b));
 		/*
 		 * Without it, B has no mapping of A's buffer: its address (in
 		 * A's domain) is refused, unless it happens to fall in b, the
@@ -173,16 +143,16 @@ START_TEST(peer_dma_reads_and_writes)
 		 */
 		if (a.buf.dev_addr + LEN <= b.buf.dev_addr ||
 		    a.buf.dev_addr >= b.buf.dev_addr + b.buf.size)
-			nm_assert_ret(dma_copy_on(bdev, a.buf.dev_addr,
+			nm_assert_ret(nm_dma_copy_on(bdev, a.buf.dev_addr,
 						  b.buf.dev_addr, LEN), -EINVAL);
 		else
 			printf("device %u: %#llx is in b as well\n", bdev,
 			       (unsigned long long)a.buf.dev_addr);
 		nm_assert_ret(peer_query(fd, a.handle, bdev, &q), -ENXIO);
 
-		nm_assert_ok(info_of(fd, adev, &before));
+		nm_assert_ok(nm_info_of(fd, adev, &before));
 		nm_assert_ok(peer_map(fd, a.handle, bdev, &p));
-		nm_assert_ok(info_of(fd, adev, &after));
+		nm_assert_ok(nm_info_of(fd, adev, &after));
 		printf("buffer of device %u at %#llx, for device %u at %#llx (%u segment(s), flags %#x)\n",
 		       adev, (unsigned long long)a.buf.dev_addr, bdev,
 		       (unsigned long long)p.dev_addr, p.dev_segments,
@@ -206,17 +176,17 @@ START_TEST(peer_dma_reads_and_writes)
 
 		peer_roundtrip(fd, bdev, &a, p.dev_addr, &b, (uint8_t)(0x10 * i));
 		/* A's own engine still reaches it at its own address */
-		nm_assert_ok(dma_copy_on(adev, a.buf.dev_addr,
+		nm_assert_ok(nm_dma_copy_on(adev, a.buf.dev_addr,
 					 a.buf.dev_addr + NM_4K, NM_4K));
 
 		nm_assert_ok(peer_unmap(fd, a.handle, bdev));
-		nm_assert_ret(dma_copy_on(bdev, p.dev_addr, b.buf.dev_addr, LEN),
+		nm_assert_ret(nm_dma_copy_on(bdev, p.dev_addr, b.buf.dev_addr, LEN),
 			      -EINVAL);
 		nm_assert_ret(peer_query(fd, a.handle, bdev, &q), -ENXIO);
 		nm_assert_ret(peer_unmap(fd, a.handle, bdev), -ENXIO);
 		/* and it can be mapped again */
 		nm_assert_ok(peer_map(fd, a.handle, bdev, &p));
-		nm_assert_ok(dma_copy_on(bdev, p.dev_addr, b.buf.dev_addr, LEN));
+		nm_assert_ok(nm_dma_copy_on(bdev, p.dev_addr, b.buf.dev_addr, LEN));
 		nm_free_ok(fd, a.handle);
 		nm_free_ok(fd, b.handle);
 	}
@@ -232,30 +202,30 @@ START_TEST(unmapped_with_the_last_reference)
 	uint64_t base = peer_maps();
 	uint8_t *pa;
 
-	nm_assert_ok(alloc_on(fd, 1, NM_2M, NPU_MEM_POLICY_HUGE_FIRST, &b));
+	nm_assert_ok(nm_alloc_on(fd, 1, NM_2M, NPU_MEM_POLICY_HUGE_FIRST, &b));
 
 	/* FREE of the only reference */
-	nm_assert_ok(alloc_on(fd, 0, LEN, NPU_MEM_POLICY_NORMAL_ONLY, &a));
+	nm_assert_ok(nm_alloc_on(fd, 0, LEN, NPU_MEM_POLICY_NORMAL_ONLY, &a));
 	nm_assert_ok(peer_map(fd, a.handle, 1, &p));
-	nm_assert_ok(dma_copy_on(1, p.dev_addr, b.buf.dev_addr, LEN));
+	nm_assert_ok(nm_dma_copy_on(1, p.dev_addr, b.buf.dev_addr, LEN));
 	ck_assert_uint_eq(peer_maps(), base + 1);
 	nm_free_ok(fd, a.handle);
 	ck_assert_uint_eq(peer_maps(), base);
-	nm_assert_ret(dma_copy_on(1, p.dev_addr, b.buf.dev_addr, LEN), -EINVAL);
+	nm_assert_ret(nm_dma_copy_on(1, p.dev_addr, b.buf.dev_addr, LEN), -EINVAL);
 	nm_assert_ret(peer_query(fd, a.handle, 1, &p), -ENOENT);
 
 	/* FREE while mapped: the buffer lives on, and so does its peer map */
-	nm_assert_ok(alloc_on(fd, 0, LEN, NPU_MEM_POLICY_NORMAL_ONLY, &a));
+	nm_assert_ok(nm_alloc_on(fd, 0, LEN, NPU_MEM_POLICY_NORMAL_ONLY, &a));
 	nm_assert_ok(peer_map(fd, a.handle, 1, &p));
 	pa = nm_map_ok(fd, &a, RW);
 	fill(pa, LEN, 0x33);
 	nm_sync_ok(fd, a.handle, NPU_MEM_SYNC_TO_DEVICE, 0, LEN);
 	nm_free_ok(fd, a.handle);
-	nm_assert_ok(dma_copy_on(1, p.dev_addr, b.buf.dev_addr, LEN));
+	nm_assert_ok(nm_dma_copy_on(1, p.dev_addr, b.buf.dev_addr, LEN));
 	ck_assert_uint_eq(peer_maps(), base + 1);
 	munmap(pa, a.buf.size);
 	ck_assert_uint_eq(peer_maps(), base);
-	nm_assert_ret(dma_copy_on(1, p.dev_addr, b.buf.dev_addr, LEN), -EINVAL);
+	nm_assert_ret(nm_dma_copy_on(1, p.dev_addr, b.buf.dev_addr, LEN), -EINVAL);
 
 	nm_free_ok(fd, b.handle);
 	close(fd);
@@ -281,8 +251,8 @@ START_TEST(errors)
 	void *mem;
 	int dfd;
 
-	nm_assert_ok(alloc_on(fd, 0, LEN, NPU_MEM_POLICY_NORMAL_ONLY, &a));
-	nm_assert_ok(alloc_on(fd, 1, LEN, NPU_MEM_POLICY_NORMAL_ONLY, &a2));
+	nm_assert_ok(nm_alloc_on(fd, 0, LEN, NPU_MEM_POLICY_NORMAL_ONLY, &a));
+	nm_assert_ok(nm_alloc_on(fd, 1, LEN, NPU_MEM_POLICY_NORMAL_ONLY, &a2));
 
 	/* flags, pad and reserved */
 	for (int field = 0; field < 3; field++) {
@@ -363,15 +333,6 @@ static void give_back(void)
 	g_removed[0] = 0;
 }
 
-static void bdf_of(uint32_t dev, char *bdf, size_t len)
-{
-	const struct npu_mem_info *i = &g_info[dev];
-
-	snprintf(bdf, len, "%04x:%02x:%02x.%x", i->dev_pci_domain,
-		 i->dev_pci_bdf >> 8, (i->dev_pci_bdf >> 3) & 0x1f,
-		 i->dev_pci_bdf & 7);
-}
-
 struct copier {
 	uint32_t dev;
 	uint64_t src, dst;
@@ -386,7 +347,7 @@ static int copy_loop(void *arg)
 	struct copier *c = arg;
 
 	while (!c->stop) {
-		int ret = dma_copy_on(c->dev, c->src, c->dst, NM_4K);
+		int ret = nm_dma_copy_on(c->dev, c->src, c->dst, NM_4K);
 
 		if (ret) {
 			c->err = ret;
@@ -399,7 +360,7 @@ static int copy_loop(void *arg)
 
 static void remove_dev(uint32_t dev)
 {
-	bdf_of(dev, g_removed, sizeof(g_removed));
+	nm_bdf_of(&g_info[dev], g_removed, sizeof(g_removed));
 	printf("removing device %u (%s)\n", dev, g_removed);
 	nm_assert_ok(nm_pci_remove(g_removed));
 	ck_assert(!nm_pci_present(g_removed));
@@ -432,15 +393,15 @@ START_TEST(removal_takes_its_mappings_only)
 		close(fd);
 		return;
 	}
-	nm_assert_ok(alloc_on(fd, 0, LEN, NPU_MEM_POLICY_NORMAL_ONLY, &x));
-	nm_assert_ok(alloc_on(fd, 2, LEN, NPU_MEM_POLICY_NORMAL_ONLY, &y));
-	nm_assert_ok(alloc_on(fd, 1, LEN, NPU_MEM_POLICY_NORMAL_ONLY, &tgt1));
-	nm_assert_ok(alloc_on(fd, 2, LEN, NPU_MEM_POLICY_NORMAL_ONLY, &tgt2));
-	nm_assert_ok(alloc_on(fd, ypeer, LEN, NPU_MEM_POLICY_NORMAL_ONLY, &tgty));
+	nm_assert_ok(nm_alloc_on(fd, 0, LEN, NPU_MEM_POLICY_NORMAL_ONLY, &x));
+	nm_assert_ok(nm_alloc_on(fd, 2, LEN, NPU_MEM_POLICY_NORMAL_ONLY, &y));
+	nm_assert_ok(nm_alloc_on(fd, 1, LEN, NPU_MEM_POLICY_NORMAL_ONLY, &tgt1));
+	nm_assert_ok(nm_alloc_on(fd, 2, LEN, NPU_MEM_POLICY_NORMAL_ONLY, &tgt2));
+	nm_assert_ok(nm_alloc_on(fd, ypeer, LEN, NPU_MEM_POLICY_NORMAL_ONLY, &tgty));
 	nm_assert_ok(peer_map(fd, x.handle, 1, &x1));
 	nm_assert_ok(peer_map(fd, x.handle, 2, &x2));
 	nm_assert_ok(peer_map(fd, y.handle, ypeer, &yp));
-	nm_assert_ok(dma_copy_on(1, x1.dev_addr, tgt1.buf.dev_addr, LEN));
+	nm_assert_ok(nm_dma_copy_on(1, x1.dev_addr, tgt1.buf.dev_addr, LEN));
 
 	/* ypeer's engine keeps reading y through its peer mapping */
 	cy.dev = ypeer;
@@ -457,8 +418,8 @@ START_TEST(removal_takes_its_mappings_only)
 	nm_assert_ret(peer_unmap(fd, x.handle, 1), -ENXIO);
 	nm_assert_ok(peer_query(fd, x.handle, 2, &q));
 	ck_assert_uint_eq(q.dev_addr, x2.dev_addr);
-	nm_assert_ok(dma_copy_on(2, x2.dev_addr, tgt2.buf.dev_addr, LEN));
-	nm_assert_ok(dma_copy_on(0, x.buf.dev_addr, x.buf.dev_addr + NM_4K,
+	nm_assert_ok(nm_dma_copy_on(2, x2.dev_addr, tgt2.buf.dev_addr, LEN));
+	nm_assert_ok(nm_dma_copy_on(0, x.buf.dev_addr, x.buf.dev_addr + NM_4K,
 				 NM_4K));
 	restore_dev();
 	/* a device bound again at the address starts with no peer mappings */
@@ -475,7 +436,7 @@ START_TEST(removal_takes_its_mappings_only)
 		nm_assert_ret(peer_query(fd, x.handle, 2, &q), -ENXIO);
 		nm_assert_ret(peer_query(fd, x.handle, 0, &q), -ENXIO);
 		nm_assert_ret(peer_map(fd, x.handle, 2, &q), -ENODEV);
-		nm_assert_ret(dma_copy_on(2, x2.dev_addr, tgt2.buf.dev_addr,
+		nm_assert_ret(nm_dma_copy_on(2, x2.dev_addr, tgt2.buf.dev_addr,
 					  LEN), -EINVAL);
 		restore_dev();
 	}
@@ -489,7 +450,7 @@ START_TEST(removal_takes_its_mappings_only)
 	       cy.copies);
 	nm_assert_ok(peer_query(fd, y.handle, ypeer, &q));
 	ck_assert_uint_eq(q.dev_addr, yp.dev_addr);
-	nm_assert_ok(dma_copy_on(ypeer, yp.dev_addr, tgty.buf.dev_addr, LEN));
+	nm_assert_ok(nm_dma_copy_on(ypeer, yp.dev_addr, tgty.buf.dev_addr, LEN));
 
 	nm_free_ok(fd, x.handle);
 	nm_free_ok(fd, y.handle);
@@ -571,7 +532,7 @@ static void *race_thread(void *arg)
 
 			pthread_mutex_lock(&r->lock);
 			if (r->handles[i] == h && !nm_free(r->fd, h) &&
-			    !alloc_on(r->fd, 0, LEN, NPU_MEM_POLICY_NORMAL_ONLY,
+			    !nm_alloc_on(r->fd, 0, LEN, NPU_MEM_POLICY_NORMAL_ONLY,
 				      &a)) {
 				r->handles[i] = a.handle;
 				r->frees++;
@@ -593,11 +554,11 @@ START_TEST(racing_map_unmap_free)
 	uint64_t base = peer_maps();
 
 	r.fd = nm_open();
-	nm_assert_ok(info_of(r.fd, 0, &start));
+	nm_assert_ok(nm_info_of(r.fd, 0, &start));
 	for (int i = 0; i < RACE_HANDLES; i++) {
 		struct npu_mem_alloc a;
 
-		nm_assert_ok(alloc_on(r.fd, 0, LEN, NPU_MEM_POLICY_NORMAL_ONLY, &a));
+		nm_assert_ok(nm_alloc_on(r.fd, 0, LEN, NPU_MEM_POLICY_NORMAL_ONLY, &a));
 		r.handles[i] = a.handle;
 	}
 	for (int i = 0; i < RACE_THREADS; i++)
@@ -612,7 +573,7 @@ START_TEST(racing_map_unmap_free)
 	ck_assert_msg(!r.bad[0], "%s", r.bad);
 	for (int i = 0; i < RACE_HANDLES; i++)
 		nm_free_ok(r.fd, r.handles[i]);
-	nm_assert_ok(info_of(r.fd, 0, &end));
+	nm_assert_ok(nm_info_of(r.fd, 0, &end));
 	ck_assert_uint_eq(end.dev_buffers, start.dev_buffers);
 	ck_assert_uint_eq(end.dev_bytes, start.dev_bytes);
 	ck_assert_uint_eq(end.client_buffers, 0);
@@ -635,13 +596,13 @@ START_TEST(usage_per_device_and_node)
 		uint64_t v;
 
 		for (uint32_t e = 0; e < g_count; e++)
-			nm_assert_ok(info_of(fd, e, &before[e]));
-		nm_assert_ok(alloc_on(fd, d, 4 * NM_2M, NPU_MEM_POLICY_HUGE_FIRST, &a));
+			nm_assert_ok(nm_info_of(fd, e, &before[e]));
+		nm_assert_ok(nm_alloc_on(fd, d, 4 * NM_2M, NPU_MEM_POLICY_HUGE_FIRST, &a));
 		nm_assert_ok(peer_map(fd, a.handle, (d + 1) % g_count, &p));
 		for (uint32_t e = 0; e < g_count; e++) {
 			bool same_node = g_info[e].dev_node == g_info[d].dev_node;
 
-			nm_assert_ok(info_of(fd, e, &after));
+			nm_assert_ok(nm_info_of(fd, e, &after));
 			printf("after ALLOC for %u: device %u: %llu bytes, %llu buffers, node %d: %llu bytes\n",
 			       d, e, (unsigned long long)after.dev_bytes,
 			       (unsigned long long)after.dev_buffers,
@@ -661,7 +622,7 @@ START_TEST(usage_per_device_and_node)
 		}
 		nm_free_ok(fd, a.handle);
 		for (uint32_t e = 0; e < g_count; e++) {
-			nm_assert_ok(info_of(fd, e, &after));
+			nm_assert_ok(nm_info_of(fd, e, &after));
 			ck_assert_uint_eq(after.dev_bytes, before[e].dev_bytes);
 			ck_assert_uint_eq(after.dev_buffers, before[e].dev_buffers);
 			ck_assert_uint_eq(after.dev_node_bytes,
@@ -678,31 +639,12 @@ int main(void)
 		.teardown = give_back, .unchecked = true,
 	};
 	Suite *s = nm_suite("peer_map");
-	int fd;
+	int ret;
 
 	nm_require_device();
-	fd = open("/dev/" NPU_MEM_DEVICE_NAME, O_RDWR | O_CLOEXEC);
-	if (fd < 0 || info_of(fd, 0, &g_info[0])) {
-		printf("open or GET_INFO of /dev/npu-mem: %s\n", strerror(errno));
-		return 1;
-	}
-	g_count = g_info[0].device_count;
-	if (g_count < 2 || g_count > MAX_NPUS || access(NM_DMA_COPY, F_OK)) {
-		printf("SKIP: %u NPU(s), %s: run in the x86_64-multi-edu guest\n",
-		       g_count, access(NM_DMA_COPY, F_OK) ? "no edu engine" :
-		       "edu engine");
-		close(fd);
-		return 77;
-	}
-	for (uint32_t d = 1; d < g_count; d++) {
-		int ret = info_of(fd, d, &g_info[d]);
-
-		if (ret) {
-			printf("GET_INFO of device %u: %s\n", d, nm_retname(ret));
-			return 1;
-		}
-	}
-	close(fd);
+	ret = nm_multi_setup(g_info, &g_count);
+	if (ret)
+		return ret;
 
 	nm_add(s, peer_dma_reads_and_writes, 120);
 	nm_add(s, unmapped_with_the_last_reference, 60);
