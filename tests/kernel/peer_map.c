@@ -20,7 +20,8 @@
  *    device (-EINVAL); an unknown handle (-ENOENT); double map (-EEXIST);
  *    unmap or query of what is not mapped (-ENXIO); a read-only import of a
  *    writable buffer (-EACCES); registered host memory (-EOPNOTSUPP); a
- *    removed peer (-ENODEV);
+ *    removed peer (-ENODEV); a PEER_MAP whose answer cannot be copied
+ *    back (-EFAULT) leaves no mapping;
  *  - threads racing PEER_MAP, PEER_UNMAP, PEER_QUERY and FREE on shared
  *    handles: every answer is one the rules allow, nothing leaks
  *    (GET_INFO back to where it started);
@@ -291,6 +292,26 @@ START_TEST(errors)
 	nm_assert_ret(peer_query(fd, a.handle, 1, &p), -ENXIO);
 	if (g_count > 2)
 		nm_assert_ret(peer_unmap(fd, a.handle, 2), -ENXIO);
+
+	/*
+	 * An answer that cannot be written back (the struct on a read-only
+	 * page: read in, the copy out fails) leaves no mapping behind.
+	 */
+	{
+		struct npu_mem_peer *ro = mmap(NULL, NM_4K, RW,
+					       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		ck_assert(ro != MAP_FAILED);
+		memset(ro, 0, sizeof(*ro));
+		ro->handle = a.handle;
+		ro->device = 1;
+		ck_assert(!mprotect(ro, NM_4K, PROT_READ));
+		nm_assert_ret(nm_ioctl(fd, NPU_MEM_IOCTL_PEER_MAP, ro), -EFAULT);
+		nm_assert_ret(peer_query(fd, a.handle, 1, &p), -ENXIO);
+		nm_assert_ok(peer_map(fd, a.handle, 1, NULL));
+		nm_assert_ok(peer_unmap(fd, a.handle, 1));
+		munmap(ro, NM_4K);
+	}
 
 	/* a read-only handle of a writable buffer may look, not map */
 	dfd = nm_export_ok(fd, a.handle, O_CLOEXEC);
