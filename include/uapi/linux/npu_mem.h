@@ -204,7 +204,8 @@ enum npu_mem_policy {
  * @retained_bytes: out: bytes of released buffers that another subsystem
  *	still references, all users: still charged (see Accounting) until it
  *	lets go.  Since ABI 1.2 (was reserved[0]; an older module leaves it 0)
- * @device: in: the NPU that @dev_flags, @dev_node and @dev_pci_* describe,
+ * @device: in: the NPU that @dev_flags, @dev_node, @dev_pci_* and @dev_bytes
+ *	to @dev_node_bytes describe,
  *	< @device_count (-EINVAL otherwise); 0 for a caller built before
  *	ABI 1.3, which had zero here.  Since ABI 1.3, as are the next four
  *	(they were reserved[0..2]; an older module refuses a non-zero
