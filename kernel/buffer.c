@@ -153,16 +153,27 @@ u64 npu_mem_node_bytes(int node)
 	return atomic64_read(&node_bytes[node]);
 }
 
+/* One atomic per run of chunks on one node: most buffers are one run. */
 static void account_live(const struct npu_mem_buf *buf, bool add)
 {
+	int node = NUMA_NO_NODE;
 	unsigned int i;
+	s64 run = 0;
 
 	for (i = 0; i < buf->nr_chunks; i++) {
-		s64 bytes = PAGE_SIZE << buf->chunks[i].order;
+		int nid = page_to_nid(buf->chunks[i].page);
 
-		atomic64_add(add ? bytes : -bytes,
-			     &node_bytes[page_to_nid(buf->chunks[i].page)]);
+		if (nid != node && run)
+			atomic64_add(add ? run : -run, &node_bytes[node]);
+		if (nid != node)
+			run = 0;
+		node = nid;
+		run += PAGE_SIZE << buf->chunks[i].order;
+		if (!(i & 1023))
+			cond_resched();
 	}
+	if (run)
+		atomic64_add(add ? run : -run, &node_bytes[node]);
 	npu_mem_npu_account(buf->npu, add ? buf->size : -buf->size,
 			    add ? 1 : -1);
 }
