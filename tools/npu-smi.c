@@ -313,7 +313,8 @@ static void read_device(struct status *st)
 	f = fopen(path, "re");
 	if (!f)
 		return;
-	while (fgets(line, sizeof(line), f)) {
+	/* NPU 0's paragraph, the one GET_INFO described: the first. */
+	while (fgets(line, sizeof(line), f) && line[0] != '\n') {
 		char bus[32], name[128];
 
 		if (sscanf(line, "device: %31s %127s", bus, name) == 2) {
