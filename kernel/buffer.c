@@ -1359,7 +1359,8 @@ int npu_mem_buf_sync(struct npu_mem_buf *buf, u64 offset, u64 len,
 	/* Mapped for this device: a buffer of an older one was unmapped. */
 	dev = npu_mem_dev_enter(buf->npu, &idx);
 	if (dev && npu_mem_buf_mapped(buf))
-		ret = sync_pieces(buf, &buf->sgt, dev, offset, offset + len, dir, for_cpu);
+		ret = sync_pieces(buf, &buf->sgt, dev, offset, offset + len, dir,
+				  for_cpu);
 	if (!ret && !list_empty(&buf->peers))
 		ret = sync_peers(buf, offset, offset + len, dir, for_cpu);
 	npu_mem_dev_exit(buf->npu, idx);

@@ -100,8 +100,8 @@ struct npu_mem_buf {
 	const struct npu_mem_foreign_ops *foreign_ops;	/* with @foreign */
 	struct npu_mem_claim *claim;	/* pages a writable registration has for
 					 * the device to write (claim.c) */
-	struct list_head peers;		/* its mappings for other NPUs (PEER_MAP),
-					 * under npu_mem_bufs_lock */
+	struct list_head peers;		/* its mappings for other NPUs
+					 * (PEER_MAP), under npu_mem_bufs_lock */
 };
 
 struct npu_mem_import;
