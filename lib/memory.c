@@ -81,9 +81,9 @@ static inline struct aclmem_buf *to_buf(struct addrtree_node *n)
 	return (struct aclmem_buf *)((char *)n - offsetof(struct aclmem_buf, node));
 }
 
-/* One driver buffer, mapped; ACL code. */
+/* One driver buffer for device dev, mapped; ACL code. */
 static int buf_create(const struct aclmem_alloc_req *req, uint8_t kind,
-		      struct aclmem_buf **out)
+		      int32_t dev, struct aclmem_buf **out)
 {
 	int fd = aclmem_ctx_fd();
 	struct npu_mem_buffer kb;
@@ -95,7 +95,8 @@ static int buf_create(const struct aclmem_alloc_req *req, uint8_t kind,
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return ACL_ERROR_RT_MEMORY_ALLOCATION;
-	ret = aclmem_alloc(fd, req->size, req->kpolicy, req->kflags, &handle, &kb);
+	ret = aclmem_dev_alloc(fd, dev, req->size, req->kpolicy, req->kflags,
+			       &handle, &kb);
 	if (ret) {
 		aclmem_info("alloc of %zu bytes (policy %u) failed: %s",
 			    req->size, req->kpolicy, strerror(-ret));
@@ -117,6 +118,7 @@ static int buf_create(const struct aclmem_alloc_req *req, uint8_t kind,
 	b->kpolicy = req->kpolicy;
 	b->kflags = req->kflags;
 	b->page_size = aclmem_buffer_page_size(&kb);
+	b->device = dev;
 	b->kind = kind;
 	*out = b;
 	return ACL_SUCCESS;
@@ -222,6 +224,7 @@ int aclmem_mem_alloc(enum aclmem_api api, void **ptr, size_t size,
 	struct aclmem_pool *pool;
 	struct aclmem_alloc_req req;
 	struct aclmem_buf *b;
+	int32_t dev;
 	size_t cls;
 	int ret;
 
@@ -239,9 +242,12 @@ int aclmem_mem_alloc(enum aclmem_api api, void **ptr, size_t size,
 	if (ret)
 		return ret;
 
+	dev = aclmem_ctx_device(aclmem_ctx_current());
 	pool = aclmem_pool_global();
 	cls = size_class(&req);
-	b = aclmem_pool_get(pool, kind, req.kpolicy, req.kflags, cls);
+	/* The pool's classes are not per device: it keeps device 0's only. */
+	b = dev ? NULL : aclmem_pool_get(pool, kind, req.kpolicy, req.kflags,
+					 cls);
 	if (b && b->map_len < req.size) {
 		/* A class must never hold a buffer too small for it. */
 		aclmem_warn("pool: %zu-byte buffer in class %zu", b->map_len,
@@ -250,11 +256,11 @@ int aclmem_mem_alloc(enum aclmem_api api, void **ptr, size_t size,
 		b = NULL;
 	}
 	if (!b) {
-		ret = buf_create(&req, kind, &b);
+		ret = buf_create(&req, kind, dev, &b);
 		/* CANN: on lack of memory, give back what is cached, retry once. */
 		if (ret == ACL_ERROR_RT_MEMORY_ALLOCATION &&
 		    aclmem_pool_trim(pool, 0))
-			ret = buf_create(&req, kind, &b);
+			ret = buf_create(&req, kind, dev, &b);
 		if (ret)
 			return ret;
 		b->pool_class = cls;
@@ -313,7 +319,7 @@ static int mem_free(void *ptr, enum aclmem_buf_kind kind, bool dvpp)
 	usage_sub(b);
 	if (kind == ACLMEM_BUF_HOST)
 		exts_host_freed(b->addr, b->map_len);
-	if (aclmem_ctx_require() || b->share) {
+	if (aclmem_ctx_require() || b->share || b->device) {
 		aclmem_buf_release(b);
 		return ACL_SUCCESS;
 	}
@@ -374,6 +380,7 @@ enum aclmem_lookup aclmem_mem_lookup(const void *p, size_t len,
 				out->handle = b->handle;
 				out->offset = off;
 				out->page_size = b->page_size;
+				out->device = b->device;
 				out->kind = b->kind;
 				out->readonly = b->kflags & NPU_MEM_ALLOC_READONLY;
 				out->dvpp = b->dvpp;
@@ -433,6 +440,7 @@ int aclmem_mem_share(const void *p, size_t len, struct aclmem_range *out)
 		out->handle = b->handle;
 		out->offset = (uintptr_t)p - (uintptr_t)b->addr;
 		out->page_size = b->page_size;
+		out->device = b->device;
 		out->kind = b->kind;
 		out->readonly = b->kflags & NPU_MEM_ALLOC_READONLY;
 	}

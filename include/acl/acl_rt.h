@@ -594,6 +594,15 @@ ACL_FUNC_VISIBILITY aclError aclrtGetLogicDevIdByUserDevId(const int32_t userDev
 							   int32_t *const logicDevId);
 ACL_FUNC_VISIBILITY aclError aclrtGetUserDevIdByLogicDevId(const int32_t logicDevId,
 							   int32_t *const userDevId);
+/* aclrtGetDevicesTopo's answer: how two devices are connected. */
+#define ACL_RT_DEVS_TOPOLOGY_HCCS	0x01ULL
+#define ACL_RT_DEVS_TOPOLOGY_PIX	0x02ULL
+#define ACL_RT_DEVS_TOPOLOGY_PIB	0x04ULL
+#define ACL_RT_DEVS_TOPOLOGY_PHB	0x08ULL
+#define ACL_RT_DEVS_TOPOLOGY_SYS	0x10ULL
+#define ACL_RT_DEVS_TOPOLOGY_SIO	0x20ULL
+#define ACL_RT_DEVS_TOPOLOGY_HCCS_SW	0x40ULL
+
 ACL_FUNC_VISIBILITY aclError aclrtGetDevicesTopo(uint32_t deviceId,
 						 uint32_t otherDeviceId,
 						 uint64_t *value);
