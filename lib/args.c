@@ -27,7 +27,7 @@ int aclmem_device_refused(const char *fn, int64_t id)
 
 	if (n == 1)
 		return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
-				   "%s: no device %lld (one device: 0)", fn,
+				   "%s: no device %lld (device 0 only)", fn,
 				   (long long)id);
 	return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
 			   "%s: no device %lld (devices 0 to %u)", fn,

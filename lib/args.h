@@ -20,8 +20,8 @@ bool aclmem_device_valid(int64_t id);
 
 /*
  * ACL_SUCCESS if id names a device, else aclmem_device_refused(): the
- * failure ACL_ERROR_RT_INVALID_DEVICEID with "fn: no device <id> (one
- * device: 0)" or "(devices 0 to <n - 1>)".
+ * failure ACL_ERROR_RT_INVALID_DEVICEID with "fn: no device <id> (device
+ * 0 only)" or "(devices 0 to <n - 1>)".
  */
 int aclmem_arg_device(const char *fn, int64_t id);
 int aclmem_device_refused(const char *fn, int64_t id);

@@ -519,13 +519,27 @@ bool aclmem_ctx_device_in_use(int32_t dev)
 	return used;
 }
 
+/* "fn(id): ...", the way these calls have always worded it. */
+static int no_device(const char *fn, int32_t id)
+{
+	uint32_t n = aclmem_device_count();
+
+	if (n == 1)
+		return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
+				   "%s(%d): no such device (device 0 only)", fn,
+				   (int)id);
+	return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
+			   "%s(%d): no such device (devices 0 to %u)", fn,
+			   (int)id, n - 1);
+}
+
 aclError aclrtSetDevice(int32_t deviceId)
 {
 	bool first;
 	int ret;
 
 	if (!aclmem_device_valid(deviceId))
-		return aclmem_device_refused("aclrtSetDevice", deviceId);
+		return no_device("aclrtSetDevice", deviceId);
 	pthread_once(&atfork_once, atfork_register);
 	pthread_mutex_lock(&transition_lock);
 	first = !aclmem_ctx_device_in_use(deviceId);
@@ -565,8 +579,8 @@ static aclError reset_device(int32_t deviceId, int force)
 	bool last;
 
 	if (!aclmem_device_valid(deviceId))
-		return aclmem_device_refused(force ? "aclrtResetDeviceForce" :
-					     "aclrtResetDevice", deviceId);
+		return no_device(force ? "aclrtResetDeviceForce" :
+				 "aclrtResetDevice", deviceId);
 	refs = &dev_refs[deviceId];
 	pthread_mutex_lock(&transition_lock);
 	pthread_mutex_lock(&ctx_lock);

@@ -40,7 +40,15 @@
 
 static int bad_device(const char *fn, int64_t id)
 {
-	return aclmem_device_refused(fn, id);
+	uint32_t n = aclmem_device_count();
+
+	if (n == 1)
+		return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
+				   "%s: no device %lld (one device: 0)", fn,
+				   (long long)id);
+	return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
+			   "%s: no device %lld (devices 0 to %u)", fn,
+			   (long long)id, n - 1);
 }
 
 /*
