@@ -526,6 +526,85 @@ aclError aclrtDeviceGetUuid(int32_t deviceId, aclrtUuid *uuid)
 }
 
 /*
+ * PCI addresses, as GET_INFO reports each device's function: CANN's
+ * "dddd:bb:dd.f" in lowercase hex, 12 characters.  The module's own
+ * device (no PCI NPU bound) has none: 207000, as CANN answers where the
+ * interconnect is not PCIe.  Rules where CANN is silent (lib/README.md):
+ * len below 13 and a string that is no address are 100000; an address
+ * no device has is 107001.
+ */
+#define PCI_BUS_ID_LEN	13
+
+static int pci_info(const char *fn, int32_t dev, struct npu_mem_info *info)
+{
+	int ret = device_info(fn, dev, info);
+
+	if (ret)
+		return ret;
+	if (!(info->dev_flags & NPU_MEM_DEV_PCI))
+		return aclmem_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+				   "%s: device %d is not a PCI function", fn,
+				   (int)dev);
+	return ACL_SUCCESS;
+}
+
+aclError aclrtDeviceGetPCIBusId(int32_t devId, char *pciBusId, int32_t len)
+{
+	static const char fn[] = "aclrtDeviceGetPCIBusId";
+	struct npu_mem_info info;
+	int ret;
+
+	if (!pciBusId)
+		return aclmem_arg_null(fn, "pciBusId");
+	if (!aclmem_device_valid(devId))
+		return bad_device(fn, devId);
+	if (len < PCI_BUS_ID_LEN)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "%s: len %d, %d needed", fn, (int)len,
+				   PCI_BUS_ID_LEN);
+	ret = pci_info(fn, devId, &info);
+	if (ret)
+		return ret;
+	snprintf(pciBusId, PCI_BUS_ID_LEN, "%04x:%02x:%02x.%x",
+		 info.dev_pci_domain & 0xffff, (info.dev_pci_bdf >> 8) & 0xff,
+		 (info.dev_pci_bdf >> 3) & 0x1f, info.dev_pci_bdf & 7);
+	return ACL_SUCCESS;
+}
+
+aclError aclrtDeviceGetByPCIBusId(const char *pciBusId, int32_t *devId)
+{
+	static const char fn[] = "aclrtDeviceGetByPCIBusId";
+	unsigned int dom, bus, slot, func;
+	struct npu_mem_info info;
+	uint32_t d, n;
+	int end = -1;
+
+	if (!pciBusId)
+		return aclmem_arg_null(fn, "pciBusId");
+	if (!devId)
+		return aclmem_arg_null(fn, "devId");
+	if (sscanf(pciBusId, "%4x:%2x:%2x.%1x%n", &dom, &bus, &slot, &func,
+		   &end) != 4 || end < 0 || pciBusId[end] || slot > 0x1f ||
+	    func > 7)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "%s: \"%.32s\" is not dddd:bb:dd.f", fn,
+				   pciBusId);
+	n = aclmem_device_count();
+	for (d = 0; d < n; d++) {
+		if (device_info(fn, (int32_t)d, &info))
+			continue;
+		if ((info.dev_flags & NPU_MEM_DEV_PCI) &&
+		    info.dev_pci_domain == dom &&
+		    info.dev_pci_bdf == (bus << 8 | slot << 3 | func)) {
+			*devId = (int32_t)d;
+			return ACL_SUCCESS;
+		}
+	}
+	return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
+			   "%s: no device at %s", fn, pciBusId);
+}
+
+/*
  * Device ids: logical (what the ACL calls take), physical and user ids are
  * the module's indices alike (there is no container or VM remapping), so
  * each mapping is the identity on 0 .. count - 1.

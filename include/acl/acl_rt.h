@@ -1042,6 +1042,12 @@ ACL_FUNC_VISIBILITY aclError aclrtDevicePeerAccessStatus(int32_t deviceId,
 							 int32_t *status);
 ACL_FUNC_VISIBILITY aclError aclrtDeviceGetBareTgid(int32_t *pid);
 ACL_FUNC_VISIBILITY aclError aclrtDeviceGetUuid(int32_t deviceId, aclrtUuid *uuid);
+/* "dddd:bb:dd.f", 12 characters and a NUL: 13 bytes at least. */
+ACL_FUNC_VISIBILITY aclError aclrtDeviceGetPCIBusId(int32_t devId,
+						    char *pciBusId,
+						    int32_t len);
+ACL_FUNC_VISIBILITY aclError aclrtDeviceGetByPCIBusId(const char *pciBusId,
+						      int32_t *devId);
 
 /*
  * Device memory shared between processes (lib/ipcmem.c).  A key is a

@@ -14,7 +14,8 @@
  *  - a copy between two devices' buffers is 107000 without peer access,
  *    synchronous and on a stream, and copies the bytes with it;
  *  - GET_INFO facts per device: aclrtGetDeviceInfo, aclrtGetMemInfo,
- *    aclrtGetDevicesTopo (PHB on one node, SYS across), the id mappings;
+ *    aclrtGetDevicesTopo (PHB on one node, SYS across), the id mappings,
+ *    aclrtDeviceGetPCIBusId and aclrtDeviceGetByPCIBusId both ways;
  *  - IPC memory exported on device 0 and imported by a process on device 1:
  *    device-to-device copies need peer access, which the import flag
  *    ACL_RT_IPC_MEM_IMPORT_FLAG_ENABLE_PEER_ACCESS enables.
@@ -284,6 +285,41 @@ START_TEST(topology)
 }
 END_TEST
 
+START_TEST(pci_bus_ids)
+{
+	struct npu_mem_info info;
+	char id[16], want[48];
+	int32_t dev = -1;
+	uint32_t d;
+
+	ck_assert_int_eq(aclrtDeviceGetPCIBusId(0, NULL, 16),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtDeviceGetPCIBusId(0, id, 12),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtDeviceGetPCIBusId((int32_t)g_count, id, 16),
+			 ACL_ERROR_RT_INVALID_DEVICEID);
+	ck_assert_int_eq(aclrtDeviceGetByPCIBusId(NULL, &dev),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtDeviceGetByPCIBusId("0000:21:00", &dev),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtDeviceGetByPCIBusId("0000:21:00.0x", &dev),
+			 ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtDeviceGetByPCIBusId("00ff:ff:1f.7", &dev),
+			 ACL_ERROR_RT_INVALID_DEVICEID);
+	for (d = 0; d < g_count; d++) {
+		info_of(d, &info);
+		ck_assert(info.dev_flags & NPU_MEM_DEV_PCI);
+		snprintf(want, sizeof(want), "%04x:%02x:%02x.%x",
+			 info.dev_pci_domain, info.dev_pci_bdf >> 8,
+			 (info.dev_pci_bdf >> 3) & 0x1f, info.dev_pci_bdf & 7);
+		ck_assert_int_eq(aclrtDeviceGetPCIBusId((int32_t)d, id, 13), 0);
+		ck_assert_str_eq(id, want);
+		ck_assert_int_eq(aclrtDeviceGetByPCIBusId(id, &dev), 0);
+		ck_assert_int_eq(dev, (int32_t)d);
+	}
+}
+END_TEST
+
 /*
  * On device 1: import the key (flags as given), then copy the memory
  * (seed 1) into a buffer of device 1: refused until peer access is
@@ -378,6 +414,7 @@ int main(void)
 	nm_add(s, peer_rules, 30);
 	nm_add(s, copy_between_devices, 60);
 	nm_add(s, topology, 30);
+	nm_add(s, pci_bus_ids, 30);
 	nm_add(s, ipc_needs_peer_access, 60);
 	nm_add(s, ipc_import_enables_peer_access, 60);
 	return acltest_run(s);
