@@ -203,10 +203,10 @@ void aclmem_copy_run(void *dst, const void *src, size_t count)
 
 static int set_recheck(void *devPtr, size_t maxCount, size_t count)
 {
-	if (count > maxCount)
-		return ACL_ERROR_RT_PARAM_INVALID;
 	int32_t dev;
 
+	if (count > maxCount)
+		return ACL_ERROR_RT_PARAM_INVALID;
 	return locate(devPtr, count, true, &dev) == W_BAD ?
 	       ACL_ERROR_RT_PARAM_INVALID : ACL_SUCCESS;
 }
