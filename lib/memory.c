@@ -219,6 +219,12 @@ static size_t size_class(const struct aclmem_alloc_req *req)
 int aclmem_mem_alloc(enum aclmem_api api, void **ptr, size_t size,
 		     uint32_t policy)
 {
+	return aclmem_mem_alloc_on(api, ptr, size, policy, -1);
+}
+
+int aclmem_mem_alloc_on(enum aclmem_api api, void **ptr, size_t size,
+			uint32_t policy, int32_t device)
+{
 	uint8_t kind = api == ACLMEM_API_MALLOC_HOST ? ACLMEM_BUF_HOST :
 						       ACLMEM_BUF_DEVICE;
 	struct aclmem_pool *pool;
@@ -242,7 +248,7 @@ int aclmem_mem_alloc(enum aclmem_api api, void **ptr, size_t size,
 	if (ret)
 		return ret;
 
-	dev = aclmem_ctx_device(aclmem_ctx_current());
+	dev = device >= 0 ? device : aclmem_ctx_device(aclmem_ctx_current());
 	pool = aclmem_pool_global();
 	cls = size_class(&req);
 	/* The pool's classes are not per device: it keeps device 0's only. */
@@ -689,14 +695,17 @@ aclError aclrtPointerGetAttributes(const void *ptr,
 /*
  * aclrtMallocConfig as CANN reads it: NULL or no attributes is no
  * configuration; attributes must be given when counted.  The module id is
- * bookkeeping (accepted, unused); the device id must name device 0; the VA
- * flag asks that host memory have the same address on the device, which
- * is always so here.  Reserved or unknown attributes are refused.
+ * bookkeeping (accepted, unused); the device id must name a device, whose
+ * memory it is (*dev; -1 without one: the current device's); the VA flag
+ * asks that host memory have the same address on the device, which is
+ * always so here.  Reserved or unknown attributes are refused.
  */
-static int cfg_check(const char *fn, const aclrtMallocConfig *cfg)
+static int cfg_check(const char *fn, const aclrtMallocConfig *cfg,
+		     int32_t *dev)
 {
 	size_t i;
 
+	*dev = -1;
 	if (!cfg || !cfg->numAttrs)
 		return ACL_SUCCESS;
 	if (!cfg->attrs)
@@ -713,6 +722,7 @@ static int cfg_check(const char *fn, const aclrtMallocConfig *cfg)
 			if (!aclmem_device_valid(a->value.deviceId))
 				return aclmem_arg_device(fn,
 							 a->value.deviceId);
+			*dev = (int32_t)a->value.deviceId;
 			break;
 		case ACL_RT_MEM_ATTR_VA_FLAG:
 			if (a->value.vaFlag > 1)
@@ -733,28 +743,30 @@ static int cfg_check(const char *fn, const aclrtMallocConfig *cfg)
 aclError aclrtMallocWithCfg(void **devPtr, size_t size,
 			    aclrtMemMallocPolicy policy, aclrtMallocConfig *cfg)
 {
+	int32_t dev;
 	int ret;
 
 	if (!devPtr)
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "aclrtMallocWithCfg: devPtr is NULL");
-	ret = cfg_check("aclrtMallocWithCfg", cfg);
+	ret = cfg_check("aclrtMallocWithCfg", cfg, &dev);
 	if (ret)
 		return ret;
 	return aclmem_api_ret("aclrtMallocWithCfg",
-			      aclmem_mem_alloc(ACLMEM_API_MALLOC, devPtr, size,
-					       policy));
+			      aclmem_mem_alloc_on(ACLMEM_API_MALLOC, devPtr,
+						  size, policy, dev));
 }
 
 aclError aclrtMallocHostWithCfg(void **ptr, uint64_t size,
 				aclrtMallocConfig *cfg)
 {
+	int32_t dev;
 	int ret;
 
 	if (!ptr)
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "aclrtMallocHostWithCfg: ptr is NULL");
-	ret = cfg_check("aclrtMallocHostWithCfg", cfg);
+	ret = cfg_check("aclrtMallocHostWithCfg", cfg, &dev);
 	if (ret)
 		return ret;
 	if (size > SIZE_MAX)
@@ -762,8 +774,8 @@ aclError aclrtMallocHostWithCfg(void **ptr, uint64_t size,
 				   "aclrtMallocHostWithCfg: size %llu too large",
 				   (unsigned long long)size);
 	return aclmem_api_ret("aclrtMallocHostWithCfg",
-			      aclmem_mem_alloc(ACLMEM_API_MALLOC_HOST, ptr,
-					       (size_t)size, 0));
+			      aclmem_mem_alloc_on(ACLMEM_API_MALLOC_HOST, ptr,
+						  (size_t)size, 0, dev));
 }
 
 /*

@@ -73,6 +73,9 @@ struct aclmem_range {
  */
 int aclmem_mem_alloc(enum aclmem_api api, void **ptr, size_t size,
 		     uint32_t policy);
+/* The same for device (a valid id), or the current device's when -1. */
+int aclmem_mem_alloc_on(enum aclmem_api api, void **ptr, size_t size,
+			uint32_t policy, int32_t device);
 
 /*
  * Free a buffer of this kind by its start address; ACL code.  Media memory

@@ -8,7 +8,8 @@
  *  - each device has its own default context, reference counted alone;
  *    setting another device's context current switches the device;
  *  - aclrtMalloc, aclrtMallocCached and aclrtMallocHost on device N take
- *    their pages from N's node (move_pages(2) without moving);
+ *    their pages from N's node (move_pages(2) without moving), and
+ *    aclrtMallocWithCfg from the node of the device its attribute names;
  *  - peer access: CANN's argument rules and codes, enabling twice,
  *    disabling what is not enabled, the status per (device, peer);
  *  - a copy between two devices' buffers is 107000 without peer access,
@@ -167,6 +168,31 @@ START_TEST(memory_on_device_node)
 		ck_assert_int_eq(aclrtFreeHost(h), 0);
 		ck_assert_int_eq(aclrtResetDevice((int32_t)d), 0);
 	}
+}
+END_TEST
+
+START_TEST(malloc_with_cfg_device)
+{
+	struct npu_mem_info info;
+	aclrtMallocAttribute attr = { .attr = ACL_RT_MEM_ATTR_DEVICE_ID };
+	aclrtMallocConfig cfg = { .attrs = &attr, .numAttrs = 1 };
+	uint32_t last = g_count - 1;
+	void *p = NULL;
+
+	info_of(last, &info);
+	ck_assert_int_eq(aclrtSetDevice(0), ACL_SUCCESS);
+	attr.value.deviceId = g_count;
+	ck_assert_int_eq(aclrtMallocWithCfg(&p, 1 << 20,
+					    ACL_MEM_MALLOC_NORMAL_ONLY, &cfg),
+			 ACL_ERROR_RT_INVALID_DEVICEID);
+	attr.value.deviceId = last;
+	ck_assert_int_eq(aclrtMallocWithCfg(&p, 1 << 20,
+					    ACL_MEM_MALLOC_NORMAL_ONLY, &cfg),
+			 ACL_SUCCESS);
+	if (info.dev_node != NPU_MEM_NODE_NONE)
+		ck_assert_int_eq(node_of(p), (int)info.dev_node);
+	ck_assert_int_eq(aclrtFree(p), ACL_SUCCESS);
+	ck_assert_int_eq(aclrtResetDevice(0), ACL_SUCCESS);
 }
 END_TEST
 
@@ -411,6 +437,7 @@ int main(void)
 	nm_add(s, count_and_ids, 30);
 	nm_add(s, default_context_per_device, 30);
 	nm_add(s, memory_on_device_node, 60);
+	nm_add(s, malloc_with_cfg_device, 30);
 	nm_add(s, peer_rules, 30);
 	nm_add(s, copy_between_devices, 60);
 	nm_add(s, topology, 30);
