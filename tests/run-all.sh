@@ -97,8 +97,8 @@ set -uo pipefail
 #    several devices; the two-device samples peer_copy and
 #    ipc_event_devices; the Python tests, whose test_multi_device runs
 #    only here; the other programs skip there or repeat the IOMMU
-#    guest).  About 2 minutes on a loaded host, boot included (measured
-#    2026-12-06: 38 s without multi_npu and Python, which add 8 s and 60 s).
+#    guest).  Boot included, 49 s on a quiet host and 95 s on a loaded
+#    one (2026-12-06).
 # make check-full adds: the whole kernel suite in the plain 6.1 guest; the
 # library, Python and samples on every host kernel and the library on the
 # others; the IOMMU and swiotlb guests on both host kernels; alloc_race in
