@@ -88,7 +88,7 @@ static struct page *alloc_near(const struct npu_mem_buf *buf, gfp_t gfp,
  * callback sees each maximal range once, in buffer order; it returns true
  * to stop the walk.
  */
-static bool for_each_dma_range(const struct npu_mem_buf *buf,
+static bool for_each_dma_range(const struct sg_table *sgt,
 			       bool (*fn)(u64 start, u64 len, void *arg),
 			       void *arg)
 {
@@ -96,7 +96,7 @@ static bool for_each_dma_range(const struct npu_mem_buf *buf,
 	struct scatterlist *sg;
 	unsigned int i;
 
-	for_each_sgtable_dma_sg(&buf->sgt, sg, i) {
+	for_each_sgtable_dma_sg(sgt, sg, i) {
 		if (len && sg_dma_address(sg) == start + len) {
 			len += sg_dma_len(sg);
 			continue;
@@ -122,6 +122,62 @@ static bool count_range(u64 start, u64 len, void *arg)
 static LIST_HEAD(npu_mem_bufs);
 static DEFINE_MUTEX(npu_mem_bufs_lock);
 
+/*
+ * A buffer's pages mapped for another NPU's device (PEER_MAP): its own
+ * table and device addresses, on the buffer's peers list, under
+ * npu_mem_bufs_lock like the buffer's own mapping, so that removal of
+ * either device, PEER_UNMAP and the buffer's release never both unmap it
+ * and the test engine's range check sees it mapped or gone.
+ */
+struct npu_mem_peer_map {
+	struct list_head node;		/* in its buffer's peers */
+	struct npu_mem_npu *npu;	/* the peer */
+	struct device *dev;		/* its device, as mapped */
+	struct sg_table sgt;
+	u64 dev_addr;
+	u32 dev_ranges;
+	bool bounced;
+};
+
+/*
+ * Bytes of live buffers' pages by node, beside each NPU's own count
+ * (device.c): GET_INFO and debugfs report both.  Not retained chunks:
+ * like buffers and huge_pages, these describe live buffers.
+ */
+static atomic64_t node_bytes[MAX_NUMNODES];
+
+u64 npu_mem_node_bytes(int node)
+{
+	if (node < 0 || node >= MAX_NUMNODES)
+		return 0;
+	return atomic64_read(&node_bytes[node]);
+}
+
+/* One atomic per run of chunks on one node: most buffers are one run. */
+static void account_live(const struct npu_mem_buf *buf, bool add)
+{
+	int node = NUMA_NO_NODE;
+	unsigned int i;
+	s64 run = 0;
+
+	for (i = 0; i < buf->nr_chunks; i++) {
+		int nid = page_to_nid(buf->chunks[i].page);
+
+		if (nid != node && run)
+			atomic64_add(add ? run : -run, &node_bytes[node]);
+		if (nid != node)
+			run = 0;
+		node = nid;
+		run += PAGE_SIZE << buf->chunks[i].order;
+		if (!(i & 1023))
+			cond_resched();
+	}
+	if (run)
+		atomic64_add(add ? run : -run, &node_bytes[node]);
+	npu_mem_npu_account(buf->npu, add ? buf->size : -buf->size,
+			    add ? 1 : -1);
+}
+
 struct dma_span {
 	u64 addr;
 	u64 len;
@@ -135,11 +191,11 @@ static bool range_holds(u64 start, u64 len, void *arg)
 	       want->len <= len - (want->addr - start);
 }
 
-static bool dma_range_in_buf(const struct npu_mem_buf *buf, u64 addr, u64 len)
+static bool dma_range_in(const struct sg_table *sgt, u64 addr, u64 len)
 {
 	struct dma_span want = { addr, len };
 
-	return for_each_dma_range(buf, range_holds, &want);
+	return for_each_dma_range(sgt, range_holds, &want);
 }
 
 /*
@@ -174,14 +230,21 @@ void npu_mem_bufs_registry_unlock(void)
 bool npu_mem_bufs_range_live(struct npu_mem_npu *npu, u64 addr, u64 len,
 			     bool write)
 {
+	struct npu_mem_peer_map *peer;
 	struct npu_mem_buf *buf;
 
 	lockdep_assert_held(&npu_mem_bufs_lock);
-	list_for_each_entry(buf, &npu_mem_bufs, node)
+	list_for_each_entry(buf, &npu_mem_bufs, node) {
 		if (buf->mapped && buf->npu == npu &&
 		    (!write || buf_dma_dir(buf) == DMA_BIDIRECTIONAL) &&
-		    dma_range_in_buf(buf, addr, len))
+		    dma_range_in(&buf->sgt, addr, len))
 			return true;
+		/* Peer mappings are both ways: only our own pages have them. */
+		list_for_each_entry(peer, &buf->peers, node)
+			if (peer->npu == npu &&
+			    dma_range_in(&peer->sgt, addr, len))
+				return true;
+	}
 	return false;
 }
 
@@ -403,7 +466,8 @@ static int alloc_chunks(struct npu_mem_buf *buf)
  * device.  That is the whole chunk unless the device bounces (swiotlb can
  * bounce at most 256 KiB at once); bounced pieces are synced per piece.
  */
-static int build_table(struct npu_mem_buf *buf, struct device *dev)
+static int build_table(const struct npu_mem_buf *buf, struct sg_table *sgt,
+		       struct device *dev)
 {
 	size_t max = max_t(size_t, PAGE_SIZE,
 			   round_down(min_t(size_t, dma_max_mapping_size(dev),
@@ -414,10 +478,10 @@ static int build_table(struct npu_mem_buf *buf, struct device *dev)
 
 	for (i = 0; i < buf->nr_chunks; i++)
 		nents += DIV_ROUND_UP(PAGE_SIZE << buf->chunks[i].order, max);
-	ret = sg_alloc_table(&buf->sgt, nents, GFP_KERNEL | __GFP_NOWARN);
+	ret = sg_alloc_table(sgt, nents, GFP_KERNEL | __GFP_NOWARN);
 	if (ret)
 		return ret;
-	sg = buf->sgt.sgl;
+	sg = sgt->sgl;
 	for (i = 0; i < buf->nr_chunks; i++) {
 		size_t len = PAGE_SIZE << buf->chunks[i].order, off;
 
@@ -436,24 +500,29 @@ static int build_table(struct npu_mem_buf *buf, struct device *dev)
  * (before 6.12 it answers for the ops, not the address), but dma-iommu
  * bounces only pieces that are not page-aligned, and ours all are.
  */
-static bool mapping_bounces(struct npu_mem_buf *buf, struct device *dev)
+static bool mapping_bounces(const struct sg_table *sgt, struct device *dev)
 {
 	struct scatterlist *sg;
 	unsigned int i;
 
 	if (!dev_is_dma_coherent(dev) || npu_mem_dev_translated(dev))
 		return false;
-	for_each_sgtable_dma_sg(&buf->sgt, sg, i)
+	for_each_sgtable_dma_sg(sgt, sg, i)
 		if (dma_need_sync(dev, sg_dma_address(sg)))
 			return true;
 	return false;
 }
 
-static int map_for_device(struct npu_mem_buf *buf, struct device *dev)
+/*
+ * Map the buffer's pages in a new @sgt for @dev, both ways unless the
+ * buffer is host memory registered read-only.
+ */
+static int map_table(struct npu_mem_buf *buf, struct sg_table *sgt,
+		     struct device *dev)
 {
 	int ret;
 
-	ret = build_table(buf, dev);
+	ret = build_table(buf, sgt, dev);
 	if (ret)
 		return ret;
 	/*
@@ -463,21 +532,31 @@ static int map_for_device(struct npu_mem_buf *buf, struct device *dev)
 	 * DMA_ATTR_NO_WARN: a full IOMMU or bounce pool is the caller's
 	 * -ENOMEM, not a kernel log line; dma-direct says -EIO for it.
 	 */
-	ret = dma_map_sgtable(dev, &buf->sgt, buf_dma_dir(buf), DMA_ATTR_NO_WARN);
-	if (!ret && !buf->sgt.nents) {
-		dma_unmap_sgtable(dev, &buf->sgt, buf_dma_dir(buf), 0);
+	ret = dma_map_sgtable(dev, sgt, buf_dma_dir(buf), DMA_ATTR_NO_WARN);
+	if (!ret && !sgt->nents) {
+		dma_unmap_sgtable(dev, sgt, buf_dma_dir(buf), 0);
 		ret = -ENOMEM;
 	}
 	if (ret) {
-		sg_free_table(&buf->sgt);
+		sg_free_table(sgt);
 		return ret == -EIO ? -ENOMEM : ret;
 	}
+	return 0;
+}
+
+static int map_for_device(struct npu_mem_buf *buf, struct device *dev)
+{
+	int ret;
+
+	ret = map_table(buf, &buf->sgt, dev);
+	if (ret)
+		return ret;
 	buf->dev = dev;
 	buf->dev_addr = sg_dma_address(buf->sgt.sgl);
-	for_each_dma_range(buf, count_range, &buf->dev_ranges);
+	for_each_dma_range(&buf->sgt, count_range, &buf->dev_ranges);
 	if (buf->dev_ranges == 1)
 		buf->flags |= NPU_MEM_BUF_DEV_CONTIG;
-	if (mapping_bounces(buf, dev))
+	if (mapping_bounces(&buf->sgt, dev))
 		buf->flags |= NPU_MEM_BUF_BOUNCED;
 	return 0;
 }
@@ -489,9 +568,35 @@ static int map_for_device(struct npu_mem_buf *buf, struct device *dev)
  * back over what the CPU wrote since its last SYNC.  Device writes the
  * caller never synced for the CPU are lost with the device.
  */
+static void peer_unmap(struct npu_mem_buf *buf, struct npu_mem_peer_map *peer)
+{
+	lockdep_assert_held(&npu_mem_bufs_lock);
+	list_del(&peer->node);
+	dma_unmap_sgtable(peer->dev, &peer->sgt, buf_dma_dir(buf),
+			  DMA_ATTR_SKIP_CPU_SYNC);
+	sg_free_table(&peer->sgt);
+	kfree(peer);
+	atomic64_dec(&npu_mem_usage.peer_maps);
+}
+
+/* @buf's peer mappings for @npu, or all of them (@npu NULL). */
+static void unmap_peers(struct npu_mem_buf *buf, struct npu_mem_npu *npu)
+{
+	struct npu_mem_peer_map *peer, *next;
+
+	list_for_each_entry_safe(peer, next, &buf->peers, node)
+		if (!npu || peer->npu == npu)
+			peer_unmap(buf, peer);
+}
+
+/*
+ * A buffer's peer mappings go with its own: what the peers reach is the
+ * buffer of a device, and a buffer of a removed device has none.
+ */
 static void unmap_for_device(struct npu_mem_buf *buf)
 {
 	lockdep_assert_held(&npu_mem_bufs_lock);
+	unmap_peers(buf, NULL);
 	if (!buf->mapped)
 		return;
 	dma_unmap_sgtable(buf->dev, &buf->sgt, buf_dma_dir(buf),
@@ -545,9 +650,154 @@ void npu_mem_bufs_revoke(struct npu_mem_npu *npu)
 	list_for_each_entry(buf, &npu_mem_bufs, node) {
 		if (buf->mapped && buf->npu == npu)
 			unmap_for_device(buf);
+		unmap_peers(buf, npu);
 		cond_resched();
 	}
 	mutex_unlock(&npu_mem_bufs_lock);
+}
+
+static struct npu_mem_peer_map *find_peer(struct npu_mem_buf *buf,
+					  struct npu_mem_npu *npu)
+{
+	struct npu_mem_peer_map *peer;
+
+	lockdep_assert_held(&npu_mem_bufs_lock);
+	list_for_each_entry(peer, &buf->peers, node)
+		if (peer->npu == npu)
+			return peer;
+	return NULL;
+}
+
+/* Can @buf get a mapping for @npu now?  0, -ENODEV or -EEXIST. */
+static int peer_check(struct npu_mem_buf *buf, struct npu_mem_npu *npu)
+{
+	lockdep_assert_held(&npu_mem_bufs_lock);
+	if (!buf->mapped)
+		return -ENODEV;
+	return find_peer(buf, npu) ? -EEXIST : 0;
+}
+
+/* Physical addresses stay private as for the buffer's own mapping. */
+static void peer_fill(const struct npu_mem_peer_map *peer, bool sees_phys,
+		      struct npu_mem_peer *out)
+{
+	out->buf_flags = peer->bounced ? NPU_MEM_BUF_BOUNCED : 0;
+	if (!sees_phys && !npu_mem_dev_translated(peer->dev)) {
+		out->buf_flags |= NPU_MEM_BUF_DEV_HIDDEN;
+		out->dev_addr = 0;
+		out->dev_segments = 0;
+		return;
+	}
+	if (peer->dev_ranges == 1)
+		out->buf_flags |= NPU_MEM_BUF_DEV_CONTIG;
+	out->dev_addr = peer->dev_addr;
+	out->dev_segments = peer->dev_ranges;
+}
+
+/**
+ * npu_mem_buf_peer_map() - DMA-map a buffer for another NPU
+ * @buf: a buffer of our own pages (not host memory, not foreign)
+ * @npu: the peer, not the buffer's own NPU
+ * @sees_phys: the caller may learn physical addresses (CAP_SYS_ADMIN)
+ * @out: the mapping's description, on success
+ *
+ * Mapped in the peer's device read section, and put on the list under
+ * npu_mem_bufs_lock inside it: a removal of the peer either comes before
+ * (-ENODEV) or finds the mapping listed and unmaps it; a removal of the
+ * buffer's own device before the listing is seen there (-ENODEV), one
+ * after it unmaps it with the buffer's own.  Two racing calls for the same
+ * peer both map; the second to list undoes its mapping (-EEXIST).
+ *
+ * Return: 0 or an errno of the UAPI header's Peer mappings.
+ */
+int npu_mem_buf_peer_map(struct npu_mem_buf *buf, struct npu_mem_npu *npu,
+			 bool sees_phys, struct npu_mem_peer *out)
+{
+	struct npu_mem_peer_map *peer;
+	struct device *dev;
+	int idx, ret;
+
+	peer = kzalloc(sizeof(*peer), GFP_KERNEL_ACCOUNT);
+	if (!peer)
+		return -ENOMEM;
+	peer->npu = npu;
+	dev = npu_mem_dev_enter(npu, &idx);
+	ret = -ENODEV;
+	if (dev) {
+		mutex_lock(&npu_mem_bufs_lock);
+		ret = peer_check(buf, npu);
+		mutex_unlock(&npu_mem_bufs_lock);
+	}
+	if (!ret)
+		ret = map_table(buf, &peer->sgt, dev);
+	if (ret)
+		goto out;
+	peer->dev = dev;
+	peer->dev_addr = sg_dma_address(peer->sgt.sgl);
+	for_each_dma_range(&peer->sgt, count_range, &peer->dev_ranges);
+	peer->bounced = mapping_bounces(&peer->sgt, dev);
+
+	mutex_lock(&npu_mem_bufs_lock);
+	ret = peer_check(buf, npu);
+	if (!ret) {
+		list_add_tail(&peer->node, &buf->peers);
+		atomic64_inc(&npu_mem_usage.peer_maps);
+		peer_fill(peer, sees_phys, out);
+		peer = NULL;
+	}
+	mutex_unlock(&npu_mem_bufs_lock);
+	if (peer) {
+		dma_unmap_sgtable(dev, &peer->sgt, buf_dma_dir(buf),
+				  DMA_ATTR_SKIP_CPU_SYNC);
+		sg_free_table(&peer->sgt);
+	}
+out:
+	npu_mem_dev_exit(npu, idx);
+	kfree(peer);
+	return ret;
+}
+
+/* PEER_UNMAP: 0, or -ENXIO when @buf has no mapping for @npu. */
+int npu_mem_buf_peer_unmap(struct npu_mem_buf *buf, struct npu_mem_npu *npu)
+{
+	struct npu_mem_peer_map *peer;
+
+	mutex_lock(&npu_mem_bufs_lock);
+	peer = find_peer(buf, npu);
+	if (peer)
+		peer_unmap(buf, peer);
+	mutex_unlock(&npu_mem_bufs_lock);
+	return peer ? 0 : -ENXIO;
+}
+
+/*
+ * PEER_QUERY: where @npu sees @buf.  For the buffer's own NPU that is its
+ * own mapping, as QUERY describes it.  Return: 0, or -ENXIO when @buf is
+ * not mapped for @npu.
+ */
+int npu_mem_buf_peer_describe(struct npu_mem_buf *buf, struct npu_mem_npu *npu,
+			      bool sees_phys, struct npu_mem_peer *out)
+{
+	const u32 kept = NPU_MEM_BUF_DEV_CONTIG | NPU_MEM_BUF_DEV_HIDDEN |
+			 NPU_MEM_BUF_BOUNCED;
+	struct npu_mem_peer_map *peer;
+	struct npu_mem_buffer own;
+
+	if (npu == buf->npu) {
+		npu_mem_buf_describe(buf, sees_phys, &own);
+		if (own.flags & NPU_MEM_BUF_DEV_UNMAPPED)
+			return -ENXIO;
+		out->buf_flags = own.flags & kept;
+		out->dev_addr = own.dev_addr;
+		out->dev_segments = own.dev_segments;
+		return 0;
+	}
+	mutex_lock(&npu_mem_bufs_lock);
+	peer = find_peer(buf, npu);
+	if (peer)
+		peer_fill(peer, sees_phys, out);
+	mutex_unlock(&npu_mem_bufs_lock);
+	return peer ? 0 : -ENXIO;
 }
 
 bool npu_mem_buf_mapped(const struct npu_mem_buf *buf)
@@ -830,6 +1080,7 @@ struct npu_mem_buf *npu_mem_buf_new(u64 size, u32 policy, u32 flags)
 	mutex_init(&buf->imports_lock);
 	INIT_LIST_HEAD(&buf->imports);
 	INIT_LIST_HEAD(&buf->node);
+	INIT_LIST_HEAD(&buf->peers);
 	buf->want_node = NUMA_NO_NODE;
 	buf->first_node = NUMA_NO_NODE;
 	buf->size = size;
@@ -908,6 +1159,7 @@ struct npu_mem_buf *npu_mem_buf_alloc(struct npu_mem_npu *npu, u64 size,
 	atomic64_add(buf->nr_huge, &npu_mem_usage.huge_pages);
 	atomic64_add(buf->nr_normal, &npu_mem_usage.normal_pages);
 	atomic64_inc(&npu_mem_usage.buffers);
+	account_live(buf, true);
 	return buf;
 
 err_unfill:
@@ -950,6 +1202,7 @@ static void npu_mem_buf_release(struct kref *ref)
 	atomic64_sub(buf->nr_huge, &npu_mem_usage.huge_pages);
 	atomic64_sub(buf->nr_normal, &npu_mem_usage.normal_pages);
 	atomic64_dec(&npu_mem_usage.buffers);
+	account_live(buf, false);
 	release_or_retain(buf);
 }
 
@@ -1037,11 +1290,12 @@ static u64 chunk_end(const struct npu_mem_buf *buf, unsigned int c)
  * and the DMA API translates only a sync's first address, then maintains
  * that many physically contiguous bytes from there.
  */
-static int sync_pieces(struct npu_mem_buf *buf, struct device *dev, u64 offset,
-		       u64 end, enum dma_data_direction dir, bool for_cpu)
+static int sync_pieces(struct npu_mem_buf *buf, const struct sg_table *sgt,
+		       struct device *dev, u64 offset, u64 end,
+		       enum dma_data_direction dir, bool for_cpu)
 {
 	unsigned int c = chunk_of(buf, offset >> PAGE_SHIFT), n = 0;
-	struct scatterlist *sg = buf->sgt.sgl;
+	struct scatterlist *sg = sgt->sgl;
 	u64 seg_start = 0, pos = offset;
 	unsigned int i = 0;
 
@@ -1063,7 +1317,7 @@ static int sync_pieces(struct npu_mem_buf *buf, struct device *dev, u64 offset,
 		pos = to;
 		if (pos == chunk_end(buf, c) && c + 1 < buf->nr_chunks)
 			c++;
-		if (pos == seg_end && ++i < buf->sgt.nents) {
+		if (pos == seg_end && ++i < sgt->nents) {
 			seg_start = seg_end;
 			sg = sg_next(sg);
 		}
@@ -1074,6 +1328,28 @@ static int sync_pieces(struct npu_mem_buf *buf, struct device *dev, u64 offset,
 		}
 	}
 	return 0;
+}
+
+/*
+ * The same range for every peer's view: each mapping may have its own
+ * bounce buffers, and a non-coherent peer its own maintenance.  Under the
+ * registry's lock, so that no peer is unmapped under a sync.
+ */
+static int sync_peers(struct npu_mem_buf *buf, u64 offset, u64 end,
+		      enum dma_data_direction dir, bool for_cpu)
+{
+	struct npu_mem_peer_map *peer;
+	int ret = 0;
+
+	mutex_lock(&npu_mem_bufs_lock);
+	list_for_each_entry(peer, &buf->peers, node) {
+		ret = sync_pieces(buf, &peer->sgt, peer->dev, offset, end, dir,
+				  for_cpu);
+		if (ret)
+			break;
+	}
+	mutex_unlock(&npu_mem_bufs_lock);
+	return ret;
 }
 
 /**
@@ -1106,7 +1382,10 @@ int npu_mem_buf_sync(struct npu_mem_buf *buf, u64 offset, u64 len,
 	/* Mapped for this device: a buffer of an older one was unmapped. */
 	dev = npu_mem_dev_enter(buf->npu, &idx);
 	if (dev && npu_mem_buf_mapped(buf))
-		ret = sync_pieces(buf, dev, offset, offset + len, dir, for_cpu);
+		ret = sync_pieces(buf, &buf->sgt, dev, offset, offset + len, dir,
+				  for_cpu);
+	if (!ret && !list_empty(&buf->peers))
+		ret = sync_peers(buf, offset, offset + len, dir, for_cpu);
 	npu_mem_dev_exit(buf->npu, idx);
 	return ret;
 }

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * debugfs view of global usage and the zero reserve (npu_mem/usage), of the NPUs' devices
- * (npu_mem/device, a paragraph each by index) and of every client
+ * debugfs view of global usage (npu_mem/usage, with the zero reserve and
+ * live buffers' bytes on each memory node), of the NPUs' devices and their
+ * buffers (npu_mem/device, a paragraph each by index) and of every client
  * (npu_mem/clients), for status tools; in the test build also
  * npu_mem/pgoff_limit, a smaller mmap offset space for the files opened
  * while it is set (client.c).
  */
 #include <linux/debugfs.h>
+#include <linux/nodemask.h>
 #include <linux/seq_file.h>
 
 #include "npu_mem.h"
@@ -15,6 +17,8 @@ static struct dentry *npu_mem_debugfs;
 
 static int usage_show(struct seq_file *m, void *unused)
 {
+	int node;
+
 	seq_printf(m, "allocated_bytes: %lld\n", atomic64_read(&npu_mem_usage.bytes));
 	seq_printf(m, "huge_pages: %lld\n", atomic64_read(&npu_mem_usage.huge_pages));
 	seq_printf(m, "normal_pages: %lld\n", atomic64_read(&npu_mem_usage.normal_pages));
@@ -22,6 +26,11 @@ static int usage_show(struct seq_file *m, void *unused)
 	seq_printf(m, "retained_bytes: %lld\n",
 		   atomic64_read(&npu_mem_usage.retained_bytes));
 	seq_printf(m, "limit_bytes: %llu\n", npu_mem_limit_bytes());
+	seq_printf(m, "peer_mappings: %lld\n",
+		   atomic64_read(&npu_mem_usage.peer_maps));
+	for_each_node_state(node, N_MEMORY)
+		seq_printf(m, "node%d_bytes: %llu\n", node,
+			   npu_mem_node_bytes(node));
 	npu_mem_reserve_show(m);
 	return 0;
 }

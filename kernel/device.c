@@ -75,6 +75,8 @@ struct npu_mem_npu {
 	struct pci_dev *pci_dev;	/* bound function, under @lock */
 	u32 domain, bdf;		/* the PCI address the slot is for */
 	int node;			/* its NUMA node, or NUMA_NO_NODE */
+	atomic64_t bytes;		/* live buffers allocated for it */
+	atomic64_t buffers;
 };
 
 /*
@@ -122,6 +124,20 @@ unsigned int npu_mem_npu_index(const struct npu_mem_npu *npu)
 int npu_mem_npu_node(const struct npu_mem_npu *npu)
 {
 	return READ_ONCE(npu->node);
+}
+
+/* Buffers allocated for @npu come (+) and go (-): buffer.c counts them. */
+void npu_mem_npu_account(struct npu_mem_npu *npu, s64 bytes, int buffers)
+{
+	atomic64_add(bytes, &npu->bytes);
+	atomic64_add(buffers, &npu->buffers);
+}
+
+void npu_mem_npu_usage(const struct npu_mem_npu *npu, u64 *bytes,
+		       u64 *buffers)
+{
+	*bytes = atomic64_read(&npu->bytes);
+	*buffers = atomic64_read(&npu->buffers);
 }
 
 /* The PCI address an index stands for (domain, bus << 8 | devfn). */
@@ -250,6 +266,8 @@ static void device_show(struct seq_file *m, struct npu_mem_npu *npu)
 	seq_printf(m, "coherent:\t%s\n", flags & NPU_MEM_DEV_COHERENT ? "yes" : "no");
 	seq_printf(m, "iommu:\t%s\n", flags & NPU_MEM_DEV_IOMMU ? "yes" : "no");
 	seq_printf(m, "node:\t%d\n", npu_mem_npu_node(npu));
+	seq_printf(m, "buffers:\t%lld\n", atomic64_read(&npu->buffers));
+	seq_printf(m, "bytes:\t%lld\n", atomic64_read(&npu->bytes));
 	npu_mem_dev_exit(npu, idx);
 }
 

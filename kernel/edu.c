@@ -5,7 +5,8 @@
  * When npu_pci binds the module to an edu device, debugfs gets
  * npu_mem/dma_copy for NPU 0 and npu_mem/dma_copyN for NPU N > 0.  Writing
  * "SRC DST LEN" (device addresses of that NPU's buffers, as ALLOC reports
- * them, any base) makes the device copy LEN bytes from SRC to DST
+ * them, or of other NPUs' buffers mapped for it, as PEER_MAP reports them,
+ * any base) makes the device copy LEN bytes from SRC to DST
  * through its 4 KiB internal buffer: it reads SRC by DMA, then writes DST by
  * DMA, both through the IOMMU when one translates for it.  This is a test
  * interface, root only, and both ranges must lie inside live npu-mem

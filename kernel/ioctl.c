@@ -5,8 +5,8 @@
  * Commands are dispatched by _IOC_NR; the size in the caller's command is
  * the struct size it was built with (see the UAPI header for the rules).
  * A handler that creates something userspace must learn about (a handle,
- * an fd) leaves it "pending" so that a failed copy back to userspace can
- * undo it instead of leaking it.
+ * an fd, a peer mapping's address) leaves it "pending" so that a failed
+ * copy back to userspace can undo it instead of leaking it.
  */
 #include <linux/dma-buf.h>
 #include <linux/fcntl.h>
@@ -26,6 +26,7 @@ struct npu_mem_pending {
 	int fd;			/* commit: install @file there; undo: release */
 	struct file *file;
 	const u64 *key;		/* undo: revoke the IPC key it points to */
+	struct npu_mem_npu *peer;	/* undo: unmap @buf for it */
 };
 
 /*
@@ -51,6 +52,7 @@ union npu_mem_ioctl_arg {
 	struct npu_mem_ipc_revoke ipc_revoke;
 	struct npu_mem_host_register host_register;
 	struct npu_mem_dmabuf_import dmabuf_import;
+	struct npu_mem_peer peer;
 };
 
 static int npu_mem_get_info(struct npu_mem_client *client, void *data,
@@ -86,6 +88,8 @@ static int npu_mem_get_info(struct npu_mem_client *client, void *data,
 	info->retained_bytes = atomic64_read(&npu_mem_usage.retained_bytes);
 	npu_mem_reserve_info(&info->zero_reserve_bytes, &info->zero_reserve_low,
 			     &info->zero_reserve_high);
+	npu_mem_npu_usage(npu, &info->dev_bytes, &info->dev_buffers);
+	info->dev_node_bytes = npu_mem_node_bytes(npu_mem_npu_node(npu));
 
 	mutex_lock(&client->lock);
 	info->client_buffers = client->nr_buffers;
@@ -327,6 +331,94 @@ static int npu_mem_dmabuf_import_ioctl(struct npu_mem_client *client,
 	return add_pending(client, buf, hflags, &args->handle, &args->buf, p);
 }
 
+/*
+ * The buffer and the NPU a peer call names, checked in the UAPI header's
+ * order of errors; @writer: a call that changes the buffer's mappings,
+ * which a handle with less access than the owner's may not (the peer
+ * could write through its mapping).  On success the caller puts *@bufp.
+ */
+static int peer_args(struct npu_mem_client *client, struct npu_mem_peer *args,
+		     bool writer, struct npu_mem_buf **bufp,
+		     struct npu_mem_npu **npup)
+{
+	struct npu_mem_npu *npu;
+	struct npu_mem_buf *buf;
+	u32 hflags;
+	int ret;
+
+	if (args->flags || args->pad || args->reserved)
+		return -EINVAL;
+	npu = client_npu(client, args->device);
+	if (!npu)
+		return -EINVAL;
+	buf = npu_mem_client_lookup(client, args->handle, &hflags);
+	if (!buf)
+		return -ENOENT;
+	ret = -EOPNOTSUPP;
+	if (buf->flags & (NPU_MEM_BUF_HOST | NPU_MEM_BUF_FOREIGN))
+		goto err;
+	ret = -EINVAL;
+	if (writer && npu == buf->npu)
+		goto err;
+	ret = -EACCES;
+	if (writer && npu_mem_handle_reader(buf, hflags))
+		goto err;
+	*bufp = buf;
+	*npup = npu;
+	return 0;
+err:
+	npu_mem_buf_put(buf);
+	return ret;
+}
+
+enum peer_op { PEER_MAP, PEER_UNMAP, PEER_QUERY };
+
+static int peer_ioctl(struct npu_mem_client *client, void *data,
+		      struct npu_mem_pending *p, enum peer_op op)
+{
+	struct npu_mem_peer *args = data;
+	struct npu_mem_npu *npu;
+	struct npu_mem_buf *buf;
+	int ret;
+
+	ret = peer_args(client, args, op != PEER_QUERY, &buf, &npu);
+	if (ret)
+		return ret;
+	if (op == PEER_MAP)
+		ret = npu_mem_buf_peer_map(buf, npu, client->sees_phys, args);
+	else if (op == PEER_UNMAP)
+		ret = npu_mem_buf_peer_unmap(buf, npu);
+	else
+		ret = npu_mem_buf_peer_describe(buf, npu, client->sees_phys,
+						args);
+	if (ret || op != PEER_MAP) {
+		npu_mem_buf_put(buf);
+		return ret;
+	}
+	/* The lookup's reference goes with the pending undo. */
+	p->buf = buf;
+	p->peer = npu;
+	return 0;
+}
+
+static int npu_mem_peer_map_ioctl(struct npu_mem_client *client, void *data,
+				  struct npu_mem_pending *p)
+{
+	return peer_ioctl(client, data, p, PEER_MAP);
+}
+
+static int npu_mem_peer_unmap_ioctl(struct npu_mem_client *client, void *data,
+				    struct npu_mem_pending *p)
+{
+	return peer_ioctl(client, data, p, PEER_UNMAP);
+}
+
+static int npu_mem_peer_query_ioctl(struct npu_mem_client *client, void *data,
+				    struct npu_mem_pending *p)
+{
+	return peer_ioctl(client, data, p, PEER_QUERY);
+}
+
 struct npu_mem_ioctl_desc {
 	unsigned int cmd;
 	size_t min_size;	/* the struct's ABI v1 size: nothing older exists */
@@ -357,6 +449,9 @@ static const struct npu_mem_ioctl_desc npu_mem_ioctls[] = {
 	NPU_MEM_IOCTL(NPU_MEM_IOCTL_IPC_REVOKE, npu_mem_ipc_revoke_ioctl),
 	NPU_MEM_IOCTL(NPU_MEM_IOCTL_HOST_REGISTER, npu_mem_host_register_ioctl),
 	NPU_MEM_IOCTL(NPU_MEM_IOCTL_DMABUF_IMPORT, npu_mem_dmabuf_import_ioctl),
+	NPU_MEM_IOCTL(NPU_MEM_IOCTL_PEER_MAP, npu_mem_peer_map_ioctl),
+	NPU_MEM_IOCTL(NPU_MEM_IOCTL_PEER_UNMAP, npu_mem_peer_unmap_ioctl),
+	NPU_MEM_IOCTL(NPU_MEM_IOCTL_PEER_QUERY, npu_mem_peer_query_ioctl),
 };
 
 long npu_mem_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
@@ -400,6 +495,8 @@ long npu_mem_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 			npu_mem_client_remove(client, pending.handle, pending.buf);
 		if (pending.key)
 			npu_mem_ipc_revoke(client, pending.key);
+		if (pending.peer)
+			npu_mem_buf_peer_unmap(pending.buf, pending.peer);
 		ret = -EFAULT;
 	} else if (pending.file) {
 		fd_install(pending.fd, pending.file);

@@ -26,7 +26,7 @@
  * dma-buf's unmap and detach, which take its reservation lock; attach and
  * map run with none of the module's locks held.
  * npu_mem_bufs_lock (the live-buffer registry, and every buffer's DMA
- * mapping state) nests inside the device's
+ * mapping state, its peer mappings included) nests inside the device's
  * removal (device.c: the NPU's lock, then the revoke callback takes it) and
  * inside the mm's mmap lock, where a VMA's ->close (munmap, exit) or a
  * failed mmap drops a buffer's last reference; of the module's locks only
@@ -101,6 +101,8 @@ struct npu_mem_buf {
 	const struct npu_mem_foreign_ops *foreign_ops;	/* with @foreign */
 	struct npu_mem_claim *claim;	/* pages a writable registration has for
 					 * the device to write (claim.c) */
+	struct list_head peers;		/* its mappings for other NPUs
+					 * (PEER_MAP), under npu_mem_bufs_lock */
 };
 
 struct npu_mem_import;
@@ -195,6 +197,7 @@ struct npu_mem_usage {
 	atomic64_t huge_pages;
 	atomic64_t normal_pages;
 	atomic64_t buffers;
+	atomic64_t peer_maps;		/* peer mappings (PEER_MAP) live */
 };
 
 extern struct npu_mem_usage npu_mem_usage;
@@ -250,6 +253,9 @@ struct device *npu_mem_dev_enter(struct npu_mem_npu *npu, int *idx)
 void npu_mem_dev_exit(struct npu_mem_npu *npu, int idx)
 	__releases(&npu->srcu);
 u32 npu_mem_dev_flags(struct npu_mem_npu *npu);
+void npu_mem_npu_account(struct npu_mem_npu *npu, s64 bytes, int buffers);
+void npu_mem_npu_usage(const struct npu_mem_npu *npu, u64 *bytes,
+		       u64 *buffers);
 bool npu_mem_dev_translated(struct device *dev);
 void npu_mem_device_show(struct seq_file *m);
 
@@ -266,6 +272,12 @@ static inline void npu_mem_buf_get(struct npu_mem_buf *buf)
 void npu_mem_buf_describe(const struct npu_mem_buf *buf, bool sees_phys,
 			  struct npu_mem_buffer *out);
 bool npu_mem_buf_mapped(const struct npu_mem_buf *buf);
+int npu_mem_buf_peer_map(struct npu_mem_buf *buf, struct npu_mem_npu *npu,
+			 bool sees_phys, struct npu_mem_peer *out);
+int npu_mem_buf_peer_unmap(struct npu_mem_buf *buf, struct npu_mem_npu *npu);
+int npu_mem_buf_peer_describe(struct npu_mem_buf *buf, struct npu_mem_npu *npu,
+			      bool sees_phys, struct npu_mem_peer *out);
+u64 npu_mem_node_bytes(int node);
 int npu_mem_buf_sync(struct npu_mem_buf *buf, u64 offset, u64 len,
 		     enum dma_data_direction dir, bool for_cpu);
 int npu_mem_buf_sync_request(struct npu_mem_buf *buf, u64 offset, u64 len,

@@ -38,12 +38,12 @@ int aclmem_get_info(int fd, struct npu_mem_info *info)
 		return -EFAULT;
 	ret = aclmem_dev_get_info(fd, 0, &in);
 	/*
-	 * A program built before ABI 1.4 has the struct without the zero
-	 * reserve's fields, and this library may be newer than it: write no
-	 * more than the older struct holds.
+	 * A program built before ABI 1.4 has the struct without the
+	 * per-device and zero reserve fields, and this library may be
+	 * newer than it: write no more than the older struct holds.
 	 */
 	if (!ret)
-		memcpy(info, &in, offsetof(struct npu_mem_info, zero_reserve_bytes));
+		memcpy(info, &in, offsetof(struct npu_mem_info, dev_bytes));
 	return ret;
 }
 

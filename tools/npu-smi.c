@@ -7,7 +7,8 @@
  *
  * Sources, each the one the driver meant for the purpose:
  *  - /sys/module/npu_mem/{version,parameters/}: the loaded module;
- *  - NPU_MEM_IOCTL_GET_INFO on the device node: ABI, device flags, totals;
+ *  - NPU_MEM_IOCTL_GET_INFO on the device node: ABI, device flags, totals,
+ *    and of each NPU index its node and usage (ABI 1.4);
  *  - debugfs npu_mem/device: which device buffers are mapped for (root);
  *  - debugfs npu_mem/clients: every open file of the device (root), or else
  *    /proc/PID/fdinfo of the open files this user may see.
@@ -49,6 +50,7 @@ enum {
 
 #define SYSFS_MODULE	"/sys/module/npu_mem"
 #define DEBUGFS_DIR	"/sys/kernel/debug/npu_mem"
+#define MAX_NPUS	64	/* the module's own limit */
 
 /* One open file of the device, as debugfs or fdinfo describes it. */
 struct client {
@@ -73,6 +75,8 @@ struct status {
 	char max_bytes[32];
 	char npu_pci[128];
 	struct npu_mem_info info;
+	struct npu_mem_info npus[MAX_NPUS];	/* GET_INFO of each index */
+	unsigned int nr_npus;
 	/* debugfs npu_mem/device, or what dev_flags and npu_pci tell */
 	char bus[32];
 	char dev_name[128];
@@ -309,7 +313,8 @@ static void read_device(struct status *st)
 	f = fopen(path, "re");
 	if (!f)
 		return;
-	while (fgets(line, sizeof(line), f)) {
+	/* NPU 0's paragraph, the one GET_INFO described: the first. */
+	while (fgets(line, sizeof(line), f) && line[0] != '\n') {
 		char bus[32], name[128];
 
 		if (sscanf(line, "device: %31s %127s", bus, name) == 2) {
@@ -467,6 +472,30 @@ static void json_device(const struct status *st)
 	printf("]\n  },\n");
 }
 
+/* Each NPU: its node, and what is allocated for it and on its node. */
+static void json_npus(const struct status *st)
+{
+	unsigned int i;
+
+	printf("  \"npus\": [");
+	for (i = 0; i < st->nr_npus; i++) {
+		const struct npu_mem_info *in = &st->npus[i];
+
+		printf("%s\n    {\"index\": %u, \"node\": ", i ? "," : "", i);
+		if (in->dev_node == NPU_MEM_NODE_NONE)
+			printf("null");
+		else
+			printf("%u", in->dev_node);
+		printf(", \"removed\": %s, \"buffers\": %llu, \"bytes\": %llu, "
+		       "\"node_bytes\": %llu}",
+		       in->dev_flags & NPU_MEM_DEV_REMOVED ? "true" : "false",
+		       (unsigned long long)in->dev_buffers,
+		       (unsigned long long)in->dev_bytes,
+		       (unsigned long long)in->dev_node_bytes);
+	}
+	printf("%s],\n", st->nr_npus ? "\n  " : "");
+}
+
 /* The "memory" and "limits" objects. */
 static void json_memory(const struct status *st)
 {
@@ -525,6 +554,7 @@ static void print_json(const struct status *st, const struct proc *p, size_t np)
 {
 	json_driver(st);
 	json_device(st);
+	json_npus(st);
 	json_memory(st);
 	json_processes(st, p, np);
 }
@@ -574,6 +604,32 @@ static void human_device(const struct status *st)
 		if (in->page_sizes & (1ULL << i))
 			printf("%s%s", n++ ? ", " : "", human(1ULL << i, a, sizeof(a)));
 	putchar('\n');
+}
+
+/*
+ * One line per NPU: bytes allocated for it, and bytes of every NPU's
+ * buffers on its node (what its DMA reaches without crossing sockets).
+ */
+static void human_npus(const struct status *st)
+{
+	char a[32], b[32];
+	unsigned int i;
+
+	printf("\nNPUs\n  %5s %5s %8s %12s %12s\n", "INDEX", "NODE",
+	       "BUFFERS", "BYTES", "ON ITS NODE");
+	for (i = 0; i < st->nr_npus; i++) {
+		const struct npu_mem_info *in = &st->npus[i];
+		char node[16] = "-";
+
+		if (in->dev_node != NPU_MEM_NODE_NONE)
+			snprintf(node, sizeof(node), "%u", in->dev_node);
+		printf("  %5u %5s %8llu %12s %12s%s\n", i, node,
+		       (unsigned long long)in->dev_buffers,
+		       human(in->dev_bytes, a, sizeof(a)),
+		       in->dev_node == NPU_MEM_NODE_NONE ? "-" :
+		       human(in->dev_node_bytes, b, sizeof(b)),
+		       in->dev_flags & NPU_MEM_DEV_REMOVED ? "  (removed)" : "");
+	}
 }
 
 /* The "Memory" and "Limits" sections. */
@@ -644,6 +700,7 @@ static void print_human(const struct status *st, const struct proc *p, size_t np
 {
 	human_driver(st);
 	human_device(st);
+	human_npus(st);
 	human_memory(st);
 	human_processes(st, p, np);
 }
@@ -784,6 +841,19 @@ static int query_node(struct status *st, bool json, dev_t *rdev)
 		ret = ioctl(fd, NPU_MEM_IOCTL_GET_INFO, &st->info);
 	} while (ret < 0 && (errno == EINTR || errno == EAGAIN));
 	err = errno;
+	/* A module before ABI 1.3 has one NPU and says device_count 0. */
+	st->npus[0] = st->info;
+	st->nr_npus = ret ? 0 : 1;
+	while (!ret && st->nr_npus < st->info.device_count &&
+	       st->nr_npus < MAX_NPUS) {
+		struct npu_mem_info *in = &st->npus[st->nr_npus];
+
+		memset(in, 0, sizeof(*in));
+		in->device = st->nr_npus;
+		if (ioctl(fd, NPU_MEM_IOCTL_GET_INFO, in))
+			break;
+		st->nr_npus++;
+	}
 	/* Closed before listing clients, so this tool is not among them. */
 	close(fd);
 	if (ret < 0)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * nmtest_abi_layout.h: the frozen layout of the npu-mem UAPI structs
- * (ABI 1.0, and the structs 1.1 added).
+ * (ABI 1.0, the structs later minors added, and the fields they appended).
  *
  * These numbers are the ABI: a v1 binary built with any compiler, 32- or
  * 64-bit, must see exactly these sizes and offsets.  Structs may only grow at
@@ -19,7 +19,7 @@
 
 /* X(struct tag, sizeof) */
 #define NM_ABI_STRUCTS(X)			\
-	X(npu_mem_info, 168)			\
+	X(npu_mem_info, 192)			\
 	X(npu_mem_buffer, 48)			\
 	X(npu_mem_alloc, 72)			\
 	X(npu_mem_free, 8)			\
@@ -31,7 +31,8 @@
 	X(npu_mem_ipc_import, 72)		\
 	X(npu_mem_ipc_revoke, 24)		\
 	X(npu_mem_host_register, 72)		\
-	X(npu_mem_dmabuf_import, 64)
+	X(npu_mem_dmabuf_import, 64)		\
+	X(npu_mem_peer, 40)
 
 /* X(struct tag, member, offsetof, sizeof) -- every member, in order */
 #define NM_ABI_FIELDS(X)					\
@@ -58,9 +59,12 @@
 	X(npu_mem_info, dev_pci_domain, 132, 4)			\
 	X(npu_mem_info, dev_pci_bdf, 136, 4)			\
 	X(npu_mem_info, reserved, 140, 4)			\
-	X(npu_mem_info, zero_reserve_bytes, 144, 8)		\
-	X(npu_mem_info, zero_reserve_low, 152, 8)		\
-	X(npu_mem_info, zero_reserve_high, 160, 8)		\
+	X(npu_mem_info, dev_bytes, 144, 8)			\
+	X(npu_mem_info, dev_buffers, 152, 8)			\
+	X(npu_mem_info, dev_node_bytes, 160, 8)		\
+	X(npu_mem_info, zero_reserve_bytes, 168, 8)		\
+	X(npu_mem_info, zero_reserve_low, 176, 8)		\
+	X(npu_mem_info, zero_reserve_high, 184, 8)		\
 	X(npu_mem_buffer, size, 0, 8)				\
 	X(npu_mem_buffer, mmap_offset, 8, 8)			\
 	X(npu_mem_buffer, dev_addr, 16, 8)			\
@@ -117,7 +121,15 @@
 	X(npu_mem_dmabuf_import, flags, 4, 4)			\
 	X(npu_mem_dmabuf_import, handle, 8, 4)			\
 	X(npu_mem_dmabuf_import, pad, 12, 4)			\
-	X(npu_mem_dmabuf_import, buf, 16, 48)
+	X(npu_mem_dmabuf_import, buf, 16, 48)			\
+	X(npu_mem_peer, handle, 0, 4)				\
+	X(npu_mem_peer, device, 4, 4)				\
+	X(npu_mem_peer, flags, 8, 4)				\
+	X(npu_mem_peer, buf_flags, 12, 4)			\
+	X(npu_mem_peer, dev_addr, 16, 8)			\
+	X(npu_mem_peer, dev_segments, 24, 4)			\
+	X(npu_mem_peer, pad, 28, 4)				\
+	X(npu_mem_peer, reserved, 32, 8)
 
 /* X(command, direction, nr, struct tag) */
 #define NM_ABI_IOCTLS(X)						\
@@ -132,7 +144,10 @@
 	X(NPU_MEM_IOCTL_IPC_IMPORT, _IOC_READ | _IOC_WRITE, 0x08, npu_mem_ipc_import) \
 	X(NPU_MEM_IOCTL_IPC_REVOKE, _IOC_WRITE, 0x09, npu_mem_ipc_revoke) \
 	X(NPU_MEM_IOCTL_HOST_REGISTER, _IOC_READ | _IOC_WRITE, 0x0a, npu_mem_host_register) \
-	X(NPU_MEM_IOCTL_DMABUF_IMPORT, _IOC_READ | _IOC_WRITE, 0x0b, npu_mem_dmabuf_import)
+	X(NPU_MEM_IOCTL_DMABUF_IMPORT, _IOC_READ | _IOC_WRITE, 0x0b, npu_mem_dmabuf_import) \
+	X(NPU_MEM_IOCTL_PEER_MAP, _IOC_READ | _IOC_WRITE, 0x0c, npu_mem_peer) \
+	X(NPU_MEM_IOCTL_PEER_UNMAP, _IOC_WRITE, 0x0d, npu_mem_peer)	\
+	X(NPU_MEM_IOCTL_PEER_QUERY, _IOC_READ | _IOC_WRITE, 0x0e, npu_mem_peer)
 
 #define NM_SA_STRUCT(s, size)						\
 	_Static_assert(sizeof(struct s) == (size),			\

@@ -11,8 +11,11 @@
  * several sizes; HOST_REGISTER of anonymous memory (read-write and
  * read-only); mmap of the device; SYNC; EXPORT; mmap, DMA_BUF_IOCTL_SYNC
  * and vgem import of the dma-buf; IPC_EXPORT, IPC_SET_PIDS and IPC_IMPORT
- * (into a second open file); FREE, QUERY, GET_INFO; and an allocation
- * killed by SIGKILL half-way (the EINTR path, seen from outside).
+ * (into a second open file); FREE, QUERY, GET_INFO; ALLOC for each other
+ * NPU and PEER_MAP of NPU 0's buffer for NPU 1, where the module serves
+ * several (a failed PEER_MAP leaves no mapping: PEER_QUERY says ENXIO);
+ * and an allocation killed by SIGKILL half-way (the EINTR path, seen from
+ * outside).
  *
  * Two ways of failing, both aimed at this process only:
  *  1. systematic (the "fail the Nth" technique syzkaller uses): for
@@ -240,6 +243,7 @@ static void counters(struct counters *c)
 struct ctx {
 	uint32_t policy;
 	uint64_t size;
+	uint32_t device;	/* the NPU to ALLOC for */
 	int fd;			/* the path's device fd */
 	struct npu_mem_alloc a;	/* its prepared buffer (P_BUF) */
 	bool has_buf;
@@ -273,6 +277,7 @@ struct path {
 	const int *errnos;		/* documented for an injected failure */
 	uint32_t policy;
 	uint64_t size;
+	uint32_t device;
 	/* results */
 	unsigned int points, tried, injected, failed, absorbed;
 	unsigned int prob_runs, prob_injected, prob_failed;
@@ -352,6 +357,7 @@ static long call_alloc(struct ctx *c)
 	memset(&c->out, 0, sizeof(c->out));
 	c->out.size = c->size;
 	c->out.policy = c->policy;
+	c->out.device = c->device;
 	r = ret_of(ioctl(c->fd, NPU_MEM_IOCTL_ALLOC, &c->out));
 	c->has_out = r == 0;
 	return r;
@@ -634,6 +640,34 @@ static long call_query(struct ctx *c)
 	return r;
 }
 
+/* NPUs the module serves: GET_INFO's device_count (set in main). */
+static unsigned int npu_count = 1;
+
+static int peer_query(struct ctx *c, uint32_t dev, struct npu_mem_peer *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->handle = c->a.handle;
+	p->device = dev;
+	return ioctl(c->fd, NPU_MEM_IOCTL_PEER_QUERY, p) ? -errno : 0;
+}
+
+/* NPU 0's buffer for NPU 1; a failure must leave nothing mapped. */
+static long call_peer_map(struct ctx *c)
+{
+	struct npu_mem_peer p = { .handle = c->a.handle, .device = 1 };
+	long r = ret_of(ioctl(c->fd, NPU_MEM_IOCTL_PEER_MAP, &p));
+	struct npu_mem_peer q;
+	int qr = peer_query(c, 1, &q);
+
+	if (r && qr != -ENXIO)
+		violation("peer_map", "failed (%s), yet PEER_QUERY says %s",
+			  strerrorname_np((int)-r) ?: "?",
+			  qr ? strerrorname_np(-qr) ?: "?" : "mapped");
+	if (!r && (qr || q.dev_addr != p.dev_addr))
+		return -EBADMSG;
+	return r;
+}
+
 static long call_get_info(struct ctx *c)
 {
 	struct npu_mem_info info;
@@ -655,6 +689,7 @@ static int prepare(const struct path *p, struct ctx *c)
 	c->fd = c->dfd = c->vgem = c->newfd = c->fd2 = -1;
 	c->policy = p->policy;
 	c->size = p->size;
+	c->device = p->device;
 	if (p->prep & P_FD) {
 		c->fd = open(DEV_PATH, O_RDWR | O_CLOEXEC);
 		if (c->fd < 0)
@@ -1129,6 +1164,16 @@ static void build_paths(void)
 		 NPU_MEM_POLICY_NORMAL_ONLY, PAGE);
 	add_path("get_info", P_FD | P_BUF, call_get_info, NULL, E_FAULT,
 		 NPU_MEM_POLICY_NORMAL_ONLY, PAGE);
+	/* Several NPUs: ALLOC for the others, and peer mappings. */
+	for (i = 1; i < npu_count && i < 4; i++) {
+		snprintf(name, sizeof(name), "alloc device %u", i);
+		add_path(name, P_FD, call_alloc, verify_alloc, E_MEM_FAULT,
+			 NPU_MEM_POLICY_HUGE_FIRST, HUGE + PAGE);
+		paths[npaths - 1].device = i;
+	}
+	if (npu_count > 1)
+		add_path("peer_map", P_FD | P_BUF, call_peer_map, NULL,
+			 E_MEM_FAULT, NPU_MEM_POLICY_HUGE_FIRST, HUGE + PAGE);
 }
 
 int main(int argc, char **argv)
@@ -1175,6 +1220,13 @@ int main(int argc, char **argv)
 	/* No page faults inside an injection window: they would fail too. */
 	if (mlockall(MCL_CURRENT | MCL_FUTURE))
 		printf("mlockall: %s (continuing)\n", strerror(errno));
+	{
+		struct npu_mem_info info = { 0 };
+
+		if (!ioctl(ctl_fd, NPU_MEM_IOCTL_GET_INFO, &info) &&
+		    info.device_count)
+			npu_count = info.device_count;
+	}
 	fi_setup();
 	fi_cache_filter();
 	build_paths();

@@ -12,6 +12,11 @@
  *    pad/reserved/flags words, live, freed and random handles, and the
  *    handles and mmap offsets the driver will hand out next (handles are
  *    sequential, so any thread can name a buffer while it is being made);
+ *  - ALLOC for a device index among the NPUs GET_INFO counts, one past
+ *    them and far beyond; PEER_MAP, PEER_UNMAP and PEER_QUERY of live,
+ *    freed and invented handles for the same indices (the buffer's own
+ *    one included), with wrong flags/pad/reserved now and then, racing
+ *    FREE, close and each other;
  *  - IPC_EXPORT/SET_PIDS/IMPORT/REVOKE with the keys the driver gave it,
  *    keys one bit off and invented ones (zero, all ones, KEY64-shaped),
  *    from the exporting file and from others, racing FREE, close and each
@@ -262,6 +267,8 @@ static struct {
 /* What an answer of the driver must say about the device layout: hidden
  * without an IOMMU unless the opener had CAP_SYS_ADMIN (set in main). */
 static bool main_hidden;
+/* NPUs the module serves (GET_INFO device_count, set in main). */
+static unsigned int npu_count = 1;
 static dev_t npu_rdev;
 
 /* ------------------------------------------------------------------ */
@@ -275,6 +282,7 @@ enum op {
 	OP_PROC_READ, OP_FILE_IO, OP_PREDICT, OP_DMABUF_IMPORT,
 	OP_HOST_REGISTER, OP_READONLY,
 	OP_IPC_EXPORT, OP_IPC_SET_PIDS, OP_IPC_IMPORT, OP_IPC_REVOKE,
+	OP_PEER,
 	OP_COUNT
 };
 
@@ -285,6 +293,7 @@ static const char *const op_names[OP_COUNT] = {
 	"pipe_io", "process_vm_readv", "dmabuf_ioctl", "fork", "proc_read",
 	"read/write", "next_handle", "dmabuf_import", "host_register",
 	"readonly", "ipc_export", "ipc_set_pids", "ipc_import", "ipc_revoke",
+	"peer",
 };
 
 /* Relative weights: ioctls first, mappings next, process-level rarer. */
@@ -298,7 +307,7 @@ static const unsigned int op_weight[OP_COUNT] = {
 	[OP_FORK] = 1, [OP_PROC_READ] = 2, [OP_FILE_IO] = 1, [OP_PREDICT] = 8,
 	[OP_DMABUF_IMPORT] = 5, [OP_HOST_REGISTER] = 5, [OP_READONLY] = 3,
 	[OP_IPC_EXPORT] = 5, [OP_IPC_SET_PIDS] = 3, [OP_IPC_IMPORT] = 6,
-	[OP_IPC_REVOKE] = 3,
+	[OP_IPC_REVOKE] = 3, [OP_PEER] = 8,
 };
 
 #define NERR 140
@@ -525,6 +534,9 @@ static const int E_IPC_SET_PIDS[] = { EINVAL, ENOENT, EPERM, ESRCH, ENOSPC,
 static const int E_IPC_IMPORT[] = { EINVAL, ENOENT, EACCES, ENODEV, ENOMEM,
 				    ENOSPC, EBUSY, EFAULT, 0 };
 static const int E_IPC_REVOKE[] = { EINVAL, ENOENT, EPERM, EFAULT, 0 };
+/* Peer mappings: the UAPI header's list for the three commands. */
+static const int E_PEER[] = { EINVAL, ENOENT, EACCES, EOPNOTSUPP, EEXIST,
+			      ENXIO, ENODEV, ENOMEM, EFAULT, 0 };
 
 static const int *nr_errors(unsigned int nr, unsigned long *cmd);
 
@@ -821,7 +833,9 @@ static void op_get_info(struct thr *t)
 		info->reserved = boundary32(&t->r);
 	if (chance(&t->r, 10))
 		info->device = boundary32(&t->r);
-	bad = info->flags || info->reserved || info->device >= 64;
+	else if (chance(&t->r, 20))
+		info->device = below(&t->r, npu_count + 2);
+	bad = info->flags || info->reserved || info->device >= npu_count;
 	ret = ioctl(fd, NPU_MEM_IOCTL_GET_INFO, info);
 	record_ioctl(OP_GET_INFO, 0, fd, ret, errno, "fd %d", fd);
 	if (!ret && bad)
@@ -899,6 +913,8 @@ static void op_alloc(struct thr *t)
 		   boundary32(&t->r);
 	if (chance(&t->r, 5))
 		a->device = boundary32(&t->r);
+	else if (chance(&t->r, 30))
+		a->device = below(&t->r, npu_count + 1);
 	if (chance(&t->r, 5))
 		a->handle = boundary32(&t->r);	/* out field: ignored */
 	ret = ioctl(fd, NPU_MEM_IOCTL_ALLOC, a);
@@ -908,7 +924,7 @@ static void op_alloc(struct thr *t)
 	if (ret)
 		return;
 	if (!a->handle || a->policy >= NPU_MEM_POLICY_COUNT ||
-	    (a->flags & ~NPU_MEM_ALLOC_VALID) || a->device >= 64)
+	    (a->flags & ~NPU_MEM_ALLOC_VALID) || a->device >= npu_count)
 		finding("ALLOC accepted/returned nonsense: handle %u size %#llx policy %u flags %#x device %#x",
 			a->handle, (unsigned long long)a->size, a->policy,
 			a->flags, a->device);
@@ -1157,6 +1173,15 @@ static const int *nr_errors(unsigned int nr, unsigned long *cmd)
 	} else if (nr == _IOC_NR(NPU_MEM_IOCTL_HOST_REGISTER)) {
 		c = NPU_MEM_IOCTL_HOST_REGISTER;
 		e = E_HOST_REGISTER;
+	} else if (nr >= _IOC_NR(NPU_MEM_IOCTL_PEER_MAP) &&
+		   nr <= _IOC_NR(NPU_MEM_IOCTL_PEER_QUERY)) {
+		static const unsigned long peer_cmds[] = {
+			NPU_MEM_IOCTL_PEER_MAP, NPU_MEM_IOCTL_PEER_UNMAP,
+			NPU_MEM_IOCTL_PEER_QUERY,
+		};
+
+		c = peer_cmds[nr - _IOC_NR(NPU_MEM_IOCTL_PEER_MAP)];
+		e = E_PEER;
 	}
 	if (!e && nr >= _IOC_NR(NPU_MEM_IOCTL_IPC_EXPORT) &&
 	    nr <= _IOC_NR(NPU_MEM_IOCTL_IPC_REVOKE)) {
@@ -1188,7 +1213,7 @@ static bool cmd_is_import(unsigned long cmd)
 /*
  * A mutated command on an npu-mem file gets what the header's rules say:
  * -ENOTTY for a wrong magic, nr or direction; -EINVAL for a size below the
- * v1 struct (QUERY's, which grew, is shorter than today's), or above
+ * v1 struct (QUERY's and GET_INFO's, which grew, are shorter than today's), or above
  * today's struct with non-zero bytes past it; otherwise whatever that
  * ioctl may answer.  On any other file (a dma-buf, a closed number)
  * anything goes.
@@ -1215,7 +1240,10 @@ static void raw_result(unsigned long cmd, int fd, long ret, int err,
 		now = _IOC_SIZE(real);
 		v1 = nr == _IOC_NR(NPU_MEM_IOCTL_QUERY) ?
 		     offsetof(struct npu_mem_query, buf) +
-		     sizeof(struct npu_mem_buffer) : now;
+		     sizeof(struct npu_mem_buffer) :
+		     nr == _IOC_NR(NPU_MEM_IOCTL_GET_INFO) ?
+		     offsetof(struct npu_mem_info, reserved) + sizeof(__u32) :
+		     now;
 		for (i = now; i < size; i++)
 			tail |= arg[i] != 0;
 		valid = size >= v1 && !tail;
@@ -2705,6 +2733,54 @@ static void op_ipc_revoke(struct thr *t)
 	pthread_mutex_unlock(&st.lock);
 }
 
+/*
+ * A peer call on any handle for any index: the errors the header lists,
+ * and never success with a wrong word or an index past the NPUs; a
+ * mapping PEER_MAP or PEER_QUERY describes has an address unless hidden.
+ */
+static void op_peer(struct thr *t)
+{
+	static const unsigned long cmds[] = {
+		NPU_MEM_IOCTL_PEER_MAP, NPU_MEM_IOCTL_PEER_UNMAP,
+		NPU_MEM_IOCTL_PEER_QUERY,
+	};
+	static const char *const names[] = { "PEER_MAP", "PEER_UNMAP",
+					     "PEER_QUERY" };
+	struct npu_mem_peer *p = (void *)t->argbuf;
+	unsigned int which = below(&t->r, 3);
+	int fd = some_devfd(t), slot;
+	bool bad;
+	long ret;
+
+	memset(p, 0, sizeof(*p));
+	p->handle = some_handle(t, fd, &slot);
+	p->device = chance(&t->r, 5) ? boundary32(&t->r) :
+		    below(&t->r, npu_count + 1);
+	if (chance(&t->r, 4))
+		p->flags = boundary32(&t->r);
+	if (chance(&t->r, 4))
+		p->pad = boundary32(&t->r);
+	if (chance(&t->r, 4))
+		p->reserved = boundary64(&t->r);
+	if (chance(&t->r, 5))
+		p->dev_addr = boundary64(&t->r);	/* out field: ignored */
+	bad = p->flags || p->pad || p->reserved || p->device >= npu_count;
+	ret = ioctl(fd, cmds[which], p);
+	record_ioctl(OP_PEER, _IOC_NR(cmds[which]), fd, ret, errno,
+		     "fd %d %s handle %u device %#x", fd, names[which],
+		     p->handle, p->device);
+	if (ret)
+		return;
+	if (bad)
+		finding("%s succeeded: flags %#x pad %#x reserved %#llx device %#x",
+			names[which], p->flags, p->pad,
+			(unsigned long long)p->reserved, p->device);
+	else if (which != 1 && !p->dev_addr &&
+		 !(p->buf_flags & NPU_MEM_BUF_DEV_HIDDEN))
+		finding("%s: handle %u device %u mapped at address 0",
+			names[which], p->handle, p->device);
+}
+
 static void (*const op_fn[OP_COUNT])(struct thr *) = {
 	[OP_OPEN] = op_open, [OP_CLOSE] = op_close, [OP_DUP] = op_dup,
 	[OP_GET_INFO] = op_get_info, [OP_ALLOC] = op_alloc, [OP_FREE] = op_free,
@@ -2721,6 +2797,7 @@ static void (*const op_fn[OP_COUNT])(struct thr *) = {
 	[OP_HOST_REGISTER] = op_host_register, [OP_READONLY] = op_readonly,
 	[OP_IPC_EXPORT] = op_ipc_export, [OP_IPC_SET_PIDS] = op_ipc_set_pids,
 	[OP_IPC_IMPORT] = op_ipc_import, [OP_IPC_REVOKE] = op_ipc_revoke,
+	[OP_PEER] = op_peer,
 };
 
 static unsigned int weight_sum;
@@ -3921,6 +3998,8 @@ static int open_devices(void)
 	/* What every answer must say about device addresses: these files
 	 * were opened with this process's privileges. */
 	main_hidden = !(info.dev_flags & NPU_MEM_DEV_IOMMU) && !nm_desc_cap_sys_admin();
+	if (info.device_count)
+		npu_count = info.device_count;
 	return 0;
 }
 

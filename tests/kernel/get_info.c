@@ -142,6 +142,9 @@ static void assert_filled(const struct npu_mem_info *a,
 	EQ(dev_node);
 	EQ(dev_pci_domain);
 	EQ(dev_pci_bdf);
+	EQ(dev_bytes);
+	EQ(dev_buffers);
+	EQ(dev_node_bytes);
 	EQ(zero_reserve_low);
 	EQ(zero_reserve_high);
 #undef EQ

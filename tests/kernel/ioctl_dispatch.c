@@ -179,7 +179,7 @@ END_TEST
 
 START_TEST(unknown_nr)
 {
-	static const unsigned int nrs[] = { 0x0c, 0x0d, 0x0e, 0x10, 0x3f,
+	static const unsigned int nrs[] = { 0x0f, 0x11, 0x20, 0x10, 0x3f,
 					    0x40, 0x7f, 0x80, 0xfe, 0xff };
 	static const unsigned int dirs[] = { _IOC_NONE, _IOC_READ, _IOC_WRITE,
 					     NM_IOC_RW };

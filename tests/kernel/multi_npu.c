@@ -33,43 +33,20 @@
 
 #include "nmtest_dmabuf.h"
 #include "nmtest_fixture.h"
+#include "nmtest_multi.h"
 #include "nmtest_pci.h"
 
 #define RW		(PROT_READ | PROT_WRITE)
-#define MAX_NPUS	8
+#define MAX_NPUS	NM_MAX_NPUS
 #define COPY_LEN	(2 * NM_4K)
 
 static unsigned int g_count;		/* device_count */
 static struct npu_mem_info g_info[MAX_NPUS];
 
-static void bdf_of(const struct npu_mem_info *i, char *bdf, size_t len)
-{
-	snprintf(bdf, len, "%04x:%02x:%02x.%x", i->dev_pci_domain,
-		 i->dev_pci_bdf >> 8, (i->dev_pci_bdf >> 3) & 0x1f,
-		 i->dev_pci_bdf & 7);
-}
-
 /* PCI addresses in their order: domain, bus, devfn */
 static uint64_t addr_key(const struct npu_mem_info *i)
 {
 	return (uint64_t)i->dev_pci_domain << 16 | i->dev_pci_bdf;
-}
-
-static int info_of(int fd, uint32_t dev, struct npu_mem_info *out)
-{
-	memset(out, 0, sizeof(*out));
-	out->device = dev;
-	return nm_ioctl(fd, NPU_MEM_IOCTL_GET_INFO, out);
-}
-
-static int alloc_on(int fd, uint32_t dev, uint64_t size, uint32_t policy,
-		    struct npu_mem_alloc *a)
-{
-	memset(a, 0, sizeof(*a));
-	a->size = size;
-	a->policy = policy;
-	a->device = dev;
-	return nm_ioctl(fd, NPU_MEM_IOCTL_ALLOC, a);
 }
 
 static int query(int fd, uint32_t handle, struct npu_mem_query *q)
@@ -85,20 +62,6 @@ static int sync_buf(int fd, uint32_t handle, uint64_t len, uint32_t dir)
 				  .length = len };
 
 	return nm_ioctl(fd, NPU_MEM_IOCTL_SYNC, &s);
-}
-
-static int dma_copy_on(uint32_t dev, uint64_t src, uint64_t dst, uint64_t len)
-{
-	char path[96], text[96];
-
-	if (dev)
-		snprintf(path, sizeof(path), NM_DEBUGFS "/dma_copy%u", dev);
-	else
-		snprintf(path, sizeof(path), NM_DMA_COPY);
-	snprintf(text, sizeof(text), "%#llx %#llx %#llx",
-		 (unsigned long long)src, (unsigned long long)dst,
-		 (unsigned long long)len);
-	return nm_write_file(path, text);
 }
 
 static long sysfs_node(const char *bdf)
@@ -122,7 +85,7 @@ static void copy_roundtrip(int fd, uint32_t dev, struct npu_mem_alloc *a,
 	memset(pb, 0, COPY_LEN);
 	nm_assert_ok(sync_buf(fd, a->handle, COPY_LEN, NPU_MEM_SYNC_TO_DEVICE));
 	nm_assert_ok(sync_buf(fd, b->handle, COPY_LEN, NPU_MEM_SYNC_TO_DEVICE));
-	nm_assert_ok(dma_copy_on(dev, a->buf.dev_addr, b->buf.dev_addr,
+	nm_assert_ok(nm_dma_copy_on(dev, a->buf.dev_addr, b->buf.dev_addr,
 				 COPY_LEN));
 	nm_assert_ok(sync_buf(fd, b->handle, COPY_LEN,
 			      NPU_MEM_SYNC_FROM_DEVICE));
@@ -143,8 +106,8 @@ START_TEST(device_info)
 		char bdf[NM_BDF_LEN];
 		const uint32_t want = NPU_MEM_DEV_PCI | NPU_MEM_DEV_IOMMU;
 
-		nm_assert_ok(info_of(fd, d, &i));
-		bdf_of(&i, bdf, sizeof(bdf));
+		nm_assert_ok(nm_info_of(fd, d, &i));
+		nm_bdf_of(&i, bdf, sizeof(bdf));
 		printf("device %u: %s node %d dev_flags %#x\n", d, bdf,
 		       (int)i.dev_node, i.dev_flags);
 		ck_assert_uint_eq(i.device, d);
@@ -157,8 +120,8 @@ START_TEST(device_info)
 				      "index %u is not after index %u in address order",
 				      d, d - 1);
 	}
-	nm_assert_ret(info_of(fd, g_count, &i), -EINVAL);
-	nm_assert_ret(info_of(fd, 0xffffffff, &i), -EINVAL);
+	nm_assert_ret(nm_info_of(fd, g_count, &i), -EINVAL);
+	nm_assert_ret(nm_info_of(fd, 0xffffffff, &i), -EINVAL);
 	close(fd);
 }
 END_TEST
@@ -170,9 +133,9 @@ START_TEST(alloc_maps_for_its_device)
 	struct npu_mem_query q;
 
 	for (uint32_t d = 0; d < g_count; d++) {
-		nm_assert_ok(alloc_on(fd, d, COPY_LEN, NPU_MEM_POLICY_NORMAL_ONLY,
+		nm_assert_ok(nm_alloc_on(fd, d, COPY_LEN, NPU_MEM_POLICY_NORMAL_ONLY,
 				      &a[d]));
-		nm_assert_ok(alloc_on(fd, d, NM_2M, NPU_MEM_POLICY_HUGE_FIRST,
+		nm_assert_ok(nm_alloc_on(fd, d, NM_2M, NPU_MEM_POLICY_HUGE_FIRST,
 				      &b[d]));
 		nm_assert_ok(query(fd, a[d].handle, &q));
 		ck_assert_uint_eq(q.device, d);
@@ -186,7 +149,7 @@ START_TEST(alloc_maps_for_its_device)
 	nm_free_ok(fd, a[0].handle);
 	nm_free_ok(fd, b[0].handle);
 	for (uint32_t d = 1; d < g_count; d++)
-		nm_assert_ret(dma_copy_on(0, a[d].buf.dev_addr,
+		nm_assert_ret(nm_dma_copy_on(0, a[d].buf.dev_addr,
 					  b[d].buf.dev_addr, COPY_LEN),
 			      -EINVAL);
 	close(fd);
@@ -230,7 +193,7 @@ START_TEST(pages_on_device_node)
 			char what[64];
 			void *m;
 
-			nm_assert_ok(alloc_on(fd, d, 4 * NM_2M, policies[p], &a));
+			nm_assert_ok(nm_alloc_on(fd, d, 4 * NM_2M, policies[p], &a));
 			nm_assert_ok(query(fd, a.handle, &q));
 			snprintf(what, sizeof(what), "device %u %s", d,
 				 nm_policy_name(policies[p]));
@@ -261,7 +224,7 @@ START_TEST(bad_index_and_old_callers)
 
 	nm_get_info_ok(fd, &before);
 	for (size_t i = 0; i < NM_ARRAY_SIZE(bad); i++)
-		nm_assert_ret(alloc_on(fd, bad[i], NM_4K,
+		nm_assert_ret(nm_alloc_on(fd, bad[i], NM_4K,
 				       NPU_MEM_POLICY_NORMAL_ONLY, &a), -EINVAL);
 	nm_get_info_ok(fd, &after);
 	ck_assert_uint_eq(after.buffers, before.buffers);
@@ -299,30 +262,30 @@ START_TEST(remove_revokes_that_device_only)
 	uint8_t *p;
 
 	for (uint32_t d = 0; d < g_count; d++) {
-		nm_assert_ok(alloc_on(fd, d, COPY_LEN, NPU_MEM_POLICY_NORMAL_ONLY,
+		nm_assert_ok(nm_alloc_on(fd, d, COPY_LEN, NPU_MEM_POLICY_NORMAL_ONLY,
 				      &a[d]));
-		nm_assert_ok(alloc_on(fd, d, COPY_LEN, NPU_MEM_POLICY_HUGE_FIRST,
+		nm_assert_ok(nm_alloc_on(fd, d, COPY_LEN, NPU_MEM_POLICY_HUGE_FIRST,
 				      &b[d]));
 	}
 	p = nm_map_ok(fd, &a[gone], RW);
-	bdf_of(&g_info[gone], g_removed, sizeof(g_removed));
+	nm_bdf_of(&g_info[gone], g_removed, sizeof(g_removed));
 	printf("removing device %u (%s)\n", gone, g_removed);
 	nm_assert_ok(nm_pci_remove(g_removed));
 	ck_assert(!nm_pci_present(g_removed));
 
-	nm_assert_ok(info_of(fd, gone, &i));
+	nm_assert_ok(nm_info_of(fd, gone, &i));
 	ck_assert_uint_ne(i.dev_flags & NPU_MEM_DEV_REMOVED, 0);
 	ck_assert_uint_eq(i.device_count, g_count);
 	nm_assert_ok(query(fd, a[gone].handle, &q));
 	ck_assert_uint_ne(q.buf.flags & NPU_MEM_BUF_DEV_UNMAPPED, 0);
-	nm_assert_ret(alloc_on(fd, gone, NM_4K, NPU_MEM_POLICY_NORMAL_ONLY,
+	nm_assert_ret(nm_alloc_on(fd, gone, NM_4K, NPU_MEM_POLICY_NORMAL_ONLY,
 			       &a[MAX_NPUS - 1]), -ENODEV);
 	/* its memory is still memory */
 	memset(p, 0x5a, COPY_LEN);
 	ck_assert_uint_eq(p[COPY_LEN - 1], 0x5a);
 
 	for (uint32_t d = 0; d < gone; d++) {
-		nm_assert_ok(info_of(fd, d, &i));
+		nm_assert_ok(nm_info_of(fd, d, &i));
 		ck_assert_uint_eq(i.dev_flags & NPU_MEM_DEV_REMOVED, 0);
 		nm_assert_ok(query(fd, a[d].handle, &q));
 		ck_assert_uint_eq(q.buf.flags & NPU_MEM_BUF_DEV_UNMAPPED, 0);
@@ -333,7 +296,7 @@ START_TEST(remove_revokes_that_device_only)
 	/* The address comes back at its index. */
 	nm_assert_ok(nm_pci_restore(g_removed, 60));
 	g_removed[0] = 0;
-	nm_assert_ok(info_of(fd, gone, &i));
+	nm_assert_ok(nm_info_of(fd, gone, &i));
 	ck_assert_uint_eq(i.dev_flags & NPU_MEM_DEV_REMOVED, 0);
 	ck_assert_uint_eq(i.device_count, g_count);
 	ck_assert_uint_eq(i.dev_pci_bdf, g_info[gone].dev_pci_bdf);
@@ -341,9 +304,9 @@ START_TEST(remove_revokes_that_device_only)
 	ck_assert_uint_ne(q.buf.flags & NPU_MEM_BUF_DEV_UNMAPPED, 0);
 	nm_free_ok(fd, a[gone].handle);
 	nm_free_ok(fd, b[gone].handle);
-	nm_assert_ok(alloc_on(fd, gone, COPY_LEN, NPU_MEM_POLICY_NORMAL_ONLY,
+	nm_assert_ok(nm_alloc_on(fd, gone, COPY_LEN, NPU_MEM_POLICY_NORMAL_ONLY,
 			      &a[gone]));
-	nm_assert_ok(alloc_on(fd, gone, COPY_LEN, NPU_MEM_POLICY_NORMAL_ONLY,
+	nm_assert_ok(nm_alloc_on(fd, gone, COPY_LEN, NPU_MEM_POLICY_NORMAL_ONLY,
 			      &b[gone]));
 	copy_roundtrip(fd, gone, &a[gone], &b[gone], 0x77);
 	munmap(p, COPY_LEN);
@@ -357,31 +320,12 @@ int main(void)
 		.teardown = give_back, .unchecked = true,
 	};
 	Suite *s = nm_suite("multi_npu");
-	int fd;
+	int ret;
 
 	nm_require_device();
-	fd = open("/dev/" NPU_MEM_DEVICE_NAME, O_RDWR | O_CLOEXEC);
-	if (fd < 0 || info_of(fd, 0, &g_info[0])) {
-		printf("open or GET_INFO of /dev/npu-mem: %s\n", strerror(errno));
-		return 1;
-	}
-	g_count = g_info[0].device_count;
-	if (g_count < 2 || g_count > MAX_NPUS || access(NM_DMA_COPY, F_OK)) {
-		printf("SKIP: %u NPU(s), %s: run in the x86_64-multi-edu guest\n",
-		       g_count, access(NM_DMA_COPY, F_OK) ? "no edu engine" :
-		       "edu engine");
-		close(fd);
-		return 77;
-	}
-	for (uint32_t d = 1; d < g_count; d++) {
-		int ret = info_of(fd, d, &g_info[d]);
-
-		if (ret) {
-			printf("GET_INFO of device %u: %s\n", d, nm_retname(ret));
-			return 1;
-		}
-	}
-	close(fd);
+	ret = nm_multi_setup(g_info, &g_count);
+	if (ret)
+		return ret;
 
 	nm_add(s, device_info, 30);
 	nm_add(s, alloc_maps_for_its_device, 120);

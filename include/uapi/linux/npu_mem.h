@@ -111,7 +111,8 @@
  *
  * Device removal.  When an NPU's device goes away (PCI unbind, hot-unplug,
  * module unload of its driver), every DMA mapping made for that NPU is
- * torn down (other NPUs' stay); buffers, handles, CPU mappings and
+ * torn down, peer mappings for it included, and so are the peer mappings
+ * of its own buffers (other NPUs' stay); buffers, handles, CPU mappings and
  * dma-bufs stay valid as memory.  Until a device is bound again at its
  * address, GET_INFO of its index reports NPU_MEM_DEV_REMOVED (with
  * NPU_MEM_DEV_COHERENT and NPU_MEM_DEV_IOMMU clear: there is no device to
@@ -203,7 +204,8 @@ enum npu_mem_policy {
  * @retained_bytes: out: bytes of released buffers that another subsystem
  *	still references, all users: still charged (see Accounting) until it
  *	lets go.  Since ABI 1.2 (was reserved[0]; an older module leaves it 0)
- * @device: in: the NPU that @dev_flags, @dev_node and @dev_pci_* describe,
+ * @device: in: the NPU that @dev_flags, @dev_node, @dev_pci_* and @dev_bytes
+ *	to @dev_node_bytes describe,
  *	< @device_count (-EINVAL otherwise); 0 for a caller built before
  *	ABI 1.3, which had zero here.  Since ABI 1.3, as are the next four
  *	(they were reserved[0..2]; an older module refuses a non-zero
@@ -217,16 +219,24 @@ enum npu_mem_policy {
  * @dev_pci_bdf: out: @device's PCI bus << 8 | device << 3 | function,
  *	with NPU_MEM_DEV_PCI (both 0 otherwise); kept after a removal
  * @reserved: must be 0
+ * @dev_bytes: out: bytes of the live buffers allocated for @device, all
+ *	clients (retained chunks not included)
+ * @dev_buffers: out: live buffers allocated for @device, all clients
+ * @dev_node_bytes: out: bytes of live buffers, of any device, whose pages
+ *	are on @dev_node (0 when it is NPU_MEM_NODE_NONE)
  * @zero_reserve_bytes: out: bytes of 2 MiB chunks the module holds zeroed
  *	(or being zeroed) ahead of ALLOC, all nodes: the module's memory,
  *	charged to no one and not in @allocated_bytes until ALLOC hands a
- *	chunk out.  Since ABI 1.4, as are the next two (the struct grew: a
- *	caller built before passes the shorter struct, an older module
- *	leaves them 0)
+ *	chunk out
  * @zero_reserve_low: out: a node's reserve is refilled when under this
  *	(module parameter zero_reserve_low_mb; 0: never refilled)
  * @zero_reserve_high: out: and kept at most this, bytes per node
  *	(zero_reserve_high_mb, at least @zero_reserve_low; 0: off)
+ *
+ * @dev_bytes to @zero_reserve_high since ABI 1.4: the struct grew by them,
+ * so a caller built before gets what it knew (and the command number
+ * changed with the size; the module takes both).  Peer mappings
+ * (PEER_MAP) add nothing to any count: they map the same pages.
  */
 struct npu_mem_info {
 	__u32 flags;
@@ -252,6 +262,9 @@ struct npu_mem_info {
 	__u32 dev_pci_domain;
 	__u32 dev_pci_bdf;
 	__u32 reserved;
+	__u64 dev_bytes;
+	__u64 dev_buffers;
+	__u64 dev_node_bytes;
 	__u64 zero_reserve_bytes;
 	__u64 zero_reserve_low;
 	__u64 zero_reserve_high;
@@ -644,6 +657,70 @@ struct npu_mem_dmabuf_import {
 	struct npu_mem_buffer buf;
 };
 
+/*
+ * Peer mappings (PEER_MAP, PEER_UNMAP, PEER_QUERY).  A buffer allocated
+ * for one NPU (its own device, QUERY's device) can also be DMA-mapped for
+ * another, its peer, so that the peer's DMA reaches the same pages: under
+ * an IOMMU each device has its own address space, and the peer gets its
+ * own device address for the buffer.  A mapping belongs to the buffer, not
+ * to a handle or file: one per (buffer, peer NPU), which any handle of the
+ * buffer with write access can make, query and unmap; it ends with
+ * PEER_UNMAP, with the buffer (its last reference: FREE of the last
+ * handle, the last munmap, the last dma-buf), when the peer's device is
+ * removed, and when the buffer's own device is removed (a buffer whose own
+ * mapping is gone has no device mappings at all).  Nothing more is
+ * charged: the pages are the same.  SYNC maintains the CPU caches for
+ * every mapping of the buffer, its own and its peers'.  Only buffers of
+ * npu-mem's own pages have peer mappings: registered host memory and
+ * other drivers' dma-bufs (NPU_MEM_BUF_HOST, NPU_MEM_BUF_FOREIGN) give
+ * -EOPNOTSUPP; their owners map them for each device themselves.
+ * Errors (all three commands):
+ *  -EINVAL   non-zero flags, pad or reserved; a device index that names no
+ *            NPU; the buffer's own device (PEER_MAP and PEER_UNMAP: it is
+ *            mapped for it already, for its whole life; PEER_QUERY
+ *            describes that mapping)
+ *  -ENOENT   an unknown handle
+ *  -EACCES   PEER_MAP or PEER_UNMAP through a handle that gives less access
+ *            than the buffer's owner has (NPU_MEM_BUF_READONLY of an
+ *            imported handle): the peer could write what it may not
+ *  -EOPNOTSUPP  registered host memory or another driver's dma-buf
+ *  -EEXIST   PEER_MAP: already mapped for that device
+ *  -ENXIO    PEER_UNMAP, PEER_QUERY: not mapped for that device
+ *  -ENODEV   PEER_MAP: the peer's device, or the buffer's own, was removed
+ *  -ENOMEM   PEER_MAP: no memory, or the peer's DMA address space (IOMMU
+ *            or bounce buffers) is full
+ *  -EFAULT   a bad pointer; a PEER_MAP whose answer cannot be written back
+ *            is undone (the buffer is not left mapped for the peer)
+ */
+
+/**
+ * struct npu_mem_peer - NPU_MEM_IOCTL_PEER_MAP, _PEER_UNMAP, _PEER_QUERY
+ * @handle: in: the buffer
+ * @device: in: the peer NPU's index (see Several NPUs); for PEER_QUERY
+ *	also the buffer's own, which describes its own mapping
+ * @flags: in: must be 0
+ * @buf_flags: out (PEER_MAP, PEER_QUERY): NPU_MEM_BUF_DEV_CONTIG,
+ *	NPU_MEM_BUF_DEV_HIDDEN and NPU_MEM_BUF_BOUNCED for this mapping, as
+ *	struct npu_mem_buffer has them for the buffer's own
+ * @dev_addr: out (PEER_MAP, PEER_QUERY): the buffer's first byte as
+ *	@device sees it; 0 with NPU_MEM_BUF_DEV_HIDDEN (a physical address,
+ *	without an IOMMU, for an opener without CAP_SYS_ADMIN)
+ * @dev_segments: out (PEER_MAP, PEER_QUERY): contiguous device address
+ *	ranges of the mapping (0 when hidden)
+ * @pad: must be 0
+ * @reserved: must be 0
+ */
+struct npu_mem_peer {
+	__u32 handle;
+	__u32 device;
+	__u32 flags;
+	__u32 buf_flags;
+	__u64 dev_addr;
+	__u32 dev_segments;
+	__u32 pad;
+	__u64 reserved;
+};
+
 #define NPU_MEM_IOCTL_MAGIC	0xB9
 
 #define NPU_MEM_IOCTL_GET_INFO	_IOWR(NPU_MEM_IOCTL_MAGIC, 0x00, struct npu_mem_info)
@@ -658,5 +735,8 @@ struct npu_mem_dmabuf_import {
 #define NPU_MEM_IOCTL_IPC_REVOKE	_IOW(NPU_MEM_IOCTL_MAGIC, 0x09, struct npu_mem_ipc_revoke)
 #define NPU_MEM_IOCTL_HOST_REGISTER	_IOWR(NPU_MEM_IOCTL_MAGIC, 0x0a, struct npu_mem_host_register)
 #define NPU_MEM_IOCTL_DMABUF_IMPORT	_IOWR(NPU_MEM_IOCTL_MAGIC, 0x0b, struct npu_mem_dmabuf_import)
+#define NPU_MEM_IOCTL_PEER_MAP	_IOWR(NPU_MEM_IOCTL_MAGIC, 0x0c, struct npu_mem_peer)
+#define NPU_MEM_IOCTL_PEER_UNMAP	_IOW(NPU_MEM_IOCTL_MAGIC, 0x0d, struct npu_mem_peer)
+#define NPU_MEM_IOCTL_PEER_QUERY	_IOWR(NPU_MEM_IOCTL_MAGIC, 0x0e, struct npu_mem_peer)
 
 #endif /* _UAPI_LINUX_NPU_MEM_H */
