@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The argument checks that many calls make, each written once: whether an
- * id names the device (there is one, 0: ACLMEM_MAX_DEVICES, context.h),
+ * id names a device (0 .. aclmem_device_count() - 1, context.h),
  * a NULL pointer, and a range that wraps around the address space.
  *
  * They only check and word: each call still makes its checks in CANN's
@@ -19,10 +19,12 @@
 bool aclmem_device_valid(int64_t id);
 
 /*
- * ACL_SUCCESS if id names a device, else ACL_ERROR_RT_INVALID_DEVICEID
- * with "fn: no device <id> (device 0 only)".
+ * ACL_SUCCESS if id names a device, else aclmem_device_refused(): the
+ * failure ACL_ERROR_RT_INVALID_DEVICEID with "fn: no device <id> (device
+ * 0 only)" or "(devices 0 to <n - 1>)".
  */
 int aclmem_arg_device(const char *fn, int64_t id);
+int aclmem_device_refused(const char *fn, int64_t id);
 
 /* ACL_ERROR_INVALID_PARAM with "fn: <what> is NULL". */
 int aclmem_arg_null(const char *fn, const char *what);

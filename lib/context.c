@@ -3,14 +3,17 @@
  * aclInit/aclFinalize, the device, its contexts and each thread's current
  * context.
  *
- * There is one device, id 0: the npu-mem driver.  aclrtSetDevice opens the
- * device file the first time (so a missing module or a permission problem
- * is reported there, as ACL_ERROR_RT_NO_DEVICE / ACL_ERROR_RT_NO_PERMISSION),
- * makes the device's default context if there is none, counts references,
- * process-wide, as CANN does, and makes the default context current on the
- * calling thread.  When the count drops to zero the default context dies
+ * The devices are the NPUs the npu-mem module serves, 0 .. device_count - 1
+ * of its GET_INFO, all through one device file.  aclrtSetDevice(n) opens
+ * the file the first time (so a missing module or a permission problem is
+ * reported there, as ACL_ERROR_RT_NO_DEVICE / ACL_ERROR_RT_NO_PERMISSION),
+ * makes device n's default context if it has none, counts n's references,
+ * process-wide, as CANN does, and makes that context current on the
+ * calling thread.  When n's count drops to zero its default context dies
  * with its streams and events; once no context is left the pool is
- * emptied.  Buffers the program did not free stay valid until aclrtFree or
+ * emptied.  A context, and what is made in it, belongs to one device: the
+ * thread's current device is always its current context's, so setting
+ * another device's context current switches the device (CANN).  Buffers the program did not free stay valid until aclrtFree or
  * aclFinalize: memory belongs to the process, not to a context.
  *
  * aclrtCreateContext makes another context on the device and makes it
@@ -61,8 +64,9 @@ static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool acl_inited;
 static bool acl_finalized;
 static int dev_fd = -1;
-static unsigned long dev_refs;		/* aclrtSetDevice calls not reset */
-static struct aclmem_ctx *primary;
+/* Per device: aclrtSetDevice calls not reset, and its default context. */
+static unsigned long dev_refs[ACLMEM_MAX_DEVICES];
+static struct aclmem_ctx *primary[ACLMEM_MAX_DEVICES];
 static struct aclmem_ctx *ctxs;
 /* Bumped whenever a context dies: threads then re-check theirs. */
 static _Atomic uint64_t ctx_epoch = 1;
@@ -170,7 +174,7 @@ int aclmem_ctx_fd(void)
 
 int aclmem_ctx_info(struct npu_mem_info *info)
 {
-	int ret = aclmem_get_info(dev_fd, info);
+	int ret = aclmem_dev_get_info(dev_fd, tls_ctx ? tls_ctx->dev : 0, info);
 
 	if (ret) {
 		aclmem_err("GET_INFO: %s", strerror(-ret));
@@ -287,8 +291,8 @@ static void atfork_child(void)
 	if (dev_fd >= 0)
 		close(dev_fd);
 	dev_fd = -1;
-	dev_refs = 0;
-	primary = NULL;
+	memset(dev_refs, 0, sizeof(dev_refs));
+	memset(primary, 0, sizeof(primary));
 	while ((c = ctxs)) {
 		ctxs = c->next;
 		free(c);
@@ -327,8 +331,8 @@ static void ctx_unlink_locked(struct aclmem_ctx *ctx)
 			break;
 		}
 	}
-	if (ctx == primary)
-		primary = NULL;
+	if (ctx == primary[ctx->dev])
+		primary[ctx->dev] = NULL;
 	if (tls_ctx == ctx)
 		tls_ctx = NULL;
 	atomic_fetch_add_explicit(&ctx_epoch, 1, memory_order_release);
@@ -394,8 +398,8 @@ aclError aclFinalize(void)
 	aclmem_config_reset();
 	list = ctxs;
 	ctxs = NULL;
-	primary = NULL;
-	dev_refs = 0;
+	memset(primary, 0, sizeof(primary));
+	memset(dev_refs, 0, sizeof(dev_refs));
 	tls_ctx = NULL;
 	atomic_fetch_add_explicit(&ctx_epoch, 1, memory_order_release);
 	pthread_mutex_unlock(&ctx_lock);
@@ -505,14 +509,28 @@ aclError aclrtRegDeviceStateCallback(const char *regName,
 				 ACLMEM_HOOK_NAME_MAX) : ACL_SUCCESS;
 }
 
-bool aclmem_ctx_device_in_use(void)
+bool aclmem_ctx_device_in_use(int32_t dev)
 {
 	bool used;
 
 	pthread_mutex_lock(&ctx_lock);
-	used = primary != NULL;
+	used = primary[dev] != NULL;
 	pthread_mutex_unlock(&ctx_lock);
 	return used;
+}
+
+/* "fn(id): ...", the way these calls have always worded it. */
+static int no_device(const char *fn, int32_t id)
+{
+	uint32_t n = aclmem_device_count();
+
+	if (n == 1)
+		return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
+				   "%s(%d): no such device (device 0 only)", fn,
+				   (int)id);
+	return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
+			   "%s(%d): no such device (devices 0 to %u)", fn,
+			   (int)id, n - 1);
 }
 
 aclError aclrtSetDevice(int32_t deviceId)
@@ -521,27 +539,25 @@ aclError aclrtSetDevice(int32_t deviceId)
 	int ret;
 
 	if (!aclmem_device_valid(deviceId))
-		return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
-				   "aclrtSetDevice(%d): no such device (device 0 only)",
-				   (int)deviceId);
+		return no_device("aclrtSetDevice", deviceId);
 	pthread_once(&atfork_once, atfork_register);
 	pthread_mutex_lock(&transition_lock);
-	first = !aclmem_ctx_device_in_use();
+	first = !aclmem_ctx_device_in_use(deviceId);
 	if (first)
 		device_changed(deviceId, ACL_RT_DEVICE_STATE_SET_PRE);
 	pthread_mutex_lock(&ctx_lock);
 	ret = device_open_locked(deviceId);
 	if (ret)
 		goto out;
-	if (!primary) {
-		primary = ctx_new_locked(deviceId, true);
-		if (!primary) {
+	if (!primary[deviceId]) {
+		primary[deviceId] = ctx_new_locked(deviceId, true);
+		if (!primary[deviceId]) {
 			ret = ACL_ERROR_RT_MEMORY_ALLOCATION;
 			goto out;
 		}
 	}
-	dev_refs++;
-	set_current(primary);
+	dev_refs[deviceId]++;
+	set_current(primary[deviceId]);
 out:
 	pthread_mutex_unlock(&ctx_lock);
 	if (first && !ret)
@@ -559,26 +575,26 @@ out:
 static aclError reset_device(int32_t deviceId, int force)
 {
 	struct aclmem_ctx *dead = NULL;
+	unsigned long *refs;
 	bool last;
 
 	if (!aclmem_device_valid(deviceId))
-		return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
-				   "%s(%d): no such device (device 0 only)",
-				   force ? "aclrtResetDeviceForce" :
-				   "aclrtResetDevice", (int)deviceId);
+		return no_device(force ? "aclrtResetDeviceForce" :
+				 "aclrtResetDevice", deviceId);
+	refs = &dev_refs[deviceId];
 	pthread_mutex_lock(&transition_lock);
 	pthread_mutex_lock(&ctx_lock);
-	last = dev_refs && primary && (force || dev_refs == 1);
+	last = *refs && primary[deviceId] && (force || *refs == 1);
 	pthread_mutex_unlock(&ctx_lock);
 	if (last)
 		device_changed(deviceId, ACL_RT_DEVICE_STATE_RESET_PRE);
 	pthread_mutex_lock(&ctx_lock);
-	if (tls_ctx && tls_ctx == primary)
+	if (tls_ctx && tls_ctx == primary[deviceId])
 		tls_ctx = NULL;
 	/* Resetting a device nobody set is harmless, as in CANN. */
-	if (dev_refs && (force || --dev_refs == 0)) {
-		dev_refs = 0;
-		dead = primary;
+	if (*refs && (force || --*refs == 0)) {
+		*refs = 0;
+		dead = primary[deviceId];
 		if (dead)
 			ctx_unlink_locked(dead);
 	}
@@ -723,7 +739,7 @@ aclError aclrtGetPrimaryCtxState(int32_t deviceId, uint32_t *flags,
 	pthread_mutex_lock(&ctx_lock);
 	if (flags)
 		*flags = 0;
-	*active = primary != NULL;
+	*active = primary[deviceId] != NULL;
 	pthread_mutex_unlock(&ctx_lock);
 	return ACL_SUCCESS;
 }
@@ -743,7 +759,7 @@ aclError aclrtGetDeviceCount(uint32_t *count)
 				   "aclrtGetDeviceCount: %s: %s",
 				   aclmem_device_path(), strerror(err));
 	}
-	*count = ACLMEM_MAX_DEVICES;
+	*count = aclmem_device_count();
 	return ACL_SUCCESS;
 }
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Process and thread state: aclInit/aclFinalize, the device (one: id 0,
- * /dev/npu-mem), its reference count, its contexts, and each thread's
- * current context.
+ * Process and thread state: aclInit/aclFinalize, the devices (the NPUs
+ * of /dev/npu-mem, 0 .. aclmem_device_count() - 1), their reference
+ * counts, their contexts, and each thread's current context.
  *
  * Lock order: ctx lock -> streams lock -> one stream's lock -> the lock its
  * running task waits under (the task's cancel(), lib/stream.h); ctx lock ->
@@ -18,7 +18,9 @@
 #include <stdint.h>
 #include <linux/npu_mem.h>
 
-#define ACLMEM_MAX_DEVICES	1
+#include "device.h"
+
+#define ACLMEM_MAX_DEVICES	ACLMEM_DEVICES_MAX
 
 struct aclmem_ctx;
 struct aclmem_stream;
@@ -43,11 +45,11 @@ bool aclmem_ctx_alive(const struct aclmem_ctx *ctx);
 /* The device file; valid after a successful aclmem_ctx_require(). */
 int aclmem_ctx_fd(void);
 
-/* GET_INFO on the device file: ACL code. */
+/* GET_INFO about the current context's device: ACL code. */
 int aclmem_ctx_info(struct npu_mem_info *info);
 
-/* True while the device is set (its default context lives).  Takes the lock. */
-bool aclmem_ctx_device_in_use(void);
+/* True while device dev is set (its default context lives).  Takes the lock. */
+bool aclmem_ctx_device_in_use(int32_t dev);
 
 /*
  * The parts of the runtime built on this layer (streams, events, notifies,

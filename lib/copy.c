@@ -21,6 +21,12 @@
  * (aclrtMemcpyAsync, aclrtMemcpy2d*) document kind as the direction, so
  * the device side(s) it names must be device memory and its host side(s)
  * must not be.
+ *
+ * A copy between buffers of two devices needs peer access between them
+ * (aclrtDeviceEnablePeerAccess, either way round, or an IPC import that
+ * enabled it), as CANN's copies between devices do; without it the copy
+ * is refused with ACL_ERROR_RT_PARAM_INVALID.  Host memory and device
+ * memory meet in a copy whatever the device.
  */
 #include <limits.h>
 #include <stdbool.h>
@@ -35,6 +41,7 @@
 #include "log.h"
 #include "memory.h"
 #include "model.h"
+#include "peer.h"
 #include "stream.h"
 
 /* aclrtMemcpy2dAsync's documented limits. */
@@ -44,7 +51,8 @@
 /* What is at [p, p + len). */
 enum where { W_HOST, W_PINNED, W_DEVICE, W_BAD };
 
-static enum where locate(const void *p, size_t len, bool write)
+/* *dev: the device of W_DEVICE memory. */
+static enum where locate(const void *p, size_t len, bool write, int32_t *dev)
 {
 	struct aclmem_range r;
 
@@ -52,6 +60,7 @@ static enum where locate(const void *p, size_t len, bool write)
 	case ACLMEM_RANGE_INSIDE:
 		if (write && r.readonly)
 			return W_BAD;
+		*dev = r.device;
 		return r.kind == ACLMEM_BUF_DEVICE ? W_DEVICE : W_PINNED;
 	case ACLMEM_RANGE_NONE:
 		return aclmem_host_usable(p, len, write) ? W_HOST : W_BAD;
@@ -80,7 +89,7 @@ static int kind_sides(int kind, int *dst_dev, int *src_dev)
 	case ACL_MEMCPY_DEVICE_TO_DEVICE:
 	case ACL_MEMCPY_INNER_DEVICE_TO_DEVICE:
 	case ACL_MEMCPY_INTER_DEVICE_TO_DEVICE:
-		/* One device: a copy between devices is a copy within it. */
+		/* Within a device or between two: the addresses tell. */
 		*dst_dev = *src_dev = 1;
 		return 0;
 	case ACL_MEMCPY_DEFAULT:
@@ -100,6 +109,23 @@ static bool side_ok(enum where w, int want_dev)
 	return want_dev ? w == W_DEVICE : w != W_DEVICE;
 }
 
+/*
+ * Both sides of one run of a copy as the kind wants them, and two
+ * devices' buffers only with peer access between them.
+ */
+static bool sides_ok(void *dst, const void *src, size_t len, int dst_dev,
+		     int src_dev)
+{
+	int32_t dn = 0, sn = 0;
+	enum where ws = locate(src, len, false, &sn);
+	enum where wd = locate(dst, len, true, &dn);
+
+	if (!side_ok(ws, src_dev) || !side_ok(wd, dst_dev))
+		return false;
+	return ws != W_DEVICE || wd != W_DEVICE ||
+	       aclmem_peer_copy_allowed(sn, dn);
+}
+
 /* The ranges of a copy; kind < 0: judged from the addresses alone. */
 static int copy_ranges(void *dst, size_t destMax, const void *src,
 		       size_t count, int kind)
@@ -110,8 +136,7 @@ static int copy_ranges(void *dst, size_t destMax, const void *src,
 		return ACL_ERROR_RT_PARAM_INVALID;
 	if (kind >= 0 && kind_sides(kind, &dst_dev, &src_dev))
 		return ACL_ERROR_INVALID_PARAM;
-	if (!side_ok(locate(src, count, false), src_dev) ||
-	    !side_ok(locate(dst, count, true), dst_dev))
+	if (!sides_ok(dst, src, count, dst_dev, src_dev))
 		return ACL_ERROR_RT_PARAM_INVALID;
 	return ACL_SUCCESS;
 }
@@ -142,7 +167,8 @@ static int ranges_err(int ret, void *dst, size_t destMax, const void *src,
 		aclmem_err("count %zu is above destMax %zu", count, destMax);
 	else if (ret)
 		aclmem_err("[%p, +%zu) to [%p, +%zu): a range is not memory "
-			   "the copy may use", src, count, dst, count);
+			   "the copy may use (or of two devices without peer "
+			   "access)", src, count, dst, count);
 	return ret;
 }
 
@@ -177,9 +203,11 @@ void aclmem_copy_run(void *dst, const void *src, size_t count)
 
 static int set_recheck(void *devPtr, size_t maxCount, size_t count)
 {
+	int32_t dev;
+
 	if (count > maxCount)
 		return ACL_ERROR_RT_PARAM_INVALID;
-	return locate(devPtr, count, true) == W_BAD ?
+	return locate(devPtr, count, true, &dev) == W_BAD ?
 	       ACL_ERROR_RT_PARAM_INVALID : ACL_SUCCESS;
 }
 
@@ -404,8 +432,7 @@ static int copy2d_ranges(const struct copy2d *c)
 		const char *s = (const char *)c->src + i * c->spitch;
 		char *d = (char *)c->dst + i * c->dpitch;
 
-		if (!side_ok(locate(s, c->width, false), src_dev) ||
-		    !side_ok(locate(d, c->width, true), dst_dev))
+		if (!sides_ok(d, s, c->width, dst_dev, src_dev))
 			return ACL_ERROR_RT_PARAM_INVALID;
 	}
 	return ACL_SUCCESS;

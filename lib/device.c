@@ -10,8 +10,10 @@
  * anything unexpected the driver's internal error.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -51,6 +53,71 @@ int aclmem_do_ioctl(int fd, unsigned long req, void *arg)
 		ret = -errno;
 	errno = saved;
 	return ret;
+}
+
+int aclmem_dev_get_info(int fd, int32_t dev, struct npu_mem_info *info)
+{
+	struct npu_mem_info in;
+	int ret;
+
+	memset(&in, 0, sizeof(in));
+	in.device = (uint32_t)dev;
+	ret = aclmem_do_ioctl(fd, NPU_MEM_IOCTL_GET_INFO, &in);
+	if (!ret)
+		*info = in;
+	return ret;
+}
+
+int aclmem_dev_alloc(int fd, int32_t dev, uint64_t size, uint32_t policy,
+		     uint32_t flags, uint32_t *handle,
+		     struct npu_mem_buffer *buf)
+{
+	struct npu_mem_alloc a;
+	int ret;
+
+	memset(&a, 0, sizeof(a));
+	a.size = size;
+	a.policy = policy;
+	a.flags = flags;
+	a.device = (uint32_t)dev;
+	ret = aclmem_do_ioctl(fd, NPU_MEM_IOCTL_ALLOC, &a);
+	if (ret)
+		return ret;
+	*handle = a.handle;
+	if (buf)
+		*buf = a.buf;
+	return 0;
+}
+
+/*
+ * Asked once: CANN too counts its devices when it starts.  The file is
+ * opened for the question alone when no device is set yet; a failure
+ * leaves the count unknown (1 until asked again) so that the call that
+ * opens the file for good reports the reason.
+ */
+uint32_t aclmem_device_count(void)
+{
+	/* Devices the module serves, once asked; 0: not asked yet. */
+	static _Atomic uint32_t dev_count;
+	struct npu_mem_info info;
+	uint32_t n = atomic_load(&dev_count);
+	int fd, ret;
+
+	if (n)
+		return n;
+	fd = aclmem_device_open();
+	if (fd < 0)
+		return 1;
+	ret = aclmem_dev_get_info(fd, 0, &info);
+	close(fd);
+	if (ret)
+		return 1;
+	/* A module before ABI 1.3 leaves the field 0: it has one NPU. */
+	n = info.device_count ? info.device_count : 1;
+	if (n > ACLMEM_DEVICES_MAX)
+		n = ACLMEM_DEVICES_MAX;
+	atomic_store(&dev_count, n);
+	return n;
 }
 
 int aclmem_open_errno_to_acl(int err)

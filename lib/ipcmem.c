@@ -49,6 +49,7 @@
 #include "device.h"
 #include "log.h"
 #include "memory.h"
+#include "peer.h"
 
 /* A key's size with its NUL; CANN's key buffers are 65 bytes. */
 #define KEY_LEN	57
@@ -320,6 +321,20 @@ aclError aclrtIpcMemSetImportPid(const char *key, int32_t *pid, size_t num)
 	return ACL_SUCCESS;
 }
 
+/*
+ * The NPU an imported buffer belongs to: the exporter's device, which
+ * decides what copies between it and this process's buffers need (peer
+ * access).  A module before ABI 1.3 has one NPU.
+ */
+static int32_t import_device(int fd, uint32_t handle)
+{
+	struct npu_mem_query q = { .handle = handle };
+
+	if (aclmem_do_ioctl(fd, NPU_MEM_IOCTL_QUERY, &q))
+		return 0;
+	return (int32_t)q.device;
+}
+
 /* A new mapping of the buffer a key names, in the table: ACL code. */
 static int import_map(const char *fn, const struct ipc_key *k, void **base)
 {
@@ -367,6 +382,7 @@ static int import_map(const char *fn, const struct ipc_key *k, void **base)
 	b->kflags = im.buf.flags & NPU_MEM_BUF_READONLY ?
 		    NPU_MEM_ALLOC_READONLY : 0;
 	b->page_size = aclmem_buffer_page_size(&im.buf);
+	b->device = import_device(fd, im.handle);
 	b->kind = ACLMEM_BUF_DEVICE;
 	b->share = ACLMEM_SHARE_IMPORTED;
 	ret = aclmem_mem_insert(b);
@@ -387,10 +403,9 @@ static void unmap_import(void *base)
 		aclmem_buf_release(b);
 }
 
-aclError aclrtIpcMemImportByKey(void **devPtr, const char *key,
-				uint64_t flags)
+static int import_key(const char *fn, void **devPtr, const char *key,
+		      uint64_t flags)
 {
-	static const char fn[] = "aclrtIpcMemImportByKey";
 	struct ipc_import *i, *n;
 	struct ipc_key k;
 	void *base = NULL;
@@ -447,6 +462,29 @@ aclError aclrtIpcMemImportByKey(void **devPtr, const char *key,
 	pthread_mutex_unlock(&ipc_lock);
 	*devPtr = (char *)base + k.offset;
 	return ACL_SUCCESS;
+}
+
+/*
+ * Memory another device's buffer: CANN copies between it and the current
+ * device's memory only with peer access, which the flag
+ * ACL_RT_IPC_MEM_IMPORT_FLAG_ENABLE_PEER_ACCESS enables here (else the
+ * program calls aclrtDeviceEnablePeerAccess).
+ */
+aclError aclrtIpcMemImportByKey(void **devPtr, const char *key,
+				uint64_t flags)
+{
+	static const char fn[] = "aclrtIpcMemImportByKey";
+	struct aclmem_range r;
+	int32_t cur;
+	int ret = import_key(fn, devPtr, key, flags);
+
+	if (ret || flags != ACL_RT_IPC_MEM_IMPORT_FLAG_ENABLE_PEER_ACCESS)
+		return ret;
+	cur = aclmem_ctx_device(aclmem_ctx_current());
+	if (aclmem_mem_lookup(*devPtr, 0, &r) == ACLMEM_RANGE_INSIDE &&
+	    r.device != cur)
+		ret = aclmem_peer_enable(cur, r.device);
+	return aclmem_api_ret(fn, ret);
 }
 
 aclError aclrtIpcMemClose(const char *key)

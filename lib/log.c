@@ -171,7 +171,7 @@ static const char *code_words(int code)
 		{ ACL_ERROR_INVALID_PARAM, "invalid parameter" },
 		{ ACL_ERROR_RT_PARAM_INVALID,
 		  "not a live handle, buffer or range" },
-		{ ACL_ERROR_RT_INVALID_DEVICEID, "no such device (device 0 only)" },
+		{ ACL_ERROR_RT_INVALID_DEVICEID, "no such device" },
 		{ ACL_ERROR_RT_CONTEXT_NULL,
 		  "no current context on this thread (aclrtSetDevice first)" },
 		{ ACL_ERROR_RT_STREAM_CONTEXT,

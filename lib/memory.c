@@ -81,9 +81,9 @@ static inline struct aclmem_buf *to_buf(struct addrtree_node *n)
 	return (struct aclmem_buf *)((char *)n - offsetof(struct aclmem_buf, node));
 }
 
-/* One driver buffer, mapped; ACL code. */
+/* One driver buffer for device dev, mapped; ACL code. */
 static int buf_create(const struct aclmem_alloc_req *req, uint8_t kind,
-		      struct aclmem_buf **out)
+		      int32_t dev, struct aclmem_buf **out)
 {
 	int fd = aclmem_ctx_fd();
 	struct npu_mem_buffer kb;
@@ -95,7 +95,8 @@ static int buf_create(const struct aclmem_alloc_req *req, uint8_t kind,
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return ACL_ERROR_RT_MEMORY_ALLOCATION;
-	ret = aclmem_alloc(fd, req->size, req->kpolicy, req->kflags, &handle, &kb);
+	ret = aclmem_dev_alloc(fd, dev, req->size, req->kpolicy, req->kflags,
+			       &handle, &kb);
 	if (ret) {
 		aclmem_info("alloc of %zu bytes (policy %u) failed: %s",
 			    req->size, req->kpolicy, strerror(-ret));
@@ -117,6 +118,7 @@ static int buf_create(const struct aclmem_alloc_req *req, uint8_t kind,
 	b->kpolicy = req->kpolicy;
 	b->kflags = req->kflags;
 	b->page_size = aclmem_buffer_page_size(&kb);
+	b->device = dev;
 	b->kind = kind;
 	*out = b;
 	return ACL_SUCCESS;
@@ -217,11 +219,18 @@ static size_t size_class(const struct aclmem_alloc_req *req)
 int aclmem_mem_alloc(enum aclmem_api api, void **ptr, size_t size,
 		     uint32_t policy)
 {
+	return aclmem_mem_alloc_on(api, ptr, size, policy, -1);
+}
+
+int aclmem_mem_alloc_on(enum aclmem_api api, void **ptr, size_t size,
+			uint32_t policy, int32_t device)
+{
 	uint8_t kind = api == ACLMEM_API_MALLOC_HOST ? ACLMEM_BUF_HOST :
 						       ACLMEM_BUF_DEVICE;
 	struct aclmem_pool *pool;
 	struct aclmem_alloc_req req;
 	struct aclmem_buf *b;
+	int32_t dev;
 	size_t cls;
 	int ret;
 
@@ -239,9 +248,12 @@ int aclmem_mem_alloc(enum aclmem_api api, void **ptr, size_t size,
 	if (ret)
 		return ret;
 
+	dev = device >= 0 ? device : aclmem_ctx_device(aclmem_ctx_current());
 	pool = aclmem_pool_global();
 	cls = size_class(&req);
-	b = aclmem_pool_get(pool, kind, req.kpolicy, req.kflags, cls);
+	/* The pool's classes are not per device: it keeps device 0's only. */
+	b = dev ? NULL : aclmem_pool_get(pool, kind, req.kpolicy, req.kflags,
+					 cls);
 	if (b && b->map_len < req.size) {
 		/* A class must never hold a buffer too small for it. */
 		aclmem_warn("pool: %zu-byte buffer in class %zu", b->map_len,
@@ -250,11 +262,11 @@ int aclmem_mem_alloc(enum aclmem_api api, void **ptr, size_t size,
 		b = NULL;
 	}
 	if (!b) {
-		ret = buf_create(&req, kind, &b);
+		ret = buf_create(&req, kind, dev, &b);
 		/* CANN: on lack of memory, give back what is cached, retry once. */
 		if (ret == ACL_ERROR_RT_MEMORY_ALLOCATION &&
 		    aclmem_pool_trim(pool, 0))
-			ret = buf_create(&req, kind, &b);
+			ret = buf_create(&req, kind, dev, &b);
 		if (ret)
 			return ret;
 		b->pool_class = cls;
@@ -313,7 +325,7 @@ static int mem_free(void *ptr, enum aclmem_buf_kind kind, bool dvpp)
 	usage_sub(b);
 	if (kind == ACLMEM_BUF_HOST)
 		exts_host_freed(b->addr, b->map_len);
-	if (aclmem_ctx_require() || b->share) {
+	if (aclmem_ctx_require() || b->share || b->device) {
 		aclmem_buf_release(b);
 		return ACL_SUCCESS;
 	}
@@ -374,6 +386,7 @@ enum aclmem_lookup aclmem_mem_lookup(const void *p, size_t len,
 				out->handle = b->handle;
 				out->offset = off;
 				out->page_size = b->page_size;
+				out->device = b->device;
 				out->kind = b->kind;
 				out->readonly = b->kflags & NPU_MEM_ALLOC_READONLY;
 				out->dvpp = b->dvpp;
@@ -433,6 +446,7 @@ int aclmem_mem_share(const void *p, size_t len, struct aclmem_range *out)
 		out->handle = b->handle;
 		out->offset = (uintptr_t)p - (uintptr_t)b->addr;
 		out->page_size = b->page_size;
+		out->device = b->device;
 		out->kind = b->kind;
 		out->readonly = b->kflags & NPU_MEM_ALLOC_READONLY;
 	}
@@ -681,14 +695,17 @@ aclError aclrtPointerGetAttributes(const void *ptr,
 /*
  * aclrtMallocConfig as CANN reads it: NULL or no attributes is no
  * configuration; attributes must be given when counted.  The module id is
- * bookkeeping (accepted, unused); the device id must name device 0; the VA
- * flag asks that host memory have the same address on the device, which
- * is always so here.  Reserved or unknown attributes are refused.
+ * bookkeeping (accepted, unused); the device id must name a device, whose
+ * memory it is (*dev; -1 without one: the current device's); the VA flag
+ * asks that host memory have the same address on the device, which is
+ * always so here.  Reserved or unknown attributes are refused.
  */
-static int cfg_check(const char *fn, const aclrtMallocConfig *cfg)
+static int cfg_check(const char *fn, const aclrtMallocConfig *cfg,
+		     int32_t *dev)
 {
 	size_t i;
 
+	*dev = -1;
 	if (!cfg || !cfg->numAttrs)
 		return ACL_SUCCESS;
 	if (!cfg->attrs)
@@ -705,6 +722,7 @@ static int cfg_check(const char *fn, const aclrtMallocConfig *cfg)
 			if (!aclmem_device_valid(a->value.deviceId))
 				return aclmem_arg_device(fn,
 							 a->value.deviceId);
+			*dev = (int32_t)a->value.deviceId;
 			break;
 		case ACL_RT_MEM_ATTR_VA_FLAG:
 			if (a->value.vaFlag > 1)
@@ -725,28 +743,30 @@ static int cfg_check(const char *fn, const aclrtMallocConfig *cfg)
 aclError aclrtMallocWithCfg(void **devPtr, size_t size,
 			    aclrtMemMallocPolicy policy, aclrtMallocConfig *cfg)
 {
+	int32_t dev;
 	int ret;
 
 	if (!devPtr)
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "aclrtMallocWithCfg: devPtr is NULL");
-	ret = cfg_check("aclrtMallocWithCfg", cfg);
+	ret = cfg_check("aclrtMallocWithCfg", cfg, &dev);
 	if (ret)
 		return ret;
 	return aclmem_api_ret("aclrtMallocWithCfg",
-			      aclmem_mem_alloc(ACLMEM_API_MALLOC, devPtr, size,
-					       policy));
+			      aclmem_mem_alloc_on(ACLMEM_API_MALLOC, devPtr,
+						  size, policy, dev));
 }
 
 aclError aclrtMallocHostWithCfg(void **ptr, uint64_t size,
 				aclrtMallocConfig *cfg)
 {
+	int32_t dev;
 	int ret;
 
 	if (!ptr)
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "aclrtMallocHostWithCfg: ptr is NULL");
-	ret = cfg_check("aclrtMallocHostWithCfg", cfg);
+	ret = cfg_check("aclrtMallocHostWithCfg", cfg, &dev);
 	if (ret)
 		return ret;
 	if (size > SIZE_MAX)
@@ -754,8 +774,8 @@ aclError aclrtMallocHostWithCfg(void **ptr, uint64_t size,
 				   "aclrtMallocHostWithCfg: size %llu too large",
 				   (unsigned long long)size);
 	return aclmem_api_ret("aclrtMallocHostWithCfg",
-			      aclmem_mem_alloc(ACLMEM_API_MALLOC_HOST, ptr,
-					       (size_t)size, 0));
+			      aclmem_mem_alloc_on(ACLMEM_API_MALLOC_HOST, ptr,
+						  (size_t)size, 0, dev));
 }
 
 /*

@@ -37,6 +37,7 @@ struct aclmem_buf {
 	uint32_t kpolicy;		/* enum npu_mem_policy asked for */
 	uint32_t kflags;		/* NPU_MEM_ALLOC_* asked for */
 	uint32_t page_size;		/* finest page size backing it */
+	int32_t device;			/* the NPU it was allocated for */
 	uint8_t kind;			/* enum aclmem_buf_kind */
 	uint8_t share;			/* ACLMEM_SHARE_*: IPC keys (ipcmem.c) */
 	bool dvpp;			/* from acldvppMalloc: acldvppFree's only */
@@ -60,14 +61,21 @@ struct aclmem_range {
 	uint32_t handle;
 	uint64_t offset;		/* from the start of the buffer */
 	uint32_t page_size;
+	int32_t device;			/* the NPU the buffer is for */
 	uint8_t kind;
 	bool readonly;
 	bool dvpp;			/* media memory (acldvppMalloc) */
 };
 
-/* Allocate for an ACL call; ACL code.  The current device is checked. */
+/*
+ * Allocate for an ACL call; ACL code.  The current device is checked, and
+ * the memory is that device's (its NUMA node's, by the driver).
+ */
 int aclmem_mem_alloc(enum aclmem_api api, void **ptr, size_t size,
 		     uint32_t policy);
+/* The same for device (a valid id), or the current device's when -1. */
+int aclmem_mem_alloc_on(enum aclmem_api api, void **ptr, size_t size,
+			uint32_t policy, int32_t device);
 
 /*
  * Free a buffer of this kind by its start address; ACL code.  Media memory

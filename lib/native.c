@@ -36,8 +36,7 @@ int aclmem_get_info(int fd, struct npu_mem_info *info)
 
 	if (!info)
 		return -EFAULT;
-	memset(&in, 0, sizeof(in));
-	ret = aclmem_do_ioctl(fd, NPU_MEM_IOCTL_GET_INFO, &in);
+	ret = aclmem_dev_get_info(fd, 0, &in);
 	/*
 	 * A program built before ABI 1.4 has the struct without the
 	 * per-device and zero reserve fields, and this library may be
@@ -51,22 +50,9 @@ int aclmem_get_info(int fd, struct npu_mem_info *info)
 int aclmem_alloc(int fd, uint64_t size, uint32_t policy, uint32_t flags,
 		 uint32_t *handle, struct npu_mem_buffer *buf)
 {
-	struct npu_mem_alloc a;
-	int ret;
-
 	if (!handle)
 		return -EFAULT;
-	memset(&a, 0, sizeof(a));
-	a.size = size;
-	a.policy = policy;
-	a.flags = flags;
-	ret = aclmem_do_ioctl(fd, NPU_MEM_IOCTL_ALLOC, &a);
-	if (ret)
-		return ret;
-	*handle = a.handle;
-	if (buf)
-		*buf = a.buf;
-	return 0;
+	return aclmem_dev_alloc(fd, 0, size, policy, flags, handle, buf);
 }
 
 int aclmem_free(int fd, uint32_t handle)

@@ -1238,7 +1238,7 @@ aclError aclrtDeviceTaskAbort(int32_t deviceId, uint32_t timeout)
 		return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
 				   "aclrtDeviceTaskAbort(%d): no such device",
 				   (int)deviceId);
-	if (!aclmem_ctx_device_in_use())
+	if (!aclmem_ctx_device_in_use(deviceId))
 		return aclmem_fail(ACL_ERROR_RT_CONTEXT_NULL,
 				   "aclrtDeviceTaskAbort(%d): the device is not "
 				   "set", (int)deviceId);

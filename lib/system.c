@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
  * System and device facts: versions, the SoC name, CANN attributes, device
- * attributes, status, utilisation, resource limits, peer access, identity.
+ * attributes, status, utilisation, resource limits, identity, topology
+ * (peer access is lib/peer.c's).
  *
  * What the library can honestly say.  The "device" is host RAM the npu-mem
  * driver pins and maps for an NPU; the library runs no kernels, so it has
  * no AI cores, vector cores, AI CPUs or L2 cache of its own (counts and
- * sizes 0), no peers (one device), and no CANN compute features.  Memory
- * figures come from the driver's GET_INFO.
+ * sizes 0) and no CANN compute features.  Memory figures and each
+ * device's node and PCI address come from the driver's GET_INFO about
+ * that device.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -38,28 +40,37 @@
 
 static int bad_device(const char *fn, int64_t id)
 {
+	uint32_t n = aclmem_device_count();
+
+	if (n == 1)
+		return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
+				   "%s: no device %lld (one device: 0)", fn,
+				   (long long)id);
 	return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
-			   "%s: no device %lld (one device: 0)", fn,
-			   (long long)id);
+			   "%s: no device %lld (devices 0 to %u)", fn,
+			   (long long)id, n - 1);
 }
 
 /*
- * GET_INFO through the current device's file, or a file opened for the
- * question when this thread has no current device: facts about the device
- * do not require aclrtSetDevice in CANN either.
+ * GET_INFO about device dev through the file the devices are open on, or
+ * a file opened for the question when this thread has no current device:
+ * facts about a device do not require aclrtSetDevice in CANN either.
  */
-static int device_info(const char *fn, struct npu_mem_info *info)
+static int device_info(const char *fn, int32_t dev, struct npu_mem_info *info)
 {
 	int fd, ret;
 
-	if (aclmem_ctx_require() == ACL_SUCCESS)
-		return aclmem_ctx_info(info);
-	fd = aclmem_open();
-	if (fd < 0)
-		return aclmem_fail(aclmem_open_errno_to_acl(-fd), "%s: %s: %s",
-				   fn, aclmem_device_path(), strerror(-fd));
-	ret = aclmem_get_info(fd, info);
-	aclmem_close(fd);
+	if (aclmem_ctx_require() == ACL_SUCCESS) {
+		ret = aclmem_dev_get_info(aclmem_ctx_fd(), dev, info);
+	} else {
+		fd = aclmem_open();
+		if (fd < 0)
+			return aclmem_fail(aclmem_open_errno_to_acl(-fd),
+					   "%s: %s: %s", fn,
+					   aclmem_device_path(), strerror(-fd));
+		ret = aclmem_dev_get_info(fd, dev, info);
+		aclmem_close(fd);
+	}
 	if (ret)
 		return aclmem_fail(aclmem_ioctl_errno_to_acl(-ret),
 				   "%s: GET_INFO: %s", fn, strerror(-ret));
@@ -259,7 +270,7 @@ aclError aclrtGetDeviceInfo(uint32_t deviceId, aclrtDevAttr attr,
 	switch ((int)attr) {
 	case ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE:
 		/* What aclrtGetMemInfo calls total: the driver's cap. */
-		ret = device_info("aclrtGetDeviceInfo", &info);
+		ret = device_info("aclrtGetDeviceInfo", (int32_t)deviceId, &info);
 		if (ret)
 			return ret;
 		*value = info.limit_bytes > INT64_MAX ? INT64_MAX :
@@ -345,7 +356,7 @@ aclError aclrtQueryDeviceStatus(int32_t deviceId,
 		return aclmem_arg_null("aclrtQueryDeviceStatus", "deviceStatus");
 	if (!aclmem_device_valid(deviceId))
 		return bad_device("aclrtQueryDeviceStatus", deviceId);
-	ret = device_info("aclrtQueryDeviceStatus", &info);
+	ret = device_info("aclrtQueryDeviceStatus", deviceId, &info);
 	if (ret)
 		return ret;
 	*deviceStatus = (info.dev_flags & NPU_MEM_DEV_REMOVED) ?
@@ -374,7 +385,8 @@ aclError aclrtGetDeviceUtilizationRate(int32_t deviceId,
 				   "aclrtGetDeviceUtilizationRate: utilizationExtend must be NULL");
 	if (!aclmem_device_valid(deviceId))
 		return bad_device("aclrtGetDeviceUtilizationRate", deviceId);
-	ret = device_info("aclrtGetDeviceUtilizationRate", &info);
+	ret = device_info("aclrtGetDeviceUtilizationRate", deviceId,
+			  &info);
 	if (ret)
 		return ret;
 	pct = info.limit_bytes ?
@@ -467,65 +479,6 @@ aclError aclrtResetDeviceResLimit(int32_t deviceId)
 	return ACL_SUCCESS;
 }
 
-/* ---- peers: one device, so never a peer ---- */
-
-aclError aclrtDeviceCanAccessPeer(int32_t *canAccessPeer, int32_t deviceId,
-				  int32_t peerDeviceId)
-{
-	if (!canAccessPeer)
-		return aclmem_arg_null("aclrtDeviceCanAccessPeer", "canAccessPeer");
-	if (!aclmem_device_valid(deviceId))
-		return bad_device("aclrtDeviceCanAccessPeer", deviceId);
-	if (!aclmem_device_valid(peerDeviceId))
-		return bad_device("aclrtDeviceCanAccessPeer", peerDeviceId);
-	/* CANN: the two ids must differ; with one device they never can. */
-	return aclmem_fail(ACL_ERROR_INVALID_PARAM,
-			   "aclrtDeviceCanAccessPeer: device %d is not its own peer",
-			   (int)deviceId);
-}
-
-static int peer_change(const char *fn, int32_t peerDeviceId)
-{
-	int32_t cur;
-	int ret = aclrtGetDevice(&cur);
-
-	if (ret)
-		return aclmem_fail(ret, "%s: no current device on this thread",
-				   fn);
-	if (!aclmem_device_valid(peerDeviceId))
-		return bad_device(fn, peerDeviceId);
-	return aclmem_fail(ACL_ERROR_INVALID_PARAM,
-			   "%s: device %d is the current device, not a peer", fn,
-			   (int)peerDeviceId);
-}
-
-aclError aclrtDeviceEnablePeerAccess(int32_t peerDeviceId, uint32_t flags)
-{
-	if (flags)
-		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
-				   "aclrtDeviceEnablePeerAccess: flags must be 0");
-	return peer_change("aclrtDeviceEnablePeerAccess", peerDeviceId);
-}
-
-aclError aclrtDeviceDisablePeerAccess(int32_t peerDeviceId)
-{
-	return peer_change("aclrtDeviceDisablePeerAccess", peerDeviceId);
-}
-
-/* Access of a device to itself is no peer access: 0, never enabled. */
-aclError aclrtDevicePeerAccessStatus(int32_t deviceId, int32_t peerDeviceId,
-				     int32_t *status)
-{
-	if (!status)
-		return aclmem_arg_null("aclrtDevicePeerAccessStatus", "status");
-	if (!aclmem_device_valid(deviceId))
-		return bad_device("aclrtDevicePeerAccessStatus", deviceId);
-	if (!aclmem_device_valid(peerDeviceId))
-		return bad_device("aclrtDevicePeerAccessStatus", peerDeviceId);
-	*status = 0;
-	return ACL_SUCCESS;
-}
-
 /* ---- identity ---- */
 
 /* No container or VM translation of pids happens on this path. */
@@ -573,8 +526,88 @@ aclError aclrtDeviceGetUuid(int32_t deviceId, aclrtUuid *uuid)
 }
 
 /*
+ * PCI addresses, as GET_INFO reports each device's function: CANN's
+ * "dddd:bb:dd.f" in lowercase hex, 12 characters.  The module's own
+ * device (no PCI NPU bound) has none: 207000, as CANN answers where the
+ * interconnect is not PCIe.  Rules where CANN is silent (lib/README.md):
+ * len below 13 and a string that is no address are 100000; an address
+ * no device has is 107001.
+ */
+#define PCI_BUS_ID_LEN	13
+
+static int pci_info(const char *fn, int32_t dev, struct npu_mem_info *info)
+{
+	int ret = device_info(fn, dev, info);
+
+	if (ret)
+		return ret;
+	if (!(info->dev_flags & NPU_MEM_DEV_PCI))
+		return aclmem_fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+				   "%s: device %d is not a PCI function", fn,
+				   (int)dev);
+	return ACL_SUCCESS;
+}
+
+aclError aclrtDeviceGetPCIBusId(int32_t devId, char *pciBusId, int32_t len)
+{
+	static const char fn[] = "aclrtDeviceGetPCIBusId";
+	struct npu_mem_info info;
+	int ret;
+
+	if (!pciBusId)
+		return aclmem_arg_null(fn, "pciBusId");
+	if (!aclmem_device_valid(devId))
+		return bad_device(fn, devId);
+	if (len < PCI_BUS_ID_LEN)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "%s: len %d, %d needed", fn, (int)len,
+				   PCI_BUS_ID_LEN);
+	ret = pci_info(fn, devId, &info);
+	if (ret)
+		return ret;
+	snprintf(pciBusId, PCI_BUS_ID_LEN, "%04x:%02x:%02x.%x",
+		 info.dev_pci_domain & 0xffff, (info.dev_pci_bdf >> 8) & 0xff,
+		 (info.dev_pci_bdf >> 3) & 0x1f, info.dev_pci_bdf & 7);
+	return ACL_SUCCESS;
+}
+
+aclError aclrtDeviceGetByPCIBusId(const char *pciBusId, int32_t *devId)
+{
+	static const char fn[] = "aclrtDeviceGetByPCIBusId";
+	unsigned int dom, bus, slot, func;
+	struct npu_mem_info info;
+	uint32_t d, n;
+	int end = -1;
+
+	if (!pciBusId)
+		return aclmem_arg_null(fn, "pciBusId");
+	if (!devId)
+		return aclmem_arg_null(fn, "devId");
+	if (sscanf(pciBusId, "%4x:%2x:%2x.%1x%n", &dom, &bus, &slot, &func,
+		   &end) != 4 || end < 0 || pciBusId[end] || slot > 0x1f ||
+	    func > 7)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "%s: \"%.32s\" is not dddd:bb:dd.f", fn,
+				   pciBusId);
+	n = aclmem_device_count();
+	for (d = 0; d < n; d++) {
+		if (device_info(fn, (int32_t)d, &info))
+			continue;
+		if ((info.dev_flags & NPU_MEM_DEV_PCI) &&
+		    info.dev_pci_domain == dom &&
+		    info.dev_pci_bdf == (bus << 8 | slot << 3 | func)) {
+			*devId = (int32_t)d;
+			return ACL_SUCCESS;
+		}
+	}
+	return aclmem_fail(ACL_ERROR_RT_INVALID_DEVICEID,
+			   "%s: no device at %s", fn, pciBusId);
+}
+
+/*
  * Device ids: logical (what the ACL calls take), physical and user ids are
- * all the same one device here, so each mapping is the identity on 0.
+ * the module's indices alike (there is no container or VM remapping), so
+ * each mapping is the identity on 0 .. count - 1.
  */
 static aclError map_id(const char *fn, int32_t from, int32_t *to)
 {
@@ -622,17 +655,36 @@ aclError aclrtGetUserDevIdByLogicDevId(const int32_t logicDevId,
 	return map_id("aclrtGetUserDevIdByLogicDevId", logicDevId, userDevId);
 }
 
-/* A topology between two devices: with one device there is no pair. */
+/*
+ * How two devices are connected, as far as the driver knows it: their
+ * NUMA nodes.  Two NPUs on one node share a host bridge (PHB); on two
+ * nodes, or with a node unknown, traffic crosses the link between the
+ * sockets (SYS).  There is no NPU-to-NPU link (HCCS) and the driver does
+ * not see PCIe switches, so PIX/PIB are never reported.
+ */
 aclError aclrtGetDevicesTopo(uint32_t deviceId, uint32_t otherDeviceId,
 			     uint64_t *value)
 {
+	static const char fn[] = "aclrtGetDevicesTopo";
+	struct npu_mem_info a, b;
+	int ret;
+
 	if (!value)
-		return aclmem_arg_null("aclrtGetDevicesTopo", "value");
-	if (!aclmem_device_valid((int32_t)deviceId))
-		return bad_device("aclrtGetDevicesTopo", (int32_t)deviceId);
-	if (!aclmem_device_valid((int32_t)otherDeviceId))
-		return bad_device("aclrtGetDevicesTopo", (int32_t)otherDeviceId);
-	return aclmem_fail(ACL_ERROR_INVALID_PARAM,
-			   "aclrtGetDevicesTopo: device %u with itself is no pair",
-			   deviceId);
+		return aclmem_arg_null(fn, "value");
+	if (!aclmem_device_valid(deviceId))
+		return bad_device(fn, deviceId);
+	if (!aclmem_device_valid(otherDeviceId))
+		return bad_device(fn, otherDeviceId);
+	if (deviceId == otherDeviceId)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "%s: device %u with itself is no pair", fn,
+				   deviceId);
+	ret = device_info(fn, (int32_t)deviceId, &a);
+	if (!ret)
+		ret = device_info(fn, (int32_t)otherDeviceId, &b);
+	if (ret)
+		return ret;
+	*value = a.dev_node != NPU_MEM_NODE_NONE && a.dev_node == b.dev_node ?
+		 ACL_RT_DEVS_TOPOLOGY_PHB : ACL_RT_DEVS_TOPOLOGY_SYS;
+	return ACL_SUCCESS;
 }

@@ -501,7 +501,11 @@ aclError aclrtMallocPhysical(aclrtDrvMemHandle *handle, size_t size,
 	ret = vfd_get();
 	if (ret)
 		goto out;
-	ret = aclmem_alloc(vfd, size, gran_policy(g), 0, &h, &kb);
+	/* Device memory from its device (and node); host memory from 0's. */
+	ret = aclmem_dev_alloc(vfd, prop->location.type ==
+			       ACL_MEM_LOCATION_TYPE_DEVICE ?
+			       (int32_t)prop->location.id : 0,
+			       size, gran_policy(g), 0, &h, &kb);
 	if (ret) {
 		ret = aclmem_fail(aclmem_ioctl_errno_to_acl(-ret),
 				  "%s: ALLOC of %zu bytes: %s", fn, size,
@@ -921,6 +925,8 @@ static enum aclmem_lookup vmm_lookup(const void *p, size_t len,
 		out->kind = first->phys->prop.location.type ==
 			    ACL_MEM_LOCATION_TYPE_DEVICE ? ACLMEM_BUF_DEVICE :
 							   ACLMEM_BUF_HOST;
+		out->device = out->kind == ACLMEM_BUF_DEVICE ?
+			      (int32_t)first->phys->prop.location.id : 0;
 		out->readonly = ro;
 	}
 	ret = ACLMEM_RANGE_INSIDE;

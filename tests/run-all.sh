@@ -94,8 +94,12 @@ set -uo pipefail
 #    driver's own zeroing keeps old data out of new buffers.
 #  - x86_64-multi-edu: four edu devices on two NUMA nodes, one module
 #    serving them all (multi_npu; peer_map: one device's DMA through
-#    another's buffer; the other programs skip there or repeat the IOMMU
-#    guest).  About a minute on a loaded host, boot included.
+#    another's buffer; acl_multi_device, the ACL calls on several devices;
+#    the two-device samples peer_copy and ipc_event_devices; the Python
+#    tests, whose test_multi_device runs only here; the other programs
+#    skip there or repeat the IOMMU guest).  Boot included, 49 s on a
+#    quiet host and 95 s on a loaded one before peer_map joined
+#    (2026-12-06), which main's row measured at about a minute alone.
 # make check-full adds: the whole kernel suite in the plain 6.1 guest; the
 # library, Python and samples on every host kernel and the library on the
 # others; the IOMMU and swiotlb guests on both host kernels; alloc_race in
@@ -118,7 +122,7 @@ MATRIX=(
 	"check      x86_64-race        all          kernel/alloc_race kernel/ipc_mem"
 	"full       x86_64-race        all          kernel/alloc_race kernel/ipc_mem fuzz"
 	"check,full x86_64-noinit      newest       kernel/content_zero kernel/leak_memcg kernel/reserve"
-	"check,full x86_64-multi-edu   newest       kernel/multi_npu kernel/peer_map"
+	"check,full x86_64-multi-edu   newest       kernel/multi_npu kernel/peer_map lib/acl_multi_device samples/peer_copy* samples/ipc_event_devices* python"
 )
 
 if [ $# -gt 0 ]; then

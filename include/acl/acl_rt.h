@@ -594,6 +594,15 @@ ACL_FUNC_VISIBILITY aclError aclrtGetLogicDevIdByUserDevId(const int32_t userDev
 							   int32_t *const logicDevId);
 ACL_FUNC_VISIBILITY aclError aclrtGetUserDevIdByLogicDevId(const int32_t logicDevId,
 							   int32_t *const userDevId);
+/* aclrtGetDevicesTopo's answer: how two devices are connected. */
+#define ACL_RT_DEVS_TOPOLOGY_HCCS	0x01ULL
+#define ACL_RT_DEVS_TOPOLOGY_PIX	0x02ULL
+#define ACL_RT_DEVS_TOPOLOGY_PIB	0x04ULL
+#define ACL_RT_DEVS_TOPOLOGY_PHB	0x08ULL
+#define ACL_RT_DEVS_TOPOLOGY_SYS	0x10ULL
+#define ACL_RT_DEVS_TOPOLOGY_SIO	0x20ULL
+#define ACL_RT_DEVS_TOPOLOGY_HCCS_SW	0x40ULL
+
 ACL_FUNC_VISIBILITY aclError aclrtGetDevicesTopo(uint32_t deviceId,
 						 uint32_t otherDeviceId,
 						 uint64_t *value);
@@ -1033,6 +1042,12 @@ ACL_FUNC_VISIBILITY aclError aclrtDevicePeerAccessStatus(int32_t deviceId,
 							 int32_t *status);
 ACL_FUNC_VISIBILITY aclError aclrtDeviceGetBareTgid(int32_t *pid);
 ACL_FUNC_VISIBILITY aclError aclrtDeviceGetUuid(int32_t deviceId, aclrtUuid *uuid);
+/* "dddd:bb:dd.f", 12 characters and a NUL: 13 bytes at least. */
+ACL_FUNC_VISIBILITY aclError aclrtDeviceGetPCIBusId(int32_t devId,
+						    char *pciBusId,
+						    int32_t len);
+ACL_FUNC_VISIBILITY aclError aclrtDeviceGetByPCIBusId(const char *pciBusId,
+						      int32_t *devId);
 
 /*
  * Device memory shared between processes (lib/ipcmem.c).  A key is a

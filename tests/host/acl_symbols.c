@@ -3,7 +3,7 @@
  * libaclmem.so.1 exports exactly the intended interface: the dynamic symbol
  * table (nm -D --defined-only) holds the first release's names, each at
  * version ACLMEM_1.0 (frozen: listed here by hand), the names the version
- * script adds in each later node (ACLMEM_1.1 to ACLMEM_1.7), each at its
+ * script adds in each later node (ACLMEM_1.1 to ACLMEM_1.8), each at its
  * node's version, and nothing else; every
  * export is declared in a public header; the soname is libaclmem.so.1.  A
  * symbol that leaks (a helper without hidden visibility missing from the
@@ -51,7 +51,7 @@ static const char *const expected[] = {
 
 static const char *const later_nodes[] = { "ACLMEM_1.1", "ACLMEM_1.2",
 						"ACLMEM_1.3", "ACLMEM_1.4", "ACLMEM_1.5",
-						"ACLMEM_1.6", "ACLMEM_1.7" };
+						"ACLMEM_1.6", "ACLMEM_1.7", "ACLMEM_1.8" };
 
 static size_t read_node(const char *node, char names[][64], size_t max)
 {

@@ -28,6 +28,9 @@ OK = acl.ACL_SUCCESS
 EINVAL = acl.ACL_ERROR_INVALID_PARAM            # 100000
 EPARAM = acl.ACL_ERROR_RT_PARAM_INVALID         # 107000
 EDEVID = acl.ACL_ERROR_RT_INVALID_DEVICEID      # 107001
+# An id that names no device: the module's device count (several NPUs in
+# the multi-device guest), 1 where it cannot be asked.
+NO_DEV = acl.rt.get_device_count()[0] or 1
 
 
 def prop(mem_attr, loc_type=None, loc_id=0):
@@ -140,7 +143,8 @@ class NoDevice(unittest.TestCase):
         self.assertEqual(f(prop(acl.ACL_DDR_MEM_HUGE, dev), mn), (0, EINVAL))
         self.assertEqual(f(prop(acl.ACL_MEM_HUGE),
                            acl.ACL_RT_MEM_ALLOC_GRANULARITY_UNDEF), (0, EINVAL))
-        self.assertEqual(f(prop(acl.ACL_MEM_HUGE, dev, 1), mn), (0, EDEVID))
+        self.assertEqual(f(prop(acl.ACL_MEM_HUGE, dev, NO_DEV), mn),
+                         (0, EDEVID))
 
     def test_early_failures(self):
         # Empty copies and fills succeed before anything is checked.
@@ -160,7 +164,7 @@ class NoDevice(unittest.TestCase):
                          (0, EINVAL))
         self.assertEqual(rt.check_mem_type([0], acl.ACL_RT_MEM_TYPE_DEV),
                          (0, EINVAL))
-        self.assertEqual(rt.get_mem_usage_info(1, 4), ([], EDEVID))
+        self.assertEqual(rt.get_mem_usage_info(NO_DEV, 4), ([], EDEVID))
 
 
 @unittest.skipUnless(HAVE_DEVICE, f"{DEVICE} absent: npu_mem module not loaded")
@@ -304,7 +308,7 @@ class WithDevice(unittest.TestCase):
                 self.assertEqual(rt.free(ptr), OK)
         # Documented: another device: 107001; a reserved attribute: 100000.
         self.assertEqual(rt.malloc_with_cfg(
-            64, 0, cfg((acl.ACL_RT_MEM_ATTR_DEVICE_ID, "deviceId", 1))),
+            64, 0, cfg((acl.ACL_RT_MEM_ATTR_DEVICE_ID, "deviceId", NO_DEV))),
             (0, EDEVID))
         self.assertEqual(rt.malloc_with_cfg(
             64, 0, cfg((acl.ACL_RT_MEM_ATTR_RSV, "rsv", [0] * 8))),

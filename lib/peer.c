@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Peer access: aclrtDeviceCanAccessPeer, aclrtDeviceEnablePeerAccess,
+ * aclrtDeviceDisablePeerAccess, aclrtDevicePeerAccessStatus, and what the
+ * copies ask of it (peer.h).
+ *
+ * CANN enables peer access from the current device to another one, per
+ * device (not per context or thread), and a copy between buffers of two
+ * devices needs it.  Any two npu-mem devices can reach each other's
+ * memory: every buffer is host RAM, so the answer to CanAccessPeer is 1
+ * for every pair of different devices.  The state is kept here, one bit
+ * per (device, peer), for the whole process while any context lives: it
+ * is dropped when the last one goes (every device reset), at aclFinalize
+ * and in a fork()ed child, which starts with no device state.
+ *
+ * Rules where CANN is silent (lib/README.md): enabling twice succeeds
+ * and changes nothing; disabling what is not enabled is
+ * ACL_ERROR_RT_PARAM_INVALID; a device is never its own peer
+ * (ACL_ERROR_INVALID_PARAM, as the id checks of CanAccessPeer).
+ */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "acl/acl_rt.h"
+#include "args.h"
+#include "context.h"
+#include "log.h"
+#include "peer.h"
+
+static pthread_mutex_t peer_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Bit p of enabled[d]: device d may access device p's memory. */
+static uint64_t enabled[ACLMEM_MAX_DEVICES];
+
+/*
+ * Where a change of peer access reaches the driver.  Buffers are mapped
+ * for the device they were allocated for; a driver that can map a buffer
+ * for a second device (under an IOMMU each device has its own domain)
+ * would map dev's future and present accesses to peer's buffers here.
+ * Nothing to do yet: copies are the CPU's.  Called under peer_lock, before
+ * the bit changes; an error leaves the state as it was.
+ */
+static int peer_map(int32_t dev, int32_t peer, bool enable)
+{
+	(void)dev;
+	(void)peer;
+	(void)enable;
+	return ACL_SUCCESS;
+}
+
+static bool enabled_locked(int32_t dev, int32_t peer)
+{
+	return enabled[dev] & (1ull << peer);
+}
+
+bool aclmem_peer_copy_allowed(int32_t a, int32_t b)
+{
+	bool ok;
+
+	if (a == b)
+		return true;
+	pthread_mutex_lock(&peer_lock);
+	ok = enabled_locked(a, b) || enabled_locked(b, a);
+	pthread_mutex_unlock(&peer_lock);
+	return ok;
+}
+
+static int peer_set(int32_t dev, int32_t peer, bool enable)
+{
+	int ret = ACL_SUCCESS;
+
+	pthread_mutex_lock(&peer_lock);
+	if (enabled_locked(dev, peer) != enable) {
+		ret = peer_map(dev, peer, enable);
+		if (!ret)
+			enabled[dev] ^= 1ull << peer;
+	}
+	pthread_mutex_unlock(&peer_lock);
+	return ret;
+}
+
+int aclmem_peer_enable(int32_t dev, int32_t peer)
+{
+	return peer_set(dev, peer, true);
+}
+
+aclError aclrtDeviceCanAccessPeer(int32_t *canAccessPeer, int32_t deviceId,
+				  int32_t peerDeviceId)
+{
+	if (!canAccessPeer)
+		return aclmem_arg_null("aclrtDeviceCanAccessPeer", "canAccessPeer");
+	if (!aclmem_device_valid(deviceId))
+		return aclmem_device_refused("aclrtDeviceCanAccessPeer", deviceId);
+	if (!aclmem_device_valid(peerDeviceId))
+		return aclmem_device_refused("aclrtDeviceCanAccessPeer",
+					     peerDeviceId);
+	/* CANN: the two ids must differ. */
+	if (deviceId == peerDeviceId)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "aclrtDeviceCanAccessPeer: device %d is not its own peer",
+				   (int)deviceId);
+	*canAccessPeer = 1;
+	return ACL_SUCCESS;
+}
+
+/* The current device and a valid peer other than it: ACL code. */
+static int peer_args(const char *fn, int32_t peerDeviceId, int32_t *cur)
+{
+	int ret = aclmem_ctx_require();
+
+	if (ret)
+		return aclmem_fail(ret, "%s: no current device on this thread",
+				   fn);
+	*cur = aclmem_ctx_device(aclmem_ctx_current());
+	if (!aclmem_device_valid(peerDeviceId))
+		return aclmem_device_refused(fn, peerDeviceId);
+	if (peerDeviceId == *cur)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
+				   "%s: device %d is the current device, not a peer",
+				   fn, (int)peerDeviceId);
+	return ACL_SUCCESS;
+}
+
+aclError aclrtDeviceEnablePeerAccess(int32_t peerDeviceId, uint32_t flags)
+{
+	static const char fn[] = "aclrtDeviceEnablePeerAccess";
+	int32_t cur;
+	int ret;
+
+	if (flags)
+		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: flags must be 0",
+				   fn);
+	ret = peer_args(fn, peerDeviceId, &cur);
+	if (ret)
+		return ret;
+	return aclmem_api_ret(fn, peer_set(cur, peerDeviceId, true));
+}
+
+aclError aclrtDeviceDisablePeerAccess(int32_t peerDeviceId)
+{
+	static const char fn[] = "aclrtDeviceDisablePeerAccess";
+	int32_t cur;
+	bool was;
+	int ret;
+
+	ret = peer_args(fn, peerDeviceId, &cur);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&peer_lock);
+	was = enabled_locked(cur, peerDeviceId);
+	pthread_mutex_unlock(&peer_lock);
+	if (!was)
+		return aclmem_fail(ACL_ERROR_RT_PARAM_INVALID,
+				   "%s: access of device %d to device %d is not enabled",
+				   fn, (int)cur, (int)peerDeviceId);
+	return aclmem_api_ret(fn, peer_set(cur, peerDeviceId, false));
+}
+
+/* Access of a device to itself is no peer access: 0, never enabled. */
+aclError aclrtDevicePeerAccessStatus(int32_t deviceId, int32_t peerDeviceId,
+				     int32_t *status)
+{
+	if (!status)
+		return aclmem_arg_null("aclrtDevicePeerAccessStatus", "status");
+	if (!aclmem_device_valid(deviceId))
+		return aclmem_device_refused("aclrtDevicePeerAccessStatus",
+					     deviceId);
+	if (!aclmem_device_valid(peerDeviceId))
+		return aclmem_device_refused("aclrtDevicePeerAccessStatus",
+					     peerDeviceId);
+	pthread_mutex_lock(&peer_lock);
+	*status = deviceId != peerDeviceId &&
+		  enabled_locked(deviceId, peerDeviceId);
+	pthread_mutex_unlock(&peer_lock);
+	return ACL_SUCCESS;
+}
+
+/* No context left, aclFinalize, a fork()ed child: nothing is enabled. */
+static void peer_forget(void)
+{
+	memset(enabled, 0, sizeof(enabled));
+}
+
+static void peer_idle(bool finalize)
+{
+	(void)finalize;
+	pthread_mutex_lock(&peer_lock);
+	peer_forget();
+	pthread_mutex_unlock(&peer_lock);
+}
+
+static void peer_fork_child(void)
+{
+	pthread_mutex_init(&peer_lock, NULL);
+	peer_forget();
+}
+
+ACLMEM_PART(.rank = ACLMEM_RANK_HOSTREG, .idle = peer_idle,
+	    .fork_child = peer_fork_child);
