@@ -275,6 +275,7 @@ int main(void)
 			  (unsigned long long)i1.allocated_bytes, (unsigned long long)i1.buffers,
 			  (unsigned long long)i0.allocated_bytes, (unsigned long long)i0.buffers);
 	set_reserve(low, high);
+	nm_print_reserve_counters(stdout, "zero reserve since load, chunks:");
 	printf("reserve_fault: %s: %d violations\n", violations ? "FAIL" : "PASS", violations);
 	return violations ? 1 : 0;
 }

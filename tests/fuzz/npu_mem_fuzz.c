@@ -2781,6 +2781,7 @@ static void zr_check_drained(void)
 		finding("zero reserve holds %llu bytes, not 0, with both watermarks at 0",
 			(unsigned long long)info.zero_reserve_bytes);
 	close(fd);
+	nm_print_reserve_counters(stdout, "zero reserve since load, chunks:");
 }
 
 static void (*const op_fn[OP_COUNT])(struct thr *) = {
