@@ -1195,9 +1195,9 @@ static bool cmd_is_import(unsigned long cmd)
 /*
  * A mutated command on an npu-mem file gets what the header's rules say:
  * -ENOTTY for a wrong magic, nr or direction; -EINVAL for a size below the
- * v1 struct (QUERY's, which grew, is shorter than today's), or above
- * today's struct with non-zero bytes past it; otherwise whatever that
- * ioctl may answer.  On any other file (a dma-buf, a closed number)
+ * v1 struct (QUERY's and GET_INFO's, which grew, are shorter than today's),
+ * or above today's struct with non-zero bytes past it; otherwise whatever
+ * that ioctl may answer.  On any other file (a dma-buf, a closed number)
  * anything goes.
  */
 static void raw_result(unsigned long cmd, int fd, long ret, int err,
@@ -1220,9 +1220,13 @@ static void raw_result(unsigned long cmd, int fd, long ret, int err,
 		allowed = only_enotty;
 	} else {
 		now = _IOC_SIZE(real);
-		v1 = nr == _IOC_NR(NPU_MEM_IOCTL_QUERY) ?
-		     offsetof(struct npu_mem_query, buf) +
-		     sizeof(struct npu_mem_buffer) : now;
+		if (nr == _IOC_NR(NPU_MEM_IOCTL_QUERY))
+			v1 = offsetof(struct npu_mem_query, buf) +
+			     sizeof(struct npu_mem_buffer);
+		else if (nr == _IOC_NR(NPU_MEM_IOCTL_GET_INFO))
+			v1 = offsetof(struct npu_mem_info, zero_reserve_bytes);
+		else
+			v1 = now;
 		for (i = now; i < size; i++)
 			tail |= arg[i] != 0;
 		valid = size >= v1 && !tail;
