@@ -18,7 +18,10 @@
  *    empty and asked to fill and the same ALLOC loop running.  Anything else
  *    in the guest that asks for 2 MiB then (THP) falls back to small pages.
  *    After the window the reserve must fill (a starved refill retries).
- * Both: ALLOC gives a zeroed buffer or ENOMEM; the hog runs to its end;
+ * 3. A refill starved on every kernel: reserve_bytes above MemAvailable
+ *    stops it (and ALLOC) the way a failed allocation does; once it is
+ *    back, the reserve must fill.
+ * All: ALLOC gives a zeroed buffer or ENOMEM; the hog runs to its end;
  * with both watermarks back at 0 the reserve drains to 0 bytes; and
  * GET_INFO's allocated_bytes is back at its start.  The kernel's health
  * (no BUG, WARNING, OOM kill) is run-suites.sh's dmesg check.  The
@@ -194,6 +197,46 @@ static void pressure(uint64_t want_mb)
 	drained("pressure");
 }
 
+/*
+ * A refill starved on every kernel: while MemAvailable is under the
+ * module's reserve_bytes the thread makes no chunk (the same way out as a
+ * failed allocation: it retries each second), and ALLOC refuses.  Then
+ * the reserve must fill once reserve_bytes is back.
+ */
+static void refill_starved(uint64_t want_mb, uint64_t total_ram)
+{
+	struct loop l = { 0 };
+	uint64_t old, h = 0;
+	double end;
+
+	if (nm_param_get("reserve_bytes", &old)) {
+		printf("refill starved: no reserve_bytes parameter\n");
+		return;
+	}
+	drained("refill starved (before)");
+	if (nm_param_set("reserve_bytes", total_ram)) {
+		printf("cannot set reserve_bytes\n");
+		exit(1);
+	}
+	set_reserve(want_mb, want_mb);
+	/* Two of the thread's retries at least, ALLOCs alongside. */
+	end = nm_now() + 2.5;
+	while (nm_now() < end && !h) {
+		alloc_once(&l, "refill starved");
+		h = held();
+	}
+	nm_param_set("reserve_bytes", old);
+	if (h)
+		violation("refill starved: the reserve made %llu bytes while MemAvailable was under reserve_bytes",
+			  (unsigned long long)h);
+	printf("refill starved: %lu ALLOCs, %lu ENOMEM while starved\n", l.ok, l.enomem);
+	if (!await_held(want_mb * NM_MiB, true, 60))
+		violation("refill starved: the reserve holds %llu MiB, not %llu, 60 s after reserve_bytes went back",
+			  (unsigned long long)(held() / NM_MiB), (unsigned long long)want_mb);
+	alloc_once(&l, "refill starved");
+	drained("refill starved");
+}
+
 static void fpa(const char *file, const char *val)
 {
 	char path[128];
@@ -264,6 +307,7 @@ int main(void)
 		want_mb = 8;
 
 	pressure(want_mb);
+	refill_starved(want_mb, i0.total_ram);
 	if (access(FPA "probability", W_OK) == 0)
 		refill_failure(want_mb);
 	else
