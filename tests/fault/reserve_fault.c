@@ -197,6 +197,12 @@ static void pressure(uint64_t want_mb)
 	drained("pressure");
 }
 
+/* debugfs's count of chunks the thread made; false without debugfs */
+static bool refilled(uint64_t *n)
+{
+	return nm_kv_file("/sys/kernel/debug/npu_mem/usage", "zero_reserve_refilled", n) == 0;
+}
+
 /*
  * A refill starved on every kernel: while MemAvailable is under the
  * module's reserve_bytes the thread makes no chunk (the same way out as a
@@ -206,7 +212,7 @@ static void pressure(uint64_t want_mb)
 static void refill_starved(uint64_t want_mb, uint64_t total_ram)
 {
 	struct loop l = { 0 };
-	uint64_t old, h = 0;
+	uint64_t old, made0, made = 0;
 	double end;
 
 	if (nm_param_get("reserve_bytes", &old)) {
@@ -214,6 +220,12 @@ static void refill_starved(uint64_t want_mb, uint64_t total_ram)
 		return;
 	}
 	drained("refill starved (before)");
+	/* Not held(): it counts a chunk while the thread tries to make it. */
+	if (!refilled(&made0)) {
+		printf("refill starved: not run, no debugfs npu_mem/usage\n");
+		return;
+	}
+	made = made0;
 	if (nm_param_set("reserve_bytes", total_ram)) {
 		printf("cannot set reserve_bytes\n");
 		exit(1);
@@ -221,14 +233,14 @@ static void refill_starved(uint64_t want_mb, uint64_t total_ram)
 	set_reserve(want_mb, want_mb);
 	/* Two of the thread's retries at least, ALLOCs alongside. */
 	end = nm_now() + 2.5;
-	while (nm_now() < end && !h) {
+	while (nm_now() < end && made == made0) {
 		alloc_once(&l, "refill starved");
-		h = held();
+		refilled(&made);
 	}
 	nm_param_set("reserve_bytes", old);
-	if (h)
-		violation("refill starved: the reserve made %llu bytes while MemAvailable was under reserve_bytes",
-			  (unsigned long long)h);
+	if (made != made0)
+		violation("refill starved: the reserve made %llu chunks while MemAvailable was under reserve_bytes",
+			  (unsigned long long)(made - made0));
 	printf("refill starved: %lu ALLOCs, %lu ENOMEM while starved\n", l.ok, l.enomem);
 	if (!await_held(want_mb * NM_MiB, true, 60))
 		violation("refill starved: the reserve holds %llu MiB, not %llu, 60 s after reserve_bytes went back",
