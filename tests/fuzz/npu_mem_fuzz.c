@@ -2772,11 +2772,12 @@ static void zr_set(uint64_t low, uint64_t high)
 static void zr_check_drained(void)
 {
 	struct npu_mem_info info;
-	int fd = open(DEV_PATH, O_RDWR | O_CLOEXEC);
 	double end = nm_now() + 60;
+	int fd;
 
 	if (!zr_on)
 		return;
+	fd = open(DEV_PATH, O_RDWR | O_CLOEXEC);
 	memset(&info, 0, sizeof(info));
 	while (ioctl(fd, NPU_MEM_IOCTL_GET_INFO, &info) == 0 &&
 	       info.zero_reserve_bytes && nm_now() < end)
