@@ -121,7 +121,7 @@ MATRIX=(
 	"full       x86_64-iommu-edu   newest,6.1   kernel/edu_dma kernel/sync kernel/sync_trace kernel/alloc_policy kernel/get_info kernel/visibility kernel/dmabuf* kernel/alloc_race kernel/host_register kernel/ipc_mem kernel/pmd_map kernel/dev_remove kernel/reserve"
 	"check      x86_64-race        all          kernel/alloc_race kernel/ipc_mem"
 	"full       x86_64-race        all          kernel/alloc_race kernel/ipc_mem fuzz"
-	"check,full x86_64-noinit      newest       kernel/content_zero kernel/leak_memcg kernel/reserve"
+	"check,full x86_64-noinit      newest       kernel/content_zero kernel/leak_memcg kernel/reserve fault/reserve_fault"
 	"check,full x86_64-multi-edu   newest       kernel/multi_npu kernel/peer_map lib/acl_multi_device samples/peer_copy* samples/ipc_event_devices* python"
 )
 

@@ -430,6 +430,25 @@ int nm_param_set(const char *name, uint64_t val)
 	return nm_write_file(path, text);
 }
 
+void nm_print_reserve_counters(FILE *out, const char *prefix)
+{
+	static const char *const keys[] = {
+		"zero_reserve_taken", "zero_reserve_recycled",
+		"zero_reserve_refilled", "zero_reserve_given_back",
+	};
+	uint64_t v;
+	size_t i;
+
+	fprintf(out, "%s", prefix);
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (nm_kv_file("/sys/kernel/debug/npu_mem/usage", keys[i], &v))
+			fprintf(out, " %s ?", keys[i] + 13);
+		else
+			fprintf(out, " %s %llu", keys[i] + 13, (unsigned long long)v);
+	}
+	fprintf(out, "\n");
+}
+
 int nm_drop_caps(uint64_t caps)
 {
 	struct __user_cap_header_struct h = {

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 #include <linux/npu_mem.h>
 
@@ -91,6 +92,9 @@ int nm_read_long(const char *path, long *val);
 /* Module parameter as an integer: 0 or -errno */
 int nm_param_get(const char *name, uint64_t *val);
 int nm_param_set(const char *name, uint64_t val);
+/* The zero reserve's counters of debugfs npu_mem/usage on one line to
+ * @out (taken, recycled, refilled, given back), as what a test exercised */
+void nm_print_reserve_counters(FILE *out, const char *prefix);
 
 /* Drop capabilities (CAP_* numbers, as a mask of 1ULL << cap) from the
  * effective, permitted and inheritable sets of the calling thread. */

@@ -78,7 +78,7 @@ fi
 echo
 echo "==== check-debug summary ($kver, guest ${secs}s, total $(($(date +%s) - t0))s) ===="
 sed -n 's/^\([0-9]*\) \([0-9]*\) \([0-9]*\) \([^ ]*\)\(.*\)/\4: \1 passed, \2 failed, \3 skipped\5/p' "$out/results.txt"
-grep -h '^npu_mem_fuzz: \(PASS\|FAIL\)\|^fault_inject: \(PASS\|FAIL\)' \
+grep -h '^npu_mem_fuzz: \(PASS\|FAIL\)\|^\(fault_inject\|reserve_fault\): \(PASS\|FAIL\)' \
 	"$out"/logs/fuzz/*.log "$out"/logs/fault/*.log 2>/dev/null
 [ -n "$note" ] && echo "vm-run: $note"
 echo "$p passed, $f failed, $s skipped"

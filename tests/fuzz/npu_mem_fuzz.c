@@ -46,7 +46,10 @@
  *    handles join the pools;
  *  - close, dup, export-and-close, DMA_BUF_IOCTL_* on dma-bufs, fork (the
  *    child allocates, maps and frees on inherited fds, then exits), reads of
- *    fdinfo, smaps and the driver's debugfs files - all racing each other.
+ *    fdinfo, smaps and the driver's debugfs files - all racing each other;
+ *  - as root, writes of the zero reserve's watermarks (zero_reserve_low_mb,
+ *    zero_reserve_high_mb: 0..64 MiB per node), so that its thread fills
+ *    and drains while ALLOC takes chunks and FREE recycles them.
  *
  * Race mode (-R, default 2 threads; 0 turns it off): a child process, as an
  * unprivileged user when started as root in a test guest (VM_RUN=1: the node
@@ -82,7 +85,9 @@
  *    flags, mmap offset, device address), and equals ALLOC's answer when a
  *    QUERY names a buffer whose ALLOC it saw;
  *  - the process survives, and after closing everything the driver's
- *    counters (GET_INFO) and VmPin are back at zero.
+ *    counters (GET_INFO) and VmPin are back at zero, and with both
+ *    watermarks set to 0 the reserve drains to 0 bytes (the watermarks
+ *    are then restored).
  * A violation is a finding; the first few of each kind are printed.
  *
  * Replay: every thread draws from its own generator seeded from SEED and its
@@ -283,6 +288,7 @@ enum op {
 	OP_HOST_REGISTER, OP_READONLY,
 	OP_IPC_EXPORT, OP_IPC_SET_PIDS, OP_IPC_IMPORT, OP_IPC_REVOKE,
 	OP_PEER,
+	OP_ZERO_RESERVE,
 	OP_COUNT
 };
 
@@ -294,6 +300,7 @@ static const char *const op_names[OP_COUNT] = {
 	"read/write", "next_handle", "dmabuf_import", "host_register",
 	"readonly", "ipc_export", "ipc_set_pids", "ipc_import", "ipc_revoke",
 	"peer",
+	"zero_reserve",
 };
 
 /* Relative weights: ioctls first, mappings next, process-level rarer. */
@@ -307,7 +314,7 @@ static const unsigned int op_weight[OP_COUNT] = {
 	[OP_FORK] = 1, [OP_PROC_READ] = 2, [OP_FILE_IO] = 1, [OP_PREDICT] = 8,
 	[OP_DMABUF_IMPORT] = 5, [OP_HOST_REGISTER] = 5, [OP_READONLY] = 3,
 	[OP_IPC_EXPORT] = 5, [OP_IPC_SET_PIDS] = 3, [OP_IPC_IMPORT] = 6,
-	[OP_IPC_REVOKE] = 3, [OP_PEER] = 8,
+	[OP_IPC_REVOKE] = 3, [OP_PEER] = 8, [OP_ZERO_RESERVE] = 2,
 };
 
 #define NERR 140
@@ -1213,9 +1220,9 @@ static bool cmd_is_import(unsigned long cmd)
 /*
  * A mutated command on an npu-mem file gets what the header's rules say:
  * -ENOTTY for a wrong magic, nr or direction; -EINVAL for a size below the
- * v1 struct (QUERY's and GET_INFO's, which grew, are shorter than today's), or above
- * today's struct with non-zero bytes past it; otherwise whatever that
- * ioctl may answer.  On any other file (a dma-buf, a closed number)
+ * v1 struct (QUERY's and GET_INFO's, which grew, are shorter than today's),
+ * or above today's struct with non-zero bytes past it; otherwise whatever
+ * that ioctl may answer.  On any other file (a dma-buf, a closed number)
  * anything goes.
  */
 static void raw_result(unsigned long cmd, int fd, long ret, int err,
@@ -1238,12 +1245,13 @@ static void raw_result(unsigned long cmd, int fd, long ret, int err,
 		allowed = only_enotty;
 	} else {
 		now = _IOC_SIZE(real);
-		v1 = nr == _IOC_NR(NPU_MEM_IOCTL_QUERY) ?
-		     offsetof(struct npu_mem_query, buf) +
-		     sizeof(struct npu_mem_buffer) :
-		     nr == _IOC_NR(NPU_MEM_IOCTL_GET_INFO) ?
-		     offsetof(struct npu_mem_info, reserved) + sizeof(__u32) :
-		     now;
+		if (nr == _IOC_NR(NPU_MEM_IOCTL_QUERY))
+			v1 = offsetof(struct npu_mem_query, buf) +
+			     sizeof(struct npu_mem_buffer);
+		else if (nr == _IOC_NR(NPU_MEM_IOCTL_GET_INFO))
+			v1 = offsetof(struct npu_mem_info, dev_bytes);
+		else
+			v1 = now;
 		for (i = now; i < size; i++)
 			tail |= arg[i] != 0;
 		valid = size >= v1 && !tail;
@@ -2779,6 +2787,77 @@ static void op_peer(struct thr *t)
 		 !(p->buf_flags & NPU_MEM_BUF_DEV_HIDDEN))
 		finding("%s: handle %u device %u mapped at address 0",
 			names[which], p->handle, p->device);
+/* ------------------------------------------------------------------ */
+/* The zero reserve's watermarks                                        */
+
+/*
+ * Writing the watermarks while the other threads ALLOC and FREE makes the
+ * reserve's thread fill and drain, ALLOC take chunks and FREE recycle them,
+ * all at once.  At most ZR_MAX_MB per node: the reserve is outside max_bytes,
+ * so this is what bounds the memory it can take from the guest.
+ */
+#define ZR_MAX_MB	64
+
+static bool zr_on;		/* the module has the knobs, and we may write them */
+static uint64_t zr_old_low, zr_old_high;
+
+static void op_zero_reserve(struct thr *t)
+{
+	static const int E_NONE[] = { 0 };
+	const char *name = chance(&t->r, 50) ? "zero_reserve_low_mb" :
+					       "zero_reserve_high_mb";
+	/* Mostly whole chunks; odd values round down to one. */
+	uint64_t mb = chance(&t->r, 80) ? below(&t->r, ZR_MAX_MB / 2 + 1) * 2 :
+					  below(&t->r, ZR_MAX_MB + 1);
+	int ret;
+
+	if (!zr_on)
+		return;
+	ret = nm_param_set(name, mb);
+	record(OP_ZERO_RESERVE, ret ? -1 : 0, -ret, E_NONE, "%s=%llu", name,
+	       (unsigned long long)mb);
+}
+
+static void zr_start(void)
+{
+	zr_on = geteuid() == 0 &&
+		nm_param_get("zero_reserve_low_mb", &zr_old_low) == 0 &&
+		nm_param_get("zero_reserve_high_mb", &zr_old_high) == 0;
+}
+
+/* Low first: a high under the low one counts as the low one. */
+static void zr_set(uint64_t low, uint64_t high)
+{
+	if (!zr_on)
+		return;
+	if (nm_param_set("zero_reserve_low_mb", low) ||
+	    nm_param_set("zero_reserve_high_mb", high))
+		finding("cannot set the zero reserve's watermarks to %llu/%llu MiB",
+			(unsigned long long)low, (unsigned long long)high);
+}
+
+/*
+ * With both watermarks 0 the thread gives every chunk back: GET_INFO's
+ * zero_reserve_bytes must reach 0.  Polled, since the drain is the thread's.
+ */
+static void zr_check_drained(void)
+{
+	struct npu_mem_info info;
+	double end = nm_now() + 60;
+	int fd;
+
+	if (!zr_on)
+		return;
+	fd = open(DEV_PATH, O_RDWR | O_CLOEXEC);
+	memset(&info, 0, sizeof(info));
+	while (ioctl(fd, NPU_MEM_IOCTL_GET_INFO, &info) == 0 &&
+	       info.zero_reserve_bytes && nm_now() < end)
+		usleep(20000);
+	if (info.zero_reserve_bytes)
+		finding("zero reserve holds %llu bytes, not 0, with both watermarks at 0",
+			(unsigned long long)info.zero_reserve_bytes);
+	close(fd);
+	nm_print_reserve_counters(stdout, "zero reserve since load, chunks:");
 }
 
 static void (*const op_fn[OP_COUNT])(struct thr *) = {
@@ -2798,6 +2877,7 @@ static void (*const op_fn[OP_COUNT])(struct thr *) = {
 	[OP_IPC_EXPORT] = op_ipc_export, [OP_IPC_SET_PIDS] = op_ipc_set_pids,
 	[OP_IPC_IMPORT] = op_ipc_import, [OP_IPC_REVOKE] = op_ipc_revoke,
 	[OP_PEER] = op_peer,
+	[OP_ZERO_RESERVE] = op_zero_reserve,
 };
 
 static unsigned int weight_sum;
@@ -4154,6 +4234,7 @@ int main(int argc, char **argv)
 	if (c.maxbytes && nm_param_get("max_bytes", &old_param) == 0 &&
 	    nm_param_set("max_bytes", c.maxbytes) == 0)
 		param_set = true;
+	zr_start();
 	nm_vmpin(&pin0);
 	printf("npu_mem_fuzz: seed %llu, %u threads (+%u racing), %.0f s, %llu calls max, "
 	       "max_bytes %s\n", (unsigned long long)c.seed, c.nthreads, c.rthreads, c.secs,
@@ -4167,7 +4248,10 @@ int main(int argc, char **argv)
 		return 1;
 	elapsed = run_threads(thr, &c);
 	finish_run(thr, &c, &rr);
+	zr_set(0, 0);
 	check_released();
+	zr_check_drained();
+	zr_set(zr_old_low, zr_old_high);
 	nm_vmpin(&pin1);
 	if (pin1 != pin0)
 		finding("VmPin %llu kB after closing everything, %llu kB before",
