@@ -14,40 +14,8 @@
  * python/calls.py made from the C prototype (acl_calls.h).  ACLPY_TABLE
  * makes each entry a function py_c_function that calls c_function
  * directly, so that the compiler checks every argument against the
- * prototype, and the list's PyMethodDef table.  Formats are put together
- * at compile time from the kinds, one per C parameter in order:
- *
- *   p z i32 u32 u64 i64 size64
- *                         an int through conv_ptr ... conv_size64 (aclpy.h)
- *   s sn ui               PyArg_ParseTuple's "s", "z" and "I"
- *   sl                    "s#": a str and its length, two C parameters
- *   opt                   no C parameter: the Python arguments after it
- *                         are optional ("|"), 0 when not given
- *   nul                   NULL for a reserved C parameter
- *   out_p out_i32 out_u32 out_z out_n out_u64 out_i64 out_f
- *                         an output: void *, int32_t or an enum, uint32_t,
- *                         size_t, size_t given as Py_ssize_t, uint64_t,
- *                         int64_t, float; 0 where the call failed
- *   out_init out_z_init   an int32_t or size_t output that starts at
- *                         .init (-1: SIZE_MAX)
- *   outs(type, build)     an output of a zeroed type that build(out)
- *                         turns into the Python value; for outsv,
- *                         build(out, args, ret)
- *   key                   an int len, and for the C call a buffer of len
- *                         bytes (at most 1024) and len: a str output
- *   obj(conv) objn(conv)  a Python object that conv(o, slot) turns, once
- *                         every argument is parsed, into slot->a.p (freed
- *                         after the call), and for objn also slot->a.n,
- *                         the C parameter after it
- *   objv(conv)            as obj, for a conv(o, slot, args) that needs
- *                         the arguments before it
- *   n(j)                  no Python argument: the count v[j].a.n
- *   bytes(type, name)     a bytes-like object ("y*") of at most
- *                         sizeof(type) bytes, zero-padded to the type
- *
- * The options (struct aclpy_opts) keep what the calls did before this
- * table: .hold_gil for quick calls, .raw for outputs given as the library
- * left them when the call failed, .after for what runs after success.
+ * prototype, and the list's PyMethodDef table.  The kinds and options
+ * are in doc/contributing.md, "Python binding: adding a call".
  */
 #ifndef ACLPY_CALLS_H
 #define ACLPY_CALLS_H

@@ -110,9 +110,7 @@ static void *current_ctx(void)
 {
 	aclrtContext c = NULL;
 
-	if (aclrtGetCurrentContext(&c))
-		return NULL;
-	return c;
+	return aclrtGetCurrentContext(&c) ? NULL : c;
 }
 
 /* The .after of destroy_stream(_force), reset_device and finalize. */
@@ -131,9 +129,8 @@ void aclpy_rt_device_reset(const union aclpy_val *args)
 		cb_drop(BY_PRIMARY, NULL, NULL);
 }
 
-void aclpy_rt_finalized(const union aclpy_val *args)
+void aclpy_rt_finalized(const union aclpy_val *Py_UNUSED(args))
 {
-	(void)args;
 	cb_drop(ALL, NULL, NULL);
 }
 

@@ -35,8 +35,7 @@ static const char *const attr_members[] = {
 
 static const char *attr_member(int32_t attr)
 {
-	if (attr < 0 || (size_t)attr >= sizeof(attr_members) /
-					 sizeof(*attr_members))
+	if (attr < 0 || (size_t)attr >= Py_ARRAY_LENGTH(attr_members))
 		return NULL;
 	return attr_members[attr];
 }
@@ -214,15 +213,14 @@ static int conv_list(PyObject *o, union aclpy_val *slot,
 	return 1;
 }
 
-static int conv_options(PyObject *o, union aclpy_val *slot)
-{
-	return conv_list(o, slot, &option_desc, sizeof(aclrtBinaryLoadOption));
+#define CONV_LIST(name, desc, type)					\
+static int name(PyObject *o, union aclpy_val *slot)			\
+{									\
+	return conv_list(o, slot, &desc, sizeof(type));			\
 }
 
-static int conv_cfg(PyObject *o, union aclpy_val *slot)
-{
-	return conv_list(o, slot, &attr_desc, sizeof(aclrtLaunchKernelAttr));
-}
+CONV_LIST(conv_options, option_desc, aclrtBinaryLoadOption)
+CONV_LIST(conv_cfg, attr_desc, aclrtLaunchKernelAttr)
 
 #define RUNTIME_EXT_CALLS(CALL, HAND, AUTO, DOC, VAL)			\
 	AUTO(aclrtCreateNotify)						\

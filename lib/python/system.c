@@ -21,10 +21,7 @@ static aclError name(const char *pkg, out_type out)			\
 VERSION(version_str, aclsysGetVersionStr, char *)
 VERSION(version_num, aclsysGetVersionNum, int32_t *)
 
-/*
- * outs (calls.h): a string the library wrote (a version, a PCI address),
- * as it left it ("" to start).
- */
+/* outs (calls.h): a string as the library left it ("" to start). */
 static PyObject *version_out(const void *out)
 {
 	return Py_BuildValue("s", (const char *)out);
@@ -79,10 +76,7 @@ static PyObject *uuid(const void *out)
 					 (Py_ssize_t)sizeof(u->bytes));
 }
 
-/*
- * device_get_pci_bus_id: the C call's buffer and length are the binding's;
- * the address comes back as a str ("" when the call failed).
- */
+/* device_get_pci_bus_id: the C call's buffer and length are the binding's. */
 typedef char pci_bus_id_buf[16];
 
 static aclError pci_bus_id(int32_t dev, char *out)
@@ -132,9 +126,8 @@ static aclError pci_bus_id(int32_t dev, char *out)
 	CALL(device_get_pci_bus_id, pci_bus_id,				\
 	     (i32, outs(pci_bus_id_buf, version_out)), (),		\
 	     "pci_bus_id, ret = device_get_pci_bus_id(device_id)")	\
-	CALL(device_get_by_pci_bus_id, aclrtDeviceGetByPCIBusId,	\
-	     (s, out_i32), (.raw = true),				\
-	     "device_id, ret = device_get_by_pci_bus_id(pci_bus_id)")
+	DOC(aclrtDeviceGetByPCIBusId,					\
+	    "device_id, ret = device_get_by_pci_bus_id(pci_bus_id)", .raw = true)
 
 ACLPY_TABLE(aclpy_system_methods, ACL_SYSTEM_CALLS)
 ACLPY_TABLE(aclpy_system_rt_methods, RT_SYSTEM_CALLS)
