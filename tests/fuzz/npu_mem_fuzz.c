@@ -2787,6 +2787,8 @@ static void op_peer(struct thr *t)
 		 !(p->buf_flags & NPU_MEM_BUF_DEV_HIDDEN))
 		finding("%s: handle %u device %u mapped at address 0",
 			names[which], p->handle, p->device);
+}
+
 /* ------------------------------------------------------------------ */
 /* The zero reserve's watermarks                                        */
 
