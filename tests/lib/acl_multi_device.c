@@ -32,6 +32,7 @@
 #include <string.h>
 #include <dirent.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -243,61 +244,70 @@ START_TEST(peer_rules)
 END_TEST
 
 /*
- * The library's device file and the handle of its buffer at p: the fd of
- * this process open on the device node, and the handle whose mmap_offset
- * is the offset p's mapping has in /proc/self/maps.
+ * The handle of fd whose buffer's first page is p's: p holds a mark for
+ * the while, and each handle's buffer is mapped here to look for it (the
+ * mapping's offset in /proc/self/maps is the buffer's own, not the
+ * file's).  0 if there is none.
+ */
+static uint32_t handle_at(int fd, void *p)
+{
+	const uint64_t mark = 0x6e70752d70656572ull ^ (uintptr_t)p;
+	uint64_t saved;
+	uint32_t h, found = 0;
+
+	memcpy(&saved, p, sizeof(saved));
+	memcpy(p, &mark, sizeof(mark));
+	for (h = 1; h < 4096 && !found; h++) {
+		struct npu_mem_query q = { .handle = h };
+		void *m;
+
+		if (ioctl(fd, NPU_MEM_IOCTL_QUERY, &q) ||
+		    (q.buf.flags & NPU_MEM_BUF_HOST))
+			continue;
+		m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd,
+			 (off_t)q.buf.mmap_offset);
+		if (m == MAP_FAILED)
+			continue;
+		if (!memcmp(m, &mark, sizeof(mark)))
+			found = h;
+		munmap(m, 4096);
+	}
+	memcpy(p, &saved, sizeof(saved));
+	return found;
+}
+
+/*
+ * The library's device file and the handle of its buffer starting at p:
+ * of the files this process has open on the device node, the one with a
+ * handle for p's pages.
  */
 static void lib_handle(void *p, int *fdp, uint32_t *handlep)
 {
-	unsigned long long off = 0;
-	unsigned long start, end;
 	struct stat node, st;
-	char line[512];
 	struct dirent *de;
-	bool found = false;
-	uint32_t h;
-	FILE *maps;
 	DIR *dir;
 
-	maps = fopen("/proc/self/maps", "r");
-	ck_assert_ptr_nonnull(maps);
-	while (!found && fgets(line, sizeof(line), maps))
-		found = sscanf(line, "%lx-%lx %*s %llx", &start, &end,
-			       &off) == 3 && start == (uintptr_t)p;
-	fclose(maps);
-	ck_assert_msg(found, "no mapping starts at %p", p);
-
 	ck_assert_int_eq(stat(acltest_device_path(), &node), 0);
-	*fdp = -1;
+	*handlep = 0;
 	dir = opendir("/proc/self/fd");
 	ck_assert_ptr_nonnull(dir);
-	while (*fdp < 0 && (de = readdir(dir))) {
+	while (!*handlep && (de = readdir(dir))) {
 		if (de->d_name[0] != '.' &&
 		    !fstatat(dirfd(dir), de->d_name, &st, 0) &&
-		    S_ISCHR(st.st_mode) &&
-		    st.st_rdev == node.st_rdev)
+		    S_ISCHR(st.st_mode) && st.st_rdev == node.st_rdev) {
 			*fdp = atoi(de->d_name);
-	}
-	closedir(dir);
-	ck_assert_int_ge(*fdp, 0);
-
-	for (h = 1; h < 65536; h++) {
-		struct npu_mem_query q = { .handle = h };
-
-		if (!ioctl(*fdp, NPU_MEM_IOCTL_QUERY, &q) &&
-		    q.buf.mmap_offset == off) {
-			*handlep = h;
-			return;
+			*handlep = handle_at(*fdp, p);
 		}
 	}
-	ck_abort_msg("no handle of the library's maps %p", p);
+	closedir(dir);
+	ck_assert_msg(*handlep, "no handle of the library's maps %p", p);
 }
 
 /* PEER_QUERY of the library's buffer at p for device dev: 0 or errno. */
 static int peer_query(void *p, uint32_t dev)
 {
 	struct npu_mem_peer q = { .device = dev };
-	int fd;
+	int fd = -1;
 
 	lib_handle(p, &fd, &q.handle);
 	return ioctl(fd, NPU_MEM_IOCTL_PEER_QUERY, &q) ? errno : 0;
