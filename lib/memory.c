@@ -5,8 +5,9 @@
  * The table is an AVL tree under a read-write lock: range lookups (memset,
  * memcpy, flush, attributes) share it, allocation and free take it alone
  * for an O(log n) insert or remove.  Nothing slow (ioctl, mmap, munmap) runs
- * under it; the one lock taken under it, ipcmem.c's, is held at most
- * across one ioctl.
+ * under it, but for the peer ioctls of a walk over one device's buffers
+ * (aclmem_mem_foreach_device: a change of peer access, shared); the one
+ * lock taken under it, ipcmem.c's, is held at most across one ioctl.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -169,6 +170,39 @@ static enum aclmem_lookup exts_lookup(const void *p, size_t len,
 	return ret;
 }
 
+static void exts_allocated(uint32_t handle, int32_t device)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr_exts; i++)
+		if (exts[i]->allocated)
+			exts[i]->allocated(handle, device);
+}
+
+static void walk_device(struct addrtree_node *n, int32_t device,
+			void (*fn)(uint32_t handle, void *arg), void *arg)
+{
+	const struct aclmem_buf *b;
+
+	/* AVL: the depth is O(log n), so recursion is bounded. */
+	for (; n; n = n->right) {
+		walk_device(n->left, device, fn, arg);
+		b = to_buf(n);
+		if (b->kind == ACLMEM_BUF_DEVICE && b->device == device)
+			fn(b->handle, arg);
+	}
+}
+
+void aclmem_mem_foreach_device(int32_t device,
+			       void (*fn)(uint32_t handle, void *arg),
+			       void *arg)
+{
+	pthread_rwlock_rdlock(&table_lock);
+	walk_device(table.root, device, fn, arg);
+	walk_device(parked.root, device, fn, arg);
+	pthread_rwlock_unlock(&table_lock);
+}
+
 static int exts_piece_range(const void *p, void **base, size_t *size)
 {
 	int ret = ACL_ERROR_RT_PARAM_INVALID;
@@ -285,6 +319,8 @@ int aclmem_mem_alloc_on(enum aclmem_api api, void **ptr, size_t size,
 		return ACL_ERROR_RT_INTERNAL_ERROR;
 	}
 	usage_add(b);
+	if (kind == ACLMEM_BUF_DEVICE)
+		exts_allocated(b->handle, dev);
 	*ptr = b->addr;
 	return ACL_SUCCESS;
 }

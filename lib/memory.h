@@ -146,9 +146,24 @@ struct aclmem_mem_ext {
 				     struct aclmem_range *out);
 	/* The piece of memory holding p: ACL_SUCCESS or 107000. */
 	int (*piece_range)(const void *p, void **base, size_t *size);
+	/*
+	 * A device buffer was allocated for device (made or taken from the
+	 * pool) and is in the table; before its pointer is handed out.
+	 */
+	void (*allocated)(uint32_t handle, int32_t device);
 };
 
 void aclmem_mem_ext_register(const struct aclmem_mem_ext *ext);
+
+/*
+ * fn(handle, arg) for every device buffer of device this process holds:
+ * in the table (imported ones too) and kept by the pool.  Under the
+ * table's lock, shared: no buffer is freed meanwhile, so each handle is
+ * live while fn runs; fn must not call back into this file.
+ */
+void aclmem_mem_foreach_device(int32_t device,
+			       void (*fn)(uint32_t handle, void *arg),
+			       void *arg);
 
 /* Defines and registers, at load, the extension of this file. */
 #define ACLMEM_MEM_EXT(...)						\

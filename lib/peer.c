@@ -18,6 +18,7 @@
  * ACL_ERROR_RT_PARAM_INVALID; a device is never its own peer
  * (ACL_ERROR_INVALID_PARAM, as the id checks of CanAccessPeer).
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -26,7 +27,9 @@
 #include "acl/acl_rt.h"
 #include "args.h"
 #include "context.h"
+#include "device.h"
 #include "log.h"
+#include "memory.h"
 #include "peer.h"
 
 static pthread_mutex_t peer_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -34,19 +37,58 @@ static pthread_mutex_t peer_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t enabled[ACLMEM_MAX_DEVICES];
 
 /*
- * Where a change of peer access reaches the driver.  Buffers are mapped
- * for the device they were allocated for; a driver that can map a buffer
- * for a second device (under an IOMMU each device has its own domain)
- * would map dev's future and present accesses to peer's buffers here.
- * Nothing to do yet: copies are the CPU's.  Called under peer_lock, before
- * the bit changes; an error leaves the state as it was.
+ * The driver's side of peer access: a buffer of peer's that dev may access
+ * is DMA-mapped for dev (PEER_MAP), which gives dev's DMA engine its own
+ * address for it (under an IOMMU each device has its own domain).  The
+ * copies are the CPU's and need none of it, so this is best effort: a
+ * module without the peer ioctls (ENOTTY, or EINVAL from one that checks
+ * the command's size), registered host memory and other drivers' buffers
+ * (EOPNOTSUPP), a read-only import (EACCES), one already mapped (EEXIST)
+ * leave peer access as the program asked.  FREE ends a mapping with its
+ * buffer; PEER_UNMAP ends it when access is disabled.
  */
-static int peer_map(int32_t dev, int32_t peer, bool enable)
+struct peer_op {
+	unsigned long req;	/* NPU_MEM_IOCTL_PEER_MAP or _UNMAP */
+	int32_t dev;		/* the device given access */
+};
+
+static void peer_op_one(uint32_t handle, void *arg)
 {
-	(void)dev;
-	(void)peer;
-	(void)enable;
-	return ACL_SUCCESS;
+	const struct peer_op *op = arg;
+	struct npu_mem_peer p = { .handle = handle, .device = op->dev };
+	int ret = aclmem_do_ioctl(aclmem_ctx_fd(), op->req, &p);
+
+	if (ret && ret != -ENOTTY && ret != -EINVAL && ret != -EOPNOTSUPP &&
+	    ret != -EACCES && ret != -EEXIST && ret != -ENXIO)
+		aclmem_dbg("peer %smap of handle %u for device %d: %s",
+			   op->req == NPU_MEM_IOCTL_PEER_MAP ? "" : "un",
+			   handle, (int)op->dev, strerror(-ret));
+}
+
+/*
+ * Every buffer of peer's this process holds, mapped for dev or unmapped.
+ * Called under peer_lock, before the bit changes.
+ */
+static void peer_map(int32_t dev, int32_t peer, bool enable)
+{
+	struct peer_op op = {
+		.req = enable ? NPU_MEM_IOCTL_PEER_MAP : NPU_MEM_IOCTL_PEER_UNMAP,
+		.dev = dev,
+	};
+
+	aclmem_mem_foreach_device(peer, peer_op_one, &op);
+}
+
+/* A new buffer of device's: mapped for each device with access to it. */
+static void peer_allocated(uint32_t handle, int32_t device)
+{
+	struct peer_op op = { .req = NPU_MEM_IOCTL_PEER_MAP };
+
+	pthread_mutex_lock(&peer_lock);
+	for (op.dev = 0; op.dev < ACLMEM_MAX_DEVICES; op.dev++)
+		if (enabled[op.dev] & (1ull << device))
+			peer_op_one(handle, &op);
+	pthread_mutex_unlock(&peer_lock);
 }
 
 static bool enabled_locked(int32_t dev, int32_t peer)
@@ -68,16 +110,13 @@ bool aclmem_peer_copy_allowed(int32_t a, int32_t b)
 
 static int peer_set(int32_t dev, int32_t peer, bool enable)
 {
-	int ret = ACL_SUCCESS;
-
 	pthread_mutex_lock(&peer_lock);
 	if (enabled_locked(dev, peer) != enable) {
-		ret = peer_map(dev, peer, enable);
-		if (!ret)
-			enabled[dev] ^= 1ull << peer;
+		peer_map(dev, peer, enable);
+		enabled[dev] ^= 1ull << peer;
 	}
 	pthread_mutex_unlock(&peer_lock);
-	return ret;
+	return ACL_SUCCESS;
 }
 
 int aclmem_peer_enable(int32_t dev, int32_t peer)
@@ -198,3 +237,4 @@ static void peer_fork_child(void)
 
 ACLMEM_PART(.rank = ACLMEM_RANK_HOSTREG, .idle = peer_idle,
 	    .fork_child = peer_fork_child);
+ACLMEM_MEM_EXT(.allocated = peer_allocated)

@@ -12,6 +12,8 @@
  *    aclrtMallocWithCfg from the node of the device its attribute names;
  *  - peer access: CANN's argument rules and codes, enabling twice,
  *    disabling what is not enabled, the status per (device, peer);
+ *  - peer access maps the peer's buffers for the device given it (the
+ *    kernel's PEER_QUERY), those allocated later too, until disabled;
  *  - a copy between two devices' buffers is 107000 without peer access,
  *    synchronous and on a stream, and copies the bytes with it;
  *  - GET_INFO facts per device: aclrtGetDeviceInfo, aclrtGetMemInfo,
@@ -23,11 +25,15 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -237,6 +243,114 @@ START_TEST(peer_rules)
 }
 END_TEST
 
+/*
+ * The handle of fd whose buffer's first page is p's: p holds a mark for
+ * the while, and each handle's buffer is mapped here to look for it (the
+ * mapping's offset in /proc/self/maps is the buffer's own, not the
+ * file's).  0 if there is none.
+ */
+static uint32_t handle_at(int fd, void *p)
+{
+	const uint64_t mark = 0x6e70752d70656572ull ^ (uintptr_t)p;
+	uint64_t saved;
+	uint32_t h, found = 0;
+
+	memcpy(&saved, p, sizeof(saved));
+	memcpy(p, &mark, sizeof(mark));
+	for (h = 1; h < 4096 && !found; h++) {
+		struct npu_mem_query q = { .handle = h };
+		void *m;
+
+		if (ioctl(fd, NPU_MEM_IOCTL_QUERY, &q) ||
+		    (q.buf.flags & NPU_MEM_BUF_HOST))
+			continue;
+		m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd,
+			 (off_t)q.buf.mmap_offset);
+		if (m == MAP_FAILED)
+			continue;
+		if (!memcmp(m, &mark, sizeof(mark)))
+			found = h;
+		munmap(m, 4096);
+	}
+	memcpy(p, &saved, sizeof(saved));
+	return found;
+}
+
+/*
+ * The library's device file and the handle of its buffer starting at p:
+ * of the files this process has open on the device node, the one with a
+ * handle for p's pages.
+ */
+static void lib_handle(void *p, int *fdp, uint32_t *handlep)
+{
+	struct stat node, st;
+	struct dirent *de;
+	DIR *dir;
+
+	ck_assert_int_eq(stat(acltest_device_path(), &node), 0);
+	*handlep = 0;
+	dir = opendir("/proc/self/fd");
+	ck_assert_ptr_nonnull(dir);
+	while (!*handlep && (de = readdir(dir))) {
+		if (de->d_name[0] != '.' &&
+		    !fstatat(dirfd(dir), de->d_name, &st, 0) &&
+		    S_ISCHR(st.st_mode) && st.st_rdev == node.st_rdev) {
+			*fdp = atoi(de->d_name);
+			*handlep = handle_at(*fdp, p);
+		}
+	}
+	closedir(dir);
+	ck_assert_msg(*handlep, "no handle of the library's maps %p", p);
+}
+
+/* PEER_QUERY of the library's buffer at p for device dev: 0 or errno. */
+static int peer_query(void *p, uint32_t dev)
+{
+	struct npu_mem_peer q = { .device = dev };
+	int fd = -1;
+
+	lib_handle(p, &fd, &q.handle);
+	return ioctl(fd, NPU_MEM_IOCTL_PEER_QUERY, &q) ? errno : 0;
+}
+
+START_TEST(peer_access_maps_buffers)
+{
+	void *a0, *a1, *b0, *c0;
+
+	ck_assert_int_eq(aclrtSetDevice(0), ACL_SUCCESS);
+	a0 = dev_alloc(N, 1);
+	ck_assert_int_eq(aclrtSetDevice(1), ACL_SUCCESS);
+	a1 = dev_alloc(N, 2);
+	ck_assert_int_eq(peer_query(a0, 1), ENXIO);
+
+	/* Device 1 gets access to device 0's memory, present and future. */
+	ck_assert_int_eq(aclrtDeviceEnablePeerAccess(0, 0), ACL_SUCCESS);
+	ck_assert_int_eq(peer_query(a0, 1), 0);
+	ck_assert_int_eq(aclrtSetDevice(0), ACL_SUCCESS);
+	b0 = dev_alloc(N, 3);
+	ck_assert_int_eq(peer_query(b0, 1), 0);
+	/* One way only: device 0 was given no access to device 1's. */
+	ck_assert_int_eq(peer_query(a1, 0), ENXIO);
+	/* Its own mapping describes itself. */
+	ck_assert_int_eq(peer_query(a0, 0), 0);
+
+	ck_assert_int_eq(aclrtSetDevice(1), ACL_SUCCESS);
+	ck_assert_int_eq(aclrtDeviceDisablePeerAccess(0), ACL_SUCCESS);
+	ck_assert_int_eq(peer_query(a0, 1), ENXIO);
+	ck_assert_int_eq(peer_query(b0, 1), ENXIO);
+	ck_assert_int_eq(aclrtSetDevice(0), ACL_SUCCESS);
+	c0 = dev_alloc(N, 4);
+	ck_assert_int_eq(peer_query(c0, 1), ENXIO);
+
+	ck_assert_int_eq(aclrtFree(c0), 0);
+	ck_assert_int_eq(aclrtFree(b0), 0);
+	ck_assert_int_eq(aclrtFree(a1), 0);
+	ck_assert_int_eq(aclrtFree(a0), 0);
+	ck_assert_int_eq(aclrtResetDevice(1), 0);
+	ck_assert_int_eq(aclrtResetDevice(0), 0);
+}
+END_TEST
+
 START_TEST(copy_between_devices)
 {
 	unsigned char *a0, *a1, *b1, *h = malloc(N);
@@ -440,6 +554,7 @@ int main(void)
 	nm_add(s, malloc_with_cfg_device, 30);
 	nm_add(s, peer_rules, 30);
 	nm_add(s, copy_between_devices, 60);
+	nm_add(s, peer_access_maps_buffers, 60);
 	nm_add(s, topology, 30);
 	nm_add(s, pci_bus_ids, 30);
 	nm_add(s, ipc_needs_peer_access, 60);
