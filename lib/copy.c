@@ -51,7 +51,7 @@
 /* What is at [p, p + len). */
 enum where { W_HOST, W_PINNED, W_DEVICE, W_BAD };
 
-/* *dev: the device of W_DEVICE memory. */
+/* *dev, when asked for: the device of W_DEVICE memory. */
 static enum where locate(const void *p, size_t len, bool write, int32_t *dev)
 {
 	struct aclmem_range r;
@@ -60,7 +60,8 @@ static enum where locate(const void *p, size_t len, bool write, int32_t *dev)
 	case ACLMEM_RANGE_INSIDE:
 		if (write && r.readonly)
 			return W_BAD;
-		*dev = r.device;
+		if (dev)
+			*dev = r.device;
 		return r.kind == ACLMEM_BUF_DEVICE ? W_DEVICE : W_PINNED;
 	case ACLMEM_RANGE_NONE:
 		return aclmem_host_usable(p, len, write) ? W_HOST : W_BAD;
@@ -117,10 +118,13 @@ static bool sides_ok(void *dst, const void *src, size_t len, int dst_dev,
 		     int src_dev)
 {
 	int32_t dn = 0, sn = 0;
-	enum where ws = locate(src, len, false, &sn);
-	enum where wd = locate(dst, len, true, &dn);
+	enum where ws = locate(src, len, false, &sn), wd;
 
-	if (!side_ok(ws, src_dev) || !side_ok(wd, dst_dev))
+	/* A bad source spares the destination's lookup, as before peers. */
+	if (!side_ok(ws, src_dev))
+		return false;
+	wd = locate(dst, len, true, &dn);
+	if (!side_ok(wd, dst_dev))
 		return false;
 	return ws != W_DEVICE || wd != W_DEVICE ||
 	       aclmem_peer_copy_allowed(sn, dn);
@@ -203,11 +207,9 @@ void aclmem_copy_run(void *dst, const void *src, size_t count)
 
 static int set_recheck(void *devPtr, size_t maxCount, size_t count)
 {
-	int32_t dev;
-
 	if (count > maxCount)
 		return ACL_ERROR_RT_PARAM_INVALID;
-	return locate(devPtr, count, true, &dev) == W_BAD ?
+	return locate(devPtr, count, true, NULL) == W_BAD ?
 	       ACL_ERROR_RT_PARAM_INVALID : ACL_SUCCESS;
 }
 
