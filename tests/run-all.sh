@@ -77,7 +77,12 @@ set -uo pipefail
 #    too, and gives it back as well).
 #  - x86_64-race: one vCPU and init_on_free=1, where use-after-free races
 #    between ioctls on one handle show up as wrong data or an oops; every
-#    kernel, as alloc_race found such a bug in 20-second runs.
+#    kernel, as alloc_race found such a bug in 20-second runs.  The same
+#    guest is the multi-device guest without an IOMMU (four edu devices on
+#    two NUMA nodes, device addresses physical): multi_npu and peer_map run
+#    there on every kernel, which puts each kernel's NUMA placement, PCI
+#    removal and direct-DMA peer mapping under test without another boot,
+#    and peer_map's racing threads on the one vCPU with init_on_free.
 #  - x86_64-swiotlb-edu: every mapping bounces (SEV/TDX guests, 32-bit
 #    devices), so a missing or misdirected sync loses data visibly.  Left
 #    out: the dma-buf programs and coherence_stress write through the CPU
@@ -100,11 +105,15 @@ set -uo pipefail
 #    skip there or repeat the IOMMU guest).  Boot included, 49 s on a
 #    quiet host and 95 s on a loaded one before peer_map joined
 #    (2026-12-06), which main's row measured at about a minute alone.
+#    make check runs it on the newest kernel (the race guests carry
+#    multi_npu and peer_map to every kernel without an IOMMU); make
+#    check-full on every kernel, so each kernel's intel-iommu meets
+#    several domains and peer mappings.
 # make check-full adds: the whole kernel suite in the plain 6.1 guest; the
 # library, Python and samples on every host kernel and the library on the
 # others; the IOMMU and swiotlb guests on both host kernels; alloc_race in
-# every plain guest; the fuzzer in the race guests; and longer soaks
-# (below).
+# every plain guest; the fuzzer in the race guests; the multi-device
+# guest on every kernel; and longer soaks (below).
 MATRIX=(
 	# profiles  config             kernels      suites
 	"check      x86_64             newest       lib python samples kernel/install-status"
@@ -119,10 +128,11 @@ MATRIX=(
 	"full       x86_64             other        lib"
 	"check      x86_64-iommu-edu   newest       kernel/edu_dma kernel/sync kernel/sync_trace kernel/alloc_policy kernel/get_info kernel/visibility kernel/dmabuf* kernel/alloc_race kernel/host_register kernel/ipc_mem kernel/pmd_map kernel/dev_remove kernel/reserve"
 	"full       x86_64-iommu-edu   newest,6.1   kernel/edu_dma kernel/sync kernel/sync_trace kernel/alloc_policy kernel/get_info kernel/visibility kernel/dmabuf* kernel/alloc_race kernel/host_register kernel/ipc_mem kernel/pmd_map kernel/dev_remove kernel/reserve"
-	"check      x86_64-race        all          kernel/alloc_race kernel/ipc_mem"
-	"full       x86_64-race        all          kernel/alloc_race kernel/ipc_mem fuzz"
+	"check      x86_64-race        all          kernel/alloc_race kernel/ipc_mem kernel/multi_npu kernel/peer_map"
+	"full       x86_64-race        all          kernel/alloc_race kernel/ipc_mem kernel/multi_npu kernel/peer_map fuzz"
 	"check,full x86_64-noinit      newest       kernel/content_zero kernel/leak_memcg kernel/reserve fault/reserve_fault"
-	"check,full x86_64-multi-edu   newest       kernel/multi_npu kernel/peer_map lib/acl_multi_device samples/peer_copy* samples/ipc_event_devices* python"
+	"check      x86_64-multi-edu   newest       kernel/multi_npu kernel/peer_map lib/acl_multi_device samples/peer_copy* samples/ipc_event_devices* python"
+	"full       x86_64-multi-edu   all          kernel/multi_npu kernel/peer_map lib/acl_multi_device samples/peer_copy* samples/ipc_event_devices* python"
 )
 
 if [ $# -gt 0 ]; then
