@@ -30,6 +30,26 @@ int nm_alloc_on(int fd, uint32_t dev, uint64_t size, uint32_t policy,
 	return nm_ioctl(fd, NPU_MEM_IOCTL_ALLOC, a);
 }
 
+int nm_alloc_dma_on(int fd, uint32_t dev, uint64_t size, uint32_t policy,
+		    struct npu_mem_alloc *a)
+{
+	struct npu_mem_info i;
+	int ret = nm_info_of(fd, dev, &i);
+
+	if (ret)
+		return ret;
+	if (!(i.dev_flags & NPU_MEM_DEV_IOMMU)) {
+		size = size > NM_2M ? size : NM_2M;
+		policy = NPU_MEM_POLICY_HUGE_FIRST;
+	}
+	ret = nm_alloc_on(fd, dev, size, policy, a);
+	if (!ret && !(a->buf.flags & NPU_MEM_BUF_DEV_CONTIG)) {
+		nm_free(fd, a->handle);
+		return -EAGAIN;
+	}
+	return ret;
+}
+
 int nm_dma_copy_on(uint32_t dev, uint64_t src, uint64_t dst, uint64_t len)
 {
 	char path[96], text[96];

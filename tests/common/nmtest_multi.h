@@ -17,6 +17,15 @@
 int nm_info_of(int fd, uint32_t dev, struct npu_mem_info *out);
 int nm_alloc_on(int fd, uint32_t dev, uint64_t size, uint32_t policy,
 		struct npu_mem_alloc *a);
+/*
+ * nm_alloc_on() for a buffer whose first size bytes dev's engine copies
+ * from its dev_addr: one device address range.  Behind an IOMMU any
+ * buffer is (one IOVA range); without one, device addresses are physical,
+ * so the buffer is 2 MiB of HUGE_FIRST instead (one compound page), and
+ * -EAGAIN if it still came in pieces.
+ */
+int nm_alloc_dma_on(int fd, uint32_t dev, uint64_t size, uint32_t policy,
+		    struct npu_mem_alloc *a);
 /* NPU dev's engine copies len bytes, device addresses in its own view. */
 int nm_dma_copy_on(uint32_t dev, uint64_t src, uint64_t dst, uint64_t len);
 /* "dddd:bb:dd.f" of the PCI function GET_INFO describes. */

@@ -162,9 +162,9 @@ START_TEST(alloc_maps_for_its_device)
 	struct npu_mem_query q;
 
 	for (uint32_t d = 0; d < g_count; d++) {
-		nm_assert_ok(nm_alloc_on(fd, d, COPY_LEN, NPU_MEM_POLICY_NORMAL_ONLY,
+		nm_assert_ok(nm_alloc_dma_on(fd, d, COPY_LEN, NPU_MEM_POLICY_NORMAL_ONLY,
 				      &a[d]));
-		nm_assert_ok(nm_alloc_on(fd, d, NM_2M, NPU_MEM_POLICY_HUGE_FIRST,
+		nm_assert_ok(nm_alloc_dma_on(fd, d, NM_2M, NPU_MEM_POLICY_HUGE_FIRST,
 				      &b[d]));
 		nm_assert_ok(query(fd, a[d].handle, &q));
 		ck_assert_uint_eq(q.device, d);
@@ -307,15 +307,17 @@ START_TEST(remove_revokes_that_device_only)
 	struct npu_mem_alloc a[MAX_NPUS], b[MAX_NPUS];
 	struct npu_mem_info i;
 	struct npu_mem_query q;
+	uint64_t plen;
 	uint8_t *p;
 
 	for (uint32_t d = 0; d < g_count; d++) {
-		nm_assert_ok(nm_alloc_on(fd, d, COPY_LEN, NPU_MEM_POLICY_NORMAL_ONLY,
+		nm_assert_ok(nm_alloc_dma_on(fd, d, COPY_LEN, NPU_MEM_POLICY_NORMAL_ONLY,
 				      &a[d]));
-		nm_assert_ok(nm_alloc_on(fd, d, COPY_LEN, NPU_MEM_POLICY_HUGE_FIRST,
+		nm_assert_ok(nm_alloc_dma_on(fd, d, COPY_LEN, NPU_MEM_POLICY_HUGE_FIRST,
 				      &b[d]));
 	}
 	p = nm_map_ok(fd, &a[gone], RW);
+	plen = a[gone].buf.size;
 	nm_bdf_of(&g_info[gone], g_removed, sizeof(g_removed));
 	printf("removing device %u (%s)\n", gone, g_removed);
 	nm_assert_ok(nm_pci_remove(g_removed));
@@ -352,12 +354,12 @@ START_TEST(remove_revokes_that_device_only)
 	ck_assert_uint_ne(q.buf.flags & NPU_MEM_BUF_DEV_UNMAPPED, 0);
 	nm_free_ok(fd, a[gone].handle);
 	nm_free_ok(fd, b[gone].handle);
-	nm_assert_ok(nm_alloc_on(fd, gone, COPY_LEN, NPU_MEM_POLICY_NORMAL_ONLY,
+	nm_assert_ok(nm_alloc_dma_on(fd, gone, COPY_LEN, NPU_MEM_POLICY_NORMAL_ONLY,
 			      &a[gone]));
-	nm_assert_ok(nm_alloc_on(fd, gone, COPY_LEN, NPU_MEM_POLICY_NORMAL_ONLY,
+	nm_assert_ok(nm_alloc_dma_on(fd, gone, COPY_LEN, NPU_MEM_POLICY_NORMAL_ONLY,
 			      &b[gone]));
 	copy_roundtrip(fd, gone, &a[gone], &b[gone], 0x77);
-	munmap(p, COPY_LEN);
+	munmap(p, plen);
 	close(fd);
 }
 END_TEST

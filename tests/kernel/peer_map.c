@@ -140,8 +140,8 @@ START_TEST(peer_dma_reads_and_writes)
 		struct npu_mem_alloc a, b;
 		struct npu_mem_peer p, q;
 
-		nm_assert_ok(nm_alloc_on(fd, adev, LEN, NPU_MEM_POLICY_NORMAL_ONLY, &a));
-		nm_assert_ok(nm_alloc_on(fd, bdev, NM_2M, NPU_MEM_POLICY_HUGE_FIRST, &b));
+		nm_assert_ok(nm_alloc_dma_on(fd, adev, LEN, NPU_MEM_POLICY_NORMAL_ONLY, &a));
+		nm_assert_ok(nm_alloc_dma_on(fd, bdev, NM_2M, NPU_MEM_POLICY_HUGE_FIRST, &b));
 		/*
 		 * Without it, B has no mapping of A's buffer: its address (in
 		 * A's domain) is refused, unless it happens to fall in b, the
@@ -214,10 +214,10 @@ START_TEST(unmapped_with_the_last_reference)
 	uint64_t base = peer_maps();
 	uint8_t *pa;
 
-	nm_assert_ok(nm_alloc_on(fd, 1, NM_2M, NPU_MEM_POLICY_HUGE_FIRST, &b));
+	nm_assert_ok(nm_alloc_dma_on(fd, 1, NM_2M, NPU_MEM_POLICY_HUGE_FIRST, &b));
 
 	/* FREE of the only reference */
-	nm_assert_ok(nm_alloc_on(fd, 0, LEN, NPU_MEM_POLICY_NORMAL_ONLY, &a));
+	nm_assert_ok(nm_alloc_dma_on(fd, 0, LEN, NPU_MEM_POLICY_NORMAL_ONLY, &a));
 	nm_assert_ok(peer_map(fd, a.handle, 1, &p));
 	nm_assert_ok(nm_dma_copy_on(1, p.dev_addr, b.buf.dev_addr, LEN));
 	ck_assert_uint_eq(peer_maps(), base + 1);
@@ -227,7 +227,7 @@ START_TEST(unmapped_with_the_last_reference)
 	nm_assert_ret(peer_query(fd, a.handle, 1, &p), -ENOENT);
 
 	/* FREE while mapped: the buffer lives on, and so does its peer map */
-	nm_assert_ok(nm_alloc_on(fd, 0, LEN, NPU_MEM_POLICY_NORMAL_ONLY, &a));
+	nm_assert_ok(nm_alloc_dma_on(fd, 0, LEN, NPU_MEM_POLICY_NORMAL_ONLY, &a));
 	nm_assert_ok(peer_map(fd, a.handle, 1, &p));
 	pa = nm_map_ok(fd, &a, RW);
 	fill(pa, LEN, 0x33);
@@ -425,11 +425,11 @@ START_TEST(removal_takes_its_mappings_only)
 		close(fd);
 		return;
 	}
-	nm_assert_ok(nm_alloc_on(fd, 0, LEN, NPU_MEM_POLICY_NORMAL_ONLY, &x));
-	nm_assert_ok(nm_alloc_on(fd, 2, LEN, NPU_MEM_POLICY_NORMAL_ONLY, &y));
-	nm_assert_ok(nm_alloc_on(fd, 1, LEN, NPU_MEM_POLICY_NORMAL_ONLY, &tgt1));
-	nm_assert_ok(nm_alloc_on(fd, 2, LEN, NPU_MEM_POLICY_NORMAL_ONLY, &tgt2));
-	nm_assert_ok(nm_alloc_on(fd, ypeer, LEN, NPU_MEM_POLICY_NORMAL_ONLY, &tgty));
+	nm_assert_ok(nm_alloc_dma_on(fd, 0, LEN, NPU_MEM_POLICY_NORMAL_ONLY, &x));
+	nm_assert_ok(nm_alloc_dma_on(fd, 2, LEN, NPU_MEM_POLICY_NORMAL_ONLY, &y));
+	nm_assert_ok(nm_alloc_dma_on(fd, 1, LEN, NPU_MEM_POLICY_NORMAL_ONLY, &tgt1));
+	nm_assert_ok(nm_alloc_dma_on(fd, 2, LEN, NPU_MEM_POLICY_NORMAL_ONLY, &tgt2));
+	nm_assert_ok(nm_alloc_dma_on(fd, ypeer, LEN, NPU_MEM_POLICY_NORMAL_ONLY, &tgty));
 	nm_assert_ok(peer_map(fd, x.handle, 1, &x1));
 	nm_assert_ok(peer_map(fd, x.handle, 2, &x2));
 	nm_assert_ok(peer_map(fd, y.handle, ypeer, &yp));
