@@ -10,8 +10,8 @@
 # programs with the edu DMA engine behind an SMMUv3, two of them for the
 # programs of several NPUs (configs/arm64-iommu-edu.conf).  compat32 runs
 # its armhf helper through the arm64 kernel's AArch32 compat layer (QEMU's
-# -cpu max has AArch32 at EL0).  Not run on arm64: the python suite and demo (no python in the
-# guest's root), and the valgrind pass.
+# -cpu max has AArch32 at EL0).  Not run on arm64: the python suite and
+# demo (no python in the guest's root), and the valgrind pass.
 # The last line is "N passed, N failed, N skipped"; exit status 1 if
 # anything failed.  Logs: build/test-results/arm64/<kver>-<config>/.
 #
