@@ -7,7 +7,7 @@
 # (tests/vm/configs/arm64.conf), counted by tests/guest/run-suites.sh as on
 # x86_64, and in the newest kernel's guest the C example too (the library
 # is the same on every kernel); then, on the newest, the device-dependent
-# programs with the edu DMA engine behind an SMMUv3, two of them for the
+# programs with the edu DMA engine behind an SMMUv3, four of them for the
 # programs of several NPUs (configs/arm64-iommu-edu.conf).  compat32 runs
 # its armhf helper through the arm64 kernel's AArch32 compat layer (QEMU's
 # -cpu max has AArch32 at EL0).  Not run on arm64: the python suite and
@@ -82,7 +82,7 @@ for k in $sorted; do
 	fi
 done
 # The edu DMA engine behind an SMMUv3, newest kernel only (as on x86_64,
-# only the programs whose behaviour depends on the device); two of them,
+# only the programs whose behaviour depends on the device); four of them,
 # each in its own SMMU domain, for the programs of several NPUs.
 for k in $newest; do
 	job "$k-arm64-iommu-edu" guest arm64-iommu-edu "$k" kernel/edu_dma kernel/sync kernel/get_info \

@@ -5,7 +5,7 @@
  * x86_64-multi-edu guest (four edu devices, each in its own IOMMU
  * domain), in the x86_64-race guest (the same four without an IOMMU, one
  * vCPU: the racing threads meet at the kernel's scheduling points) and on
- * arm64 (two edu devices behind an SMMUv3, one node); elsewhere (fewer
+ * arm64 (four edu devices behind an SMMUv3, one node); elsewhere (fewer
  * than two NPUs, no edu engine) it exits 77.
  *  - device B's edu engine (debugfs dma_copyN) refuses A's buffer
  *    (-EINVAL: not a live mapping of B's) until PEER_MAP, then reads it and
