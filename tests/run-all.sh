@@ -467,8 +467,12 @@ for row in "${MATRIX[@]}"; do
 	read -r profiles config sel rest <<<"$row"
 	[[ ,$profiles, == *,$profile,* ]] || continue
 	read -ra suites <<<"$rest"
+	# The samples' programs (suite samples, or some: samples/GLOB) wait
+	# for their build.
 	after=""
-	[[ " ${suites[*]} " == *" samples "* ]] && after=:samples-build
+	for arg in "${suites[@]}"; do
+		case $arg in samples | samples/*) after=:samples-build ;; esac
+	done
 	for k in "${by_newest[@]}"; do
 		selected "$k" "$sel" || continue
 		n=$((n + 1))
