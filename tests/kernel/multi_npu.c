@@ -163,9 +163,9 @@ START_TEST(alloc_maps_for_its_device)
 
 	for (uint32_t d = 0; d < g_count; d++) {
 		nm_assert_ok(nm_alloc_dma_on(fd, d, COPY_LEN, NPU_MEM_POLICY_NORMAL_ONLY,
-				      &a[d]));
+					     &a[d]));
 		nm_assert_ok(nm_alloc_dma_on(fd, d, NM_2M, NPU_MEM_POLICY_HUGE_FIRST,
-				      &b[d]));
+					     &b[d]));
 		nm_assert_ok(query(fd, a[d].handle, &q));
 		ck_assert_uint_eq(q.device, d);
 	}
@@ -317,9 +317,9 @@ START_TEST(remove_revokes_that_device_only)
 
 	for (uint32_t d = 0; d < g_count; d++) {
 		nm_assert_ok(nm_alloc_dma_on(fd, d, COPY_LEN, NPU_MEM_POLICY_NORMAL_ONLY,
-				      &a[d]));
+					     &a[d]));
 		nm_assert_ok(nm_alloc_dma_on(fd, d, COPY_LEN, NPU_MEM_POLICY_HUGE_FIRST,
-				      &b[d]));
+					     &b[d]));
 	}
 	p = nm_map_ok(fd, &a[gone], RW);
 	plen = a[gone].buf.size;
@@ -360,9 +360,9 @@ START_TEST(remove_revokes_that_device_only)
 	nm_free_ok(fd, a[gone].handle);
 	nm_free_ok(fd, b[gone].handle);
 	nm_assert_ok(nm_alloc_dma_on(fd, gone, COPY_LEN, NPU_MEM_POLICY_NORMAL_ONLY,
-			      &a[gone]));
+				     &a[gone]));
 	nm_assert_ok(nm_alloc_dma_on(fd, gone, COPY_LEN, NPU_MEM_POLICY_NORMAL_ONLY,
-			      &b[gone]));
+				     &b[gone]));
 	copy_roundtrip(fd, gone, &a[gone], &b[gone], 0x77);
 	munmap(p, plen);
 	close(fd);
