@@ -271,6 +271,16 @@ static void *anon(size_t len)
 	return p;
 }
 
+/* dev's engine copies COPY_LEN bytes between two handles, synced. */
+static void engine_copy(int fd, uint32_t dev, uint32_t src, uint64_t src_addr,
+			uint32_t dst, uint64_t dst_addr)
+{
+	nm_assert_ok(sync_buf(fd, src, COPY_LEN, NPU_MEM_SYNC_TO_DEVICE));
+	nm_assert_ok(sync_buf(fd, dst, COPY_LEN, NPU_MEM_SYNC_TO_DEVICE));
+	nm_assert_ok(nm_dma_copy_on(dev, src_addr, dst_addr, COPY_LEN));
+	nm_assert_ok(sync_buf(fd, dst, COPY_LEN, NPU_MEM_SYNC_FROM_DEVICE));
+}
+
 /* The device index HOST_REGISTER tests use: 2, as on an 8-NPU server. */
 static uint32_t reg_dev(void)
 {
@@ -299,21 +309,14 @@ START_TEST(host_register_for_its_device)
 			      &b));
 	pb = nm_map_ok(fd, &b, RW);
 	memset(pb, 0, COPY_LEN);
-	nm_assert_ok(sync_buf(fd, h.handle, COPY_LEN, NPU_MEM_SYNC_TO_DEVICE));
-	nm_assert_ok(sync_buf(fd, b.handle, COPY_LEN, NPU_MEM_SYNC_TO_DEVICE));
-	nm_assert_ok(nm_dma_copy_on(dev, h.buf.dev_addr, b.buf.dev_addr,
-				 COPY_LEN));
-	nm_assert_ok(sync_buf(fd, b.handle, COPY_LEN,
-			      NPU_MEM_SYNC_FROM_DEVICE));
+	engine_copy(fd, dev, h.handle, h.buf.dev_addr, b.handle,
+		    b.buf.dev_addr);
 	for (size_t i = 0; i < COPY_LEN; i++)
 		NM_REQUIRE(pb[i] == (uint8_t)(i * 3 + 1),
 			   "device %u read byte %zu as %#x", dev, i, pb[i]);
 	memset(pb, 0xc3, COPY_LEN);
-	nm_assert_ok(sync_buf(fd, b.handle, COPY_LEN, NPU_MEM_SYNC_TO_DEVICE));
-	nm_assert_ok(nm_dma_copy_on(dev, b.buf.dev_addr, h.buf.dev_addr,
-				 COPY_LEN));
-	nm_assert_ok(sync_buf(fd, h.handle, COPY_LEN,
-			      NPU_MEM_SYNC_FROM_DEVICE));
+	engine_copy(fd, dev, b.handle, b.buf.dev_addr, h.handle,
+		    h.buf.dev_addr);
 	for (size_t i = 0; i < COPY_LEN; i++)
 		NM_REQUIRE(p[i] == 0xc3, "device %u wrote byte %zu as %#x",
 			   dev, i, p[i]);
@@ -397,11 +400,8 @@ START_TEST(remove_revokes_that_device_only)
 	nm_assert_ok(query(fd, h0.handle, &q));
 	ck_assert_uint_eq(q.buf.flags & NPU_MEM_BUF_DEV_UNMAPPED, 0);
 	ck_assert_uint_eq(q.buf.dev_addr, h0.buf.dev_addr);
-	nm_assert_ok(sync_buf(fd, h0.handle, COPY_LEN, NPU_MEM_SYNC_TO_DEVICE));
-	nm_assert_ok(nm_dma_copy_on(0, h0.buf.dev_addr, a[0].buf.dev_addr,
-				 COPY_LEN));
-	nm_assert_ok(sync_buf(fd, a[0].handle, COPY_LEN,
-			      NPU_MEM_SYNC_FROM_DEVICE));
+	engine_copy(fd, 0, h0.handle, h0.buf.dev_addr, a[0].handle,
+		    a[0].buf.dev_addr);
 	{
 		uint8_t *pa = nm_map_ok(fd, &a[0], RW);
 
