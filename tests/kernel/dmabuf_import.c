@@ -38,8 +38,9 @@
  *    is READONLY, with the buffer's own device address;
  *  - errors: a closed or negative fd -EBADF; a pipe, /dev/null, a memfd, a
  *    directory and the npu-mem file itself -EINVAL; non-zero flags or a
- *    device index that names no NPU (device_count and past it) -EINVAL; NULL argument -EFAULT; the struct-size rules of the header;
- *    no handle is made by a refused call and a sentinel buffer is intact;
+ *    device index that names no NPU (device_count and past it) -EINVAL;
+ *    NULL argument -EFAULT; the struct-size rules of the header; no
+ *    handle is made by a refused call and a sentinel buffer is intact;
  *  - a race: two threads import and FREE the same fd number, a third maps
  *    and unmaps whatever handle they last made, a fourth replaces the
  *    dma-buf behind that fd number (dup2), for a few seconds with a

@@ -600,11 +600,12 @@ struct npu_mem_ipc_revoke {
  * address space; PEER_MAP refuses registered memory), and removing
  * @device unmaps it (QUERY: NPU_MEM_BUF_DEV_UNMAPPED) while other NPUs'
  * registrations stay.  To reach one range from two NPUs, register it
- * read-only for each, or writable for one and read-only for the rest.  mmap and EXPORT of the handle
- * are refused (-EINVAL): the memory is already the process's own.
+ * read-only for each, or writable for one and read-only for the rest.
+ * mmap and EXPORT of the handle are refused (-EINVAL): the memory is
+ * already the process's own.
  * Errors: -EINVAL for a bad address, size, flags or pad, or a @device
- * that names no NPU; -E2BIG for a size
- * over max_alloc (GET_INFO); -EFAULT for a range not wholly mapped;
+ * that names no NPU; -E2BIG for a size over max_alloc (GET_INFO);
+ * -EFAULT for a range not wholly mapped;
  * -EOPNOTSUPP for memory that cannot be pinned for the
  * long term (I/O and PFN maps, DAX, file-backed shared mappings other than
  * shmem and hugetlbfs); -EEXIST for npu-mem's own mappings, which have a
