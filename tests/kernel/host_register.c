@@ -17,9 +17,10 @@
  *    without NPU_MEM_HOST_READONLY; EINVAL for a device index past
  *    device_count or a non-zero pad, while the struct of a binary built
  *    before ABI 1.5 (no device) registers for device 0; EOPNOTSUPP for a
- *    PCI BAR mapping (VM_IO | VM_PFNMAP, sysfs resourceN), [vvar] or [vvar_vclock]
- *    (VM_IO | VM_PFNMAP without a file, where the kernel has one), vgem's PFN-only mappings (VM_PFNMAP without VM_IO,
- *    where the kernel's GEM shmem helpers make them) and a shared mapping of a file
+ *    PCI BAR mapping (VM_IO | VM_PFNMAP, sysfs resourceN), [vvar] or
+ *    [vvar_vclock] (VM_IO | VM_PFNMAP without a file, where the kernel has
+ *    one), vgem's PFN-only mappings (VM_PFNMAP without VM_IO, where the
+ *    kernel's GEM shmem helpers make them) and a shared mapping of a file
  *    on a real filesystem; EEXIST for npu-mem's own mappings (device file
  *    and dma-buf) even when only part of the range is one.  Shared memory
  *    (memfd/tmpfs, MAP_SHARED | MAP_ANONYMOUS, a hugetlb memfd's 2 MiB

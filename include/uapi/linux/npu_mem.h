@@ -663,9 +663,9 @@ struct npu_mem_host_register {
  *    attachment per dma-buf and NPU, so no device maps its pages twice);
  *    importing it for another NPU makes that NPU's own import, attached
  *    and mapped for its device, with its own handle and device address
- *    (PEER_MAP refuses foreign imports: this is how two NPUs share one).  Its mmap_offset maps it
- *    through the exporter's own mmap (refused with the exporter's error if
- *    it has none), SYNC maintains the whole dma-buf for the NPU through the
+ *    (PEER_MAP refuses foreign imports: this is how two NPUs share one).
+ *    Its mmap_offset maps it through the exporter's own mmap (refused
+ *    with the exporter's error if it has none), SYNC maintains the whole dma-buf for the NPU through the
  *    exporter (DMA_BUF_IOCTL_SYNC's begin/end CPU access) whatever the
  *    range, once the range is checked; EXPORT, IPC_EXPORT give -EINVAL:
  *    pass the original dma-buf instead.
