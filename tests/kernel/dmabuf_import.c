@@ -54,7 +54,10 @@
  *    one attachment each), importing again for device 2 names its import
  *    (same device address), device 2's engine writes into it and device
  *    0's does not reach that address; an npu-mem dma-buf imported "for"
- *    device 2 names the buffer, which stays device 0's;
+ *    device 2 names the buffer, which stays device 0's; PCI remove of
+ *    device 2 (root) detaches its import only: QUERY DEV_UNMAPPED, a new
+ *    import for it -ENODEV, while device 0's import keeps its address and
+ *    device 0's engine still writes into it;
  *  - device removal (a PCI device bound to the module, root): after unbind
  *    imports are NPU_MEM_BUF_DEV_UNMAPPED with no device address, their old
  *    and new mappings work, SYNC and new imports are -ENODEV, FREE works;
@@ -1574,6 +1577,57 @@ static int query_dev(int fd, uint32_t handle, struct npu_mem_query *q)
 	return nm_ioctl(fd, NPU_MEM_IOCTL_QUERY, q);
 }
 
+static char g_removed[NM_BDF_LEN];	/* a removed NPU, until restored */
+
+static void give_back_removed(void)
+{
+	nm_pci_give_back(g_removed, OP_TIMEOUT);
+}
+
+/* Remove NPU dev: e's import for it goes, device 0's import d0 stays. */
+static void remove_detaches_its_import(int fd, uint32_t dev, struct exp *e,
+				       const struct npu_mem_dmabuf_import *d0,
+				       const struct npu_mem_dmabuf_import *d2)
+{
+	struct npu_mem_dmabuf_import x;
+	struct npu_mem_alloc a0;
+	struct npu_mem_info di;
+	struct npu_mem_query q;
+	uint8_t *m;
+
+	nm_assert_ok(nm_info_of(fd, dev, &di));
+	nm_bdf_of(&di, g_removed, sizeof(g_removed));
+	printf("removing device %u (%s)\n", dev, g_removed);
+	nm_assert_ok(nm_pci_remove(g_removed));
+	nm_assert_ok(query_dev(fd, d2->handle, &q));
+	ck_assert_uint_ne(q.buf.flags & NPU_MEM_BUF_DEV_UNMAPPED, 0);
+	ck_assert_uint_eq(q.device, dev);
+	nm_assert_ret(nm_dmabuf_import(fd, (uint32_t)e->dfd, 0, dev, &x),
+		      -ENODEV);
+	nm_assert_ok(query_dev(fd, d0->handle, &q));
+	ck_assert_uint_eq(q.buf.flags & NPU_MEM_BUF_DEV_UNMAPPED, 0);
+	ck_assert_uint_eq(q.buf.dev_addr, d0->buf.dev_addr);
+
+	nm_assert_ok(nm_alloc_on(fd, 0, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY,
+				 &a0));
+	m = nm_map_ok(fd, &a0, RW);
+	nm_fill(m, NM_4K, 0x2d4);
+	nm_sync_ok(fd, a0.handle, NPU_MEM_SYNC_TO_DEVICE, 0, NM_4K);
+	nm_sync_ok(fd, d0->handle, NPU_MEM_SYNC_TO_DEVICE, 0, NM_4K);
+	nm_assert_ok(nm_dma_copy_on(0, a0.buf.dev_addr, d0->buf.dev_addr,
+				    NM_4K));
+	nm_sync_ok(fd, d0->handle, NPU_MEM_SYNC_FROM_DEVICE, 0, NM_4K);
+	nm_dmabuf_sync_ok(e->dfd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
+	ck_assert_msg(nm_verify(e->cpu, NM_4K, 0x2d4) == SIZE_MAX,
+		      "device 0's write did not reach its import");
+	nm_dmabuf_sync_ok(e->dfd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ);
+	munmap(m, a0.buf.size);
+	nm_free_ok(fd, a0.handle);
+
+	nm_assert_ok(nm_pci_restore(g_removed, OP_TIMEOUT));
+	g_removed[0] = 0;
+}
+
 START_TEST(import_per_device)
 {
 	const enum ekind order[] = { E_UDMABUF, E_HEAP, E_VGEM };
@@ -1659,9 +1713,16 @@ START_TEST(import_per_device)
 	ck_assert_uint_eq(ds.buf.size, a.buf.size);
 	nm_free_ok(fd, ds.handle);
 	close(sdfd);
-
 	munmap(ma, a.buf.size);
 	nm_free_ok(fd, a.handle);
+
+	if (geteuid() == 0) {
+		nm_assert_ok(nm_dmabuf_import(fd, (uint32_t)e.dfd, 0, dev, &d2));
+		nm_assert_ok(nm_dmabuf_import(fd, (uint32_t)e.dfd, 0, 0, &d0));
+		remove_detaches_its_import(fd, dev, &e, &d0, &d2);
+		nm_free_ok(fd, d2.handle);
+		nm_free_ok(fd, d0.handle);
+	}
 	exp_drop(&e);
 	close(fd);
 }
@@ -1857,6 +1918,10 @@ static const struct nm_fixture restore_fx = {
 	.teardown = restore_device, .unchecked = true,
 };
 
+static const struct nm_fixture give_back_removed_fx = {
+	.teardown = give_back_removed, .unchecked = true,
+};
+
 int main(void)
 {
 	Suite *s = nm_suite("dmabuf_import");
@@ -1903,7 +1968,7 @@ int main(void)
 	nm_add(s, edu_copy_vgem, 60);
 	nm_add(s, edu_copy_udmabuf, 60);
 	nm_add(s, edu_copy_heap, 60);
-	nm_add(s, import_per_device, 60);
+	nm_add_fx(s, import_per_device, 240, &give_back_removed_fx);
 	nm_add_fx(s, import_dev_removed, 180, &restore_fx);
 	return nm_run(s, NM_NEEDS_DEVICE);
 }
