@@ -15,7 +15,8 @@
  *
  * The claims are runs of physically contiguous pages, kept disjoint in one
  * tree for the whole module: a page is the same page whichever process,
- * file or (later) device registers it.
+ * file or NPU registers it (two NPUs writing one page through bounce
+ * buffers would lose writes the same way).
  */
 #include <linux/mm.h>
 #include <linux/mutex.h>

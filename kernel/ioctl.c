@@ -30,9 +30,9 @@ struct npu_mem_pending {
 };
 
 /*
- * The NPU a call means: the index it gives (ALLOC, GET_INFO), NPU 0 for
- * the calls that name none (HOST_REGISTER, DMABUF_IMPORT) and for callers
- * built before indices, whose zero pad is index 0.  NULL: no such index.
+ * The NPU a call means: the index it gives (ALLOC, GET_INFO,
+ * HOST_REGISTER, DMABUF_IMPORT), NPU 0 for callers built before indices,
+ * whose zero pad (or missing tail) is index 0.  NULL: no such index.
  */
 static struct npu_mem_npu *client_npu(struct npu_mem_client *client, u32 index)
 {
@@ -305,12 +305,13 @@ static int npu_mem_host_register_ioctl(struct npu_mem_client *client,
 				       void *data, struct npu_mem_pending *p)
 {
 	struct npu_mem_host_register *args = data;
+	struct npu_mem_npu *npu = client_npu(client, args->device);
 	struct npu_mem_buf *buf;
 
-	if (args->flags & ~NPU_MEM_HOST_VALID)
+	if ((args->flags & ~NPU_MEM_HOST_VALID) || args->pad || !npu)
 		return -EINVAL;
-	buf = npu_mem_buf_register(client_npu(client, 0), args->addr, args->size,
-				   args->flags, client->cred, client->unlimited);
+	buf = npu_mem_buf_register(npu, args->addr, args->size, args->flags,
+				   client->cred, client->unlimited);
 	if (IS_ERR(buf))
 		return PTR_ERR(buf);
 	return add_pending(client, buf, 0, &args->handle, &args->buf, p);
@@ -320,12 +321,13 @@ static int npu_mem_dmabuf_import_ioctl(struct npu_mem_client *client,
 				       void *data, struct npu_mem_pending *p)
 {
 	struct npu_mem_dmabuf_import *args = data;
+	struct npu_mem_npu *npu = client_npu(client, args->device);
 	struct npu_mem_buf *buf;
 	u32 hflags;
 
-	if (args->flags || args->pad)
+	if (args->flags || !npu)
 		return -EINVAL;
-	buf = npu_mem_import_dmabuf(client_npu(client, 0), args->fd, &hflags);
+	buf = npu_mem_import_dmabuf(npu, args->fd, &hflags);
 	if (IS_ERR(buf))
 		return PTR_ERR(buf);
 	return add_pending(client, buf, hflags, &args->handle, &args->buf, p);
@@ -447,7 +449,9 @@ static const struct npu_mem_ioctl_desc npu_mem_ioctls[] = {
 	NPU_MEM_IOCTL(NPU_MEM_IOCTL_IPC_SET_PIDS, npu_mem_ipc_set_pids_ioctl),
 	NPU_MEM_IOCTL(NPU_MEM_IOCTL_IPC_IMPORT, npu_mem_ipc_import_ioctl),
 	NPU_MEM_IOCTL(NPU_MEM_IOCTL_IPC_REVOKE, npu_mem_ipc_revoke_ioctl),
-	NPU_MEM_IOCTL(NPU_MEM_IOCTL_HOST_REGISTER, npu_mem_host_register_ioctl),
+	NPU_MEM_IOCTL_V1(NPU_MEM_IOCTL_HOST_REGISTER,
+			 offsetofend(struct npu_mem_host_register, buf),
+			 npu_mem_host_register_ioctl),
 	NPU_MEM_IOCTL(NPU_MEM_IOCTL_DMABUF_IMPORT, npu_mem_dmabuf_import_ioctl),
 	NPU_MEM_IOCTL(NPU_MEM_IOCTL_PEER_MAP, npu_mem_peer_map_ioctl),
 	NPU_MEM_IOCTL(NPU_MEM_IOCTL_PEER_UNMAP, npu_mem_peer_unmap_ioctl),

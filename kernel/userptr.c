@@ -2,9 +2,9 @@
 /*
  * Registered host memory (NPU_MEM_IOCTL_HOST_REGISTER): a range of the
  * caller's own memory, pinned for the long term and DMA-mapped for the NPU
- * device like a buffer's pages, so that SYNC, device removal and the test
- * DMA engine treat it as any other buffer (buffer.c does the mapping, the
- * accounting and, by the buffer's kind, the release).
+ * the caller names, like a buffer's pages, so that SYNC, device removal
+ * and the test DMA engine treat it as any other buffer (buffer.c does the
+ * mapping, the accounting and, by the buffer's kind, the release).
  *
  * No memory is added: the pages are the process's, charged to its user's
  * RLIMIT_MEMLOCK count and its VmPin as a buffer's are, but not to the
@@ -247,6 +247,13 @@ struct npu_mem_buf *npu_mem_buf_register(struct npu_mem_npu *npu, u64 addr,
 	/* Past the user address space: nothing can be mapped there. */
 	if (end > TASK_SIZE)
 		return ERR_PTR(-EFAULT);
+	/*
+	 * As ALLOC: a removed device is the answer before anything is pinned
+	 * or charged, which could fail first and hide why.  A removal after
+	 * this is caught by npu_mem_buf_map().
+	 */
+	if (npu_mem_dev_flags(npu) & NPU_MEM_DEV_REMOVED)
+		return ERR_PTR(-ENODEV);
 
 	buf = npu_mem_buf_new(size, NPU_MEM_POLICY_NORMAL_ONLY,
 			      NPU_MEM_BUF_HOST |

@@ -427,7 +427,7 @@ aclError aclFinalize(void)
 static int check_abi(int fd)
 {
 	struct npu_mem_info info;
-	int ret = aclmem_get_info(fd, &info);
+	int ret = aclmem_dev_get_info(fd, 0, &info);
 
 	if (ret) {
 		aclmem_err("GET_INFO on %s: %s", aclmem_device_path(),

@@ -4,9 +4,11 @@
  * aclrtHostGetDevicePointer and aclrtHostMemMapCapabilities.
  *
  * Ordinary memory (malloc, mmap, the stack) is pinned and DMA-mapped for
- * the NPU with the driver's HOST_REGISTER, over the range rounded out to
- * whole pages (the driver's unit; CANN asks for 4 KiB-aligned pointers,
- * any pointer is taken here), and unregistered with FREE.  Memory from
+ * the calling thread's current device (CANN registers for the current
+ * context's device) with the driver's HOST_REGISTER, over the range
+ * rounded out to whole pages (the driver's unit; CANN asks for 4 KiB-
+ * aligned pointers, any pointer is taken here), and unregistered with
+ * FREE.  Memory from
  * aclrtMallocHost is pinned and mapped already (the driver refuses to pin
  * its own pages again), so registering a range inside one of those
  * buffers only records it; aclrtFreeHost drops the record with the
@@ -194,6 +196,7 @@ static int do_register(const char *fn, void *ptr, uint64_t size,
 	ret = aclmem_ctx_require();
 	if (ret)
 		return aclmem_api_ret(fn, ret);
+	hr.device = (uint32_t)aclmem_ctx_device(aclmem_ctx_current());
 	ret = plan_pin(fn, ptr, size, page, readonly, &hr);
 	if (ret)
 		return ret;

@@ -29,7 +29,7 @@ int aclmem_close(int fd)
 	return ret;
 }
 
-int aclmem_get_info(int fd, struct npu_mem_info *info)
+static int get_info(int fd, struct npu_mem_info *info, size_t len)
 {
 	struct npu_mem_info in;
 	int ret;
@@ -37,14 +37,29 @@ int aclmem_get_info(int fd, struct npu_mem_info *info)
 	if (!info)
 		return -EFAULT;
 	ret = aclmem_dev_get_info(fd, 0, &in);
-	/*
-	 * A program built before ABI 1.4 has the struct without the
-	 * per-device and zero reserve fields, and this library may be
-	 * newer than it: write no more than the older struct holds.
-	 */
 	if (!ret)
-		memcpy(info, &in, offsetof(struct npu_mem_info, dev_bytes));
+		memcpy(info, &in, len);
 	return ret;
+}
+
+/*
+ * Two versions of aclmem_get_info, since the call has no size: a program
+ * linked before ABI 1.4 (version ACLMEM_1.0) has the struct without the
+ * per-device and zero reserve fields, and gets no more than that; one
+ * linked since gets the whole struct (ACLMEM_1.9, the default).
+ */
+__attribute__((symver("aclmem_get_info@ACLMEM_1.0"))) ACLMEM_API
+int aclmem_get_info_1_0(int fd, struct npu_mem_info *info);
+int aclmem_get_info_1_0(int fd, struct npu_mem_info *info)
+{
+	return get_info(fd, info, offsetof(struct npu_mem_info, dev_bytes));
+}
+
+__attribute__((symver("aclmem_get_info@@ACLMEM_1.9"))) ACLMEM_API
+int aclmem_get_info_1_9(int fd, struct npu_mem_info *info);
+int aclmem_get_info_1_9(int fd, struct npu_mem_info *info)
+{
+	return get_info(fd, info, sizeof(*info));
 }
 
 int aclmem_alloc(int fd, uint64_t size, uint32_t policy, uint32_t flags,

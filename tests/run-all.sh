@@ -98,8 +98,9 @@ set -uo pipefail
 #  - x86_64-noinit: the kernel zeroes nothing (init_on_alloc=0), so only the
 #    driver's own zeroing keeps old data out of new buffers.
 #  - x86_64-multi-edu: four edu devices on two NUMA nodes, one module
-#    serving them all (multi_npu; peer_map: one device's DMA through
-#    another's buffer; acl_multi_device, the ACL calls on several devices;
+#    serving them all (multi_npu, with host registrations per device;
+#    peer_map: one device's DMA through another's buffer; dmabuf_import:
+#    a foreign dma-buf imported for two devices; acl_multi_device, the ACL calls on several devices;
 #    the two-device samples peer_copy and ipc_event_devices; the Python
 #    tests, whose test_multi_device runs only here; the other programs
 #    skip there or repeat the IOMMU guest).  Boot included, 49 s on a
@@ -131,8 +132,8 @@ MATRIX=(
 	"check      x86_64-race        all          kernel/alloc_race kernel/ipc_mem kernel/multi_npu kernel/peer_map"
 	"full       x86_64-race        all          kernel/alloc_race kernel/ipc_mem kernel/multi_npu kernel/peer_map fuzz"
 	"check,full x86_64-noinit      newest       kernel/content_zero kernel/leak_memcg kernel/reserve fault/reserve_fault"
-	"check      x86_64-multi-edu   newest       kernel/multi_npu kernel/peer_map lib/acl_multi_device samples/peer_copy* samples/ipc_event_devices* python"
-	"full       x86_64-multi-edu   all          kernel/multi_npu kernel/peer_map lib/acl_multi_device samples/peer_copy* samples/ipc_event_devices* python"
+	"check      x86_64-multi-edu   newest       kernel/multi_npu kernel/peer_map kernel/dmabuf_import lib/acl_multi_device samples/peer_copy* samples/ipc_event_devices* python"
+	"full       x86_64-multi-edu   all          kernel/multi_npu kernel/peer_map kernel/dmabuf_import lib/acl_multi_device samples/peer_copy* samples/ipc_event_devices* python"
 )
 
 if [ $# -gt 0 ]; then

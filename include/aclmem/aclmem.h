@@ -40,9 +40,9 @@ ACLMEM_API int aclmem_open(void);
 ACLMEM_API int aclmem_close(int fd);
 
 /*
- * NPU_MEM_IOCTL_GET_INFO, up to @reserved: the fields ABI 1.4 added (the
- * zero reserve's) are left as they are, since a program built before
- * them passes the smaller struct; ask the ioctl itself for them.
+ * NPU_MEM_IOCTL_GET_INFO of NPU 0, the whole struct as this header has it
+ * (symbol version ACLMEM_1.9).  A program linked against an older library
+ * (ACLMEM_1.0) gets the struct up to @reserved, all it had room for.
  */
 ACLMEM_API int aclmem_get_info(int fd, struct npu_mem_info *info);
 

@@ -30,7 +30,7 @@
 	X(npu_mem_ipc_set_pids, 32)		\
 	X(npu_mem_ipc_import, 72)		\
 	X(npu_mem_ipc_revoke, 24)		\
-	X(npu_mem_host_register, 72)		\
+	X(npu_mem_host_register, 80)		\
 	X(npu_mem_dmabuf_import, 64)		\
 	X(npu_mem_peer, 40)
 
@@ -117,10 +117,12 @@
 	X(npu_mem_host_register, flags, 16, 4)			\
 	X(npu_mem_host_register, handle, 20, 4)			\
 	X(npu_mem_host_register, buf, 24, 48)			\
+	X(npu_mem_host_register, device, 72, 4)			\
+	X(npu_mem_host_register, pad, 76, 4)			\
 	X(npu_mem_dmabuf_import, fd, 0, 4)			\
 	X(npu_mem_dmabuf_import, flags, 4, 4)			\
 	X(npu_mem_dmabuf_import, handle, 8, 4)			\
-	X(npu_mem_dmabuf_import, pad, 12, 4)			\
+	X(npu_mem_dmabuf_import, device, 12, 4)			\
 	X(npu_mem_dmabuf_import, buf, 16, 48)			\
 	X(npu_mem_peer, handle, 0, 4)				\
 	X(npu_mem_peer, device, 4, 4)				\

@@ -32,13 +32,14 @@
  *  - HOST_REGISTER of fresh anonymous mappings of its own (private or
  *    shared, read-only now and then; pieces of them, ranges running past
  *    them, unaligned ones), unmapped right after so that registrations
- *    outlive their memory, and of garbage addresses and sizes; the handles
+ *    outlive their memory, and of garbage addresses and sizes, for any
+ *    NPU index, valid or not, with a bad pad now and then; the handles
  *    join the pool;
  *  - DMABUF_IMPORT of its own npu-mem dma-bufs, of other drivers' dma-bufs
  *    it made at start (system dma-heap, one of them opened read-only, and
  *    udmabuf: where the kernel has them), of the device file itself and of
- *    random fd numbers, with bad flags and pad now and then; the handles it
- *    gets join the pool;
+ *    random fd numbers, for any NPU index, valid or not, with bad flags
+ *    now and then; the handles it gets join the pool;
  *  - read-only access end to end: EXPORT without O_RDWR of a buffer of its
  *    own, the dma-buf's mmap and mprotect with PROT_WRITE, its DMABUF_IMPORT
  *    (a READONLY handle) and that handle's mmap, mprotect, EXPORT O_RDWR and
@@ -2162,18 +2163,20 @@ static void op_dmabuf_import(struct thr *t)
 	if (chance(&t->r, 5))
 		d->flags = boundary32(&t->r);
 	if (chance(&t->r, 5))
-		d->pad = boundary32(&t->r);
+		d->device = boundary32(&t->r);
+	else if (chance(&t->r, 30))
+		d->device = below(&t->r, npu_count + 1);
 	if (chance(&t->r, 5))
 		d->handle = boundary32(&t->r);	/* out field: ignored */
 	ret = ioctl(fd, NPU_MEM_IOCTL_DMABUF_IMPORT, d);
 	record_ioctl(OP_DMABUF_IMPORT, _IOC_NR(NPU_MEM_IOCTL_DMABUF_IMPORT), fd,
-		     ret, errno, "fd %d imports fd %d flags %#x pad %#x", fd, src,
-		     d->flags, d->pad);
+		     ret, errno, "fd %d imports fd %d flags %#x device %#x", fd,
+		     src, d->flags, d->device);
 	if (ret)
 		return;
-	if (d->flags || d->pad || !d->handle)
-		finding("DMABUF_IMPORT accepted flags %#x pad %#x (handle %u)",
-			d->flags, d->pad, d->handle);
+	if (d->flags || d->device >= npu_count || !d->handle)
+		finding("DMABUF_IMPORT accepted flags %#x device %#x (handle %u)",
+			d->flags, d->device, d->handle);
 	q = (struct npu_mem_query){ .handle = d->handle, .buf = d->buf };
 	check_query_answer(&q, fd, NULL);
 	/* Judged only while the fd number surely named that dma-buf. */
@@ -2259,15 +2262,24 @@ static void op_host_register(struct thr *t)
 		   boundary32(&t->r);
 	if (chance(&t->r, 5))
 		h->handle = boundary32(&t->r);	/* out field: ignored */
+	if (chance(&t->r, 5))
+		h->device = boundary32(&t->r);
+	else if (chance(&t->r, 30))
+		h->device = below(&t->r, npu_count + 1);
+	if (chance(&t->r, 3))
+		h->pad = boundary32(&t->r);
 	ret = ioctl(fd, NPU_MEM_IOCTL_HOST_REGISTER, h);
 	record_ioctl(OP_HOST_REGISTER, _IOC_NR(NPU_MEM_IOCTL_HOST_REGISTER), fd,
-		     ret, errno, "fd %d addr %#llx size %#llx flags %#x", fd,
-		     (unsigned long long)h->addr, (unsigned long long)h->size,
-		     h->flags);
+		     ret, errno, "fd %d addr %#llx size %#llx flags %#x device %#x "
+		     "pad %#x", fd, (unsigned long long)h->addr,
+		     (unsigned long long)h->size, h->flags, h->device, h->pad);
 	if (m != MAP_FAILED)
 		munmap(m, len);
 	if (ret)
 		return;
+	if (h->device >= npu_count || h->pad)
+		finding("HOST_REGISTER accepted device %#x pad %#x (of %u NPUs)",
+			h->device, h->pad, npu_count);
 	if (!h->handle || (h->flags & ~NPU_MEM_HOST_VALID) ||
 	    (h->addr | h->size) & (PAGE - 1) || !(h->buf.flags & NPU_MEM_BUF_HOST) ||
 	    h->buf.size != h->size)

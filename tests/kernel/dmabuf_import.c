@@ -37,9 +37,10 @@
  *    the dma-buf and the original file are gone; a READONLY buffer's import
  *    is READONLY, with the buffer's own device address;
  *  - errors: a closed or negative fd -EBADF; a pipe, /dev/null, a memfd, a
- *    directory and the npu-mem file itself -EINVAL; non-zero flags or pad
- *    -EINVAL; NULL argument -EFAULT; the struct-size rules of the header;
- *    no handle is made by a refused call and a sentinel buffer is intact;
+ *    directory and the npu-mem file itself -EINVAL; non-zero flags or a
+ *    device index that names no NPU (device_count and past it) -EINVAL;
+ *    NULL argument -EFAULT; the struct-size rules of the header; no
+ *    handle is made by a refused call and a sentinel buffer is intact;
  *  - a race: two threads import and FREE the same fd number, a third maps
  *    and unmaps whatever handle they last made, a fourth replaces the
  *    dma-buf behind that fd number (dup2), for a few seconds with a
@@ -48,6 +49,15 @@
  *    debugfs npu_mem/dma_copy): the edu engine copies from an npu-mem
  *    buffer into an import and from an import into an npu-mem buffer, and
  *    the bytes show through the exporter's mapping and the import's;
+ *  - several NPUs (x86_64-multi-edu guest): a foreign dma-buf imported for
+ *    device 2 and for device 0 gets one import per device (QUERY's device,
+ *    one attachment each), importing again for device 2 names its import
+ *    (same device address), device 2's engine writes into it and device
+ *    0's does not reach that address; an npu-mem dma-buf imported "for"
+ *    device 2 names the buffer, which stays device 0's; PCI remove of
+ *    device 2 (root) detaches its import only: QUERY DEV_UNMAPPED, a new
+ *    import for it -ENODEV, while device 0's import keeps its address and
+ *    device 0's engine still writes into it;
  *  - device removal (a PCI device bound to the module, root): after unbind
  *    imports are NPU_MEM_BUF_DEV_UNMAPPED with no device address, their old
  *    and new mappings work, SYNC and new imports are -ENODEV, FREE works;
@@ -67,6 +77,7 @@
 #include <linux/dma-heap.h>
 #include <linux/udmabuf.h>
 
+#include "nmtest_multi.h"
 #include "nmtest_pci.h"
 #include "nmtest_vgem.h"
 
@@ -79,11 +90,11 @@
 /* ------------------------------------------------------------------ */
 /* The ioctl                                                           */
 
-static int nm_dmabuf_import(int fd, uint32_t dfd, uint32_t flags, uint32_t pad,
-			    struct npu_mem_dmabuf_import *out)
+static int nm_dmabuf_import(int fd, uint32_t dfd, uint32_t flags,
+			    uint32_t device, struct npu_mem_dmabuf_import *out)
 {
 	struct npu_mem_dmabuf_import d = {
-		.fd = dfd, .flags = flags, .pad = pad,
+		.fd = dfd, .flags = flags, .device = device,
 	};
 	int ret = nm_ioctl(fd, NPU_MEM_IOCTL_DMABUF_IMPORT, &d);
 
@@ -1083,6 +1094,7 @@ START_TEST(import_errors)
 {
 	struct npu_mem_dmabuf_import d;
 	struct npu_mem_alloc a;
+	struct npu_mem_info info;
 	struct nm_sentinel s;
 	int fd, dfd, p[2], devnull, memfd, dir, closed, ret;
 	unsigned long cmd;
@@ -1121,7 +1133,7 @@ START_TEST(import_errors)
 	nm_assert_ret(nm_dmabuf_import(fd, (uint32_t)dir, 0, 0, &d), -EINVAL);
 	nm_assert_ret(nm_dmabuf_import(fd, (uint32_t)fd, 0, 0, &d), -EINVAL);
 	NM_SENTINEL_CHECK(&s);
-	/* a dma-buf, with bad flags or pad */
+	/* a dma-buf, with bad flags or a device that is not there */
 	for (int bit = 0; bit < 32; bit++) {
 		ret = nm_dmabuf_import(fd, (uint32_t)dfd, 1U << bit, 0, &d);
 		ck_assert_msg(ret == -EINVAL, "flags %#x: %s, want -EINVAL",
@@ -1129,7 +1141,9 @@ START_TEST(import_errors)
 	}
 	nm_assert_ret(nm_dmabuf_import(fd, (uint32_t)dfd, O_CLOEXEC, 0, &d),
 		      -EINVAL);
-	nm_assert_ret(nm_dmabuf_import(fd, (uint32_t)dfd, 0, 1, &d), -EINVAL);
+	nm_get_info_ok(fd, &info);
+	nm_assert_ret(nm_dmabuf_import(fd, (uint32_t)dfd, 0, info.device_count,
+				       &d), -EINVAL);
 	nm_assert_ret(nm_dmabuf_import(fd, (uint32_t)dfd, 0, 0x80000000U, &d),
 		      -EINVAL);
 	/* a bad fd and bad flags: either error is documented; none imports */
@@ -1554,6 +1568,167 @@ START_TEST(edu_copy_heap)
 END_TEST
 
 /* ------------------------------------------------------------------ */
+/* Several NPUs                                                        */
+
+static int query_dev(int fd, uint32_t handle, struct npu_mem_query *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->handle = handle;
+	return nm_ioctl(fd, NPU_MEM_IOCTL_QUERY, q);
+}
+
+static char g_removed[NM_BDF_LEN];	/* a removed NPU, until restored */
+
+static void give_back_removed(void)
+{
+	nm_pci_give_back(g_removed, OP_TIMEOUT);
+}
+
+/* Remove NPU dev: e's import for it goes, device 0's import d0 stays. */
+static void remove_detaches_its_import(int fd, uint32_t dev, struct exp *e,
+				       const struct npu_mem_dmabuf_import *d0,
+				       const struct npu_mem_dmabuf_import *d2)
+{
+	struct npu_mem_dmabuf_import x;
+	struct npu_mem_alloc a0;
+	struct npu_mem_info di;
+	struct npu_mem_query q;
+	uint8_t *m;
+
+	nm_assert_ok(nm_info_of(fd, dev, &di));
+	nm_bdf_of(&di, g_removed, sizeof(g_removed));
+	printf("removing device %u (%s)\n", dev, g_removed);
+	nm_assert_ok(nm_pci_remove(g_removed));
+	nm_assert_ok(query_dev(fd, d2->handle, &q));
+	ck_assert_uint_ne(q.buf.flags & NPU_MEM_BUF_DEV_UNMAPPED, 0);
+	ck_assert_uint_eq(q.device, dev);
+	nm_assert_ret(nm_dmabuf_import(fd, (uint32_t)e->dfd, 0, dev, &x),
+		      -ENODEV);
+	nm_assert_ok(query_dev(fd, d0->handle, &q));
+	ck_assert_uint_eq(q.buf.flags & NPU_MEM_BUF_DEV_UNMAPPED, 0);
+	ck_assert_uint_eq(q.buf.dev_addr, d0->buf.dev_addr);
+
+	nm_assert_ok(nm_alloc_on(fd, 0, 64 * NM_KiB, NPU_MEM_POLICY_NORMAL_ONLY,
+				 &a0));
+	m = nm_map_ok(fd, &a0, RW);
+	nm_fill(m, NM_4K, 0x2d4);
+	nm_sync_ok(fd, a0.handle, NPU_MEM_SYNC_TO_DEVICE, 0, NM_4K);
+	nm_sync_ok(fd, d0->handle, NPU_MEM_SYNC_TO_DEVICE, 0, NM_4K);
+	nm_assert_ok(nm_dma_copy_on(0, a0.buf.dev_addr, d0->buf.dev_addr,
+				    NM_4K));
+	nm_sync_ok(fd, d0->handle, NPU_MEM_SYNC_FROM_DEVICE, 0, NM_4K);
+	nm_dmabuf_sync_ok(e->dfd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
+	ck_assert_msg(nm_verify(e->cpu, NM_4K, 0x2d4) == SIZE_MAX,
+		      "device 0's write did not reach its import");
+	nm_dmabuf_sync_ok(e->dfd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ);
+	munmap(m, a0.buf.size);
+	nm_free_ok(fd, a0.handle);
+
+	nm_assert_ok(nm_pci_restore(g_removed, OP_TIMEOUT));
+	g_removed[0] = 0;
+}
+
+START_TEST(import_per_device)
+{
+	const enum ekind order[] = { E_UDMABUF, E_HEAP, E_VGEM };
+	struct npu_mem_dmabuf_import d0, d2, d2b, ds;
+	struct npu_mem_alloc a;
+	struct npu_mem_info info;
+	struct npu_mem_query q;
+	enum ekind k = E_N;
+	struct exp e;
+	uint8_t *ma;
+	uint32_t dev;
+	int fd = nm_open(), att0, sdfd;
+
+	nm_get_info_ok(fd, &info);
+	if (info.device_count < 2 || access(NM_DMA_COPY, W_OK)) {
+		close(fd);
+		nm_skip("%u NPU(s), edu engine %s: run in x86_64-multi-edu",
+			info.device_count, access(NM_DMA_COPY, W_OK) ? "no" :
+			"yes");
+	}
+	for (size_t i = 0; i < NM_ARRAY_SIZE(order) && k == E_N; i++)
+		if (g_have[order[i]])
+			k = order[i];
+	if (k == E_N) {
+		close(fd);
+		nm_skip("no exporter of dma-bufs");
+	}
+	dev = info.device_count > 2 ? 2 : info.device_count - 1;
+	exp_new(&e, k, 64 * NM_KiB);
+	exp_fill(&e, 0x2d2);
+	att0 = attachments(e.ino);
+	nm_assert_ok(nm_dmabuf_import(fd, (uint32_t)e.dfd, 0, dev, &d2));
+	nm_assert_ok(nm_dmabuf_import(fd, (uint32_t)e.dfd, 0, dev, &d2b));
+	nm_assert_ok(nm_dmabuf_import(fd, (uint32_t)e.dfd, 0, 0, &d0));
+	nm_assert_ok(query_dev(fd, d2.handle, &q));
+	ck_assert_uint_eq(q.device, dev);
+	ck_assert_uint_ne(q.buf.flags & NPU_MEM_BUF_FOREIGN, 0);
+	nm_assert_ok(query_dev(fd, d2b.handle, &q));
+	ck_assert_uint_eq(q.device, dev);
+	nm_assert_ok(query_dev(fd, d0.handle, &q));
+	ck_assert_uint_eq(q.device, 0);
+	if (att0 >= 0)
+		ck_assert_msg(attachments(e.ino) == att0 + 2, "%d attachments, "
+			      "want one per NPU (%d)", attachments(e.ino),
+			      att0 + 2);
+	if (dev_visible())
+		ck_assert_uint_eq(d2b.buf.dev_addr, d2.buf.dev_addr);
+
+	/* device dev's engine writes into the import made for it */
+	nm_assert_ok(nm_alloc_on(fd, dev, 64 * NM_KiB,
+				 NPU_MEM_POLICY_NORMAL_ONLY, &a));
+	ma = nm_map_ok(fd, &a, RW);
+	nm_fill(ma, NM_4K, 0x2d3);
+	nm_sync_ok(fd, a.handle, NPU_MEM_SYNC_TO_DEVICE, 0, NM_4K);
+	nm_sync_ok(fd, d2.handle, NPU_MEM_SYNC_TO_DEVICE, 0, NM_4K);
+	nm_assert_ok(nm_dma_copy_on(dev, a.buf.dev_addr, d2.buf.dev_addr,
+				    NM_4K));
+	nm_sync_ok(fd, d2.handle, NPU_MEM_SYNC_FROM_DEVICE, 0, NM_4K);
+	nm_dmabuf_sync_ok(e.dfd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
+	ck_assert_msg(nm_verify(e.cpu, NM_4K, 0x2d3) == SIZE_MAX,
+		      "device %u's write did not reach the %s dma-buf", dev,
+		      ekind_name[k]);
+	nm_dmabuf_sync_ok(e.dfd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ);
+	/*
+	 * Device 0, with its own import gone, has nothing mapped in this
+	 * process: the addresses are another domain's.
+	 */
+	nm_free_ok(fd, d0.handle);
+	nm_assert_ret(nm_dma_copy_on(0, a.buf.dev_addr, d2.buf.dev_addr,
+				     NM_4K), -EINVAL);
+	nm_free_ok(fd, d2.handle);
+	nm_free_ok(fd, d2b.handle);
+	if (att0 >= 0)
+		ck_assert_int_eq(attachments(e.ino), att0);
+
+	/* npu-mem's own dma-buf: the same buffer, still its own NPU's */
+	sdfd = nm_export_ok(fd, a.handle, O_RDWR | O_CLOEXEC);
+	nm_assert_ok(nm_dmabuf_import(fd, (uint32_t)sdfd, 0, 0, &ds));
+	nm_assert_ok(query_dev(fd, ds.handle, &q));
+	ck_assert_uint_eq(q.device, dev);
+	ck_assert_uint_eq(q.buf.flags & NPU_MEM_BUF_FOREIGN, 0);
+	ck_assert_uint_eq(ds.buf.dev_addr, a.buf.dev_addr);
+	ck_assert_uint_eq(ds.buf.size, a.buf.size);
+	nm_free_ok(fd, ds.handle);
+	close(sdfd);
+	munmap(ma, a.buf.size);
+	nm_free_ok(fd, a.handle);
+
+	if (geteuid() == 0) {
+		nm_assert_ok(nm_dmabuf_import(fd, (uint32_t)e.dfd, 0, dev, &d2));
+		nm_assert_ok(nm_dmabuf_import(fd, (uint32_t)e.dfd, 0, 0, &d0));
+		remove_detaches_its_import(fd, dev, &e, &d0, &d2);
+		nm_free_ok(fd, d2.handle);
+		nm_free_ok(fd, d0.handle);
+	}
+	exp_drop(&e);
+	close(fd);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
 /* Device removal                                                      */
 
 static char g_bdf[NM_BDF_LEN];	/* the PCI function npu_mem has, or "" */
@@ -1743,6 +1918,10 @@ static const struct nm_fixture restore_fx = {
 	.teardown = restore_device, .unchecked = true,
 };
 
+static const struct nm_fixture give_back_removed_fx = {
+	.teardown = give_back_removed, .unchecked = true,
+};
+
 int main(void)
 {
 	Suite *s = nm_suite("dmabuf_import");
@@ -1789,6 +1968,7 @@ int main(void)
 	nm_add(s, edu_copy_vgem, 60);
 	nm_add(s, edu_copy_udmabuf, 60);
 	nm_add(s, edu_copy_heap, 60);
+	nm_add_fx(s, import_per_device, 240, &give_back_removed_fx);
 	nm_add_fx(s, import_dev_removed, 180, &restore_fx);
 	return nm_run(s, NM_NEEDS_DEVICE);
 }

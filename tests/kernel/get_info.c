@@ -32,7 +32,7 @@ START_TEST(abi_version)
 
 	nm_get_info_ok(fd, &info);
 	ck_assert_uint_eq(info.abi_major, 1);
-	ck_assert_uint_eq(info.abi_minor, 4);
+	ck_assert_uint_eq(info.abi_minor, 5);
 	ck_assert_uint_eq(info.abi_major, NPU_MEM_ABI_MAJOR);
 	ck_assert_uint_eq(info.abi_minor, NPU_MEM_ABI_MINOR);
 	close(fd);

@@ -14,10 +14,13 @@
  *  - exact errors: EINVAL for unaligned address or size, size 0, unknown
  *    flags, an end that overflows; E2BIG past max_alloc; EFAULT for a hole,
  *    an unmapped or kernel address, PROT_NONE, and a read-only mapping
- *    without NPU_MEM_HOST_READONLY; EOPNOTSUPP for a PCI BAR mapping
- *    (VM_IO | VM_PFNMAP, sysfs resourceN), [vvar] or [vvar_vclock]
- *    (VM_IO | VM_PFNMAP without a file, where the kernel has one), vgem's PFN-only mappings (VM_PFNMAP without VM_IO,
- *    where the kernel's GEM shmem helpers make them) and a shared mapping of a file
+ *    without NPU_MEM_HOST_READONLY; EINVAL for a device index past
+ *    device_count or a non-zero pad, while the struct of a binary built
+ *    before ABI 1.5 (no device) registers for device 0; EOPNOTSUPP for a
+ *    PCI BAR mapping (VM_IO | VM_PFNMAP, sysfs resourceN), [vvar] or
+ *    [vvar_vclock] (VM_IO | VM_PFNMAP without a file, where the kernel has
+ *    one), vgem's PFN-only mappings (VM_PFNMAP without VM_IO, where the
+ *    kernel's GEM shmem helpers make them) and a shared mapping of a file
  *    on a real filesystem; EEXIST for npu-mem's own mappings (device file
  *    and dma-buf) even when only part of the range is one.  Shared memory
  *    (memfd/tmpfs, MAP_SHARED | MAP_ANONYMOUS, a hugetlb memfd's 2 MiB
@@ -340,6 +343,63 @@ START_TEST(bad_arguments)
 	assert_refused(fd, p + 6 * NM_4K, NM_4K, NPU_MEM_HOST_READONLY, -EFAULT);
 	close(fd);
 	munmap(p, 8 * NM_4K);
+}
+END_TEST
+
+/*
+ * The NPU index (ABI 1.5): one that names no NPU, or a non-zero pad, is
+ * -EINVAL with nothing charged; the struct of a binary built before it
+ * (up to buf) registers for device 0 and gets no more back than it passed.
+ */
+START_TEST(device_index_and_old_size)
+{
+	const size_t v1 = offsetof(struct npu_mem_host_register, device);
+	struct npu_mem_host_register r;
+	struct npu_mem_info info;
+	struct npu_mem_query q;
+	struct nm_counters c0;
+	uint8_t *p = anon(NM_4K, RW), old[sizeof(r) + 8];
+	int fd = nm_open();
+	uint32_t bad[] = { 0, 0x80000000u, 0xffffffffu };
+
+	memset(p, 1, NM_4K);
+	nm_get_info_ok(fd, &info);
+	bad[0] = info.device_count;
+	nm_counters(fd, &c0);
+	for (size_t i = 0; i < NM_ARRAY_SIZE(bad); i++) {
+		memset(&r, 0, sizeof(r));
+		r.addr = (uint64_t)(uintptr_t)p;
+		r.size = NM_4K;
+		r.device = bad[i];
+		nm_assert_ret(nm_ioctl(fd, NPU_MEM_IOCTL_HOST_REGISTER, &r),
+			      -EINVAL);
+	}
+	memset(&r, 0, sizeof(r));
+	r.addr = (uint64_t)(uintptr_t)p;
+	r.size = NM_4K;
+	r.pad = 1;
+	nm_assert_ret(nm_ioctl(fd, NPU_MEM_IOCTL_HOST_REGISTER, &r), -EINVAL);
+	nm_assert_counters_now(fd, &c0);
+
+	ck_assert_uint_eq(v1, 72);
+	r.pad = 0;
+	memset(old, 0xee, sizeof(old));
+	memcpy(old, &r, v1);
+	nm_assert_ok(nm_ioctl(fd, NM_IOC(NM_IOC_RW,
+					 _IOC_NR(NPU_MEM_IOCTL_HOST_REGISTER), v1),
+			      old));
+	ck_assert_uint_eq(old[v1], 0xee);
+	memcpy(&r, old, v1);
+	ck_assert_uint_ne(r.handle, 0);
+	memset(&q, 0, sizeof(q));
+	q.handle = r.handle;
+	nm_assert_ok(nm_ioctl(fd, NPU_MEM_IOCTL_QUERY, &q));
+	ck_assert_uint_eq(q.device, 0);
+	ck_assert_uint_ne(q.buf.flags & NPU_MEM_BUF_HOST, 0);
+	ck_assert_uint_eq(q.buf.dev_addr, r.buf.dev_addr);
+	nm_free_ok(fd, r.handle);
+	close(fd);
+	munmap(p, NM_4K);
 }
 END_TEST
 
@@ -1653,6 +1713,7 @@ int main(void)
 	}
 	nm_add(s, register_anon_and_describe, 60);
 	nm_add(s, bad_arguments, 60);
+	nm_add(s, device_index_and_old_size, 30);
 	nm_add(s, readonly_registration, 60);
 	nm_add(s, pfn_map_refused, 60);
 	nm_add(s, io_map_refused, 60);

@@ -23,9 +23,16 @@
  *  - an index that names no NPU is -EINVAL with nothing allocated; a
  *    zero index (what a binary built before ABI 1.3 has in pad) is NPU 0,
  *    and a QUERY of the v1 size still works;
+ *  - HOST_REGISTER for device 2: QUERY says 2, device 2's engine reads and
+ *    writes the range, device 0's does not reach it at that address; a
+ *    page registered writable for one device is -EEXIST writable for
+ *    another, and read-only registrations share it (host_register checks
+ *    bad indices and the old struct size);
  *  - PCI remove of one device revokes its buffers only (QUERY DEV_UNMAPPED,
- *    GET_INFO REMOVED, ALLOC -ENODEV for it), while the others' buffers keep
- *    their device addresses and their engines still copy between them; the
+ *    GET_INFO REMOVED, ALLOC -ENODEV for it) and its host registrations
+ *    (DEV_UNMAPPED, HOST_REGISTER for it -ENODEV), while the others'
+ *    buffers and registrations keep their device addresses and their
+ *    engines still copy between them; the
  *    removed device's buffer stays usable memory; after a rescan the same
  *    address comes back at the same index, device_count unchanged.
  */
@@ -298,6 +305,100 @@ START_TEST(bad_index_and_old_callers)
 }
 END_TEST
 
+static int host_reg_on(int fd, uint32_t dev, void *p, uint64_t size,
+		       uint32_t flags, struct npu_mem_host_register *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->addr = (uint64_t)(uintptr_t)p;
+	r->size = size;
+	r->flags = flags;
+	r->device = dev;
+	return nm_ioctl(fd, NPU_MEM_IOCTL_HOST_REGISTER, r);
+}
+
+static void *anon(size_t len)
+{
+	void *p = mmap(NULL, len, RW, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	ck_assert(p != MAP_FAILED);
+	return p;
+}
+
+/* dev's engine copies COPY_LEN bytes between two handles, synced. */
+static void engine_copy(int fd, uint32_t dev, uint32_t src, uint64_t src_addr,
+			uint32_t dst, uint64_t dst_addr)
+{
+	nm_assert_ok(sync_buf(fd, src, COPY_LEN, NPU_MEM_SYNC_TO_DEVICE));
+	nm_assert_ok(sync_buf(fd, dst, COPY_LEN, NPU_MEM_SYNC_TO_DEVICE));
+	nm_assert_ok(nm_dma_copy_on(dev, src_addr, dst_addr, COPY_LEN));
+	nm_assert_ok(sync_buf(fd, dst, COPY_LEN, NPU_MEM_SYNC_FROM_DEVICE));
+}
+
+/* The device index HOST_REGISTER tests use: 2, as on an 8-NPU server. */
+static uint32_t reg_dev(void)
+{
+	return g_count > 2 ? 2 : g_count - 1;
+}
+
+START_TEST(host_register_for_its_device)
+{
+	uint32_t dev = reg_dev();
+	int fd = nm_open();
+	struct npu_mem_host_register h, o;
+	struct npu_mem_alloc b;
+	struct npu_mem_query q;
+	uint8_t *p = anon(COPY_LEN), *pb;
+
+	for (size_t i = 0; i < COPY_LEN; i++)
+		p[i] = (uint8_t)(i * 3 + 1);
+	nm_assert_ok(host_reg_on(fd, dev, p, COPY_LEN, 0, &h));
+	nm_assert_ok(query(fd, h.handle, &q));
+	ck_assert_uint_eq(q.device, dev);
+	ck_assert_uint_ne(q.buf.flags & NPU_MEM_BUF_HOST, 0);
+	ck_assert_uint_eq(q.buf.dev_addr, h.buf.dev_addr);
+
+	/* device dev's engine: registered range -> its buffer, and back */
+	nm_assert_ok(nm_alloc_on(fd, dev, COPY_LEN, NPU_MEM_POLICY_NORMAL_ONLY,
+			      &b));
+	pb = nm_map_ok(fd, &b, RW);
+	memset(pb, 0, COPY_LEN);
+	engine_copy(fd, dev, h.handle, h.buf.dev_addr, b.handle,
+		    b.buf.dev_addr);
+	for (size_t i = 0; i < COPY_LEN; i++)
+		NM_REQUIRE(pb[i] == (uint8_t)(i * 3 + 1),
+			   "device %u read byte %zu as %#x", dev, i, pb[i]);
+	memset(pb, 0xc3, COPY_LEN);
+	engine_copy(fd, dev, b.handle, b.buf.dev_addr, h.handle,
+		    h.buf.dev_addr);
+	for (size_t i = 0; i < COPY_LEN; i++)
+		NM_REQUIRE(p[i] == 0xc3, "device %u wrote byte %zu as %#x",
+			   dev, i, p[i]);
+
+	/*
+	 * Device 0 has nothing mapped in this process: the range's address
+	 * is another domain's IOVA, which its engine refuses.
+	 */
+	nm_assert_ret(nm_dma_copy_on(0, h.buf.dev_addr, h.buf.dev_addr + NM_4K,
+				  NM_4K), -EINVAL);
+
+	/* A page mapped for one device to write is claimed for all of them. */
+	nm_assert_ret(host_reg_on(fd, 0, p, NM_4K, 0, &o), -EEXIST);
+	nm_assert_ok(host_reg_on(fd, 0, p, NM_4K, NPU_MEM_HOST_READONLY, &o));
+	nm_assert_ok(query(fd, o.handle, &q));
+	ck_assert_uint_eq(q.device, 0);
+	nm_free_ok(fd, o.handle);
+
+	munmap(pb, COPY_LEN);
+	nm_free_ok(fd, b.handle);
+	nm_free_ok(fd, h.handle);
+	/* gone with FREE: the engine refuses its address */
+	nm_assert_ret(nm_dma_copy_on(dev, h.buf.dev_addr, h.buf.dev_addr + NM_4K,
+				  NM_4K), -EINVAL);
+	munmap(p, COPY_LEN);
+	close(fd);
+}
+END_TEST
+
 static char g_removed[NM_BDF_LEN];
 
 static void give_back(void)
@@ -310,11 +411,16 @@ START_TEST(remove_revokes_that_device_only)
 	uint32_t gone = g_count - 1;
 	int fd = nm_open();
 	struct npu_mem_alloc a[MAX_NPUS], b[MAX_NPUS];
+	struct npu_mem_host_register hg, h0, hx;
 	struct npu_mem_info i;
 	struct npu_mem_query q;
+	uint8_t *p, *rg = anon(COPY_LEN), *r0 = anon(COPY_LEN);
 	uint64_t plen;
-	uint8_t *p;
 
+	memset(rg, 0x11, COPY_LEN);
+	memset(r0, 0x22, COPY_LEN);
+	nm_assert_ok(host_reg_on(fd, gone, rg, COPY_LEN, 0, &hg));
+	nm_assert_ok(host_reg_on(fd, 0, r0, COPY_LEN, 0, &h0));
 	for (uint32_t d = 0; d < g_count; d++) {
 		nm_assert_ok(nm_alloc_dma_on(fd, d, COPY_LEN, NPU_MEM_POLICY_NORMAL_ONLY,
 					     &a[d]));
@@ -338,6 +444,29 @@ START_TEST(remove_revokes_that_device_only)
 	/* its memory is still memory */
 	memset(p, 0x5a, COPY_LEN);
 	ck_assert_uint_eq(p[COPY_LEN - 1], 0x5a);
+	/* and so are its registrations, unmapped; no new ones for it */
+	nm_assert_ok(query(fd, hg.handle, &q));
+	ck_assert_uint_ne(q.buf.flags & NPU_MEM_BUF_DEV_UNMAPPED, 0);
+	ck_assert_uint_eq(q.buf.dev_addr, 0);
+	ck_assert_uint_eq(q.device, gone);
+	nm_assert_ret(host_reg_on(fd, gone, rg, NM_4K, NPU_MEM_HOST_READONLY,
+				  &hx), -ENODEV);
+	/* device 0's registration keeps its mapping, and its engine reaches it */
+	nm_assert_ok(query(fd, h0.handle, &q));
+	ck_assert_uint_eq(q.buf.flags & NPU_MEM_BUF_DEV_UNMAPPED, 0);
+	ck_assert_uint_eq(q.buf.dev_addr, h0.buf.dev_addr);
+	engine_copy(fd, 0, h0.handle, h0.buf.dev_addr, a[0].handle,
+		    a[0].buf.dev_addr);
+	{
+		uint8_t *pa = nm_map_ok(fd, &a[0], RW);
+
+		for (size_t k = 0; k < COPY_LEN; k++)
+			NM_REQUIRE(pa[k] == 0x22, "device 0 read its "
+				   "registration's byte %zu as %#x", k, pa[k]);
+		munmap(pa, COPY_LEN);
+	}
+	nm_free_ok(fd, hg.handle);
+	nm_free_ok(fd, h0.handle);
 
 	for (uint32_t d = 0; d < gone; d++) {
 		nm_assert_ok(nm_info_of(fd, d, &i));
@@ -365,6 +494,8 @@ START_TEST(remove_revokes_that_device_only)
 				     &b[gone]));
 	copy_roundtrip(fd, gone, &a[gone], &b[gone], 0x77);
 	munmap(p, plen);
+	munmap(rg, COPY_LEN);
+	munmap(r0, COPY_LEN);
 	close(fd);
 }
 END_TEST
@@ -386,6 +517,7 @@ int main(void)
 	nm_add(s, alloc_maps_for_its_device, 120);
 	nm_add(s, pages_on_device_node, 120);
 	nm_add(s, bad_index_and_old_callers, 30);
+	nm_add(s, host_register_for_its_device, 60);
 	nm_add_fx(s, remove_revokes_that_device_only, 240, &give_back_fx);
 	return nm_run(s, NM_NEEDS_DEVICE);
 }

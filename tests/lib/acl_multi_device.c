@@ -21,7 +21,11 @@
  *    aclrtDeviceGetPCIBusId and aclrtDeviceGetByPCIBusId both ways;
  *  - IPC memory exported on device 0 and imported by a process on device 1:
  *    device-to-device copies need peer access, which the import flag
- *    ACL_RT_IPC_MEM_IMPORT_FLAG_ENABLE_PEER_ACCESS enables.
+ *    ACL_RT_IPC_MEM_IMPORT_FLAG_ENABLE_PEER_ACCESS enables;
+ *  - aclrtHostRegister and aclrtHostRegisterV2 register for the current
+ *    device: the driver's QUERY of the registration says device 2 (the
+ *    last device with fewer) after aclrtSetDevice(2), device 0 after
+ *    aclrtSetDevice(0).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -528,6 +532,78 @@ START_TEST(ipc_import_enables_peer_access)
 }
 END_TEST
 
+/*
+ * The device the driver mapped the process's only registration of size
+ * bytes for: of the files this process has open on the device node, the
+ * handle that is registered host memory of that size.
+ */
+static uint32_t host_reg_device(uint64_t size)
+{
+	struct stat node, st;
+	struct dirent *de;
+	uint32_t dev = UINT32_MAX;
+	int found = 0;
+	DIR *dir;
+
+	ck_assert_int_eq(stat(acltest_device_path(), &node), 0);
+	dir = opendir("/proc/self/fd");
+	ck_assert_ptr_nonnull(dir);
+	while ((de = readdir(dir))) {
+		int fd;
+
+		if (de->d_name[0] == '.' ||
+		    fstatat(dirfd(dir), de->d_name, &st, 0) ||
+		    !S_ISCHR(st.st_mode) || st.st_rdev != node.st_rdev)
+			continue;
+		fd = atoi(de->d_name);
+		for (uint32_t h = 1; h < 4096; h++) {
+			struct npu_mem_query q = { .handle = h };
+
+			if (ioctl(fd, NPU_MEM_IOCTL_QUERY, &q) ||
+			    !(q.buf.flags & NPU_MEM_BUF_HOST) ||
+			    q.buf.size != size)
+				continue;
+			dev = q.device;
+			found++;
+		}
+	}
+	closedir(dir);
+	ck_assert_msg(found == 1, "%d registrations of %llu bytes in the "
+		      "library's files, want 1", found,
+		      (unsigned long long)size);
+	return dev;
+}
+
+START_TEST(host_register_for_current_device)
+{
+	const uint64_t size = 3 * 4096;
+	uint32_t dev = g_count > 2 ? 2 : g_count - 1;
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *d = NULL;
+
+	ck_assert_ptr_ne(p, MAP_FAILED);
+	memset(p, 0x2d, size);
+	ck_assert_int_eq(aclrtSetDevice((int32_t)dev), ACL_SUCCESS);
+	ck_assert_int_eq(aclrtHostRegister(p, size, ACL_HOST_REGISTER_MAPPED,
+					   &d), ACL_SUCCESS);
+	ck_assert_uint_eq(host_reg_device(size), dev);
+	ck_assert_int_eq(aclrtHostUnregister(p), ACL_SUCCESS);
+	ck_assert_int_eq(aclrtHostRegisterV2(p, size, ACL_HOST_REG_MAPPED),
+			 ACL_SUCCESS);
+	ck_assert_uint_eq(host_reg_device(size), dev);
+	ck_assert_int_eq(aclrtHostUnregister(p), ACL_SUCCESS);
+	/* Device 0 again: the registration follows the current device. */
+	ck_assert_int_eq(aclrtSetDevice(0), ACL_SUCCESS);
+	ck_assert_int_eq(aclrtHostRegister(p, size, ACL_HOST_REGISTER_MAPPED,
+					   &d), ACL_SUCCESS);
+	ck_assert_uint_eq(host_reg_device(size), 0);
+	ck_assert_int_eq(aclrtHostUnregister(p), ACL_SUCCESS);
+	ck_assert_int_eq(aclrtResetDevice(0), ACL_SUCCESS);
+	ck_assert_int_eq(aclrtResetDevice((int32_t)dev), ACL_SUCCESS);
+	munmap(p, size);
+}
+END_TEST
+
 int main(void)
 {
 	struct npu_mem_info info = { 0 };
@@ -561,5 +637,6 @@ int main(void)
 	nm_add(s, pci_bus_ids, 30);
 	nm_add(s, ipc_needs_peer_access, 60);
 	nm_add(s, ipc_import_enables_peer_access, 60);
+	nm_add(s, host_register_for_current_device, 30);
 	return acltest_run(s);
 }

@@ -2,11 +2,16 @@
 /*
  * The native API (<aclmem/aclmem.h>): one call per ioctl, 0/value or
  * -errno, errno untouched; mapping with large-page alignment; dma-buf
- * export; the errno -> ACL code helper.
+ * export; the errno -> ACL code helper; aclmem_get_info fills the whole
+ * struct (ACLMEM_1.9) and its ACLMEM_1.0 version stops at reserved, what
+ * programs linked before had room for.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -98,6 +103,40 @@ START_TEST(acl_error_codes)
 }
 END_TEST
 
+START_TEST(get_info_versions)
+{
+	const size_t old = offsetof(struct npu_mem_info, dev_bytes);
+	int (*get_1_0)(int, struct npu_mem_info *);
+	struct npu_mem_info info, want;
+	int fd = aclmem_open();
+	uint8_t *p = (uint8_t *)&info;
+
+	ck_assert_int_ge(fd, 0);
+	memset(&want, 0, sizeof(want));
+	ck_assert_int_eq(ioctl(fd, NPU_MEM_IOCTL_GET_INFO, &want), 0);
+	memset(&info, 0xa5, sizeof(info));
+	ck_assert_int_eq(aclmem_get_info(fd, &info), 0);
+	/* the ABI 1.4 tail is the module's, not what was there */
+	ck_assert_uint_eq(info.zero_reserve_low, want.zero_reserve_low);
+	ck_assert_uint_eq(info.zero_reserve_high, want.zero_reserve_high);
+	ck_assert_uint_eq(info.dev_buffers, want.dev_buffers);
+	ck_assert_uint_eq(info.dev_bytes, want.dev_bytes);
+
+	/* Statically linked (make arm64), there are no symbol versions. */
+	get_1_0 = (int (*)(int, struct npu_mem_info *))
+		  dlvsym(RTLD_DEFAULT, "aclmem_get_info", "ACLMEM_1.0");
+	if (get_1_0) {
+		memset(&info, 0xa5, sizeof(info));
+		ck_assert_int_eq(get_1_0(fd, &info), 0);
+		ck_assert_uint_eq(info.abi_minor, want.abi_minor);
+		for (size_t i = old; i < sizeof(info); i++)
+			ck_assert_msg(p[i] == 0xa5, "ACLMEM_1.0's "
+				      "aclmem_get_info wrote byte %zu", i);
+	}
+	aclmem_close(fd);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("acl_native");
@@ -106,5 +145,6 @@ int main(void)
 	nm_add(s, round_trip, 30);
 	nm_add(s, errors_are_negative_errno, 30);
 	nm_add(s, acl_error_codes, 30);
+	nm_add(s, get_info_versions, 30);
 	return acltest_run(s);
 }

@@ -34,12 +34,13 @@
  * device's index stays (NPU_MEM_DEV_REMOVED) and is its again if the same
  * address comes back.  Without a PCI NPU there is one, the module's own
  * device, index 0.  ALLOC and GET_INFO take an index in what was zero
- * space before ABI 1.3, so a caller built before then means NPU 0; every
- * other call works on the NPU its buffer was allocated for, and
- * HOST_REGISTER and DMABUF_IMPORT map for NPU 0.  An index that names no
- * NPU is -EINVAL, as a non-zero pad was before ABI 1.3 (so old and new
- * modules refuse it alike); -ENODEV keeps meaning that the NPU was there
- * and its device went away.  Removing one NPU's device revokes the
+ * space before ABI 1.3, HOST_REGISTER and DMABUF_IMPORT since ABI 1.5 (in
+ * a tail an older caller does not pass, and in what was pad): a caller
+ * built before then means NPU 0.  Every other call works on the NPU its
+ * buffer was allocated, registered or imported for.  An index that names
+ * no NPU is -EINVAL, as a non-zero pad was before (so old and new modules
+ * refuse it alike); -ENODEV keeps meaning that the NPU was there and its
+ * device went away.  Removing one NPU's device revokes the
  * mappings made for it only (Device removal): the others' stay.
  * Buffers of an NPU whose device is on a known NUMA node (dev_node) take
  * their pages from that node first: each policy tries every page size it
@@ -148,7 +149,7 @@
 #define NPU_MEM_DEVICE_NAME	"npu-mem"
 
 #define NPU_MEM_ABI_MAJOR	1
-#define NPU_MEM_ABI_MINOR	4
+#define NPU_MEM_ABI_MINOR	5
 
 /* Page sizes, as bits of npu_mem_info.page_sizes (bit n means 2^n bytes). */
 #define NPU_MEM_PAGE_4K		(1ULL << 12)
@@ -220,7 +221,9 @@ enum npu_mem_policy {
  *	with NPU_MEM_DEV_PCI (both 0 otherwise); kept after a removal
  * @reserved: must be 0
  * @dev_bytes: out: bytes of the live buffers allocated for @device, all
- *	clients (retained chunks not included)
+ *	clients (retained chunks not included; nor registered host memory or
+ *	other drivers' dma-bufs, which are not npu-mem's memory and are not
+ *	in @allocated_bytes or @buffers either)
  * @dev_buffers: out: live buffers allocated for @device, all clients
  * @dev_node_bytes: out: bytes of live buffers, of any device, whose pages
  *	are on @dev_node (0 when it is NPU_MEM_NODE_NONE)
@@ -579,27 +582,40 @@ struct npu_mem_ipc_revoke {
  * @flags: in: NPU_MEM_HOST_*
  * @handle: out: a handle naming the pinned range (NPU_MEM_BUF_HOST); FREE
  *	unregisters it
- * @buf: out: its description; dev_addr is where the NPU sees @addr
+ * @buf: out: its description; dev_addr is where @device sees @addr
+ * @device: in: the NPU to map the range for (see Several NPUs); QUERY
+ *	reports it.  Since ABI 1.5, as is @pad: the struct grew by them, so
+ *	a caller built before (which passes the size up to @buf) means NPU 0
+ *	(and the command number changed with the size; the module takes both)
+ * @pad: must be 0
  *
  * The pages under the range are pinned for the long term (FOLL_LONGTERM)
- * and DMA-mapped for the NPU device, charged like a buffer's (Accounting:
+ * and DMA-mapped for @device, charged like a buffer's (Accounting:
  * RLIMIT_MEMLOCK and VmPin, not the global cap, since no memory is added).
  * The device keeps these pages until FREE: if the process unmaps or
  * remaps the range meanwhile, its new pages are not what the device sees.
  * A registered private range stays with the parent at fork(); the child
- * gets copies.  SYNC works as for buffers.  mmap and EXPORT of the handle
- * are refused (-EINVAL): the memory is already the process's own.
- * Errors: -EINVAL for a bad address, size or flags; -E2BIG for a size
- * over max_alloc (GET_INFO); -EFAULT for a range not wholly mapped;
+ * gets copies.  SYNC works as for buffers.  The mapping is @device's only:
+ * other NPUs' DMA does not reach it (under an IOMMU each has its own
+ * address space; PEER_MAP refuses registered memory), and removing
+ * @device unmaps it (QUERY: NPU_MEM_BUF_DEV_UNMAPPED) while other NPUs'
+ * registrations stay.  To reach one range from two NPUs, register it
+ * read-only for each, or writable for one and read-only for the rest.
+ * mmap and EXPORT of the handle are refused (-EINVAL): the memory is
+ * already the process's own.
+ * Errors: -EINVAL for a bad address, size, flags or pad, or a @device
+ * that names no NPU; -E2BIG for a size over max_alloc (GET_INFO);
+ * -EFAULT for a range not wholly mapped;
  * -EOPNOTSUPP for memory that cannot be pinned for the
  * long term (I/O and PFN maps, DAX, file-backed shared mappings other than
  * shmem and hugetlbfs); -EEXIST for npu-mem's own mappings, which have a
  * device address already, and for a writable registration of a page that
  * a live writable registration (of any process, this one's own range
- * included) has already: a page is mapped for the device to write once,
- * or bounce buffering would give each mapping its own copy and keep only
- * one (read-only registrations may share pages with anything);
- * -ENOMEM as for ALLOC's limits; -ENODEV.
+ * included, for any NPU) has already: a page is mapped for a device to
+ * write once, or bounce buffering would give each mapping its own copy
+ * and keep only one (read-only registrations may share pages with
+ * anything); -ENOMEM as for ALLOC's limits; -ENODEV when @device's device
+ * was removed (checked before anything is pinned, as for ALLOC).
  */
 struct npu_mem_host_register {
 	__u64 addr;
@@ -607,6 +623,8 @@ struct npu_mem_host_register {
 	__u32 flags;
 	__u32 handle;
 	struct npu_mem_buffer buf;
+	__u32 device;
+	__u32 pad;
 };
 
 /**
@@ -614,7 +632,10 @@ struct npu_mem_host_register {
  * @fd: in: a dma-buf file descriptor
  * @flags: in: must be 0
  * @handle: out: a new handle (NPU_MEM_BUF_IMPORTED) naming the dma-buf
- * @pad: must be 0
+ * @device: in: the NPU to map another driver's dma-buf for (see Several
+ *	NPUs); QUERY reports it.  Was pad, which had to be 0, before ABI 1.5:
+ *	an older caller means NPU 0, and an older module refuses others
+ *	(-EINVAL)
  * @buf: out: its description: @size is the dma-buf's, @dev_addr where the
  *	NPU sees its first byte (as for buffers, withheld without an IOMMU
  *	unless the opener had CAP_SYS_ADMIN)
@@ -634,26 +655,33 @@ struct npu_mem_host_register {
  * (DMA_TO_DEVICE).  A read-only handle on an npu-mem buffer shares that
  * buffer's device mapping, which is its owner's.
  *  - a dma-buf of npu-mem itself gives a handle on the same buffer (as
- *    IPC_IMPORT does: NPU_MEM_BUF_IMPORTED, not FOREIGN);
- *  - another driver's gets NPU_MEM_BUF_FOREIGN; importing it again, into
- *    any file, names the same import (one attachment per dma-buf, so the
- *    device never maps its pages twice).  Its mmap_offset maps it
- *    through the exporter's own mmap (refused with the exporter's error if
- *    it has none), SYNC maintains the whole dma-buf for the NPU through the
+ *    IPC_IMPORT does: NPU_MEM_BUF_IMPORTED, not FOREIGN), whatever the
+ *    @device (a valid one): the buffer keeps its own NPU, which QUERY
+ *    reports, and PEER_MAP maps it for others;
+ *  - another driver's gets NPU_MEM_BUF_FOREIGN; importing it again for
+ *    the same @device, into any file, names the same import (one
+ *    attachment per dma-buf and NPU, so no device maps its pages twice);
+ *    importing it for another NPU makes that NPU's own import, attached
+ *    and mapped for its device, with its own handle and device address
+ *    (PEER_MAP refuses foreign imports: this is how two NPUs share one).
+ *    Its mmap_offset maps it through the exporter's own mmap (refused
+ *    with the exporter's error if it has none), SYNC maintains the whole dma-buf for the NPU through the
  *    exporter (DMA_BUF_IOCTL_SYNC's begin/end CPU access) whatever the
  *    range, once the range is checked; EXPORT, IPC_EXPORT give -EINVAL:
  *    pass the original dma-buf instead.
- * Device removal detaches every import from the device: QUERY reports
- * NPU_MEM_BUF_DEV_UNMAPPED, mmap keeps working.
+ * Removing an NPU's device detaches every import made for it (other
+ * NPUs' stay attached): QUERY reports NPU_MEM_BUF_DEV_UNMAPPED, mmap keeps
+ * working.
  * Errors: -EBADF for a bad fd, -EINVAL for a file that is not a dma-buf,
- * bad flags or pad, -ENODEV when there is no device, -ENOMEM, and the
+ * bad flags, a @device that names no NPU, -ENODEV when @device's device
+ * was removed (for an npu-mem dma-buf: the buffer's own), -ENOMEM, and the
  * exporter's errors from attaching or mapping (see its driver).
  */
 struct npu_mem_dmabuf_import {
 	__u32 fd;
 	__u32 flags;
 	__u32 handle;
-	__u32 pad;
+	__u32 device;
 	struct npu_mem_buffer buf;
 };
 

@@ -97,7 +97,7 @@ static int cmd_info(void)
 	       (unsigned long long)info.page_sizes,
 	       (unsigned long long)info.total_ram,
 	       (unsigned long long)info.limit_bytes);
-	CHECK(info.abi_major == 1 && info.abi_minor == 4, "abi");
+	CHECK(info.abi_major == 1 && info.abi_minor == 5, "abi");
 	CHECK((info.page_sizes & (NPU_MEM_PAGE_4K | NPU_MEM_PAGE_2M)) ==
 	      (NPU_MEM_PAGE_4K | NPU_MEM_PAGE_2M), "page sizes");
 	CHECK(info.total_ram && info.total_ram != ~0ULL, "total_ram");
