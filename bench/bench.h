@@ -102,9 +102,11 @@ unsigned int repeats_for(double budget_ns, uint64_t est_ns, unsigned int nmin,
 /* ---- mem.c ---------------------------------------------------------------- */
 
 extern char thp_mode[32];
+extern char clocksource[32];
 
 uint64_t meminfo(const char *key);
 void read_thp_mode(void);
+void read_clocksource(void);
 long hugetlb_count(void);
 long hugetlb_reserve(long n);
 void drop_caches(void);

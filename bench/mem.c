@@ -28,6 +28,24 @@ uint64_t meminfo(const char *key)
 	return v;
 }
 
+char clocksource[32] = "?";
+
+/*
+ * The clock every time here is read from: with tsc a timestamp is a vDSO
+ * read, with hpet or acpi_pm a system call and a device register read,
+ * which under emulation adds microseconds to each timed step.
+ */
+void read_clocksource(void)
+{
+	char *text = nm_read_file("/sys/devices/system/clocksource/clocksource0/current_clocksource");
+
+	if (text) {
+		text[strcspn(text, "\n")] = 0;
+		snprintf(clocksource, sizeof(clocksource), "%s", text);
+	}
+	free(text);
+}
+
 void read_thp_mode(void)
 {
 	char *text = nm_read_file("/sys/kernel/mm/transparent_hugepage/enabled");

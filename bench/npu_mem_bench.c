@@ -180,6 +180,9 @@ static void report(void)
 	    (unsigned long long)(opt.max_size / MiB));
 	if (getenv("VM_RUN"))
 		out("QEMU TCG guest: absolute times are not hardware times; compare ratios within this run.\n");
+	if (strcmp(clocksource, "tsc") && strcmp(clocksource, "arch_sys_counter"))
+		out("clocksource %s: every timestamp is a system call, which small sizes' times include.\n",
+		    clocksource);
 	if (section_on("alloc")) {
 		report_alloc();
 		report_phases();
@@ -207,6 +210,7 @@ int main(int argc, char **argv)
 	}
 	set_sizes();
 	read_thp_mode();
+	read_clocksource();
 	pick_kclear();
 	trace_init();
 	npu_fd = open("/dev/" NPU_MEM_DEVICE_NAME, O_RDWR | O_CLOEXEC);

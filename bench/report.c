@@ -330,6 +330,7 @@ void write_meta(double secs)
 		u.machine, cpu, sysconf(_SC_NPROCESSORS_ONLN));
 	fprintf(f, "mem_total=%llu\nthp_enabled=%s\nkernel_clear_page=%s\n",
 		(unsigned long long)meminfo("MemTotal"), thp_mode, kclear_name);
+	fprintf(f, "clocksource=%s\n", clocksource);
 	fprintf(f, "npu_dev_flags=%#x\n", info.dev_flags);
 	fprintf(f, "pool_on=%s=%s\n", POOL_ENV,
 		getenv(POOL_ENV) ? getenv(POOL_ENV) : "(unset: library default)");

@@ -243,14 +243,20 @@ npu_thp_get_unmapped_area(struct file *filp, unsigned long addr,
 
 /*
  * Shrinkers are allocated by the kernel from 6.7 (shrinker_alloc()); before,
- * they are the caller's, registered with a name from 6.0.
+ * they are the caller's, registered with a name from 6.0.  Their flags are
+ * given at allocation: from 6.7 it sizes the per-node state by them.
  */
 #include <linux/shrinker.h>
 #include <linux/slab.h>
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 7, 0)
-static inline struct shrinker *npu_shrinker_alloc(const char *name)
+static inline struct shrinker *npu_shrinker_alloc(unsigned int flags,
+						  const char *name)
 {
-	return kzalloc(sizeof(struct shrinker), GFP_KERNEL);
+	struct shrinker *s = kzalloc(sizeof(*s), GFP_KERNEL);
+
+	if (s)
+		s->flags = flags;
+	return s;
 }
 
 static inline int npu_shrinker_register(struct shrinker *s, const char *name)
@@ -268,9 +274,10 @@ static inline void npu_shrinker_free(struct shrinker *s)
 	kfree(s);
 }
 #else
-static inline struct shrinker *npu_shrinker_alloc(const char *name)
+static inline struct shrinker *npu_shrinker_alloc(unsigned int flags,
+						  const char *name)
 {
-	return shrinker_alloc(0, "%s", name);
+	return shrinker_alloc(flags, "%s", name);
 }
 
 static inline int npu_shrinker_register(struct shrinker *s, const char *name)

@@ -433,13 +433,14 @@ static int zr_thread_fn(void *unused)
 	return 0;
 }
 
+/*
+ * Per node: reclaim for one node takes back that node's chunks only, and
+ * leaves the other nodes' devices their zeroed memory.
+ */
 static unsigned long zr_count(struct shrinker *s, struct shrink_control *sc)
 {
-	unsigned long chunks = 0;
-	int nid;
+	unsigned long chunks = READ_ONCE(zr_nodes[sc->nid].nr);
 
-	for_each_node(nid)
-		chunks += READ_ONCE(zr_nodes[nid].nr);
 	return chunks ? chunks * CHUNK_PAGES : SHRINK_EMPTY;
 }
 
@@ -448,7 +449,8 @@ static unsigned long zr_scan(struct shrinker *s, struct shrink_control *sc)
 	unsigned long chunks;
 
 	WRITE_ONCE(zr_quiet_until, jiffies + HZ);
-	chunks = zr_give_back_all(DIV_ROUND_UP(sc->nr_to_scan, CHUNK_PAGES));
+	chunks = zr_give_back(&zr_nodes[sc->nid],
+			      DIV_ROUND_UP(sc->nr_to_scan, CHUNK_PAGES), 0);
 	sc->nr_scanned = chunks * CHUNK_PAGES;
 	return chunks ? chunks * CHUNK_PAGES : SHRINK_STOP;
 }
@@ -493,6 +495,11 @@ void npu_mem_reserve_show(struct seq_file *m)
 		   atomic64_read(&zr_refilled));
 	seq_printf(m, "zero_reserve_given_back: %lld\n",
 		   atomic64_read(&zr_given_back));
+	if (zr_nodes)
+		for_each_node_state(nid, N_MEMORY)
+			seq_printf(m, "zero_reserve_node%d_bytes: %llu\n", nid,
+				   (u64)READ_ONCE(zr_nodes[nid].nr) *
+				   NPU_MEM_HUGE_SIZE);
 }
 
 int npu_mem_reserve_init(void)
@@ -508,7 +515,8 @@ int npu_mem_reserve_init(void)
 		INIT_LIST_HEAD(&nodes[nid].ready);
 		INIT_LIST_HEAD(&nodes[nid].dirty);
 	}
-	zr_shrinker = npu_shrinker_alloc("npu_mem-zero-reserve");
+	zr_shrinker = npu_shrinker_alloc(SHRINKER_NUMA_AWARE,
+					 "npu_mem-zero-reserve");
 	if (!zr_shrinker) {
 		ret = -ENOMEM;
 		goto err_free;

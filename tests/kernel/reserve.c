@@ -21,6 +21,8 @@
  *  - a memory hog bigger than what is available without the reserve runs
  *    to its end: the shrinker gives the reserve back, nobody is
  *    OOM-killed;
+ *  - with two nodes (x86_64-multi-edu), a hog bound to one node takes
+ *    back that node's reserve and leaves the other's full;
  *  - an NPU's removal leaves a full reserve alone (its chunks are mapped
  *    for no device), and it serves ALLOC once the NPU is back (in a guest
  *    whose NPU is a PCI function: x86_64-iommu-edu);
@@ -31,7 +33,9 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <linux/mempolicy.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -72,6 +76,19 @@ static unsigned int mem_nodes(void)
 	}
 	free(s);
 	return n ? n : 1;
+}
+
+/* The first and the last node with memory. */
+static void mem_node_ends(int *first, int *last)
+{
+	char *s = nm_read_file("/sys/devices/system/node/has_memory");
+	char *p = s;
+
+	ck_assert_ptr_nonnull(s);
+	*first = *last = (int)strtol(p, &p, 10);
+	while (*p && *p != '\n')
+		*last = (int)strtol(p + 1, &p, 10);
+	free(s);
 }
 
 static uint64_t held(int fd)
@@ -124,6 +141,14 @@ static void assert_stays(int fd, uint64_t want, const char *what)
 			      (unsigned long long)(want / NM_MiB));
 		usleep(100 * 1000);
 	}
+}
+
+static uint64_t node_held(int nid)
+{
+	char key[48];
+
+	snprintf(key, sizeof(key), "zero_reserve_node%d_bytes", nid);
+	return dbg(key);
 }
 
 static void empty_reserve(int fd)
@@ -410,6 +435,83 @@ START_TEST(shrinks_under_a_hog)
 }
 END_TEST
 
+/*
+ * A hog bound to the last node, which the reserve used to give back from
+ * only after the first node's chunks (one shrinker for all nodes): it
+ * touches memory until either node's reserve moves, then stops.
+ */
+START_TEST(shrinks_the_pressed_node_only)
+{
+	const uint64_t full = 64 * NM_MiB;
+	uint64_t seen[2] = { 0, 0 };
+	struct npu_mem_info info;
+	int fd, pp[2], st, first, last;
+	char *out = NULL;
+	pid_t pid;
+
+	if (mem_nodes() < 2)
+		nm_skip("one node with memory: run in the x86_64-multi-edu guest");
+	mem_node_ends(&first, &last);
+	fd = nm_open();
+	nm_get_info_ok(fd, &info);
+	empty_reserve(fd);
+	/* Low at one chunk: a node's reserve refills only once it is empty. */
+	set_reserve(2, full / NM_MiB);
+	await_held(fd, mem_nodes() * full, "filled on every node");
+	ck_assert_int_eq(pipe(pp), 0);
+	fflush(stdout);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (!pid) {
+		unsigned long mask = 1UL << last;
+		uint64_t v[2];
+		char *m;
+
+		if (syscall(SYS_set_mempolicy, MPOL_BIND, &mask,
+			    sizeof(mask) * 8))
+			_exit(2);
+		/* The whole guest's RAM: the node runs short long before. */
+		m = mmap(NULL, info.total_ram, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (m == MAP_FAILED)
+			_exit(3);
+		for (uint64_t off = 0; off < info.total_ram; off += NM_4K) {
+			m[off] = 1;
+			if ((off + NM_4K) % (2 * NM_MiB))
+				continue;
+			v[0] = node_held(first);
+			v[1] = node_held(last);
+			if (v[0] != full || v[1] != full) {
+				if (write(pp[1], v, sizeof(v)) != sizeof(v))
+					_exit(4);
+				_exit(0);
+			}
+		}
+		_exit(5);
+	}
+	close(pp[1]);
+	st = nm_read_full(pp[0], seen, sizeof(seen));
+	close(pp[0]);
+	ck_assert_int_eq(st, 0);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		      "the hog on node %d: status %#x", last, st);
+	printf("at the first move: node %d %llu MiB, node %d %llu MiB\n",
+	       first, (unsigned long long)(seen[0] / NM_MiB), last,
+	       (unsigned long long)(seen[1] / NM_MiB));
+	ck_assert_msg(seen[0] == full,
+		      "pressure on node %d took node %d's reserve: %llu MiB left",
+		      last, first, (unsigned long long)(seen[0] / NM_MiB));
+	ck_assert_uint_lt(seen[1], full);
+	st = nm_shell("dmesg | sed -n '/vm-run: ---- test start/,$p' | "
+		      "grep -i -e 'out of memory' -e 'oom-kill'", &out);
+	ck_assert_msg(st == 1, "the OOM killer ran:\n%s", out ? out : "");
+	free(out);
+	empty_reserve(fd);
+	close(fd);
+}
+END_TEST
+
 START_TEST(device_removal_leaves_it_alone)
 {
 	uint64_t nodes = mem_nodes();
@@ -485,6 +587,7 @@ int main(void)
 	nm_add_fx(s, hands_out_zero_only, 300, &off_fx);
 	nm_add_fx(s, other_memcg_not_served, 300, &off_fx);
 	nm_add_fx(s, shrinks_under_a_hog, 600, &off_fx);
+	nm_add_fx(s, shrinks_the_pressed_node_only, 600, &off_fx);
 	nm_add_fx(s, device_removal_leaves_it_alone, 300, &off_fx);
 	nm_add_fx(s, unloads_with_a_full_reserve, 300, &off_fx);
 	ret = nm_run(s, NM_NEEDS_DEVICE);
