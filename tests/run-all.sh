@@ -132,8 +132,8 @@ MATRIX=(
 	"check      x86_64-race        all          kernel/alloc_race kernel/ipc_mem kernel/multi_npu kernel/peer_map"
 	"full       x86_64-race        all          kernel/alloc_race kernel/ipc_mem kernel/multi_npu kernel/peer_map fuzz"
 	"check,full x86_64-noinit      newest       kernel/content_zero kernel/leak_memcg kernel/reserve fault/reserve_fault"
-	"check      x86_64-multi-edu   newest       kernel/multi_npu kernel/peer_map kernel/dmabuf_import lib/acl_multi_device samples/peer_copy* samples/ipc_event_devices* python"
-	"full       x86_64-multi-edu   all          kernel/multi_npu kernel/peer_map kernel/dmabuf_import lib/acl_multi_device samples/peer_copy* samples/ipc_event_devices* python"
+	"check      x86_64-multi-edu   newest       kernel/multi_npu kernel/peer_map kernel/dmabuf_import kernel/reserve lib/acl_multi_device samples/peer_copy* samples/ipc_event_devices* python"
+	"full       x86_64-multi-edu   all          kernel/multi_npu kernel/peer_map kernel/dmabuf_import kernel/reserve lib/acl_multi_device samples/peer_copy* samples/ipc_event_devices* python"
 )
 
 if [ $# -gt 0 ]; then
