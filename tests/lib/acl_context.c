@@ -71,7 +71,8 @@ START_TEST(create_destroy_switch)
 
 	ck_assert_int_eq(aclrtGetCurrentContext(&def), 0);
 	ck_assert_int_eq(aclrtCreateContext(NULL, 0), ACL_ERROR_INVALID_PARAM);
-	ck_assert_int_eq(aclrtCreateContext(&ctx, 1),
+	ck_assert_int_eq(aclrtCreateContext(&ctx,
+					    (int32_t)acltest_device_count()),
 			 ACL_ERROR_RT_INVALID_DEVICEID);
 	ck_assert_int_eq(aclrtCreateContext(&ctx, -1),
 			 ACL_ERROR_RT_INVALID_DEVICEID);

@@ -108,7 +108,7 @@ START_TEST(device_ids_and_topology)
 			 ACL_ERROR_INVALID_PARAM);
 	ck_assert_int_eq(aclrtGetDevicesTopo(0, 0, &topo),
 			 ACL_ERROR_INVALID_PARAM);
-	ck_assert_int_eq(aclrtGetDevicesTopo(0, 1, &topo),
+	ck_assert_int_eq(aclrtGetDevicesTopo(0, acltest_device_count(), &topo),
 			 ACL_ERROR_RT_INVALID_DEVICEID);
 	ck_assert_int_eq(aclrtGetDevicesTopo(0, 0, NULL),
 			 ACL_ERROR_INVALID_PARAM);

@@ -240,7 +240,7 @@ START_TEST(capability_status_utilization)
 	u.utilizationExtend = (aclrtUtilizationExtendInfo *)&u;
 	ck_fail(aclrtGetDeviceUtilizationRate(0, &u), ACL_ERROR_INVALID_PARAM);
 	u.utilizationExtend = NULL;
-	ck_fail(aclrtGetDeviceUtilizationRate(3, &u),
+	ck_fail(aclrtGetDeviceUtilizationRate(BAD + 2, &u),
 		ACL_ERROR_RT_INVALID_DEVICEID);
 	ck_fail(aclrtGetDeviceUtilizationRate(0, NULL), ACL_ERROR_INVALID_PARAM);
 	ck_assert_int_eq(aclrtResetDevice(0), ACL_SUCCESS);
@@ -292,7 +292,7 @@ START_TEST(resource_limits)
 	ck_assert_int_eq(aclrtGetDeviceResLimit(0, ACL_RT_DEV_RES_VECTOR_CORE, &v),
 			 ACL_SUCCESS);
 	ck_assert_uint_eq(v, n);
-	ck_fail(aclrtResetDeviceResLimit(1), ACL_ERROR_RT_INVALID_DEVICEID);
+	ck_fail(aclrtResetDeviceResLimit(BAD), ACL_ERROR_RT_INVALID_DEVICEID);
 }
 END_TEST
 
@@ -397,6 +397,7 @@ static void *thr_main(void *arg)
 START_TEST(errors_per_thread)
 {
 	pthread_barrier_t bar;
+	char ids[32], want[160];
 	struct thr t[2];
 	pthread_t th[2];
 	int i;
@@ -405,9 +406,9 @@ START_TEST(errors_per_thread)
 	memset(t, 0, sizeof(t));
 	pthread_barrier_init(&bar, NULL, 2);
 	t[0].bar = t[1].bar = &bar;
-	t[0].dev = 5;
+	t[0].dev = BAD + 5;
 	t[0].want = ACL_ERROR_RT_INVALID_DEVICEID;
-	t[1].dev = 9;
+	t[1].dev = BAD + 9;
 	t[1].want = ACL_ERROR_INVALID_PARAM;
 	for (i = 0; i < 2; i++)
 		ck_assert_int_eq(pthread_create(&th[i], NULL, thr_main, &t[i]), 0);
@@ -421,9 +422,16 @@ START_TEST(errors_per_thread)
 		ck_assert_int_eq(t[i].got_after, ACL_SUCCESS);
 	}
 	/* Each thread sees its own messages only, newest first. */
-	ck_assert_str_eq(t[0].msg, "aclrtGetDeviceInfo: no device 5 (one device: 0)");
-	ck_assert_str_eq(t[1].msg, "aclrtGetDeviceInfo: value is NULL\n"
-			 "aclrtGetDeviceInfo: no device 9 (one device: 0)");
+	if (BAD == 1)
+		snprintf(ids, sizeof(ids), "one device: 0");
+	else
+		snprintf(ids, sizeof(ids), "devices 0 to %d", BAD - 1);
+	snprintf(want, sizeof(want), "aclrtGetDeviceInfo: no device %d (%s)",
+		 t[0].dev, ids);
+	ck_assert_str_eq(t[0].msg, want);
+	snprintf(want, sizeof(want), "aclrtGetDeviceInfo: value is NULL\n"
+		 "aclrtGetDeviceInfo: no device %d (%s)", t[1].dev, ids);
+	ck_assert_str_eq(t[1].msg, want);
 	ck_assert_int_eq(aclrtPeekAtLastError(ACL_RT_THREAD_LEVEL), ACL_SUCCESS);
 	ck_assert_ptr_null(aclGetRecentErrMsg());
 }
@@ -434,9 +442,9 @@ START_TEST(success_keeps_last_error)
 	int64_t v;
 
 	clear_errors();
-	ck_fail(aclrtGetDeviceInfo(2, ACL_DEV_ATTR_AICORE_CORE_NUM, &v),
+	ck_fail(aclrtGetDeviceInfo(BAD + 1, ACL_DEV_ATTR_AICORE_CORE_NUM, &v),
 		ACL_ERROR_RT_INVALID_DEVICEID);
-	aclrtGetDeviceInfo(2, ACL_DEV_ATTR_AICORE_CORE_NUM, &v);
+	aclrtGetDeviceInfo(BAD + 1, ACL_DEV_ATTR_AICORE_CORE_NUM, &v);
 	/* A later success neither clears the code nor the message (CANN). */
 	ck_assert_int_eq(aclrtGetDeviceInfo(0, ACL_DEV_ATTR_AICORE_CORE_NUM, &v),
 			 ACL_SUCCESS);
