@@ -4,7 +4,8 @@
  *
  * A pool hands out device memory of the device its props name (aclrtMalloc*
  * buffers of that device, whatever device is current when a block is
- * allocated, so every ACL call takes its pointers) and takes it back in stream order: aclrtMemPoolFreeAsync
+ * allocated, so every ACL call takes its pointers) and takes it back in
+ * stream order: aclrtMemPoolFreeAsync
  * queues the return on the stream, and only when the stream reaches it does
  * the block become free for the next aclrtMemPoolMallocAsync, which takes
  * the smallest free block large enough before it allocates more.  The
