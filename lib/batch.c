@@ -13,13 +13,15 @@
  *   - a current context (ACL_ERROR_RT_CONTEXT_NULL, failIndex SIZE_MAX);
  *   - copy i takes attrs[k] for the last k with attrsIndexes[k] <= i.  Its
  *     locations must be HOST and DEVICE (host to device) or DEVICE and HOST
- *     (device to host), device id 0, reserved bytes 0, and every copy of
- *     the batch must go the same way ("only one of host to device or device
- *     to host"): else ACL_ERROR_INVALID_PARAM.  Its memory must be what
- *     the locations say, as aclrtMemcpyAsync checks a kind: the device side
- *     inside one live aclrtMalloc* buffer, the host side not device memory,
- *     sizes[i] <= destMaxs[i] (ACL_ERROR_RT_PARAM_INVALID; NULL pointers
- *     ACL_ERROR_INVALID_PARAM).  These are the checks CANN reports a
+ *     (device to host), the device's id one of a device (any, not only the
+ *     current one: host memory meets any device's without peer access),
+ *     reserved bytes 0, and every copy of the batch must go the same way
+ *     ("only one of host to device or device to host"): else
+ *     ACL_ERROR_INVALID_PARAM.  Its memory must be what the locations say,
+ *     as aclrtMemcpyAsync checks a kind: the device side inside one live
+ *     aclrtMalloc* buffer of the device named, the host side not device
+ *     memory, sizes[i] <= destMaxs[i] (ACL_ERROR_RT_PARAM_INVALID; NULL
+ *     pointers ACL_ERROR_INVALID_PARAM).  These are the checks CANN reports a
  *     failIndex for: *failIndex = i, the first copy that fails.
  * A copy of 0 bytes is checked for its attributes only and does nothing.
  * Every copy is checked before any is made, so a refused batch copies
@@ -39,6 +41,7 @@
 #include <string.h>
 
 #include "acl/acl_rt.h"
+#include "args.h"
 #include "context.h"
 #include "copy.h"
 #include "log.h"
@@ -173,9 +176,20 @@ static int batch_submit(const struct one_copy *c, size_t n,
 
 static bool loc_ok(const aclrtMemLocation *l)
 {
-	return (l->type == ACL_MEM_LOCATION_TYPE_HOST ||
-		l->type == ACL_MEM_LOCATION_TYPE_DEVICE) &&
-	       (l->type == ACL_MEM_LOCATION_TYPE_HOST || l->id == 0);
+	return l->type == ACL_MEM_LOCATION_TYPE_HOST ||
+	       (l->type == ACL_MEM_LOCATION_TYPE_DEVICE &&
+		aclmem_device_valid(l->id));
+}
+
+/* The device side of a checked copy is memory of the device its attr names. */
+static bool on_device(const struct one_copy *c, const aclrtMemcpyBatchAttr *a)
+{
+	bool h2d = c->kind == ACL_MEMCPY_HOST_TO_DEVICE;
+	struct aclmem_range r;
+
+	return aclmem_mem_lookup(h2d ? c->dst : c->src, c->count, &r) ==
+	       ACLMEM_RANGE_INSIDE &&
+	       r.device == (int32_t)(h2d ? a->dstLoc.id : a->srcLoc.id);
 }
 
 /* The kind an attribute names, or -1 when it is not one CANN allows. */
@@ -267,7 +281,7 @@ static int batch_check(const char *fn, void **dsts, size_t *destMaxs,
 					   "%s: copy %zu: attrs[%zu] %s", fn,
 					   i, k, kind < 0 ?
 					   "names no host<->device copy of "
-					   "device 0" :
+					   "a device" :
 					   "goes the other way from copy 0");
 		}
 		first = kind;
@@ -277,6 +291,13 @@ static int batch_check(const char *fn, void **dsts, size_t *destMaxs,
 			continue;
 		ret = aclmem_copy_check(dsts[i], destMaxs[i], srcs[i],
 					sizes[i], kind);
+		if (!ret && !on_device(&c[i], &attrs[k]))
+			ret = aclmem_fail(ACL_ERROR_RT_PARAM_INVALID,
+					  "%s: copy %zu: its device memory is "
+					  "not device %u's", fn, i, kind ==
+					  ACL_MEMCPY_HOST_TO_DEVICE ?
+					  attrs[k].dstLoc.id :
+					  attrs[k].srcLoc.id);
 		if (ret) {
 			*fail = i;
 			free(c);

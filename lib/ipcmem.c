@@ -483,8 +483,8 @@ aclError aclrtIpcMemImportByKey(void **devPtr, const char *key,
 	cur = aclmem_ctx_device(aclmem_ctx_current());
 	if (aclmem_mem_lookup(*devPtr, 0, &r) == ACLMEM_RANGE_INSIDE &&
 	    r.device != cur)
-		ret = aclmem_peer_enable(cur, r.device);
-	return aclmem_api_ret(fn, ret);
+		aclmem_peer_enable(cur, r.device);
+	return ACL_SUCCESS;
 }
 
 aclError aclrtIpcMemClose(const char *key)

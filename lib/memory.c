@@ -39,42 +39,49 @@ static struct addrtree table;
 static struct addrtree parked;
 
 /*
- * What aclrtGetMemUsageInfo reports: device memory held by live buffers
- * (the driver's mapped bytes) and by the caching pool, now and at the most.
+ * What aclrtGetMemUsageInfo reports, per device: device memory held by
+ * live buffers (the driver's mapped bytes) and by the caching pool, now
+ * and at the most.
  */
-static _Atomic uint64_t dev_live, dev_peak, pool_peak;
+static _Atomic uint64_t dev_live[ACLMEM_DEVICES_MAX];
+static _Atomic uint64_t dev_peak[ACLMEM_DEVICES_MAX];
+static _Atomic uint64_t pool_peak[ACLMEM_DEVICES_MAX];
+
+static void peak_raise(_Atomic uint64_t *peak_p, uint64_t now)
+{
+	uint64_t peak = atomic_load(peak_p);
+
+	while (now > peak &&
+	       !atomic_compare_exchange_weak(peak_p, &peak, now))
+		;
+}
 
 static void usage_add(const struct aclmem_buf *b)
 {
-	uint64_t now, peak;
-
 	if (b->kind != ACLMEM_BUF_DEVICE)
 		return;
-	now = atomic_fetch_add(&dev_live, b->map_len) + b->map_len;
-	peak = atomic_load(&dev_peak);
-	while (now > peak &&
-	       !atomic_compare_exchange_weak(&dev_peak, &peak, now))
-		;
+	peak_raise(&dev_peak[b->device],
+		   atomic_fetch_add(&dev_live[b->device], b->map_len) +
+		   b->map_len);
 }
 
 static void usage_sub(const struct aclmem_buf *b)
 {
 	if (b->kind == ACLMEM_BUF_DEVICE)
-		atomic_fetch_sub(&dev_live, b->map_len);
+		atomic_fetch_sub(&dev_live[b->device], b->map_len);
 }
 
-static void pool_usage_sample(void)
+/* The pool's bytes of device dev now, its peak raised to them. */
+static uint64_t pool_usage_sample(int32_t dev)
 {
 	struct aclmem_pool *p = aclmem_pool_global();
-	uint64_t now, peak;
+	uint64_t now;
 
 	pthread_mutex_lock(&p->lock);
-	now = p->bytes;
+	now = p->dev_bytes[dev];
 	pthread_mutex_unlock(&p->lock);
-	peak = atomic_load(&pool_peak);
-	while (now > peak &&
-	       !atomic_compare_exchange_weak(&pool_peak, &peak, now))
-		;
+	peak_raise(&pool_peak[dev], now);
+	return now;
 }
 
 static inline struct aclmem_buf *to_buf(struct addrtree_node *n)
@@ -285,9 +292,7 @@ int aclmem_mem_alloc_on(enum aclmem_api api, void **ptr, size_t size,
 	dev = device >= 0 ? device : aclmem_ctx_device(aclmem_ctx_current());
 	pool = aclmem_pool_global();
 	cls = size_class(&req);
-	/* The pool's classes are not per device: it keeps device 0's only. */
-	b = dev ? NULL : aclmem_pool_get(pool, kind, req.kpolicy, req.kflags,
-					 cls);
+	b = aclmem_pool_get(pool, kind, req.kpolicy, req.kflags, dev, cls);
 	if (b && b->map_len < req.size) {
 		/* A class must never hold a buffer too small for it. */
 		aclmem_warn("pool: %zu-byte buffer in class %zu", b->map_len,
@@ -336,6 +341,7 @@ static int mem_free(void *ptr, enum aclmem_buf_kind kind, bool dvpp)
 {
 	struct addrtree_node *n;
 	struct aclmem_buf *b = NULL;
+	int32_t dev;
 
 	/* The public caller's aclmem_api_ret() names itself before these. */
 	if (!ptr) {
@@ -361,7 +367,7 @@ static int mem_free(void *ptr, enum aclmem_buf_kind kind, bool dvpp)
 	usage_sub(b);
 	if (kind == ACLMEM_BUF_HOST)
 		exts_host_freed(b->addr, b->map_len);
-	if (aclmem_ctx_require() || b->share || b->device) {
+	if (aclmem_ctx_require() || b->share) {
 		aclmem_buf_release(b);
 		return ACL_SUCCESS;
 	}
@@ -369,10 +375,11 @@ static int mem_free(void *ptr, enum aclmem_buf_kind kind, bool dvpp)
 	pthread_rwlock_wrlock(&table_lock);
 	addrtree_insert(&parked, &b->node);
 	pthread_rwlock_unlock(&table_lock);
+	dev = b->device;	/* b is the pool's once put */
 	if (!aclmem_pool_put(aclmem_pool_global(), b))
 		aclmem_buf_release(b);
 	else
-		pool_usage_sample();
+		pool_usage_sample(dev);
 	return ACL_SUCCESS;
 }
 
@@ -573,6 +580,7 @@ static void mem_fork_parent(void)
 static void mem_fork_child(void)
 {
 	struct addrtree_node *n;
+	int i;
 
 	/*
 	 * glibc's rwlock unlock tells a writer by its TID, which changed in
@@ -585,9 +593,11 @@ static void mem_fork_child(void)
 		free(to_buf(n));
 	/* The pool frees the parked buffers (its rank is below ours). */
 	addrtree_init(&parked);
-	atomic_store(&dev_live, 0);
-	atomic_store(&dev_peak, 0);
-	atomic_store(&pool_peak, 0);
+	for (i = 0; i < ACLMEM_DEVICES_MAX; i++) {
+		atomic_store(&dev_live[i], 0);
+		atomic_store(&dev_peak[i], 0);
+		atomic_store(&pool_peak[i], 0);
+	}
 }
 
 ACLMEM_PART(.rank = ACLMEM_RANK_MEMORY,
@@ -919,10 +929,10 @@ aclError aclrtCheckMemType(void **addrList, uint32_t size, uint32_t memType,
 	return ACL_SUCCESS;
 }
 
+/* Device deviceId's memory: its live buffers, and what the pool keeps of it. */
 aclError aclrtGetMemUsageInfo(int32_t deviceId, aclrtMemUsageInfo *memUsageInfo,
 			      size_t inputNum, size_t *outputNum)
 {
-	struct aclmem_pool *p = aclmem_pool_global();
 	aclrtMemUsageInfo e[2];
 	size_t n, i;
 	int ret;
@@ -933,17 +943,14 @@ aclError aclrtGetMemUsageInfo(int32_t deviceId, aclrtMemUsageInfo *memUsageInfo,
 	ret = aclmem_arg_device("aclrtGetMemUsageInfo", deviceId);
 	if (ret)
 		return ret;
-	pool_usage_sample();
 	memset(e, 0, sizeof(e));
 	/* "APP": the program's live buffers; "RUNTIME": the pool's cache. */
 	snprintf(e[0].name, sizeof(e[0].name), "APP");
-	e[0].curMemSize = atomic_load(&dev_live);
-	e[0].memPeakSize = atomic_load(&dev_peak);
+	e[0].curMemSize = atomic_load(&dev_live[deviceId]);
+	e[0].memPeakSize = atomic_load(&dev_peak[deviceId]);
 	snprintf(e[1].name, sizeof(e[1].name), "RUNTIME");
-	pthread_mutex_lock(&p->lock);
-	e[1].curMemSize = p->bytes;
-	pthread_mutex_unlock(&p->lock);
-	e[1].memPeakSize = atomic_load(&pool_peak);
+	e[1].curMemSize = pool_usage_sample(deviceId);
+	e[1].memPeakSize = atomic_load(&pool_peak[deviceId]);
 	if (e[1].memPeakSize < e[1].curMemSize)
 		e[1].memPeakSize = e[1].curMemSize;
 	/* Largest current use first, as CANN sorts them. */

@@ -2,8 +2,10 @@
 /*
  * Stream-ordered memory pools (aclrtMemPool*, CANN's acl_rt_memory_soma.h).
  *
- * A pool hands out device memory (aclrtMalloc* buffers, so every ACL call
- * takes its pointers) and takes it back in stream order: aclrtMemPoolFreeAsync
+ * A pool hands out device memory of the device its props name (aclrtMalloc*
+ * buffers of that device, whatever device is current when a block is
+ * allocated, so every ACL call takes its pointers) and takes it back in
+ * stream order: aclrtMemPoolFreeAsync
  * queues the return on the stream, and only when the stream reaches it does
  * the block become free for the next aclrtMemPoolMallocAsync, which takes
  * the smallest free block large enough before it allocates more.  The
@@ -31,6 +33,7 @@
 #include "args.h"
 #include "context.h"
 #include "log.h"
+#include "memory.h"
 #include "stream.h"
 
 struct pool;
@@ -47,6 +50,7 @@ struct block {
 struct pool {
 	struct pool *next;		/* live pools, under pools_lock */
 	struct block *blocks;
+	int32_t device;			/* whose memory it hands out */
 	size_t max;
 	uint64_t threshold;
 	uint64_t reserved, reserved_high, used, used_high;
@@ -96,6 +100,7 @@ aclError aclrtMemPoolCreate(aclrtMemPool *memPool,
 		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
 				   "aclrtMemPoolCreate: out of memory");
 	p->max = props->maxSize;
+	p->device = (int32_t)props->location.id;
 	pthread_mutex_lock(&pools_lock);
 	p->next = pools;
 	pools = p;
@@ -273,9 +278,10 @@ aclError aclrtMemPoolMallocAsync(void **ptr, size_t size, aclrtMemPool memPool,
 	}
 	/*
 	 * Under the lock, so that a pool is never destroyed in the middle
-	 * (aclrtMalloc takes none of this file's locks).
+	 * (the allocation takes none of this file's locks).
 	 */
-	ret = aclrtMalloc(&mem, size, ACL_MEM_MALLOC_HUGE_FIRST);
+	ret = aclmem_mem_alloc_on(ACLMEM_API_MALLOC, &mem, size,
+				  ACL_MEM_MALLOC_HUGE_FIRST, p->device);
 	b = ret ? NULL : calloc(1, sizeof(*b));
 	if (!b) {
 		pthread_mutex_unlock(&pools_lock);

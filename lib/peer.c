@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -35,6 +36,14 @@
 static pthread_mutex_t peer_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Bit p of enabled[d]: device d may access device p's memory. */
 static uint64_t enabled[ACLMEM_MAX_DEVICES];
+/*
+ * Bits set in enabled[], changed under peer_lock: 0 lets an allocation
+ * skip the lock.  An enable counts before it walks the buffer table, and
+ * an allocation reads it after its buffer is in the table (the table's
+ * lock orders the two), so a racing buffer is seen by the walk or by the
+ * hook, never by neither (both: the second map is EEXIST).
+ */
+static atomic_uint enabled_count;
 
 /*
  * The driver's side of peer access: a buffer of peer's that dev may access
@@ -79,11 +88,17 @@ static void peer_map(int32_t dev, int32_t peer, bool enable)
 	aclmem_mem_foreach_device(peer, peer_op_one, &op);
 }
 
-/* A new buffer of device's: mapped for each device with access to it. */
+/*
+ * A new buffer of device's: mapped for each device with access to it.
+ * Every device allocation comes here, almost always with no peer access
+ * enabled at all: that case reads one counter and takes no lock.
+ */
 static void peer_allocated(uint32_t handle, int32_t device)
 {
 	struct peer_op op = { .req = NPU_MEM_IOCTL_PEER_MAP };
 
+	if (!atomic_load(&enabled_count))
+		return;
 	pthread_mutex_lock(&peer_lock);
 	for (op.dev = 0; op.dev < ACLMEM_MAX_DEVICES; op.dev++)
 		if (enabled[op.dev] & (1ull << device))
@@ -108,32 +123,46 @@ bool aclmem_peer_copy_allowed(int32_t a, int32_t b)
 	return ok;
 }
 
-static int peer_set(int32_t dev, int32_t peer, bool enable)
+static void peer_set(int32_t dev, int32_t peer, bool enable)
 {
 	pthread_mutex_lock(&peer_lock);
 	if (enabled_locked(dev, peer) != enable) {
+		/* Counted before the walk: see enabled_count. */
+		if (enable)
+			atomic_fetch_add(&enabled_count, 1);
 		peer_map(dev, peer, enable);
 		enabled[dev] ^= 1ull << peer;
+		if (!enable)
+			atomic_fetch_sub(&enabled_count, 1);
 	}
 	pthread_mutex_unlock(&peer_lock);
-	return ACL_SUCCESS;
 }
 
-int aclmem_peer_enable(int32_t dev, int32_t peer)
+void aclmem_peer_enable(int32_t dev, int32_t peer)
 {
-	return peer_set(dev, peer, true);
+	peer_set(dev, peer, true);
+}
+
+/* Two device ids, each naming a device: ACL code. */
+static int two_devices(const char *fn, int32_t deviceId, int32_t peerDeviceId)
+{
+	if (!aclmem_device_valid(deviceId))
+		return aclmem_device_refused(fn, deviceId);
+	if (!aclmem_device_valid(peerDeviceId))
+		return aclmem_device_refused(fn, peerDeviceId);
+	return ACL_SUCCESS;
 }
 
 aclError aclrtDeviceCanAccessPeer(int32_t *canAccessPeer, int32_t deviceId,
 				  int32_t peerDeviceId)
 {
+	int ret;
+
 	if (!canAccessPeer)
 		return aclmem_arg_null("aclrtDeviceCanAccessPeer", "canAccessPeer");
-	if (!aclmem_device_valid(deviceId))
-		return aclmem_device_refused("aclrtDeviceCanAccessPeer", deviceId);
-	if (!aclmem_device_valid(peerDeviceId))
-		return aclmem_device_refused("aclrtDeviceCanAccessPeer",
-					     peerDeviceId);
+	ret = two_devices("aclrtDeviceCanAccessPeer", deviceId, peerDeviceId);
+	if (ret)
+		return ret;
 	/* CANN: the two ids must differ. */
 	if (deviceId == peerDeviceId)
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
@@ -171,9 +200,9 @@ aclError aclrtDeviceEnablePeerAccess(int32_t peerDeviceId, uint32_t flags)
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: flags must be 0",
 				   fn);
 	ret = peer_args(fn, peerDeviceId, &cur);
-	if (ret)
-		return ret;
-	return aclmem_api_ret(fn, peer_set(cur, peerDeviceId, true));
+	if (!ret)
+		peer_set(cur, peerDeviceId, true);
+	return ret;
 }
 
 aclError aclrtDeviceDisablePeerAccess(int32_t peerDeviceId)
@@ -193,21 +222,22 @@ aclError aclrtDeviceDisablePeerAccess(int32_t peerDeviceId)
 		return aclmem_fail(ACL_ERROR_RT_PARAM_INVALID,
 				   "%s: access of device %d to device %d is not enabled",
 				   fn, (int)cur, (int)peerDeviceId);
-	return aclmem_api_ret(fn, peer_set(cur, peerDeviceId, false));
+	peer_set(cur, peerDeviceId, false);
+	return ACL_SUCCESS;
 }
 
 /* Access of a device to itself is no peer access: 0, never enabled. */
 aclError aclrtDevicePeerAccessStatus(int32_t deviceId, int32_t peerDeviceId,
 				     int32_t *status)
 {
+	int ret;
+
 	if (!status)
 		return aclmem_arg_null("aclrtDevicePeerAccessStatus", "status");
-	if (!aclmem_device_valid(deviceId))
-		return aclmem_device_refused("aclrtDevicePeerAccessStatus",
-					     deviceId);
-	if (!aclmem_device_valid(peerDeviceId))
-		return aclmem_device_refused("aclrtDevicePeerAccessStatus",
-					     peerDeviceId);
+	ret = two_devices("aclrtDevicePeerAccessStatus", deviceId,
+			  peerDeviceId);
+	if (ret)
+		return ret;
 	pthread_mutex_lock(&peer_lock);
 	*status = deviceId != peerDeviceId &&
 		  enabled_locked(deviceId, peerDeviceId);
@@ -219,6 +249,7 @@ aclError aclrtDevicePeerAccessStatus(int32_t deviceId, int32_t peerDeviceId,
 static void peer_forget(void)
 {
 	memset(enabled, 0, sizeof(enabled));
+	atomic_store(&enabled_count, 0);
 }
 
 static void peer_idle(bool finalize)

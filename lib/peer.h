@@ -18,8 +18,8 @@ bool aclmem_peer_copy_allowed(int32_t a, int32_t b);
 /*
  * Enable access of device dev to peer's memory, as aclrtDeviceEnablePeerAccess
  * does (an IPC import with ACL_RT_IPC_MEM_IMPORT_FLAG_ENABLE_PEER_ACCESS):
- * ACL code; already enabled is success.
+ * it cannot fail, and enabling again changes nothing.
  */
-int aclmem_peer_enable(int32_t dev, int32_t peer);
+void aclmem_peer_enable(int32_t dev, int32_t peer);
 
 #endif /* ACLMEM_PEER_H */

@@ -25,6 +25,7 @@ struct aclmem_pool_class {
 	size_t size;
 	uint32_t kpolicy;
 	uint32_t kflags;
+	int32_t device;
 	uint8_t kind;
 	struct aclmem_buf *head;	/* LIFO, through cls_next/cls_prev */
 };
@@ -80,10 +81,11 @@ void aclmem_pool_init(struct aclmem_pool *p, size_t cap,
 }
 
 static unsigned int bucket_of(uint8_t kind, uint32_t kpolicy, uint32_t kflags,
-			      size_t size)
+			      int32_t device, size_t size)
 {
 	uint64_t h = (uint64_t)size ^ ((uint64_t)kpolicy << 56) ^
-		     ((uint64_t)kflags << 52) ^ ((uint64_t)kind << 48);
+		     ((uint64_t)kflags << 52) ^ ((uint64_t)kind << 48) ^
+		     ((uint64_t)(uint32_t)device << 40);
 
 	/* Sizes are page multiples: mix the high bits down (Fibonacci hash). */
 	h *= 0x9e3779b97f4a7c15ull;
@@ -92,16 +94,18 @@ static unsigned int bucket_of(uint8_t kind, uint32_t kpolicy, uint32_t kflags,
 
 static struct aclmem_pool_class **class_slot(struct aclmem_pool *p,
 					     uint8_t kind, uint32_t kpolicy,
-					     uint32_t kflags, size_t size)
+					     uint32_t kflags, int32_t device,
+					     size_t size)
 {
 	struct aclmem_pool_class **pc;
 
-	pc = &p->buckets[bucket_of(kind, kpolicy, kflags, size)];
+	pc = &p->buckets[bucket_of(kind, kpolicy, kflags, device, size)];
 	for (; *pc; pc = &(*pc)->next) {
 		struct aclmem_pool_class *c = *pc;
 
 		if (c->size == size && c->kpolicy == kpolicy &&
-		    c->kflags == kflags && c->kind == kind)
+		    c->kflags == kflags && c->kind == kind &&
+		    c->device == device)
 			break;
 	}
 	return pc;
@@ -125,7 +129,8 @@ static void unlink_buf(struct aclmem_pool *p, struct aclmem_buf *b)
 {
 	struct aclmem_pool_class **pc, *c;
 
-	pc = class_slot(p, b->kind, b->kpolicy, b->kflags, b->pool_class);
+	pc = class_slot(p, b->kind, b->kpolicy, b->kflags, b->device,
+			b->pool_class);
 	c = *pc;
 	if (b->cls_prev)
 		b->cls_prev->cls_next = b->cls_next;
@@ -141,12 +146,13 @@ static void unlink_buf(struct aclmem_pool *p, struct aclmem_buf *b)
 	}
 	lru_unlink(p, b);
 	p->bytes -= b->map_len;
+	p->dev_bytes[b->device] -= b->map_len;
 	p->count--;
 }
 
 struct aclmem_buf *aclmem_pool_get(struct aclmem_pool *p, uint8_t kind,
 				   uint32_t kpolicy, uint32_t kflags,
-				   size_t size_class)
+				   int32_t device, size_t size_class)
 {
 	struct aclmem_pool_class *c;
 	struct aclmem_buf *b = NULL;
@@ -154,7 +160,7 @@ struct aclmem_buf *aclmem_pool_get(struct aclmem_pool *p, uint8_t kind,
 	if (!p->cap || !size_class)
 		return NULL;
 	pthread_mutex_lock(&p->lock);
-	c = *class_slot(p, kind, kpolicy, kflags, size_class);
+	c = *class_slot(p, kind, kpolicy, kflags, device, size_class);
 	if (c) {
 		b = c->head;
 		unlink_buf(p, b);
@@ -200,10 +206,12 @@ bool aclmem_pool_put(struct aclmem_pool *p, struct aclmem_buf *b)
 	struct aclmem_pool_class **pc, *c;
 	struct aclmem_buf *victims;
 
-	if (!p->cap || !b->pool_class || b->map_len > p->cap)
+	if (!p->cap || !b->pool_class || b->map_len > p->cap ||
+	    b->device < 0 || b->device >= ACLMEM_DEVICES_MAX)
 		return false;
 	pthread_mutex_lock(&p->lock);
-	pc = class_slot(p, b->kind, b->kpolicy, b->kflags, b->pool_class);
+	pc = class_slot(p, b->kind, b->kpolicy, b->kflags, b->device,
+			b->pool_class);
 	c = *pc;
 	if (!c) {
 		c = p->spare ? p->spare : malloc(sizeof(*c));
@@ -217,6 +225,7 @@ bool aclmem_pool_put(struct aclmem_pool *p, struct aclmem_buf *b)
 		c->size = b->pool_class;
 		c->kpolicy = b->kpolicy;
 		c->kflags = b->kflags;
+		c->device = b->device;
 		c->kind = b->kind;
 		*pc = c;
 	}
@@ -233,6 +242,7 @@ bool aclmem_pool_put(struct aclmem_pool *p, struct aclmem_buf *b)
 		p->lru_tail = b;
 	p->lru_head = b;
 	p->bytes += b->map_len;
+	p->dev_bytes[b->device] += b->map_len;
 	p->count++;
 	p->stats.puts++;
 	victims = evict(p, p->cap);
@@ -274,6 +284,7 @@ void aclmem_pool_forget(struct aclmem_pool *p)
 	p->spare = NULL;
 	p->lru_tail = NULL;
 	p->bytes = 0;
+	memset(p->dev_bytes, 0, sizeof(p->dev_bytes));
 	p->count = 0;
 }
 

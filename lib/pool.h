@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The caching allocator: freed buffers are kept mapped, per (kind, page
- * policy, flags, size class), and handed out again instead of going back to
- * the driver, within a cap on the bytes kept.
+ * policy, flags, device, size class), and handed out again instead of going
+ * back to the driver, within one cap on the bytes kept for all devices: a
+ * buffer is only ever reused for the device it was allocated for (its
+ * pages are on that device's node and mapped for it).
  *
  * NPU_MEM_POOL_MAX sets the cap in bytes (suffixes K, M, G; default 256M);
  * 0 or "off" turns the pool off.  Past the cap the least recently freed
@@ -23,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "device.h"
 #include "memory.h"
 
 #define ACLMEM_POOL_DEFAULT_CAP	((size_t)256 << 20)
@@ -41,6 +44,7 @@ struct aclmem_pool {
 	pthread_mutex_t lock;
 	size_t cap;		/* bytes; 0: the pool is off */
 	size_t bytes;		/* mapped bytes kept now */
+	size_t dev_bytes[ACLMEM_DEVICES_MAX];	/* of them, per device */
 	size_t count;		/* buffers kept now */
 	struct aclmem_buf *lru_head;	/* most recently freed */
 	struct aclmem_buf *lru_tail;	/* next to evict */
@@ -56,10 +60,10 @@ size_t aclmem_pool_parse_cap(const char *s, size_t dflt);
 void aclmem_pool_init(struct aclmem_pool *p, size_t cap,
 		      void (*release)(struct aclmem_buf *buf));
 
-/* A kept buffer of this class, or NULL.  The caller owns it. */
+/* A kept buffer of this class and device, or NULL.  The caller owns it. */
 struct aclmem_buf *aclmem_pool_get(struct aclmem_pool *p, uint8_t kind,
 				   uint32_t kpolicy, uint32_t kflags,
-				   size_t size_class);
+				   int32_t device, size_t size_class);
 
 /*
  * Offer a freed buffer: true if kept, false if the caller must release it

@@ -228,13 +228,14 @@ aclError aclrtDeviceGetLimit(aclrtDeviceLimit limit, size_t *value)
  * CANN lets a stream, or a thread using a stream's limits, run on fewer AI
  * cores than the device has.  There are no cube cores here: that limit is
  * 0, 0 may be set and anything more is refused, as for the device
- * (aclrtSetDeviceResLimit).  The vector limit is the device's
+ * (aclrtSetDeviceResLimit).  The vector limit is the stream's device's
  * (aclmem_vector_limit): limits up to it are accepted.
  */
 static __thread bool thread_uses_stream;
 
+/* A resource type and a stream: ACL code; *dev (may be NULL) its device. */
 static int res_check(const char *fn, aclrtStream stream,
-		     aclrtDevResLimitType type)
+		     aclrtDevResLimitType type, int32_t *dev)
 {
 	struct aclmem_stream *s;
 	int ret;
@@ -246,6 +247,8 @@ static int res_check(const char *fn, aclrtStream stream,
 	ret = aclmem_stream_get(stream, &s);
 	if (ret)
 		return aclmem_api_ret(fn, ret);
+	if (dev)
+		*dev = aclmem_stream_device(s);
 	aclmem_stream_put(s);
 	return ACL_SUCCESS;
 }
@@ -253,24 +256,26 @@ static int res_check(const char *fn, aclrtStream stream,
 aclError aclrtGetStreamResLimit(aclrtStream stream, aclrtDevResLimitType type,
 				uint32_t *value)
 {
+	int32_t dev = 0;
 	int ret;
 
 	if (!value)
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM,
 				   "aclrtGetStreamResLimit: value is NULL");
-	ret = res_check("aclrtGetStreamResLimit", stream, type);
+	ret = res_check("aclrtGetStreamResLimit", stream, type, &dev);
 	if (!ret)
 		*value = type == ACL_RT_DEV_RES_VECTOR_CORE ?
-			 aclmem_vector_limit() : 0;
+			 aclmem_vector_limit(dev) : 0;
 	return ret;
 }
 
 aclError aclrtSetStreamResLimit(aclrtStream stream, aclrtDevResLimitType type,
 				uint32_t value)
 {
-	int ret = res_check("aclrtSetStreamResLimit", stream, type);
-	uint32_t max = type == ACL_RT_DEV_RES_VECTOR_CORE ?
-		       aclmem_vector_limit() : 0;
+	int32_t dev = 0;
+	int ret = res_check("aclrtSetStreamResLimit", stream, type, &dev);
+	uint32_t max = ret || type != ACL_RT_DEV_RES_VECTOR_CORE ? 0 :
+		       aclmem_vector_limit(dev);
 
 	if (!ret && value > max)
 		ret = aclmem_fail(ACL_ERROR_INVALID_PARAM,
@@ -282,13 +287,13 @@ aclError aclrtSetStreamResLimit(aclrtStream stream, aclrtDevResLimitType type,
 aclError aclrtResetStreamResLimit(aclrtStream stream)
 {
 	return res_check("aclrtResetStreamResLimit", stream,
-			 ACL_RT_DEV_RES_CUBE_CORE);
+			 ACL_RT_DEV_RES_CUBE_CORE, NULL);
 }
 
 /* Whether this thread takes its limits from a stream's, once checked. */
 static int use_stream_res(const char *fn, aclrtStream stream, bool use)
 {
-	int ret = res_check(fn, stream, ACL_RT_DEV_RES_CUBE_CORE);
+	int ret = res_check(fn, stream, ACL_RT_DEV_RES_CUBE_CORE, NULL);
 
 	if (!ret)
 		thread_uses_stream = use;
@@ -321,7 +326,9 @@ aclError aclrtGetResInCurrentThread(aclrtDevResLimitType type, uint32_t *value)
 		return aclmem_api_ret("aclrtGetResInCurrentThread", ret);
 	/* The stream's limit or the device's: the same here. */
 	(void)thread_uses_stream;
-	*value = type == ACL_RT_DEV_RES_VECTOR_CORE ? aclmem_vector_limit() : 0;
+	*value = type == ACL_RT_DEV_RES_VECTOR_CORE ?
+		 aclmem_vector_limit(aclmem_ctx_device(aclmem_ctx_current())) :
+		 0;
 	return ACL_SUCCESS;
 }
 

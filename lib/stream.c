@@ -420,6 +420,11 @@ int32_t aclmem_stream_id(struct aclmem_stream *s)
 	return s->id;
 }
 
+int32_t aclmem_stream_device(struct aclmem_stream *s)
+{
+	return aclmem_ctx_device(s->ctx);
+}
+
 bool aclmem_stream_cancelled(struct aclmem_stream *s)
 {
 	return atomic_load(&s->cancel);

@@ -166,6 +166,8 @@ void aclmem_stream_put(struct aclmem_stream *s);
 /* Handle and id (as aclrtStreamGetId reports) of a stream. */
 aclrtStream aclmem_stream_handle(struct aclmem_stream *s);
 int32_t aclmem_stream_id(struct aclmem_stream *s);
+/* The device of the stream's context. */
+int32_t aclmem_stream_device(struct aclmem_stream *s);
 
 /*
  * True once the stream is being destroyed or aborted: a task that waits

@@ -403,8 +403,9 @@ aclError aclrtGetDeviceUtilizationRate(int32_t deviceId,
  *
  * CANN lets a process run the device's kernels on fewer cores than it has.
  * A CPU path for vector kernels would use the CPUs online, so that is the
- * vector core count; a limit from 0 up to it is kept (and read back) until
- * aclrtResetDeviceResLimit, more is 100000 as in CANN.  There are no cube
+ * vector core count; a limit from 0 up to it is kept per device (and read
+ * back) until that device's aclrtResetDeviceResLimit, more is 100000 as
+ * in CANN.  There are no cube
  * cores: their limit is 0, and 0 is all that may be set.
  */
 uint32_t aclmem_vector_cores(void)
@@ -414,14 +415,14 @@ uint32_t aclmem_vector_cores(void)
 	return n < 1 ? 1 : n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }
 
-#define NO_LIMIT	UINT32_MAX
-static _Atomic uint32_t vector_limit = NO_LIMIT;
+/* Each device's limit plus one; 0: none set. */
+static _Atomic uint64_t vector_limit[ACLMEM_DEVICES_MAX];
 
-uint32_t aclmem_vector_limit(void)
+uint32_t aclmem_vector_limit(int32_t dev)
 {
-	uint32_t v = atomic_load(&vector_limit);
+	uint64_t v = atomic_load(&vector_limit[dev]);
 
-	return v == NO_LIMIT ? aclmem_vector_cores() : v;
+	return v ? (uint32_t)(v - 1) : aclmem_vector_cores();
 }
 
 static int res_type_ok(const char *fn, aclrtDevResLimitType type)
@@ -445,7 +446,8 @@ aclError aclrtGetDeviceResLimit(int32_t deviceId, aclrtDevResLimitType type,
 	ret = res_type_ok("aclrtGetDeviceResLimit", type);
 	if (ret)
 		return ret;
-	*value = type == ACL_RT_DEV_RES_VECTOR_CORE ? aclmem_vector_limit() : 0;
+	*value = type == ACL_RT_DEV_RES_VECTOR_CORE ?
+		 aclmem_vector_limit(deviceId) : 0;
 	return ACL_SUCCESS;
 }
 
@@ -467,7 +469,7 @@ aclError aclrtSetDeviceResLimit(int32_t deviceId, aclrtDevResLimitType type,
 				   "the device has %u", value,
 				   cores ? "vector" : "cube", cores);
 	if (type == ACL_RT_DEV_RES_VECTOR_CORE)
-		atomic_store(&vector_limit, value);
+		atomic_store(&vector_limit[deviceId], (uint64_t)value + 1);
 	return ACL_SUCCESS;
 }
 
@@ -475,7 +477,7 @@ aclError aclrtResetDeviceResLimit(int32_t deviceId)
 {
 	if (!aclmem_device_valid(deviceId))
 		return bad_device("aclrtResetDeviceResLimit", deviceId);
-	atomic_store(&vector_limit, NO_LIMIT);
+	atomic_store(&vector_limit[deviceId], 0);
 	return ACL_SUCCESS;
 }
 

@@ -15,9 +15,10 @@
 uint32_t aclmem_vector_cores(void);
 
 /*
- * The process's vector core limit (aclrtSetDeviceResLimit): the core count
- * until one is set, and again after aclrtResetDeviceResLimit.
+ * The vector core limit of device dev, a valid id (aclrtSetDeviceResLimit):
+ * the core count until one is set, and again after
+ * aclrtResetDeviceResLimit of that device.
  */
-uint32_t aclmem_vector_limit(void);
+uint32_t aclmem_vector_limit(int32_t dev);
 
 #endif /* ACLMEM_SYSTEM_H */

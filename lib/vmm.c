@@ -76,6 +76,7 @@ struct phys {
 	size_t size;			/* usable: rounded to the granularity */
 	size_t gran;
 	aclrtPhysicalMemProp prop;
+	int32_t mem_device;		/* whose memory: ALLOC's, an exporter's */
 	unsigned int refs;		/* aclrtMallocPhysical/Retain - Free */
 	unsigned int maps;		/* pieces mapping it */
 	bool imported;
@@ -452,6 +453,8 @@ static struct phys *phys_new(uint32_t handle, const struct npu_mem_buffer *kb,
 	p->size = size;
 	p->gran = gran;
 	p->prop = *prop;
+	p->mem_device = prop->location.type == ACL_MEM_LOCATION_TYPE_DEVICE ?
+			(int32_t)prop->location.id : 0;
 	p->refs = 1;
 	p->imported = imported;
 	p->node.key = (uintptr_t)p;
@@ -926,7 +929,7 @@ static enum aclmem_lookup vmm_lookup(const void *p, size_t len,
 			    ACL_MEM_LOCATION_TYPE_DEVICE ? ACLMEM_BUF_DEVICE :
 							   ACLMEM_BUF_HOST;
 		out->device = out->kind == ACLMEM_BUF_DEVICE ?
-			      (int32_t)first->phys->prop.location.id : 0;
+			      first->phys->mem_device : 0;
 		out->readonly = ro;
 	}
 	ret = ACLMEM_RANGE_INSIDE;
@@ -1165,7 +1168,33 @@ static aclrtMemAttr import_attr(const struct npu_mem_buffer *kb, size_t *g)
 	}
 }
 
-static int do_import(const char *fn, const uint64_t key[2],
+/*
+ * The exporter's device of an imported handle (QUERY), and, for a handle
+ * imported into another device, the buffer DMA-mapped for that one
+ * (PEER_MAP, best effort as peer.c's: a module without it, or a mapping
+ * already there, changes nothing the CPU's copies need).
+ */
+static int32_t import_owner(uint32_t h, int32_t dev)
+{
+	struct npu_mem_query q = { .handle = h };
+	struct npu_mem_peer pm = { .handle = h, .device = (uint32_t)dev };
+
+	if (aclmem_do_ioctl(vfd, NPU_MEM_IOCTL_QUERY, &q))
+		return dev;
+	if ((int32_t)q.device != dev)
+		aclmem_do_ioctl(vfd, NPU_MEM_IOCTL_PEER_MAP, &pm);
+	return (int32_t)q.device;
+}
+
+/*
+ * A handle imported into device dev (-1: the current device).  CANN lets
+ * another device than the exporter's import it, and asks for peer access
+ * (aclrtDeviceEnablePeerAccess) to use it there: the handle is dev's (its
+ * properties name dev) but its memory stays the exporter's device's, so a
+ * copy between it and dev's own memory needs peer access, as between any
+ * two devices' buffers; the import itself enables none.
+ */
+static int do_import(const char *fn, const uint64_t key[2], int32_t dev,
 		     aclrtDrvMemHandle *handle)
 {
 	struct npu_mem_ipc_import im;
@@ -1177,6 +1206,8 @@ static int do_import(const char *fn, const uint64_t key[2],
 	ret = aclmem_ctx_require();
 	if (ret)
 		return aclmem_api_ret(fn, ret);
+	if (dev < 0)
+		dev = aclmem_ctx_device(aclmem_ctx_current());
 	pthread_once(&atfork_once, atfork_register);
 	pthread_rwlock_wrlock(&vmm_lock);
 	/* CANN: export and import are for two processes, not one. */
@@ -1213,13 +1244,15 @@ static int do_import(const char *fn, const uint64_t key[2],
 	prop.allocationType = ACL_MEM_ALLOCATION_TYPE_PINNED;
 	prop.memAttr = import_attr(&im.buf, &g);
 	prop.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
-	prop.location.id = 0;
+	prop.location.id = (uint32_t)dev;
 	p = phys_new(im.handle, &im.buf, im.buf.size & ~(uint64_t)(g - 1), g,
 		     &prop, true);
-	if (!p)
+	if (!p) {
 		aclmem_free(vfd, im.handle);
-	else
+	} else {
+		p->mem_device = import_owner(im.handle, dev);
 		*handle = p;
+	}
 	pthread_rwlock_unlock(&vmm_lock);
 	if (!p)
 		return aclmem_fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
@@ -1238,7 +1271,7 @@ aclError aclrtMemImportFromShareableHandle(uint64_t shareableHandle,
 	if (!handle)
 		return aclmem_arg_null(fn, "handle");
 	ret = aclmem_arg_device(fn, deviceId);
-	return ret ? ret : do_import(fn, key, handle);
+	return ret ? ret : do_import(fn, key, deviceId, handle);
 }
 
 aclError aclrtMemImportFromShareableHandleV2(void *shareableHandle,
@@ -1254,5 +1287,5 @@ aclError aclrtMemImportFromShareableHandleV2(void *shareableHandle,
 		return aclmem_fail(ACL_ERROR_INVALID_PARAM, "%s: %s", fn,
 				   !handle ? "handle is NULL" : "flags must be 0");
 	ret = v2_key(fn, shareableHandle, shareType, key);
-	return ret ? ret : do_import(fn, key, handle);
+	return ret ? ret : do_import(fn, key, -1, handle);
 }

@@ -65,6 +65,14 @@ void acltest_driver_info(struct npu_mem_info *info)
 	close(fd);
 }
 
+uint32_t acltest_device_count(void)
+{
+	struct npu_mem_info info;
+
+	acltest_driver_info(&info);
+	return info.device_count ? info.device_count : 1;
+}
+
 void acltest_counters(struct acltest_counters *c)
 {
 	struct npu_mem_info info;

@@ -55,6 +55,11 @@ struct acltest_counters {
 void acltest_counters(struct acltest_counters *c);
 /* GET_INFO through a file of its own; asserts success. */
 void acltest_driver_info(struct npu_mem_info *info);
+/*
+ * NPUs the module serves (GET_INFO's device_count; 1 from a module before
+ * ABI 1.3): the first device id every call refuses (107001).
+ */
+uint32_t acltest_device_count(void);
 
 /*
  * The module's max_bytes parameter (0: no cap but RAM), through sysfs;

@@ -49,7 +49,7 @@ START_TEST(off_keeps_nothing)
 
 	aclmem_pool_init(&p, 0, fake_release);
 	ck_assert(!aclmem_pool_put(&p, b));
-	ck_assert_ptr_null(aclmem_pool_get(&p, 1, 2, 0, 4096));
+	ck_assert_ptr_null(aclmem_pool_get(&p, 1, 2, 0, 0, 4096));
 	free(b);
 }
 END_TEST
@@ -69,19 +69,53 @@ START_TEST(classes_are_separate)
 	ck_assert(aclmem_pool_put(&p, e));
 	ck_assert_uint_eq(p.count, 5);
 	ck_assert_uint_eq(p.bytes, 4 * 4096 + 8192);
-	ck_assert_ptr_null(aclmem_pool_get(&p, 1, 2, 0, 12288));
-	ck_assert_ptr_eq(aclmem_pool_get(&p, 1, 2, 1, 4096), e);
-	ck_assert_ptr_eq(aclmem_pool_get(&p, 2, 2, 0, 4096), d);
-	ck_assert_ptr_eq(aclmem_pool_get(&p, 1, 0, 0, 4096), c);
-	ck_assert_ptr_eq(aclmem_pool_get(&p, 1, 2, 0, 8192), b);
-	ck_assert_ptr_eq(aclmem_pool_get(&p, 1, 2, 0, 4096), a);
-	ck_assert_ptr_null(aclmem_pool_get(&p, 1, 2, 0, 4096));
+	ck_assert_ptr_null(aclmem_pool_get(&p, 1, 2, 0, 0, 12288));
+	ck_assert_ptr_eq(aclmem_pool_get(&p, 1, 2, 1, 0, 4096), e);
+	ck_assert_ptr_eq(aclmem_pool_get(&p, 2, 2, 0, 0, 4096), d);
+	ck_assert_ptr_eq(aclmem_pool_get(&p, 1, 0, 0, 0, 4096), c);
+	ck_assert_ptr_eq(aclmem_pool_get(&p, 1, 2, 0, 0, 8192), b);
+	ck_assert_ptr_eq(aclmem_pool_get(&p, 1, 2, 0, 0, 4096), a);
+	ck_assert_ptr_null(aclmem_pool_get(&p, 1, 2, 0, 0, 4096));
 	ck_assert_uint_eq(p.count, 0);
 	ck_assert_uint_eq(p.bytes, 0);
 	ck_assert_uint_eq(p.stats.hits, 5);
 	ck_assert_uint_eq(p.stats.misses, 2);
 	ck_assert_uint_eq(p.stats.puts, 5);
 	free(a); free(b); free(c); free(d); free(e);
+}
+END_TEST
+
+/*
+ * A buffer is reused only for the device it was allocated for (its pages
+ * are on that device's node), and each device's kept bytes are counted.
+ */
+START_TEST(devices_are_separate)
+{
+	struct aclmem_pool p;
+	struct aclmem_buf *a = fake(1, 2, 0, 4096), *b = fake(1, 2, 0, 4096),
+			  *c = fake(1, 2, 0, 4096);
+
+	b->device = 2;
+	c->device = 3;
+	aclmem_pool_init(&p, 1 << 20, fake_release);
+	ck_assert(aclmem_pool_put(&p, a));
+	ck_assert(aclmem_pool_put(&p, b));
+	ck_assert(aclmem_pool_put(&p, c));
+	ck_assert_uint_eq(p.dev_bytes[0], 4096);
+	ck_assert_uint_eq(p.dev_bytes[2], 4096);
+	ck_assert_uint_eq(p.dev_bytes[3], 4096);
+	ck_assert_ptr_null(aclmem_pool_get(&p, 1, 2, 0, 1, 4096));
+	ck_assert_ptr_eq(aclmem_pool_get(&p, 1, 2, 0, 2, 4096), b);
+	ck_assert_ptr_null(aclmem_pool_get(&p, 1, 2, 0, 2, 4096));
+	ck_assert_uint_eq(p.dev_bytes[2], 0);
+	ck_assert_ptr_eq(aclmem_pool_get(&p, 1, 2, 0, 0, 4096), a);
+	ck_assert_ptr_eq(aclmem_pool_get(&p, 1, 2, 0, 3, 4096), c);
+	ck_assert_uint_eq(p.bytes, 0);
+	ck_assert_uint_eq(p.dev_bytes[0] + p.dev_bytes[3], 0);
+	/* No device index past the table: such a buffer is not kept. */
+	a->device = ACLMEM_DEVICES_MAX;
+	ck_assert(!aclmem_pool_put(&p, a));
+	free(a); free(b); free(c);
 }
 END_TEST
 
@@ -116,7 +150,8 @@ START_TEST(colliding_classes_never_mix)
 		struct aclmem_buf *want = bufs[j], *got;
 
 		got = aclmem_pool_get(&p, want->kind, want->kpolicy,
-				      want->kflags, want->pool_class);
+				      want->kflags, want->device,
+				      want->pool_class);
 		ck_assert_msg(got, "class %zu (policy %u, flags %u) missed",
 			      want->pool_class, want->kpolicy, want->kflags);
 		ck_assert_msg(got->pool_class == want->pool_class &&
@@ -132,14 +167,14 @@ START_TEST(colliding_classes_never_mix)
 	}
 	/* Empty one class of a shared bucket: it misses from then on. */
 	{
-		struct aclmem_buf *a = aclmem_pool_get(&p, 1, 2, 0, 4096);
-		struct aclmem_buf *b = aclmem_pool_get(&p, 1, 2, 0, 4096);
+		struct aclmem_buf *a = aclmem_pool_get(&p, 1, 2, 0, 0, 4096);
+		struct aclmem_buf *b = aclmem_pool_get(&p, 1, 2, 0, 0, 4096);
 
 		ck_assert_ptr_nonnull(a);
 		ck_assert_ptr_nonnull(b);
-		ck_assert_ptr_null(aclmem_pool_get(&p, 1, 2, 0, 4096));
-		ck_assert_ptr_nonnull(aclmem_pool_get(&p, 1, 2, 0, 503808));
-		ck_assert_ptr_null(aclmem_pool_get(&p, 1, 2, 0, 503808));
+		ck_assert_ptr_null(aclmem_pool_get(&p, 1, 2, 0, 0, 4096));
+		ck_assert_ptr_nonnull(aclmem_pool_get(&p, 1, 2, 0, 0, 503808));
+		ck_assert_ptr_null(aclmem_pool_get(&p, 1, 2, 0, 0, 503808));
 		free(a);
 		free(b);
 	}
@@ -160,8 +195,8 @@ START_TEST(lifo_within_class)
 	aclmem_pool_put(&p, a);
 	aclmem_pool_put(&p, b);
 	/* The most recently freed is the warmest. */
-	ck_assert_ptr_eq(aclmem_pool_get(&p, 1, 2, 0, 4096), b);
-	ck_assert_ptr_eq(aclmem_pool_get(&p, 1, 2, 0, 4096), a);
+	ck_assert_ptr_eq(aclmem_pool_get(&p, 1, 2, 0, 0, 4096), b);
+	ck_assert_ptr_eq(aclmem_pool_get(&p, 1, 2, 0, 0, 4096), a);
 	free(a); free(b);
 }
 END_TEST
@@ -184,8 +219,8 @@ START_TEST(cap_evicts_oldest)
 	ck_assert_uint_eq(p.count, 2);
 	ck_assert_int_eq(atomic_load(&released_count), 4);
 	ck_assert_uint_eq(p.stats.evictions, 4);
-	ck_assert_ptr_eq(aclmem_pool_get(&p, 1, 2, 0, 8192), b[5]);
-	ck_assert_ptr_eq(aclmem_pool_get(&p, 1, 2, 0, 4096), b[4]);
+	ck_assert_ptr_eq(aclmem_pool_get(&p, 1, 2, 0, 0, 8192), b[5]);
+	ck_assert_ptr_eq(aclmem_pool_get(&p, 1, 2, 0, 0, 4096), b[4]);
 	free(b[4]);
 	free(b[5]);
 	/* A buffer alone above the cap is refused, not cached. */
@@ -219,7 +254,7 @@ START_TEST(trim_and_forget)
 	aclmem_pool_forget(&p);		/* frees without release */
 	ck_assert_int_eq(atomic_load(&released_count), 10);
 	ck_assert_uint_eq(p.count, 0);
-	ck_assert_ptr_null(aclmem_pool_get(&p, 1, 2, 0, 4096));
+	ck_assert_ptr_null(aclmem_pool_get(&p, 1, 2, 0, 0, 4096));
 }
 END_TEST
 
@@ -249,7 +284,7 @@ static void *mt_thread(void *arg)
 		} else {
 			size_t cls = 4096 << (r >> 61 & 3);
 			struct owned *o = (struct owned *)
-				aclmem_pool_get(&mt_pool, 1, 2, 0, cls);
+				aclmem_pool_get(&mt_pool, 1, 2, 0, 0, cls);
 
 			if (!o) {
 				o = calloc(1, sizeof(*o));
@@ -302,6 +337,7 @@ int main(void)
 
 	nm_add(s, off_keeps_nothing, 10);
 	nm_add(s, classes_are_separate, 10);
+	nm_add(s, devices_are_separate, 10);
 	nm_add(s, colliding_classes_never_mix, 30);
 	nm_add(s, lifo_within_class, 10);
 	nm_add(s, cap_evicts_oldest, 10);

@@ -37,7 +37,8 @@ START_TEST(set_device_makes_default_current)
 	ck_assert_int_eq(aclrtGetPrimaryCtxState(0, &flags, &active), 0);
 	ck_assert_int_eq(active, 1);
 	ck_assert_int_eq(flags, 0);
-	ck_assert_int_eq(aclrtGetPrimaryCtxState(1, &flags, &active),
+	ck_assert_int_eq(aclrtGetPrimaryCtxState((int32_t)acltest_device_count(),
+						 &flags, &active),
 			 ACL_ERROR_RT_INVALID_DEVICEID);
 	/* flags is reserved: CANN's callers pass NULL. */
 	active = 0;
@@ -70,7 +71,8 @@ START_TEST(create_destroy_switch)
 
 	ck_assert_int_eq(aclrtGetCurrentContext(&def), 0);
 	ck_assert_int_eq(aclrtCreateContext(NULL, 0), ACL_ERROR_INVALID_PARAM);
-	ck_assert_int_eq(aclrtCreateContext(&ctx, 1),
+	ck_assert_int_eq(aclrtCreateContext(&ctx,
+					    (int32_t)acltest_device_count()),
 			 ACL_ERROR_RT_INVALID_DEVICEID);
 	ck_assert_int_eq(aclrtCreateContext(&ctx, -1),
 			 ACL_ERROR_RT_INVALID_DEVICEID);
@@ -632,7 +634,8 @@ START_TEST(state_callbacks)
 	ck_assert_int_eq(ab.n, 2);
 	ck_assert_int_eq(ab.states[0], ACL_RT_DEVICE_TASK_ABORT_PRE);
 	ck_assert_int_eq(ab.states[1], ACL_RT_DEVICE_TASK_ABORT_POST);
-	ck_assert_int_eq(aclrtDeviceTaskAbort(1, 1000),
+	ck_assert_int_eq(aclrtDeviceTaskAbort((int32_t)acltest_device_count(),
+					      1000),
 			 ACL_ERROR_RT_INVALID_DEVICEID);
 	ck_assert_int_eq(aclrtSetDeviceTaskAbortCallback("no", refuse_cb, NULL),
 			 0);

@@ -20,7 +20,7 @@ START_TEST(set_get_reset)
 	void *p = NULL;
 
 	ck_assert_int_eq(aclrtGetDeviceCount(&n), ACL_SUCCESS);
-	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(n, acltest_device_count());
 	ck_assert_int_eq(aclrtGetDevice(&id), ACL_ERROR_RT_CONTEXT_NULL);
 	ck_assert_int_eq(aclrtSetDevice(0), ACL_SUCCESS);
 	ck_assert_int_eq(aclrtGetDevice(&id), ACL_SUCCESS);
@@ -31,7 +31,8 @@ START_TEST(set_get_reset)
 	ck_assert_int_eq(aclrtResetDevice(0), ACL_SUCCESS);
 	ck_assert_int_eq(aclrtGetDevice(&id), ACL_ERROR_RT_CONTEXT_NULL);
 	ck_assert_int_eq(aclrtMalloc(&p, 100, 0), ACL_ERROR_RT_CONTEXT_NULL);
-	ck_assert_int_eq(aclrtSetDevice(1), ACL_ERROR_RT_INVALID_DEVICEID);
+	ck_assert_int_eq(aclrtSetDevice((int32_t)acltest_device_count()),
+			 ACL_ERROR_RT_INVALID_DEVICEID);
 }
 END_TEST
 

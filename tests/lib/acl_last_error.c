@@ -121,7 +121,8 @@ START_TEST(context_failures)
 	aclrtContext primary, ctx;
 	int32_t dev;
 
-	ck_rec(aclrtSetDevice(5), ACL_ERROR_RT_INVALID_DEVICEID,
+	ck_rec(aclrtSetDevice((int32_t)acltest_device_count() + 4),
+	       ACL_ERROR_RT_INVALID_DEVICEID,
 	       "aclrtSetDevice");
 	ck_rec(aclrtResetDevice(-1), ACL_ERROR_RT_INVALID_DEVICEID,
 	       "aclrtResetDevice");
@@ -132,7 +133,8 @@ START_TEST(context_failures)
 	ck_assert_int_eq(aclrtGetCurrentContext(&primary), ACL_SUCCESS);
 	ck_rec(aclrtDestroyContext(primary), ACL_ERROR_RT_PARAM_INVALID,
 	       "aclrtDestroyContext");
-	ck_rec(aclrtCreateContext(&ctx, 3), ACL_ERROR_RT_INVALID_DEVICEID,
+	ck_rec(aclrtCreateContext(&ctx, (int32_t)acltest_device_count() + 2),
+	       ACL_ERROR_RT_INVALID_DEVICEID,
 	       "aclrtCreateContext");
 	ck_rec(aclrtGetPrimaryCtxState(0, NULL, NULL), ACL_ERROR_INVALID_PARAM,
 	       "aclrtGetPrimaryCtxState");
@@ -310,7 +312,8 @@ START_TEST(memory_failures)
 	       ACL_ERROR_RT_PARAM_INVALID, "aclrtMemInvalidate");
 	ck_rec(aclrtMemGetAddressRange(&local, &base, &len),
 	       ACL_ERROR_RT_PARAM_INVALID, "aclrtMemGetAddressRange");
-	ck_rec(aclrtGetMemUsageInfo(1, info, 2, &n),
+	ck_rec(aclrtGetMemUsageInfo((int32_t)acltest_device_count(), info, 2,
+				    &n),
 	       ACL_ERROR_RT_INVALID_DEVICEID, "aclrtGetMemUsageInfo");
 	memset(&attr, 0, sizeof(attr));
 	attr.attr = ACL_RT_MEM_ATTR_DEVICE_ID;

@@ -420,8 +420,9 @@ START_TEST(malloc_with_cfg)
 	a[0].attr = (aclrtMallocAttrType)77;
 	ck_assert_int_eq(aclrtMallocHostWithCfg(&h, 100, &cfg),
 			 ACL_ERROR_INVALID_PARAM);
+	/* The first id past the devices there are (one, or four, or ...). */
 	a[0].attr = ACL_RT_MEM_ATTR_DEVICE_ID;
-	a[0].value.deviceId = 1;
+	a[0].value.deviceId = acltest_device_count();
 	ck_assert_int_eq(aclrtMallocWithCfg(&p, 100, 0, &cfg),
 			 ACL_ERROR_RT_INVALID_DEVICEID);
 }
@@ -496,8 +497,8 @@ START_TEST(usage_and_granularity)
 	ck_assert_int_eq(aclrtFree(big), 0);
 	ck_assert_int_eq(aclrtGetMemUsageInfo(0, u, 1, &n), 0);
 	ck_assert_uint_eq(n, 1);
-	ck_assert_int_eq(aclrtGetMemUsageInfo(1, u, 1, &n),
-			 ACL_ERROR_RT_INVALID_DEVICEID);
+	ck_assert_int_eq(aclrtGetMemUsageInfo((int32_t)acltest_device_count(), u, 1,
+					      &n), ACL_ERROR_RT_INVALID_DEVICEID);
 	ck_assert_int_eq(aclrtGetMemUsageInfo(0, NULL, 1, &n),
 			 ACL_ERROR_INVALID_PARAM);
 

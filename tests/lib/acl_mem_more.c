@@ -207,7 +207,7 @@ START_TEST(batch_argument_rules)
 			 ACL_ERROR_INVALID_PARAM);
 	ck_assert_uint_eq(fail, 1);
 	a[1] = attr(HOST, DEV);
-	a[1].dstLoc.id = 1;			/* no device 1 */
+	a[1].dstLoc.id = acltest_device_count();	/* no such device */
 	ck_assert_int_eq(BATCH(d, m, s, z, 3, a, idx, 3),
 			 ACL_ERROR_INVALID_PARAM);
 	ck_assert_uint_eq(fail, 1);

@@ -95,7 +95,7 @@ START_TEST(limits_attributes_errors)
 	ck_assert_int_eq(aclrtCreateStream(&s), 0);
 	ck_assert_int_eq(aclrtMemPoolCreate(NULL, &pp), ACL_ERROR_INVALID_PARAM);
 	ck_assert_int_eq(aclrtMemPoolCreate(&pool, NULL), ACL_ERROR_INVALID_PARAM);
-	pp.location.id = 1;
+	pp.location.id = acltest_device_count();
 	ck_assert_int_eq(aclrtMemPoolCreate(&pool, &pp),
 			 ACL_ERROR_RT_INVALID_DEVICEID);
 	pp.location.id = 0;

@@ -25,7 +25,12 @@
  *  - aclrtHostRegister and aclrtHostRegisterV2 register for the current
  *    device: the driver's QUERY of the registration says device 2 (the
  *    last device with fewer) after aclrtSetDevice(2), device 0 after
- *    aclrtSetDevice(0).
+ *    aclrtSetDevice(0);
+ *  - every call that takes a device works on devices 2 and 3 with that
+ *    device's memory, and refuses the id past the last (107001): usage
+ *    info, the caching pool, memory pools, core limits, error details, TDT
+ *    channels, batch copies, shareable handles imported into another
+ *    device and access set for it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,6 +48,7 @@
 
 #include "acltest.h"
 #include "acl/acl.h"
+#include "acl/acl_tdt.h"
 
 #define N	(256 * 1024)
 #define KEYLEN	65
@@ -601,6 +607,359 @@ START_TEST(host_register_for_current_device)
 	ck_assert_int_eq(aclrtResetDevice(0), ACL_SUCCESS);
 	ck_assert_int_eq(aclrtResetDevice((int32_t)dev), ACL_SUCCESS);
 	munmap(p, size);
+/* ---- every call that takes a device, on devices 2 and 3 ---- */
+
+/* Device dev's aclrtGetMemUsageInfo figure called name ("APP", "RUNTIME"). */
+static uint64_t usage_of(int32_t dev, const char *name)
+{
+	aclrtMemUsageInfo u[2];
+	size_t n = 0, i;
+
+	ck_assert_int_eq(aclrtGetMemUsageInfo(dev, u, 2, &n), ACL_SUCCESS);
+	ck_assert_uint_eq(n, 2);
+	for (i = 0; i < n; i++)
+		if (!strcmp(u[i].name, name))
+			return u[i].curMemSize;
+	ck_abort_msg("device %d reports no %s", (int)dev, name);
+	return 0;
+}
+
+/* The other device of a pair of the high ones: 2 and 3, else 0 and 1. */
+static int32_t hi(int i)
+{
+	return g_count >= 4 ? 2 + i : i;
+}
+
+/*
+ * Each device's usage is its own: a buffer of device d raises d's APP
+ * figure and the driver's per-device bytes (GET_INFO), not another's; a
+ * freed one is d's RUNTIME (the caching pool keeps it for d).
+ */
+START_TEST(usage_info_per_device)
+{
+	struct npu_mem_info before, after;
+	uint64_t app, other, rt;
+	int32_t d, o;
+	void *a = NULL;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		d = hi(i);
+		o = hi(!i);
+		ck_assert_int_eq(aclrtSetDevice(d), ACL_SUCCESS);
+		app = usage_of(d, "APP");
+		other = usage_of(o, "APP");
+		rt = usage_of(d, "RUNTIME");
+		info_of((uint32_t)d, &before);
+		ck_assert_int_eq(aclrtMalloc(&a, 1 << 20,
+					     ACL_MEM_MALLOC_NORMAL_ONLY), 0);
+		info_of((uint32_t)d, &after);
+		ck_assert_uint_ge(after.dev_bytes, before.dev_bytes + (1 << 20));
+		ck_assert_uint_ge(usage_of(d, "APP"), app + (1 << 20));
+		ck_assert_uint_eq(usage_of(o, "APP"), other);
+		ck_assert_int_eq(aclrtFree(a), 0);
+		ck_assert_uint_eq(usage_of(d, "APP"), app);
+		ck_assert_uint_ge(usage_of(d, "RUNTIME"), rt + (1 << 20));
+		ck_assert_int_eq(aclrtResetDevice(d), 0);
+	}
+	ck_assert_int_eq(aclrtGetMemUsageInfo((int32_t)g_count, NULL, 0, NULL),
+			 ACL_ERROR_INVALID_PARAM);
+	{
+		aclrtMemUsageInfo u[2];
+		size_t n;
+
+		ck_assert_int_eq(aclrtGetMemUsageInfo((int32_t)g_count, u, 2,
+						      &n),
+				 ACL_ERROR_RT_INVALID_DEVICEID);
+	}
+}
+END_TEST
+
+/*
+ * The caching pool keeps each device's freed buffers for that device: a
+ * buffer device 2 freed (still mapped, in the pool) is never handed to
+ * device 3, whose allocation gets its own node's memory.
+ */
+START_TEST(pool_per_device)
+{
+	struct npu_mem_info info;
+	void *p2 = NULL, *p3 = NULL, *q = NULL;
+
+	ck_assert_int_eq(aclrtSetDevice(hi(0)), ACL_SUCCESS);
+	ck_assert_int_eq(aclrtMalloc(&p2, 4096, ACL_MEM_MALLOC_NORMAL_ONLY), 0);
+	ck_assert_int_eq(aclrtFree(p2), 0);
+	ck_assert_uint_ge(usage_of(hi(0), "RUNTIME"), 4096);
+	ck_assert_int_eq(aclrtSetDevice(hi(1)), ACL_SUCCESS);
+	ck_assert_int_eq(aclrtMalloc(&p3, 4096, ACL_MEM_MALLOC_NORMAL_ONLY), 0);
+	ck_assert_ptr_ne(p3, p2);
+	info_of((uint32_t)hi(1), &info);
+	memset(p3, 1, 4096);
+	if (info.dev_node != NPU_MEM_NODE_NONE)
+		ck_assert_int_eq(node_of(p3), (int)info.dev_node);
+	ck_assert_int_eq(aclrtFree(p3), 0);
+	/* Device 2's own buffer comes back to it. */
+	ck_assert_int_eq(aclrtSetDevice(hi(0)), ACL_SUCCESS);
+	ck_assert_int_eq(aclrtMalloc(&q, 4096, ACL_MEM_MALLOC_NORMAL_ONLY), 0);
+	ck_assert_ptr_eq(q, p2);
+	ck_assert_int_eq(aclrtFree(q), 0);
+	ck_assert_int_eq(aclrtResetDevice(hi(0)), 0);
+	ck_assert_int_eq(aclrtResetDevice(hi(1)), 0);
+	ck_assert_int_eq(aclrtResetDevice(hi(0)), 0);
+}
+END_TEST
+
+/* A memory pool of device 2 hands out device 2's memory, from device 0. */
+START_TEST(mem_pool_of_device)
+{
+	aclrtMemPoolProps pp;
+	aclrtMemPool pool;
+	aclrtStream s;
+	uint64_t app0, app2;
+	void *p = NULL;
+
+	memset(&pp, 0, sizeof(pp));
+	pp.allocType = ACL_MEM_ALLOCATION_TYPE_PINNED;
+	pp.handleType = ACL_MEM_HANDLE_TYPE_NONE;
+	pp.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+	ck_assert_int_eq(aclrtSetDevice(0), ACL_SUCCESS);
+	pp.location.id = g_count;
+	ck_assert_int_eq(aclrtMemPoolCreate(&pool, &pp),
+			 ACL_ERROR_RT_INVALID_DEVICEID);
+	pp.location.id = (uint32_t)hi(0);
+	ck_assert_int_eq(aclrtMemPoolCreate(&pool, &pp), ACL_SUCCESS);
+	ck_assert_int_eq(aclrtCreateStream(&s), ACL_SUCCESS);
+	app0 = usage_of(0, "APP");
+	app2 = usage_of(hi(0), "APP");
+	ck_assert_int_eq(aclrtMemPoolMallocAsync(&p, 1 << 20, pool, s), 0);
+	ck_assert_uint_ge(usage_of(hi(0), "APP"), app2 + (1 << 20));
+	ck_assert_uint_eq(usage_of(0, "APP"), app0);
+	ck_assert_int_eq(aclrtMemPoolFreeAsync(p, s), 0);
+	ck_assert_int_eq(aclrtSynchronizeStream(s), 0);
+	ck_assert_int_eq(aclrtMemPoolDestroy(pool), 0);
+	ck_assert_int_eq(aclrtDestroyStream(s), 0);
+	ck_assert_int_eq(aclrtResetDevice(0), 0);
+}
+END_TEST
+
+/* Vector core limits are per device; a stream's are its device's. */
+START_TEST(res_limits_per_device)
+{
+	const aclrtDevResLimitType vec = ACL_RT_DEV_RES_VECTOR_CORE;
+	uint32_t cores = 0, v = 0;
+	aclrtStream s;
+
+	ck_assert_int_eq(aclrtGetDeviceResLimit(hi(1), vec, &cores), 0);
+	ck_assert_uint_ge(cores, 1);
+	ck_assert_int_eq(aclrtSetDeviceResLimit(hi(0), vec, 0), 0);
+	ck_assert_int_eq(aclrtGetDeviceResLimit(hi(0), vec, &v), 0);
+	ck_assert_uint_eq(v, 0);
+	ck_assert_int_eq(aclrtGetDeviceResLimit(hi(1), vec, &v), 0);
+	ck_assert_uint_eq(v, cores);
+	ck_assert_int_eq(aclrtSetDevice(hi(0)), ACL_SUCCESS);
+	ck_assert_int_eq(aclrtCreateStream(&s), ACL_SUCCESS);
+	ck_assert_int_eq(aclrtGetStreamResLimit(s, vec, &v), 0);
+	ck_assert_uint_eq(v, 0);
+	ck_assert_int_eq(aclrtDestroyStream(s), ACL_SUCCESS);
+	ck_assert_int_eq(aclrtSetDevice(hi(1)), ACL_SUCCESS);
+	ck_assert_int_eq(aclrtGetResInCurrentThread(vec, &v), 0);
+	ck_assert_uint_eq(v, cores);
+	/* Another device's reset leaves the limit. */
+	ck_assert_int_eq(aclrtResetDeviceResLimit(hi(1)), 0);
+	ck_assert_int_eq(aclrtGetDeviceResLimit(hi(0), vec, &v), 0);
+	ck_assert_uint_eq(v, 0);
+	ck_assert_int_eq(aclrtResetDeviceResLimit(hi(0)), 0);
+	ck_assert_int_eq(aclrtGetDeviceResLimit(hi(0), vec, &v), 0);
+	ck_assert_uint_eq(v, cores);
+	ck_assert_int_eq(aclrtGetDeviceResLimit((int32_t)g_count, vec, &v),
+			 ACL_ERROR_RT_INVALID_DEVICEID);
+	ck_assert_int_eq(aclrtSetDeviceResLimit((int32_t)g_count, vec, 0),
+			 ACL_ERROR_RT_INVALID_DEVICEID);
+	ck_assert_int_eq(aclrtResetDeviceResLimit((int32_t)g_count),
+			 ACL_ERROR_RT_INVALID_DEVICEID);
+	ck_assert_int_eq(aclrtResetDevice(hi(0)), 0);
+	ck_assert_int_eq(aclrtResetDevice(hi(1)), 0);
+}
+END_TEST
+
+/* Error details and TDT channels of every device; 107001 past them. */
+START_TEST(verbose_and_channels)
+{
+	acltdtChannelHandle *ch;
+	aclrtErrorInfo ei;
+	uint32_t d;
+
+	for (d = 0; d < g_count; d++) {
+		memset(&ei, 0xff, sizeof(ei));
+		ck_assert_int_eq(aclrtGetErrorVerbose((int32_t)d, &ei), 0);
+		ck_assert_int_eq(ei.errorType, ACL_RT_NO_ERROR);
+		ch = acltdtCreateChannelWithCapacity(d, "multi", 2);
+		ck_assert_ptr_nonnull(ch);
+		ck_assert_int_eq(acltdtDestroyChannel(ch), 0);
+	}
+	ck_assert_int_eq(aclrtGetErrorVerbose((int32_t)g_count, &ei),
+			 ACL_ERROR_RT_INVALID_DEVICEID);
+	ck_assert_ptr_null(acltdtCreateChannel(g_count, "multi"));
+	ck_assert_int_eq(aclrtGetLastError(ACL_RT_THREAD_LEVEL),
+			 ACL_ERROR_RT_INVALID_DEVICEID);
+}
+END_TEST
+
+static aclrtMemcpyBatchAttr batch_attr(bool h2d, int32_t dev)
+{
+	aclrtMemcpyBatchAttr a;
+
+	memset(&a, 0, sizeof(a));
+	a.srcLoc.type = h2d ? ACL_MEM_LOCATION_TYPE_HOST :
+			      ACL_MEM_LOCATION_TYPE_DEVICE;
+	a.dstLoc.type = h2d ? ACL_MEM_LOCATION_TYPE_DEVICE :
+			      ACL_MEM_LOCATION_TYPE_HOST;
+	(h2d ? &a.dstLoc : &a.srcLoc)->id = (uint32_t)dev;
+	return a;
+}
+
+/* One copy of N bytes: its code, *fail set. */
+static int batch1(void *dst, void *src, aclrtMemcpyBatchAttr a, size_t *fail)
+{
+	size_t max = N, size = N, idx = 0;
+
+	return aclrtMemcpyBatch(&dst, &max, &src, &size, 1, &a, &idx, 1, fail);
+}
+
+/*
+ * Batch copies to and from any device's memory, whichever is current;
+ * the location must name the device the memory is of.
+ */
+START_TEST(batch_any_device)
+{
+	void *a2, *a3, *h = malloc(N), *back = malloc(N);
+	size_t fail = 0;
+
+	ck_assert_ptr_nonnull(h);
+	ck_assert_ptr_nonnull(back);
+	ck_assert_int_eq(aclrtSetDevice(hi(0)), ACL_SUCCESS);
+	a2 = dev_alloc(N, 0);
+	ck_assert_int_eq(aclrtSetDevice(hi(1)), ACL_SUCCESS);
+	a3 = dev_alloc(N, 0);
+	acltest_fill(h, N, 9);
+	ck_assert_int_eq(batch1(a2, h, batch_attr(true, hi(0)), &fail), 0);
+	ck_assert_uint_eq(fail, SIZE_MAX);
+	ck_assert_int_eq(batch1(back, a2, batch_attr(false, hi(0)), &fail), 0);
+	ck_assert_uint_eq(acltest_verify(back, N, 9), SIZE_MAX);
+	ck_assert_int_eq(batch1(a3, h, batch_attr(true, hi(1)), &fail), 0);
+	/* Device 2's memory named as device 3's, and no device at all. */
+	ck_assert_int_eq(batch1(a2, h, batch_attr(true, hi(1)), &fail),
+			 ACL_ERROR_RT_PARAM_INVALID);
+	ck_assert_uint_eq(fail, 0);
+	ck_assert_int_eq(batch1(back, a3, batch_attr(false, hi(0)), &fail),
+			 ACL_ERROR_RT_PARAM_INVALID);
+	ck_assert_int_eq(batch1(a2, h, batch_attr(true, (int32_t)g_count),
+				&fail), ACL_ERROR_INVALID_PARAM);
+	ck_assert_uint_eq(fail, 0);
+	ck_assert_int_eq(aclrtFree(a2), 0);
+	ck_assert_int_eq(aclrtFree(a3), 0);
+	free(h);
+	free(back);
+	ck_assert_int_eq(aclrtResetDevice(hi(0)), 0);
+	ck_assert_int_eq(aclrtResetDevice(hi(1)), 0);
+}
+END_TEST
+
+#define PHYS	(64 * 1024)
+
+/*
+ * In another process, on device 3: import device 2's handle into device
+ * 3 (its properties say 3; an id past the devices is 107001), map it;
+ * a copy into device 3's own buffer needs peer access with device 2,
+ * whose memory it stays; access may be set for device 3.  Exit status:
+ * where it failed.
+ */
+static int import_into_other(int rfd, void *unused)
+{
+	aclrtPhysicalMemProp prop;
+	aclrtMemAccessDesc d;
+	aclrtDrvMemHandle h;
+	uint64_t sh;
+	void *v = NULL, *own = NULL;
+
+	(void)unused;
+	if (read(rfd, &sh, sizeof(sh)) != (ssize_t)sizeof(sh) ||
+	    aclrtSetDevice(hi(1)))
+		return 10;
+	if (aclrtMemImportFromShareableHandle(sh, (int32_t)g_count, &h) !=
+	    ACL_ERROR_RT_INVALID_DEVICEID)
+		return 11;
+	if (aclrtMemImportFromShareableHandle(sh, hi(1), &h))
+		return 12;
+	memset(&prop, 0, sizeof(prop));
+	if (aclrtMemGetAllocationPropertiesFromHandle(h, &prop) ||
+	    prop.location.type != ACL_MEM_LOCATION_TYPE_DEVICE ||
+	    prop.location.id != (uint32_t)hi(1))
+		return 13;
+	if (aclrtReserveMemAddress(&v, PHYS, 0, NULL, 0) ||
+	    aclrtMapMem(v, PHYS, 0, h, 0))
+		return 14;
+	if (aclrtMalloc(&own, PHYS, ACL_MEM_MALLOC_NORMAL_ONLY))
+		return 15;
+	if (aclrtMemcpy(own, PHYS, v, PHYS, ACL_MEMCPY_DEVICE_TO_DEVICE) !=
+	    ACL_ERROR_RT_PARAM_INVALID)
+		return 16;
+	if (aclrtDeviceEnablePeerAccess(hi(0), 0) ||
+	    aclrtMemcpy(own, PHYS, v, PHYS, ACL_MEMCPY_DEVICE_TO_DEVICE) ||
+	    acltest_verify(own, PHYS, 3) != SIZE_MAX)
+		return 17;
+	memset(&d, 0, sizeof(d));
+	d.flags = ACL_RT_MEM_ACCESS_FLAGS_READWRITE;
+	d.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+	d.location.id = (uint32_t)hi(1);
+	if (aclrtMemSetAccess(v, PHYS, &d, 1))
+		return 18;
+	d.location.id = g_count;
+	if (aclrtMemSetAccess(v, PHYS, &d, 1) != ACL_ERROR_RT_INVALID_DEVICEID)
+		return 19;
+	if (aclrtFree(own) || aclrtUnmapMem(v) || aclrtFreePhysical(h) ||
+	    aclrtReleaseMemAddress(v))
+		return 20;
+	aclrtResetDevice(hi(1));
+	return 0;
+}
+
+START_TEST(vmm_import_into_other_device)
+{
+	aclrtPhysicalMemProp prop;
+	aclrtDrvMemHandle h;
+	int32_t pid;
+	uint64_t sh;
+	void *v = NULL, *host = malloc(PHYS);
+	pid_t c;
+	int wfd;
+
+	ck_assert_ptr_nonnull(host);
+	ck_assert_int_eq(aclrtSetDevice(0), ACL_SUCCESS);
+	memset(&prop, 0, sizeof(prop));
+	prop.handleType = ACL_MEM_HANDLE_TYPE_NONE;
+	prop.allocationType = ACL_MEM_ALLOCATION_TYPE_PINNED;
+	prop.memAttr = ACL_MEM_NORMAL;
+	prop.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+	prop.location.id = (uint32_t)hi(0);
+	ck_assert_int_eq(aclrtMallocPhysical(&h, PHYS, &prop, 0), 0);
+	ck_assert_int_eq(aclrtReserveMemAddress(&v, PHYS, 0, NULL, 0), 0);
+	ck_assert_int_eq(aclrtMapMem(v, PHYS, 0, h, 0), 0);
+	acltest_fill(host, PHYS, 3);
+	ck_assert_int_eq(aclrtMemcpy(v, PHYS, host, PHYS,
+				     ACL_MEMCPY_HOST_TO_DEVICE), 0);
+	ck_assert_int_eq(aclrtMemExportToShareableHandle(h,
+			 ACL_MEM_HANDLE_TYPE_NONE, 0, &sh), 0);
+	c = acltest_spawn(import_into_other, NULL, &wfd);
+	pid = (int32_t)c;
+	ck_assert_int_eq(aclrtMemSetPidToShareableHandle(sh, &pid, 1), 0);
+	ck_assert_int_eq(write(wfd, &sh, sizeof(sh)), (ssize_t)sizeof(sh));
+	close(wfd);
+	ck_assert_int_eq(acltest_reap(c), 0);
+	ck_assert_int_eq(aclrtUnmapMem(v), 0);
+	ck_assert_int_eq(aclrtFreePhysical(h), 0);
+	ck_assert_int_eq(aclrtReleaseMemAddress(v), 0);
+	free(host);
+	ck_assert_int_eq(aclrtResetDevice(0), 0);
 }
 END_TEST
 
@@ -638,5 +997,12 @@ int main(void)
 	nm_add(s, ipc_needs_peer_access, 60);
 	nm_add(s, ipc_import_enables_peer_access, 60);
 	nm_add(s, host_register_for_current_device, 30);
+	nm_add(s, usage_info_per_device, 30);
+	nm_add(s, pool_per_device, 30);
+	nm_add(s, mem_pool_of_device, 30);
+	nm_add(s, res_limits_per_device, 30);
+	nm_add(s, verbose_and_channels, 30);
+	nm_add(s, batch_any_device, 30);
+	nm_add(s, vmm_import_into_other_device, 60);
 	return acltest_run(s);
 }

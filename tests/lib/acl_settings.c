@@ -99,7 +99,8 @@ START_TEST(device_ids_and_topology)
 	ck_assert_int_eq(aclrtGetLogicDevIdByUserDevId(0, &id), 0);
 	ck_assert_int_eq(aclrtGetUserDevIdByLogicDevId(0, &id), 0);
 	ck_assert_int_eq(id, 0);
-	ck_assert_int_eq(aclrtGetLogicDevIdByPhyDevId(1, &id),
+	ck_assert_int_eq(aclrtGetLogicDevIdByPhyDevId(
+			 (int32_t)acltest_device_count(), &id),
 			 ACL_ERROR_RT_INVALID_DEVICEID);
 	ck_assert_int_eq(aclrtGetUserDevIdByLogicDevId(-1, &id),
 			 ACL_ERROR_RT_INVALID_DEVICEID);
@@ -107,7 +108,7 @@ START_TEST(device_ids_and_topology)
 			 ACL_ERROR_INVALID_PARAM);
 	ck_assert_int_eq(aclrtGetDevicesTopo(0, 0, &topo),
 			 ACL_ERROR_INVALID_PARAM);
-	ck_assert_int_eq(aclrtGetDevicesTopo(0, 1, &topo),
+	ck_assert_int_eq(aclrtGetDevicesTopo(0, acltest_device_count(), &topo),
 			 ACL_ERROR_RT_INVALID_DEVICEID);
 	ck_assert_int_eq(aclrtGetDevicesTopo(0, 0, NULL),
 			 ACL_ERROR_INVALID_PARAM);

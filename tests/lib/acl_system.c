@@ -21,6 +21,9 @@ static void clear_errors(void)
 	aclGetRecentErrMsg();
 }
 
+/* The first id past the devices there are: refused (107001) everywhere. */
+#define BAD	((int32_t)acltest_device_count())
+
 /* ret is code, left as this thread's last error with a message saying so. */
 #define ck_fail(call, code) do {						\
 	int r_ = (call);						\
@@ -119,7 +122,7 @@ START_TEST(soc_and_cann_attributes)
 	ck_assert_int_eq(aclGetDeviceCapability(0, ACL_DEVICE_INFO_VECTOR_CORE_NUM,
 						&v64), ACL_SUCCESS);
 	ck_assert_int_eq(v64, sysconf(_SC_NPROCESSORS_ONLN));
-	ck_fail(aclGetDeviceCapability(1, ACL_DEVICE_INFO_L2_SIZE, &v64),
+	ck_fail(aclGetDeviceCapability(BAD, ACL_DEVICE_INFO_L2_SIZE, &v64),
 		ACL_ERROR_RT_INVALID_DEVICEID);
 	ck_fail(aclGetDeviceCapability(0, (aclDeviceInfo)3, &v64),
 		ACL_ERROR_INVALID_PARAM);
@@ -177,7 +180,7 @@ START_TEST(device_info)
 		ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
 	ck_fail(aclrtGetDeviceInfo(0, (aclrtDevAttr)303, &v),
 		ACL_ERROR_INVALID_PARAM);
-	ck_fail(aclrtGetDeviceInfo(1, ACL_DEV_ATTR_AICORE_CORE_NUM, &v),
+	ck_fail(aclrtGetDeviceInfo(BAD, ACL_DEV_ATTR_AICORE_CORE_NUM, &v),
 		ACL_ERROR_RT_INVALID_DEVICEID);
 	ck_fail(aclrtGetDeviceInfo(0, ACL_DEV_ATTR_AICORE_CORE_NUM, NULL),
 		ACL_ERROR_INVALID_PARAM);
@@ -212,7 +215,7 @@ START_TEST(capability_status_utilization)
 	ck_assert_int_eq(st, (info.dev_flags & NPU_MEM_DEV_REMOVED) ?
 			 ACL_RT_DEVICE_STATUS_ABNORMAL :
 			 ACL_RT_DEVICE_STATUS_NORMAL);
-	ck_fail(aclrtQueryDeviceStatus(1, &st), ACL_ERROR_RT_INVALID_DEVICEID);
+	ck_fail(aclrtQueryDeviceStatus(BAD, &st), ACL_ERROR_RT_INVALID_DEVICEID);
 	ck_fail(aclrtQueryDeviceStatus(0, NULL), ACL_ERROR_INVALID_PARAM);
 
 	/* Memory use follows an allocation of a quarter of the cap... */
@@ -237,7 +240,7 @@ START_TEST(capability_status_utilization)
 	u.utilizationExtend = (aclrtUtilizationExtendInfo *)&u;
 	ck_fail(aclrtGetDeviceUtilizationRate(0, &u), ACL_ERROR_INVALID_PARAM);
 	u.utilizationExtend = NULL;
-	ck_fail(aclrtGetDeviceUtilizationRate(3, &u),
+	ck_fail(aclrtGetDeviceUtilizationRate(BAD + 2, &u),
 		ACL_ERROR_RT_INVALID_DEVICEID);
 	ck_fail(aclrtGetDeviceUtilizationRate(0, NULL), ACL_ERROR_INVALID_PARAM);
 	ck_assert_int_eq(aclrtResetDevice(0), ACL_SUCCESS);
@@ -281,15 +284,15 @@ START_TEST(resource_limits)
 		ACL_ERROR_INVALID_PARAM);
 	ck_fail(aclrtGetDeviceResLimit(0, ACL_RT_DEV_RES_CUBE_CORE, NULL),
 		ACL_ERROR_INVALID_PARAM);
-	ck_fail(aclrtGetDeviceResLimit(1, ACL_RT_DEV_RES_CUBE_CORE, &v),
+	ck_fail(aclrtGetDeviceResLimit(BAD, ACL_RT_DEV_RES_CUBE_CORE, &v),
 		ACL_ERROR_RT_INVALID_DEVICEID);
-	ck_fail(aclrtSetDeviceResLimit(1, ACL_RT_DEV_RES_VECTOR_CORE, 1),
+	ck_fail(aclrtSetDeviceResLimit(BAD, ACL_RT_DEV_RES_VECTOR_CORE, 1),
 		ACL_ERROR_RT_INVALID_DEVICEID);
 	ck_assert_int_eq(aclrtResetDeviceResLimit(0), ACL_SUCCESS);
 	ck_assert_int_eq(aclrtGetDeviceResLimit(0, ACL_RT_DEV_RES_VECTOR_CORE, &v),
 			 ACL_SUCCESS);
 	ck_assert_uint_eq(v, n);
-	ck_fail(aclrtResetDeviceResLimit(1), ACL_ERROR_RT_INVALID_DEVICEID);
+	ck_fail(aclrtResetDeviceResLimit(BAD), ACL_ERROR_RT_INVALID_DEVICEID);
 }
 END_TEST
 
@@ -299,7 +302,7 @@ START_TEST(peers)
 
 	clear_errors();
 	ck_fail(aclrtDeviceCanAccessPeer(&can, 0, 0), ACL_ERROR_INVALID_PARAM);
-	ck_fail(aclrtDeviceCanAccessPeer(&can, 0, 1),
+	ck_fail(aclrtDeviceCanAccessPeer(&can, 0, BAD),
 		ACL_ERROR_RT_INVALID_DEVICEID);
 	ck_fail(aclrtDeviceCanAccessPeer(&can, -1, 0),
 		ACL_ERROR_RT_INVALID_DEVICEID);
@@ -309,17 +312,17 @@ START_TEST(peers)
 	ck_fail(aclrtDeviceEnablePeerAccess(0, 0), ACL_ERROR_RT_CONTEXT_NULL);
 	ck_assert_int_eq(aclrtSetDevice(0), ACL_SUCCESS);
 	ck_fail(aclrtDeviceEnablePeerAccess(0, 0), ACL_ERROR_INVALID_PARAM);
-	ck_fail(aclrtDeviceEnablePeerAccess(1, 0),
+	ck_fail(aclrtDeviceEnablePeerAccess(BAD, 0),
 		ACL_ERROR_RT_INVALID_DEVICEID);
 	ck_fail(aclrtDeviceEnablePeerAccess(1, 1), ACL_ERROR_INVALID_PARAM);
 	ck_fail(aclrtDeviceDisablePeerAccess(0), ACL_ERROR_INVALID_PARAM);
-	ck_fail(aclrtDeviceDisablePeerAccess(2), ACL_ERROR_RT_INVALID_DEVICEID);
+	ck_fail(aclrtDeviceDisablePeerAccess(BAD), ACL_ERROR_RT_INVALID_DEVICEID);
 	ck_assert_int_eq(aclrtResetDevice(0), ACL_SUCCESS);
 	ck_fail(aclrtDeviceDisablePeerAccess(1), ACL_ERROR_RT_CONTEXT_NULL);
 
 	ck_assert_int_eq(aclrtDevicePeerAccessStatus(0, 0, &st), ACL_SUCCESS);
 	ck_assert_int_eq(st, 0);
-	ck_fail(aclrtDevicePeerAccessStatus(0, 1, &st),
+	ck_fail(aclrtDevicePeerAccessStatus(0, BAD, &st),
 		ACL_ERROR_RT_INVALID_DEVICEID);
 	ck_fail(aclrtDevicePeerAccessStatus(0, 0, NULL), ACL_ERROR_INVALID_PARAM);
 }
@@ -348,7 +351,7 @@ START_TEST(identity_and_verbose)
 		ck_assert_int_eq(ret, ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
 	}
 	clear_errors();
-	ck_fail(aclrtDeviceGetUuid(1, &a), ACL_ERROR_RT_INVALID_DEVICEID);
+	ck_fail(aclrtDeviceGetUuid(BAD, &a), ACL_ERROR_RT_INVALID_DEVICEID);
 	ck_fail(aclrtDeviceGetUuid(0, NULL), ACL_ERROR_INVALID_PARAM);
 
 	memset(&ei, 0xAA, sizeof(ei));
@@ -356,7 +359,7 @@ START_TEST(identity_and_verbose)
 	ck_assert_int_eq(ei.errorType, ACL_RT_NO_ERROR);
 	ck_assert_int_eq(ei.tryRepair, 0);
 	ck_assert_int_eq(ei.hasDetail, 0);
-	ck_fail(aclrtGetErrorVerbose(1, &ei), ACL_ERROR_RT_INVALID_DEVICEID);
+	ck_fail(aclrtGetErrorVerbose(BAD, &ei), ACL_ERROR_RT_INVALID_DEVICEID);
 	ck_fail(aclrtGetErrorVerbose(0, NULL), ACL_ERROR_INVALID_PARAM);
 }
 END_TEST
@@ -394,6 +397,7 @@ static void *thr_main(void *arg)
 START_TEST(errors_per_thread)
 {
 	pthread_barrier_t bar;
+	char ids[32], want[160];
 	struct thr t[2];
 	pthread_t th[2];
 	int i;
@@ -402,9 +406,9 @@ START_TEST(errors_per_thread)
 	memset(t, 0, sizeof(t));
 	pthread_barrier_init(&bar, NULL, 2);
 	t[0].bar = t[1].bar = &bar;
-	t[0].dev = 5;
+	t[0].dev = BAD + 5;
 	t[0].want = ACL_ERROR_RT_INVALID_DEVICEID;
-	t[1].dev = 9;
+	t[1].dev = BAD + 9;
 	t[1].want = ACL_ERROR_INVALID_PARAM;
 	for (i = 0; i < 2; i++)
 		ck_assert_int_eq(pthread_create(&th[i], NULL, thr_main, &t[i]), 0);
@@ -418,9 +422,16 @@ START_TEST(errors_per_thread)
 		ck_assert_int_eq(t[i].got_after, ACL_SUCCESS);
 	}
 	/* Each thread sees its own messages only, newest first. */
-	ck_assert_str_eq(t[0].msg, "aclrtGetDeviceInfo: no device 5 (one device: 0)");
-	ck_assert_str_eq(t[1].msg, "aclrtGetDeviceInfo: value is NULL\n"
-			 "aclrtGetDeviceInfo: no device 9 (one device: 0)");
+	if (BAD == 1)
+		snprintf(ids, sizeof(ids), "one device: 0");
+	else
+		snprintf(ids, sizeof(ids), "devices 0 to %d", BAD - 1);
+	snprintf(want, sizeof(want), "aclrtGetDeviceInfo: no device %d (%s)",
+		 t[0].dev, ids);
+	ck_assert_str_eq(t[0].msg, want);
+	snprintf(want, sizeof(want), "aclrtGetDeviceInfo: value is NULL\n"
+		 "aclrtGetDeviceInfo: no device %d (%s)", t[1].dev, ids);
+	ck_assert_str_eq(t[1].msg, want);
 	ck_assert_int_eq(aclrtPeekAtLastError(ACL_RT_THREAD_LEVEL), ACL_SUCCESS);
 	ck_assert_ptr_null(aclGetRecentErrMsg());
 }
@@ -431,9 +442,9 @@ START_TEST(success_keeps_last_error)
 	int64_t v;
 
 	clear_errors();
-	ck_fail(aclrtGetDeviceInfo(2, ACL_DEV_ATTR_AICORE_CORE_NUM, &v),
+	ck_fail(aclrtGetDeviceInfo(BAD + 1, ACL_DEV_ATTR_AICORE_CORE_NUM, &v),
 		ACL_ERROR_RT_INVALID_DEVICEID);
-	aclrtGetDeviceInfo(2, ACL_DEV_ATTR_AICORE_CORE_NUM, &v);
+	aclrtGetDeviceInfo(BAD + 1, ACL_DEV_ATTR_AICORE_CORE_NUM, &v);
 	/* A later success neither clears the code nor the message (CANN). */
 	ck_assert_int_eq(aclrtGetDeviceInfo(0, ACL_DEV_ATTR_AICORE_CORE_NUM, &v),
 			 ACL_SUCCESS);

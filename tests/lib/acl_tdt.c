@@ -131,7 +131,7 @@ START_TEST(channel_args)
 	name[128] = '\0';	/* 129 bytes with the NUL: one too many */
 	ck_assert_ptr_null(acltdtCreateChannel(0, NULL));
 	ck_assert_ptr_null(acltdtCreateChannel(0, name));
-	ck_assert_ptr_null(acltdtCreateChannel(1, "c"));
+	ck_assert_ptr_null(acltdtCreateChannel(acltest_device_count(), "c"));
 	ck_assert_int_eq(aclrtGetLastError(ACL_RT_THREAD_LEVEL),
 			 ACL_ERROR_RT_INVALID_DEVICEID);
 	ck_assert_ptr_null(acltdtCreateChannelWithCapacity(0, "c", 0));

@@ -83,7 +83,7 @@ START_TEST(malloc_physical_rules)
 	ck_assert_int_eq(aclrtMallocPhysical(&h, SZ_64K, &q, 0),
 			 ACL_ERROR_INVALID_PARAM);
 	q = p;
-	q.location.id = 1;
+	q.location.id = acltest_device_count();
 	ck_assert_int_eq(aclrtMallocPhysical(&h, SZ_64K, &q, 0),
 			 ACL_ERROR_RT_INVALID_DEVICEID);
 
@@ -431,7 +431,7 @@ START_TEST(access_flags)
 	ck_assert_int_eq(aclrtMemSetAccess(v, SZ_64K, &d, 1),
 			 ACL_ERROR_INVALID_PARAM);
 	d.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
-	d.location.id = 1;
+	d.location.id = acltest_device_count();
 	ck_assert_int_eq(aclrtMemSetAccess(v, SZ_64K, &d, 1),
 			 ACL_ERROR_RT_INVALID_DEVICEID);
 	d.location.id = 0;
@@ -710,7 +710,8 @@ START_TEST(shareable_v1)
 	/* Import is for other processes. */
 	ck_assert_int_eq(aclrtMemImportFromShareableHandle(sh, 0, &imp),
 			 ACL_ERROR_RT_PARAM_INVALID);
-	ck_assert_int_eq(aclrtMemImportFromShareableHandle(sh, 1, &imp),
+	ck_assert_int_eq(aclrtMemImportFromShareableHandle(sh,
+			 (int32_t)acltest_device_count(), &imp),
 			 ACL_ERROR_RT_INVALID_DEVICEID);
 	ck_assert_int_eq(aclrtMemImportFromShareableHandle(sh, 0, NULL),
 			 ACL_ERROR_INVALID_PARAM);

@@ -28,6 +28,17 @@ def device_count():
     return count if ret == 0 else 0
 
 
+def high_pair():
+    """Devices 2 and 3 where there are four, else 0 and 1."""
+    return (2, 3) if device_count() >= 4 else (0, 1)
+
+
+def usage(dev, name):
+    infos, ret = acl.rt.get_mem_usage_info(dev, 2)
+    assert ret == 0, ret
+    return next(i["curMemSize"] for i in infos if i["name"] == name)
+
+
 @unittest.skipUnless(device_count() >= 2, "fewer than two NPUs")
 class MultiDevice(unittest.TestCase):
     def tearDown(self):
@@ -93,6 +104,41 @@ class MultiDevice(unittest.TestCase):
         self.assertEqual(acl.rt.device_disable_peer_access(0), 0)
         self.assertEqual(acl.rt.free(dst), 0)
         self.assertEqual(acl.rt.free(src), 0)
+
+    def test_usage_info_per_device(self):
+        mib = 1 << 20
+        for d, o in (high_pair(), high_pair()[::-1]):
+            self.assertEqual(acl.rt.set_device(d), 0)
+            app, other = usage(d, "APP"), usage(o, "APP")
+            p, ret = acl.rt.malloc(mib, 2)
+            self.assertEqual(ret, 0)
+            self.assertGreaterEqual(usage(d, "APP"), app + mib)
+            self.assertEqual(usage(o, "APP"), other)
+            self.assertEqual(acl.rt.free(p), 0)
+            # Kept by the caching pool for this device.
+            self.assertGreaterEqual(usage(d, "RUNTIME"), mib)
+            self.assertEqual(acl.rt.reset_device(d), 0)
+        self.assertEqual(acl.rt.get_mem_usage_info(device_count(), 2),
+                         ([], acl.ACL_ERROR_RT_INVALID_DEVICEID))
+
+    def test_res_limits_per_device(self):
+        vector = acl.ACL_RT_DEV_RES_VECTOR_CORE
+        d, o = high_pair()
+        self.addCleanup(acl.rt.reset_device_res_limit, d)
+        cores, ret = acl.rt.get_device_res_limit(o, vector)
+        self.assertEqual(ret, 0)
+        self.assertEqual(acl.rt.set_device_res_limit(d, vector, 0), 0)
+        self.assertEqual(acl.rt.get_device_res_limit(d, vector), (0, 0))
+        self.assertEqual(acl.rt.get_device_res_limit(o, vector), (cores, 0))
+        self.assertEqual(acl.rt.reset_device_res_limit(o), 0)
+        self.assertEqual(acl.rt.get_device_res_limit(d, vector), (0, 0))
+        self.assertEqual(acl.rt.reset_device_res_limit(d), 0)
+        self.assertEqual(acl.rt.get_device_res_limit(d, vector), (cores, 0))
+        n = device_count()
+        self.assertEqual(acl.rt.set_device_res_limit(n, vector, 0),
+                         acl.ACL_ERROR_RT_INVALID_DEVICEID)
+        self.assertEqual(acl.rt.reset_device_res_limit(n),
+                         acl.ACL_ERROR_RT_INVALID_DEVICEID)
 
 
 if __name__ == "__main__":
