@@ -607,6 +607,9 @@ START_TEST(host_register_for_current_device)
 	ck_assert_int_eq(aclrtResetDevice(0), ACL_SUCCESS);
 	ck_assert_int_eq(aclrtResetDevice((int32_t)dev), ACL_SUCCESS);
 	munmap(p, size);
+}
+END_TEST
+
 /* ---- every call that takes a device, on devices 2 and 3 ---- */
 
 /* Device dev's aclrtGetMemUsageInfo figure called name ("APP", "RUNTIME"). */
