@@ -11,6 +11,7 @@
 
 #include "nmtest_dmabuf.h"
 #include "nmtest_multi.h"
+#include "nmtest_pci.h"
 #include "nmtest_util.h"
 
 int nm_info_of(int fd, uint32_t dev, struct npu_mem_info *out)
@@ -48,6 +49,17 @@ int nm_alloc_dma_on(int fd, uint32_t dev, uint64_t size, uint32_t policy,
 		return -EAGAIN;
 	}
 	return ret;
+}
+
+void nm_multi_give_back(const struct npu_mem_info *info, unsigned int count)
+{
+	char bdf[NM_BDF_LEN];
+
+	for (unsigned int d = 0; d < count; d++) {
+		nm_bdf_of(&info[d], bdf, sizeof(bdf));
+		if (!nm_pci_present(bdf))
+			nm_pci_give_back(bdf, 60);
+	}
 }
 
 int nm_dma_copy_on(uint32_t dev, uint64_t src, uint64_t dst, uint64_t len)

@@ -32,6 +32,13 @@ int nm_dma_copy_on(uint32_t dev, uint64_t src, uint64_t dst, uint64_t len);
 void nm_bdf_of(const struct npu_mem_info *i, char *bdf, size_t len);
 
 /*
+ * Put back every NPU of info[0..count-1] whose PCI function is gone: the
+ * teardown of a test that removes one.  Check runs such a teardown in the
+ * parent process, which cannot know what the test's child removed.
+ */
+void nm_multi_give_back(const struct npu_mem_info *info, unsigned int count);
+
+/*
  * GET_INFO of every NPU into info[0..count-1] and their number into
  * *count.  Returns 0; 77 (print, then exit with it) with fewer than two
  * NPUs or no edu engine; 1 when the device cannot be asked.

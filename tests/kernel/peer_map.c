@@ -360,9 +360,7 @@ static char g_removed[NM_BDF_LEN];
 
 static void give_back(void)
 {
-	if (g_removed[0])
-		nm_pci_give_back(g_removed, 60);
-	g_removed[0] = 0;
+	nm_multi_give_back(g_info, g_count);
 }
 
 struct copier {
