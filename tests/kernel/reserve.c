@@ -378,12 +378,22 @@ static uint64_t meminfo(const char *key)
 	return kb * NM_KiB;
 }
 
+/* Nobody was OOM-killed since this test program started. */
+static void assert_no_oom_kill(void)
+{
+	char *out = NULL;
+	int st = nm_shell("dmesg | sed -n '/vm-run: ---- test start/,$p' | "
+			  "grep -i -e 'out of memory' -e 'oom-kill'", &out);
+
+	ck_assert_msg(st == 1, "the OOM killer ran:\n%s", out ? out : "");
+	free(out);
+}
+
 START_TEST(shrinks_under_a_hog)
 {
 	struct npu_mem_info info;
 	uint64_t want, avail, hog, peak = UINT64_MAX;
 	int fd = nm_open(), pp[2], st, r;
-	char *out = NULL;
 	pid_t pid;
 
 	nm_get_info_ok(fd, &info);
@@ -426,10 +436,7 @@ START_TEST(shrinks_under_a_hog)
 	       (unsigned long long)(peak / NM_MiB));
 	/* MemAvailable is an estimate: the reserve must have shrunk, at least. */
 	ck_assert_uint_lt(peak, want);
-	st = nm_shell("dmesg | sed -n '/vm-run: ---- test start/,$p' | "
-		      "grep -i -e 'out of memory' -e 'oom-kill'", &out);
-	ck_assert_msg(st == 1, "the OOM killer ran:\n%s", out ? out : "");
-	free(out);
+	assert_no_oom_kill();
 	empty_reserve(fd);
 	close(fd);
 }
@@ -446,7 +453,6 @@ START_TEST(shrinks_the_pressed_node_only)
 	uint64_t seen[2] = { 0, 0 };
 	struct npu_mem_info info;
 	int fd, pp[2], st, first, last;
-	char *out = NULL;
 	pid_t pid;
 
 	if (mem_nodes() < 2)
@@ -503,10 +509,7 @@ START_TEST(shrinks_the_pressed_node_only)
 		      "pressure on node %d took node %d's reserve: %llu MiB left",
 		      last, first, (unsigned long long)(seen[0] / NM_MiB));
 	ck_assert_uint_lt(seen[1], full);
-	st = nm_shell("dmesg | sed -n '/vm-run: ---- test start/,$p' | "
-		      "grep -i -e 'out of memory' -e 'oom-kill'", &out);
-	ck_assert_msg(st == 1, "the OOM killer ran:\n%s", out ? out : "");
-	free(out);
+	assert_no_oom_kill();
 	empty_reserve(fd);
 	close(fd);
 }
