@@ -412,8 +412,6 @@ START_TEST(host_register_for_its_device)
 }
 END_TEST
 
-static char g_removed[NM_BDF_LEN];
-
 static void give_back(void)
 {
 	nm_multi_give_back(g_info, g_count);
@@ -425,6 +423,7 @@ START_TEST(remove_revokes_that_device_only)
 	int fd = nm_open();
 	struct npu_mem_alloc a[MAX_NPUS], b[MAX_NPUS];
 	struct npu_mem_host_register hg, h0, hx;
+	char removed[NM_BDF_LEN];
 	struct npu_mem_info i;
 	struct npu_mem_query q;
 	uint8_t *p, *rg = anon(COPY_LEN), *r0 = anon(COPY_LEN);
@@ -442,10 +441,10 @@ START_TEST(remove_revokes_that_device_only)
 	}
 	p = nm_map_ok(fd, &a[gone], RW);
 	plen = a[gone].buf.size;
-	nm_bdf_of(&g_info[gone], g_removed, sizeof(g_removed));
-	printf("removing device %u (%s)\n", gone, g_removed);
-	nm_assert_ok(nm_pci_remove(g_removed));
-	ck_assert(!nm_pci_present(g_removed));
+	nm_bdf_of(&g_info[gone], removed, sizeof(removed));
+	printf("removing device %u (%s)\n", gone, removed);
+	nm_assert_ok(nm_pci_remove(removed));
+	ck_assert(!nm_pci_present(removed));
 
 	nm_assert_ok(nm_info_of(fd, gone, &i));
 	ck_assert_uint_ne(i.dev_flags & NPU_MEM_DEV_REMOVED, 0);
@@ -491,8 +490,7 @@ START_TEST(remove_revokes_that_device_only)
 	}
 
 	/* The address comes back at its index. */
-	nm_assert_ok(nm_pci_restore(g_removed, 60));
-	g_removed[0] = 0;
+	nm_assert_ok(nm_pci_restore(removed, 60));
 	nm_assert_ok(nm_info_of(fd, gone, &i));
 	ck_assert_uint_eq(i.dev_flags & NPU_MEM_DEV_REMOVED, 0);
 	ck_assert_uint_eq(i.device_count, g_count);

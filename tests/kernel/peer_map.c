@@ -399,7 +399,6 @@ static void remove_dev(uint32_t dev)
 static void restore_dev(void)
 {
 	nm_assert_ok(nm_pci_restore(g_removed, 60));
-	g_removed[0] = 0;
 }
 
 /*

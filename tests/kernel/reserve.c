@@ -58,10 +58,14 @@ static void set_reserve(uint64_t low_mb, uint64_t high_mb)
 	nm_assert_ok(nm_param_set("zero_reserve_low_mb", low_mb));
 }
 
-/* Nodes with memory: each has a reserve of its own. */
-static unsigned int mem_nodes(void)
+/*
+ * Nodes with memory: each has a reserve of its own.  Their number, and
+ * the first and the last of them in *first and *last when not NULL.
+ */
+static unsigned int mem_node_span(int *first, int *last)
 {
 	char *s = nm_read_file("/sys/devices/system/node/has_memory");
+	unsigned long lo = 0, hi = 0;
 	unsigned int n = 0;
 	char *p = s;
 
@@ -70,25 +74,24 @@ static unsigned int mem_nodes(void)
 
 		if (*p == '-')
 			b = strtoul(p + 1, &p, 10);
+		if (!n)
+			lo = a;
+		hi = b;
 		n += b - a + 1;
 		if (*p == ',')
 			p++;
 	}
 	free(s);
+	if (first)
+		*first = (int)lo;
+	if (last)
+		*last = (int)hi;
 	return n ? n : 1;
 }
 
-/* The first and the last node with memory. */
-static void mem_node_ends(int *first, int *last)
+static unsigned int mem_nodes(void)
 {
-	char *s = nm_read_file("/sys/devices/system/node/has_memory");
-	char *p = s;
-
-	ck_assert_ptr_nonnull(s);
-	*first = *last = (int)strtol(p, &p, 10);
-	while (*p && *p != '\n')
-		*last = (int)strtol(p + 1, &p, 10);
-	free(s);
+	return mem_node_span(NULL, NULL);
 }
 
 static uint64_t held(int fd)
@@ -455,9 +458,8 @@ START_TEST(shrinks_the_pressed_node_only)
 	int fd, pp[2], st, first, last;
 	pid_t pid;
 
-	if (mem_nodes() < 2)
+	if (mem_node_span(&first, &last) < 2)
 		nm_skip("one node with memory: run in the x86_64-multi-edu guest");
-	mem_node_ends(&first, &last);
 	fd = nm_open();
 	nm_get_info_ok(fd, &info);
 	empty_reserve(fd);
